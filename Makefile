@@ -1,0 +1,122 @@
+# hk - one non-recursive Makefile.
+#
+#	make			programs (runs scripts/deps first)
+#	make check		every test; SANITIZE=1 for ASan + UBSan
+#	make install		PREFIX=/usr/local DESTDIR=
+#	make fuzz		libFuzzer harnesses (clang); FUZZ_SECONDS=60
+#	make lint		mandoc -Tlint on every page
+#
+# Variables are expanded lazily (=, not :=) so pkg-config runs only after
+# scripts/deps has installed the -dev packages.
+
+PREFIX ?=	/usr/local
+DESTDIR ?=
+BINDIR =	$(PREFIX)/bin
+MANDIR =	$(PREFIX)/share/man
+EXAMPLEDIR =	$(PREFIX)/share/hk
+
+PKGS =		libpq libcurl jansson libbsd-overlay sqlite3
+WARN =		-Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes \
+		-Wno-format-nonliteral -Werror
+ifeq ($(SANITIZE),1)
+BUILD ?=	build/san
+SANFLAGS =	-fsanitize=address,undefined -fno-omit-frame-pointer \
+		-fno-sanitize-recover=undefined
+OPT ?=		-O1 -g
+else
+BUILD ?=	build/rel
+SANFLAGS =
+OPT ?=		-O2 -g
+endif
+
+CC ?=		cc
+HK_CFLAGS =	-std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -Ilib \
+		$(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
+HK_LDFLAGS =	$(SANFLAGS) $(LDFLAGS)
+HK_LIBS =	$(shell pkg-config --libs $(PKGS)) -lhttp_parser -lm
+
+PROGS =		hk
+LIB_SRCS =	$(wildcard lib/*.c)
+LIB_OBJS =	$(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIBHK =		$(BUILD)/libhk.a
+UNIT_SRCS =	$(wildcard tests/unit/*.c)
+UNIT_TESTS =	$(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.t)
+TOOL_SRCS =	$(wildcard tests/tools/*.c)
+TOOLS =		$(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
+MANPAGES =	$(wildcard man/*.[1-8])
+DEPSTAMP =	build/.deps-ok
+
+all: $(PROGS:%=$(BUILD)/bin/%)
+
+$(DEPSTAMP): scripts/deps
+	@mkdir -p build
+	scripts/deps
+	@touch $@
+
+$(BUILD)/%.o: %.c | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	$(CC) $(HK_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIBHK): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# A program is every .c file in cmd/<prog>/ linked with libhk.
+.SECONDEXPANSION:
+$(BUILD)/bin/%: $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard cmd/%/*.c)) $(LIBHK)
+	@mkdir -p $(@D)
+	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
+
+$(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(LIBHK)
+	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
+
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBHK)
+	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
+
+tests: $(UNIT_TESTS) $(TOOLS)
+
+# The suite: unit tests (C, TAP) and integration tests (sh, TAP) under
+# prove, inside a throwaway PostgreSQL server (scripts/pg) so the store
+# tests run on both engines.
+check: all tests
+	HK_BUILD=$(CURDIR)/$(BUILD) HK_TOP=$(CURDIR) \
+	    scripts/pg exec prove -e '' -j2 $(UNIT_TESTS) \
+	    $(wildcard tests/integration/*.t)
+	@$(MAKE) --no-print-directory lint
+
+lint:
+	@command -v mandoc >/dev/null || { echo 'lint: mandoc missing' >&2; exit 1; }
+	mandoc -Tlint -Wwarning $(MANPAGES)
+	@echo 'lint: man pages clean'
+
+FUZZ_SECONDS ?=	60
+FUZZ_TARGETS =	$(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/*.c))
+FUZZ_CFLAGS =	-std=c11 -D_GNU_SOURCE -g -O1 -Ilib \
+		-fsanitize=fuzzer,address,undefined \
+		$(shell pkg-config --cflags $(PKGS))
+
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(HK_LIBS)
+
+fuzz: $(FUZZ_TARGETS)
+	@for t in $(FUZZ_TARGETS); do \
+	    n=$$(basename $$t); mkdir -p build/fuzz/corpus-$$n; \
+	    echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
+	    $$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	        build/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(EXAMPLEDIR)/examples
+	install -m 755 $(PROGS:%=$(BUILD)/bin/%) $(DESTDIR)$(BINDIR)
+	for p in $(MANPAGES); do \
+	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done
+	install -m 644 etc/examples/* $(DESTDIR)$(EXAMPLEDIR)/examples
+
+clean:
+	rm -rf build/rel build/san build/fuzz
+
+.PHONY: all tests check lint fuzz install clean
+-include $(LIB_OBJS:.o=.d) $(UNIT_TESTS:.t=.d)

@@ -1,0 +1,154 @@
+/*
+ * config.h - the operator config (hakopod.toml) and the application config
+ * (schema_version 1, what "hk apply" takes).
+ *
+ * Operator config precedence: command-line flag > HAKOPOD_* environment >
+ * hakopod.toml > built-in default.  One key table drives parsing, range
+ * checks, "-n -v" and the man page.  Unknown keys are errors.
+ *
+ * Every rejection is a diagnostic "file:line: key: reason" (key is the
+ * dotted path, e.g. "services.api.serverless.idle_seconds").
+ */
+#ifndef HK_CONFIG_H
+#define HK_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_DEFAULT_PATH	"/etc/hakopod/hakopod.toml"
+#define CONFIG_MAX_FILE		(1024 * 1024)	/* larger files are refused */
+#define CONFIG_NAME_MAX		63		/* app and service names */
+#define CONFIG_ADDR_MAX		255
+#define CONFIG_URL_MAX		1023
+#define CONFIG_DIAG_MAX		16		/* diagnostics kept per load */
+#define CONFIG_DIAG_LEN		512
+
+/* Collected diagnostics; the first CONFIG_DIAG_MAX are kept, all counted. */
+struct config_diag {
+	size_t	count;
+	char	msg[CONFIG_DIAG_MAX][CONFIG_DIAG_LEN];
+};
+
+void	config_diag_add(struct config_diag *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* Where an operator setting's effective value came from. */
+enum config_source {
+	CONFIG_SRC_DEFAULT,
+	CONFIG_SRC_FILE,
+	CONFIG_SRC_ENV,
+	CONFIG_SRC_FLAG,
+};
+
+/* [server] of hakopod.toml. */
+struct server_config {
+	char		path[CONFIG_URL_MAX + 1];	/* file read, "" if none */
+	char		serverless_address[CONFIG_ADDR_MAX + 1]; /* "" = unset */
+	char		serverless_listen[CONFIG_ADDR_MAX + 1];	/* "" = address */
+	char		state[CONFIG_URL_MAX + 1];
+	char		runtime_dir[CONFIG_URL_MAX + 1];
+	char		base_domain[CONFIG_ADDR_MAX + 1];
+	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
+	int64_t		max_concurrent_starts;		/* 1..64, 2 */
+	int64_t		max_body_bytes;			/* 0..1 GiB, 4 MiB */
+	int64_t		max_serverless_services;	/* 1..65536, 512 */
+	enum config_source source[16];	/* indexed like config_keys() */
+};
+
+/* One row of the operator key table (alphabetical, as "-n -v" prints). */
+struct config_key {
+	const char	*name;		/* key in [server] */
+	const char	*env;		/* HAKOPOD_... or NULL */
+	const char	*defval;	/* default as text, "" = unset */
+	int		 reloadable;	/* SIGHUP applies it */
+};
+
+const struct config_key	*config_keys(size_t *);
+
+/*
+ * Loads the operator config: path, else $HAKOPOD_CONFIG, else the default
+ * path.  A missing file is fine only when path and $HAKOPOD_CONFIG are both
+ * unset (built-in defaults then apply).  Environment overrides are applied.
+ * Returns 0, or -1 with diagnostics; *missing is set to 1 when an explicitly
+ * named file does not exist (the caller exits 66 rather than 78).
+ */
+int	config_load_server(struct server_config *, const char *,
+	    struct config_diag *, int *);
+/* Sets one key as a command-line flag would (source FLAG). -1 on bad value. */
+int	config_set_flag(struct server_config *, const char *, const char *,
+	    struct config_diag *);
+/* Effective listen address: serverless_listen, else serverless_address. */
+const char *config_listen_address(const struct server_config *);
+
+/* Application config. */
+enum readiness_kind {
+	READY_TCP,
+	READY_HTTP,	/* readiness_path holds "/path" */
+	READY_NOTIFY,
+	READY_SOCKET,
+};
+
+struct serverless_policy {
+	int	min_replicas;			/* 0 or 1, default 0 */
+	int	idle_seconds;			/* 30..86400, 300 */
+	int	startup_timeout_seconds;	/* 5..300, 60 */
+	int	request_timeout_seconds;	/* 1..300, 60 */
+	int	max_concurrency;		/* 1..64, 16 */
+};
+
+struct service_env {
+	char	*name;
+	char	*value;
+};
+
+struct service_spec {
+	char			 name[CONFIG_NAME_MAX + 1];
+	int			 line;		/* of [services.NAME] */
+	char			*image;		/* NULL if absent */
+	char			**command;	/* argv, NULL-terminated; NULL if absent */
+	size_t			 ncommand;
+	char			*directory;	/* absolute; default: the file's dir */
+	struct service_env	*env;		/* [services.X.environment] */
+	size_t			 nenv;
+	int			 port;		/* 0..65535; 0 = hk assigns */
+	int			 public_;	/* "public" */
+	char			*size;		/* default "small" */
+	int			 replicas;	/* default 1 */
+	char			**hosts;	/* lower-cased; default one host */
+	size_t			 nhosts;
+	enum readiness_kind	 readiness;
+	char			*readiness_path;
+	char			*node_name;	/* NULL if absent */
+	int			 serverless;	/* has [serverless] */
+	struct serverless_policy policy;
+	/*
+	 * Canonical JSON of everything above (keys sorted, defaults filled
+	 * in): what the store keeps, and what "changed" is decided on.
+	 */
+	char			*spec_json;
+};
+
+struct app_config {
+	char			 name[CONFIG_NAME_MAX + 1];
+	char			*path;
+	struct service_spec	*services;	/* in file order */
+	size_t			 nservices;
+};
+
+/*
+ * Loads and validates an application file against the operator config
+ * (serverless_address, max_serverless_services, base_domain).  Returns 0,
+ * or -1 with every diagnostic found; *missing as for config_load_server.
+ */
+int	app_load(struct app_config *, const char *, const struct server_config *,
+	    struct config_diag *, int *);
+/* The same from a buffer (for tests and fuzzing); path is used in messages. */
+int	app_parse(struct app_config *, const char *, const char *, size_t,
+	    const struct server_config *, struct config_diag *);
+void	app_free(struct app_config *);
+size_t	app_count_serverless(const struct app_config *);
+
+/* A string as "name": lower-case letters, digits, '-', 1..63, starts alnum. */
+int	config_valid_name(const char *);
+
+#endif

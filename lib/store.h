@@ -1,0 +1,144 @@
+/*
+ * store.h - the state store: one API, two engines.
+ *
+ *	sqlite:///var/lib/hakopod/state.db	SQLite (WAL, busy timeout)
+ *	sqlite://relative/path.db
+ *	postgres://... or postgresql://...	PostgreSQL through libpq
+ *
+ * store_open() connects and applies the numbered migrations that are missing
+ * (schema_migrations), so an opened store is always current.  Every
+ * statement is prepared; nothing is built from input.  Times are Unix
+ * milliseconds (int64) in both engines.
+ *
+ * Functions return 0 on success, -1 on error (store_error() says why, and
+ * store_busy() tells a temporary failure: lock timeout, serialization,
+ * connection lost), and 1 where documented for "not found".
+ */
+#ifndef HK_STORE_H
+#define HK_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_NAME_MAX		63
+#define STORE_ERR_LEN		512
+#define STORE_ENDPOINT_MAX	127
+#define STORE_STATE_MAX		15
+#define STORE_KIND_MAX		31
+
+enum store_engine {
+	STORE_SQLITE,
+	STORE_POSTGRES,
+};
+
+enum store_desired {
+	STORE_DESIRED_AUTO,
+	STORE_DESIRED_STOPPED,
+};
+
+struct store;
+
+struct store	*store_open(const char *, char *, size_t);
+void		 store_close(struct store *);
+enum store_engine store_engine(const struct store *);
+const char	*store_error(const struct store *);
+int		 store_busy(const struct store *);
+int		 store_schema_version(struct store *, int64_t *);
+
+/*
+ * Transactions.  store_begin() takes the write lock at once (SQLite BEGIN
+ * IMMEDIATE; PostgreSQL BEGIN), so read-modify-write inside is safe against
+ * writers in other processes.  Calls outside a transaction autocommit.
+ */
+int	store_begin(struct store *);
+int	store_commit(struct store *);
+int	store_rollback(struct store *);
+
+int64_t	store_now_ms(void);
+
+/* apps */
+int	store_app_put(struct store *, const char *, const char *);
+
+/* services */
+struct store_service {
+	char		 app[STORE_NAME_MAX + 1];
+	char		 name[STORE_NAME_MAX + 1];
+	char		*spec_json;	/* canonical spec, as config made it */
+	int64_t		 revision;	/* 1 for a new service */
+	enum store_desired desired;
+	int		 serverless;
+	int64_t		 created_at;
+	int64_t		 updated_at;	/* last revision change */
+};
+
+/*
+ * Inserts or updates a service.  The revision is bumped only when spec_json
+ * differs from the stored one; *changed says whether it did (a new service
+ * counts as changed).  Atomic on its own, even outside a transaction.
+ */
+int	store_service_put(struct store *, const char *, const char *,
+	    const char *, int, int64_t *, int *);
+/* 0 found, 1 not found. */
+int	store_service_get(struct store *, const char *, const char *,
+	    struct store_service *);
+/* All services, ordered by app then name. */
+int	store_service_list(struct store *, struct store_service **, size_t *);
+/*
+ * Removes the services of app whose names are not in keep[0..nkeep), with
+ * their instances; *removed counts them (names in removed_names if non-NULL,
+ * freed by the caller with free() on each and on the array).
+ */
+int	store_service_prune(struct store *, const char *, char *const *, size_t,
+	    char ***, size_t *);
+/* 0 done, 1 no such service. */
+int	store_service_set_desired(struct store *, const char *, const char *,
+	    enum store_desired);
+/* Serverless services of every app other than the one named (NULL: all). */
+int	store_count_serverless(struct store *, const char *, int64_t *);
+void	store_service_clear(struct store_service *);
+void	store_service_free(struct store_service *, size_t);
+
+/* instances: at most one per service in this release */
+struct store_instance {
+	char		 app[STORE_NAME_MAX + 1];
+	char		 service[STORE_NAME_MAX + 1];
+	int64_t		 revision;
+	char		 state[STORE_STATE_MAX + 1];	/* starting running ... */
+	char		 endpoint[STORE_ENDPOINT_MAX + 1]; /* "127.0.0.1:8080" */
+	char		 node[STORE_NAME_MAX + 1];
+	int64_t		 pid;		/* 0 if none */
+	int64_t		 pid_start;	/* /proc/PID/stat starttime, vs reuse */
+	int64_t		 started_at;
+	int64_t		 ready_at;	/* 0 until ready */
+	int64_t		 updated_at;
+};
+
+int	store_instance_put(struct store *, const struct store_instance *);
+/* 0 found, 1 not found. */
+int	store_instance_get(struct store *, const char *, const char *,
+	    struct store_instance *);
+int	store_instance_delete(struct store *, const char *, const char *);
+int	store_instance_list(struct store *, struct store_instance **, size_t *);
+
+/* events */
+struct store_event {
+	int64_t		 id;		/* assigned by the store */
+	int64_t		 at;
+	char		 app[STORE_NAME_MAX + 1];
+	char		 service[STORE_NAME_MAX + 1];
+	char		 kind[STORE_KIND_MAX + 1];	/* HTTPIdleWake ... */
+	char		*detail_json;	/* object, or NULL */
+};
+
+int	store_event_add(struct store *, const struct store_event *);
+/* Newest last; app/service/kind NULL = any; since in ms; limit 0 = all. */
+int	store_event_list(struct store *, const char *, const char *,
+	    const char *, int64_t, size_t, struct store_event **, size_t *);
+void	store_event_free(struct store_event *, size_t);
+
+/* settings: small key/value pairs that belong to the installation */
+int	store_setting_put(struct store *, const char *, const char *);
+/* 0 found (value malloc'd into *out), 1 not found. */
+int	store_setting_get(struct store *, const char *, char **);
+
+#endif
