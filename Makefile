@@ -5,6 +5,7 @@
 #	make install		PREFIX=/usr/local DESTDIR=
 #	make fuzz		libFuzzer harnesses (clang); FUZZ_SECONDS=60
 #	make lint		mandoc -Tlint on every page
+#	make demo		the example applied and shown
 #
 # Variables are expanded lazily (=, not :=) so pkg-config runs only after
 # scripts/deps has installed the -dev packages.
@@ -57,6 +58,11 @@ $(BUILD)/%.o: %.c | $(DEPSTAMP)
 	@mkdir -p $(@D)
 	$(CC) $(HK_CFLAGS) -MMD -MP -c -o $@ $<
 
+# Tests also see tests/ (tap.h).
+$(BUILD)/tests/%.o: tests/%.c | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	$(CC) $(HK_CFLAGS) -Itests -MMD -MP -c -o $@ $<
+
 $(LIBHK): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -83,6 +89,9 @@ check: all tests
 	    scripts/pg exec prove -e '' -j2 $(UNIT_TESTS) \
 	    $(wildcard tests/integration/*.t)
 	@$(MAKE) --no-print-directory lint
+
+demo: all
+	scripts/demo
 
 lint:
 	@command -v mandoc >/dev/null || { echo 'lint: mandoc missing' >&2; exit 1; }
@@ -118,5 +127,6 @@ install: all
 clean:
 	rm -rf build/rel build/san build/fuzz
 
-.PHONY: all tests check lint fuzz install clean
+.PHONY: all tests check lint fuzz install clean demo
+.SECONDARY:
 -include $(LIB_OBJS:.o=.d) $(UNIT_TESTS:.t=.d)

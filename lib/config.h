@@ -130,6 +130,7 @@ struct service_spec {
 
 struct app_config {
 	char			 name[CONFIG_NAME_MAX + 1];
+	int			 name_line;	/* of "name = ..." */
 	char			*path;
 	struct service_spec	*services;	/* in file order */
 	size_t			 nservices;

@@ -1,0 +1,333 @@
+/*
+ * apply.c - "hk validate" and "hk apply".
+ *
+ * Both load every file and report every diagnostic before anything else;
+ * apply then writes all the files' services in one transaction, so that a
+ * rejected apply leaves the store exactly as it was.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "hk.h"
+#include "log.h"
+#include "store.h"
+
+struct applied {
+	char	 name[2 * (STORE_NAME_MAX + 1)];
+	int64_t	 revision;
+	int	 changed;
+	int	 created;
+};
+
+static int	load_all(struct hk *, int, char **, struct app_config **);
+static void	free_all(struct app_config *, int);
+static int	check_cross_files(struct app_config *, int);
+static int	check_installation(struct hk *, const struct app_config *);
+static int	check_hosts(const struct app_config *,
+		    const struct store_service *, size_t);
+static int	write_app(struct hk *, const struct app_config *, json_t *);
+static int	record_applied(struct hk *, const char *, const char *,
+		    int64_t);
+static int	take_files(int, char **, const char *);
+
+static int
+take_files(int argc, char **argv, const char *cmd)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'h') {
+			printf("usage: hk [-v] [-f config] %s file ...\n", cmd);
+			exit(EX_OK);
+		}
+		fprintf(stderr, "usage: hk [-v] [-f config] %s file ...\n", cmd);
+		return -1;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: hk [-v] [-f config] %s file ...\n", cmd);
+		return -1;
+	}
+	return optind;
+}
+
+/* Loads every file; returns EX_OK, or 65/66 after printing diagnostics. */
+static int
+load_all(struct hk *hk, int nfiles, char **files, struct app_config **out)
+{
+	struct app_config *apps;
+	struct config_diag diag;
+	int i, missing, code = EX_OK;
+	size_t d;
+
+	if ((apps = calloc(nfiles, sizeof(*apps))) == NULL)
+		fatal(EX_OSERR, "calloc");
+	for (i = 0; i < nfiles; i++) {
+		memset(&diag, 0, sizeof(diag));
+		missing = 0;
+		if (app_load(&apps[i], files[i], &hk->cfg, &diag,
+		    &missing) == 0)
+			continue;
+		for (d = 0; d < diag.count && d < CONFIG_DIAG_MAX; d++)
+			fprintf(stderr, "%s\n", diag.msg[d]);
+		if (diag.count > CONFIG_DIAG_MAX)
+			fprintf(stderr, "%s: %zu more errors\n", files[i],
+			    diag.count - CONFIG_DIAG_MAX);
+		if (missing && code == EX_OK)
+			code = EX_NOINPUT;
+		else if (!missing)
+			code = EX_DATAERR;
+	}
+	if (code == EX_OK)
+		code = check_cross_files(apps, nfiles);
+	*out = apps;
+	return code;
+}
+
+static void
+free_all(struct app_config *apps, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		app_free(&apps[i]);
+	free(apps);
+}
+
+/* Two files naming one app, or one host, would make apply order matter. */
+static int
+check_cross_files(struct app_config *apps, int n)
+{
+	int i, j, code = EX_OK;
+	size_t s, t, h, k;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i; j++) {
+			if (strcmp(apps[i].name, apps[j].name) != 0)
+				continue;
+			fprintf(stderr, "%s:%d: name: app \"%s\" is also "
+			    "defined in %s\n", apps[i].path, apps[i].name_line,
+			    apps[i].name, apps[j].path);
+			code = EX_DATAERR;
+		}
+	}
+	for (i = 0; i < n; i++)
+	for (s = 0; s < apps[i].nservices; s++)
+	for (h = 0; h < apps[i].services[s].nhosts; h++)
+	for (j = 0; j < i; j++)
+	for (t = 0; t < apps[j].nservices; t++)
+	for (k = 0; k < apps[j].services[t].nhosts; k++) {
+		if (strcmp(apps[i].services[s].hosts[h],
+		    apps[j].services[t].hosts[k]) != 0)
+			continue;
+		fprintf(stderr, "%s:%d: services.%s.hosts: host \"%s\" is "
+		    "also used by %s/%s\n", apps[i].path,
+		    apps[i].services[s].line, apps[i].services[s].name,
+		    apps[i].services[s].hosts[h], apps[j].name,
+		    apps[j].services[t].name);
+		code = EX_DATAERR;
+	}
+	return code;
+}
+
+int
+cmd_validate(struct hk *hk, int argc, char **argv)
+{
+	struct app_config *apps;
+	int first, i, n, code;
+
+	if ((first = take_files(argc, argv, "validate")) == -1)
+		return EX_USAGE;
+	n = argc - first;
+	code = load_all(hk, n, argv + first, &apps);
+	for (i = 0; code == EX_OK && i < n; i++)
+		printf("%s: app %s: %zu services, %zu serverless: OK\n",
+		    apps[i].path, apps[i].name, apps[i].nservices,
+		    app_count_serverless(&apps[i]));
+	free_all(apps, n);
+	return code;
+}
+
+/* Limits that need the rest of the installation: the store, in the txn. */
+static int
+check_installation(struct hk *hk, const struct app_config *app)
+{
+	struct store_service *all;
+	int64_t others;
+	size_t n, s, count = 0;
+	int code;
+
+	if (store_count_serverless(hk->store, app->name, &others) == -1)
+		return hk_store_failed(hk, "count serverless services");
+	for (s = 0; s < app->nservices; s++) {
+		if (!app->services[s].serverless)
+			continue;
+		if (others + (int64_t)++count <=
+		    hk->cfg.max_serverless_services)
+			continue;
+		fprintf(stderr, "%s:%d: services.%s.serverless: the "
+		    "installation would have %lld serverless services, more "
+		    "than max_serverless_services (%lld)\n", app->path,
+		    app->services[s].line, app->services[s].name,
+		    (long long)(others + (int64_t)app_count_serverless(app)),
+		    (long long)hk->cfg.max_serverless_services);
+		return EX_DATAERR;
+	}
+	if (store_service_list(hk->store, &all, &n) == -1)
+		return hk_store_failed(hk, "list services");
+	code = check_hosts(app, all, n);
+	store_service_free(all, n);
+	return code;
+}
+
+/* A host may belong to one service of the installation only. */
+static int
+check_hosts(const struct app_config *app, const struct store_service *all,
+    size_t n)
+{
+	const struct service_spec *sp;
+	json_t *spec, *hosts, *h;
+	size_t i, s, k, idx;
+	int code = EX_OK;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(all[i].app, app->name) == 0)
+			continue;
+		spec = json_loads(all[i].spec_json, 0, NULL);
+		hosts = json_object_get(spec, "hosts");
+		json_array_foreach(hosts, idx, h)
+		for (s = 0; s < app->nservices; s++) {
+			sp = &app->services[s];
+			for (k = 0; k < sp->nhosts; k++) {
+				if (!json_is_string(h) || strcmp(sp->hosts[k],
+				    json_string_value(h)) != 0)
+					continue;
+				fprintf(stderr, "%s:%d: services.%s.hosts: "
+				    "host \"%s\" is already used by %s/%s\n",
+				    app->path, sp->line, sp->name,
+				    sp->hosts[k], all[i].app, all[i].name);
+				code = EX_DATAERR;
+			}
+		}
+		json_decref(spec);
+	}
+	return code;
+}
+
+static int
+record_applied(struct hk *hk, const char *app, const char *service,
+    int64_t revision)
+{
+	struct store_event ev;
+	char detail[64];
+
+	memset(&ev, 0, sizeof(ev));
+	ev.at = store_now_ms();
+	strlcpy(ev.app, app, sizeof(ev.app));
+	strlcpy(ev.service, service, sizeof(ev.service));
+	strlcpy(ev.kind, "Applied", sizeof(ev.kind));
+	snprintf(detail, sizeof(detail), "{\"revision\":%lld}",
+	    (long long)revision);
+	ev.detail_json = detail;
+	return store_event_add(hk->store, &ev);
+}
+
+/* Writes one app; appends what happened to report. */
+static int
+write_app(struct hk *hk, const struct app_config *app, json_t *report)
+{
+	const struct service_spec *sp;
+	char **keep, **removed = NULL;
+	size_t s, nremoved = 0;
+	int64_t revision;
+	int changed, code;
+
+	if ((code = check_installation(hk, app)) != EX_OK)
+		return code;
+	if (store_app_put(hk->store, app->name, app->path) == -1)
+		return hk_store_failed(hk, "record app");
+	if ((keep = calloc(app->nservices + 1, sizeof(*keep))) == NULL)
+		fatal(EX_OSERR, "calloc");
+	for (s = 0; s < app->nservices; s++) {
+		sp = &app->services[s];
+		keep[s] = (char *)sp->name;
+		if (store_service_put(hk->store, app->name, sp->name,
+		    sp->spec_json, sp->serverless, &revision, &changed) == -1 ||
+		    (changed && record_applied(hk, app->name, sp->name,
+		    revision) == -1)) {
+			free(keep);
+			return hk_store_failed(hk, "write service");
+		}
+		json_array_append_new(report, json_pack("{s:s, s:s, s:I, s:s}",
+		    "app", app->name, "service", sp->name, "revision",
+		    (json_int_t)revision, "result", !changed ? "unchanged" :
+		    revision == 1 ? "created" : "updated"));
+	}
+	code = store_service_prune(hk->store, app->name, keep, app->nservices,
+	    &removed, &nremoved);
+	free(keep);
+	if (code == -1)
+		return hk_store_failed(hk, "remove services");
+	for (s = 0; s < nremoved; s++) {
+		json_array_append_new(report, json_pack("{s:s, s:s, s:I, s:s}",
+		    "app", app->name, "service", removed[s], "revision",
+		    (json_int_t)0, "result", "removed"));
+		free(removed[s]);
+	}
+	free(removed);
+	return EX_OK;
+}
+
+int
+cmd_apply(struct hk *hk, int argc, char **argv)
+{
+	struct app_config *apps;
+	json_t *report, *r;
+	size_t idx;
+	int first, i, n, code;
+
+	if ((first = take_files(argc, argv, "apply")) == -1)
+		return EX_USAGE;
+	n = argc - first;
+	if ((code = load_all(hk, n, argv + first, &apps)) != EX_OK ||
+	    (code = hk_store(hk)) != EX_OK) {
+		free_all(apps, n);
+		return code;
+	}
+	report = json_array();
+	if (store_begin(hk->store) == -1)
+		code = hk_store_failed(hk, "begin transaction");
+	for (i = 0; code == EX_OK && i < n; i++)
+		code = write_app(hk, &apps[i], report);
+	if (code == EX_OK && store_commit(hk->store) == -1)
+		code = hk_store_failed(hk, "commit");
+	if (code != EX_OK)
+		store_rollback(hk->store);
+	free_all(apps, n);
+	if (code == EX_OK) {
+		json_array_foreach(report, idx, r) {
+			printf("%s/%s\t", json_string_value(json_object_get(r,
+			    "app")), json_string_value(json_object_get(r,
+			    "service")));
+			if (json_integer_value(json_object_get(r, "revision")))
+				printf("revision %lld\t", (long long)
+				    json_integer_value(json_object_get(r,
+				    "revision")));
+			printf("%s\n", json_string_value(json_object_get(r,
+			    "result")));
+		}
+		daemons_tell(hk, "reload", NULL);
+	}
+	json_decref(report);
+	return code;
+}

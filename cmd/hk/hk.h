@@ -1,0 +1,52 @@
+/*
+ * hk.h - declarations private to the hk front end.
+ */
+#ifndef HK_HK_H
+#define HK_HK_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "store.h"
+
+#define PROG	"hk"
+
+/* What every command gets: the operator config and, once opened, the store. */
+struct hk {
+	struct server_config	 cfg;
+	struct store		*store;	/* opened by hk_store() on first use */
+};
+
+/* A command's outcome is a sysexits code. */
+int	cmd_apply(struct hk *, int, char **);
+int	cmd_validate(struct hk *, int, char **);
+int	cmd_ps(struct hk *, int, char **);
+int	cmd_status(struct hk *, int, char **);
+int	cmd_start(struct hk *, int, char **);
+int	cmd_stop(struct hk *, int, char **);
+
+/* main.c */
+int	hk_store(struct hk *);
+int	hk_store_failed(struct hk *, const char *);
+
+/* resolve.c: "app/service", or a service name unique in the installation */
+int	resolve_service(struct hk *, const char *, struct store_service *);
+
+/* daemons.c: tell the running daemons; absent ones are skipped */
+void	daemons_tell(const struct hk *, const char *, const char *);
+
+/* table.c: TSV for scripts, aligned columns with a header for a terminal */
+struct table;
+struct table	*table_new(size_t, const char *const *);
+int		 table_add(struct table *, const char *const *);
+void		 table_print(struct table *, int);
+void		 table_free(struct table *);
+
+/* util */
+void	fmt_time(char *, size_t, long long);
+void	fmt_policy(char *, size_t, const char *);
+void	fmt_hosts(char *, size_t, const char *);
+const char *service_state(const struct store_service *,
+	    const struct store_instance *);
+
+#endif

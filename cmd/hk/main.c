@@ -1,0 +1,173 @@
+/*
+ * hk - the operator front end: validate and apply application configs,
+ * show services, stop and start them.  Other words run hk-<word>, git-style.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "hk.h"
+#include "log.h"
+#include "store.h"
+
+static const struct command {
+	const char	*name;
+	int		(*run)(struct hk *, int, char **);
+} commands[] = {
+	{ "apply",	cmd_apply },
+	{ "ps",		cmd_ps },
+	{ "start",	cmd_start },
+	{ "status",	cmd_status },
+	{ "stop",	cmd_stop },
+	{ "validate",	cmd_validate },
+};
+
+static const char usage_text[] =
+    "usage: hk [-v] [-f config] validate file ...\n"
+    "       hk [-v] [-f config] apply file ...\n"
+    "       hk [-v] [-f config] ps [--json]\n"
+    "       hk [-v] [-f config] status [--json] service\n"
+    "       hk [-v] [-f config] stop service\n"
+    "       hk [-v] [-f config] start service\n"
+    "       hk [-v] [-f config] command [argument ...]\n";
+
+static void	usage(int) __attribute__((noreturn));
+static int	run_external(const char *, int, char **);
+static int	finish_stdout(int);
+
+static void
+usage(int code)
+{
+	fputs(usage_text, code == 0 ? stdout : stderr);
+	exit(code);
+}
+
+/* Opens the store named by the operator config, once. */
+int
+hk_store(struct hk *hk)
+{
+	char err[STORE_ERR_LEN];
+
+	if (hk->store != NULL)
+		return EX_OK;
+	hk->store = store_open(hk->cfg.state, err, sizeof(err));
+	if (hk->store == NULL) {
+		log_errorx("unable to open store %s: %s", hk->cfg.state, err);
+		return EX_UNAVAILABLE;
+	}
+	return EX_OK;
+}
+
+/* Reports a failed store call; busy means "try again later". */
+int
+hk_store_failed(struct hk *hk, const char *what)
+{
+	log_errorx("unable to %s: %s", what, store_error(hk->store));
+	return store_busy(hk->store) ? EX_TEMPFAIL : EX_IOERR;
+}
+
+/* hk-<word> beside this binary first, then on PATH, as git does. */
+static int
+run_external(const char *word, int argc, char **argv)
+{
+	char self[PATH_MAX], path[PATH_MAX + 128], name[128];
+	ssize_t n;
+	char *slash;
+
+	(void)argc;
+	if (snprintf(name, sizeof(name), "hk-%s", word) >= (int)sizeof(name) ||
+	    strchr(word, '/') != NULL) {
+		log_errorx("unknown command: %s", word);
+		return EX_USAGE;
+	}
+	argv[0] = name;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			if (snprintf(path, sizeof(path), "%s/%s", self,
+			    name) < (int)sizeof(path))
+				execv(path, argv);
+		}
+	}
+	execvp(name, argv);
+	if (errno == ENOENT) {
+		log_errorx("unknown command: %s (see hk -h)", word);
+		return EX_USAGE;
+	}
+	log_error("unable to run %s", name);
+	return 126;
+}
+
+/* git's rule: output that could not be written is an error. */
+static int
+finish_stdout(int code)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (errno == EPIPE)
+			return code;
+		log_error("unable to write standard output");
+		return EX_IOERR;
+	}
+	return code;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct hk hk;
+	struct config_diag diag;
+	const char *config_path = NULL;
+	size_t i;
+	int ch, verbose = 0, missing = 0, code;
+
+	log_init(PROG, 0);
+	if (argc > 1 && strcmp(argv[1], "--help") == 0)
+		usage(EX_OK);
+	while ((ch = getopt(argc, argv, "+f:hv")) != -1) {
+		switch (ch) {
+		case 'f':
+			config_path = optarg;
+			break;
+		case 'h':
+			usage(EX_OK);
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage(EX_USAGE);
+	log_verbose(verbose);
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[0], commands[i].name) == 0)
+			break;
+	if (i == sizeof(commands) / sizeof(commands[0]))
+		return run_external(argv[0], argc, argv);
+
+	memset(&hk, 0, sizeof(hk));
+	memset(&diag, 0, sizeof(diag));
+	if (config_load_server(&hk.cfg, config_path, &diag, &missing) == -1) {
+		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
+			fprintf(stderr, "%s\n", diag.msg[i]);
+		return missing ? EX_NOINPUT : EX_CONFIG;
+	}
+	optind = 0;	/* each command parses its own options (glibc: reset) */
+	code = commands[i].run(&hk, argc, argv);
+	if (hk.store != NULL)
+		store_close(hk.store);
+	return finish_stdout(code);
+}

@@ -1,0 +1,243 @@
+/*
+ * show.c - "hk ps" (one line per service) and "hk status" (the runtime card
+ * of one service).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "hk.h"
+#include "log.h"
+#include "store.h"
+
+static int	parse_json_flag(int, char **, const char *, int *);
+static const struct store_instance *find_instance(
+		    const struct store_instance *, size_t, const char *,
+		    const char *);
+static json_t	*service_json(const struct store_service *,
+		    const struct store_instance *);
+static void	print_card(const struct store_service *,
+		    const struct store_instance *);
+
+static int
+parse_json_flag(int argc, char **argv, const char *synopsis, int *as_json)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	*as_json = 0;
+	while ((ch = getopt_long(argc, argv, "hj", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			*as_json = 1;
+			break;
+		case 'h':
+			printf("usage: hk [-v] [-f config] %s\n", synopsis);
+			exit(EX_OK);
+		default:
+			fprintf(stderr, "usage: hk [-v] [-f config] %s\n",
+			    synopsis);
+			return -1;
+		}
+	}
+	return optind;
+}
+
+static const struct store_instance *
+find_instance(const struct store_instance *insts, size_t n, const char *app,
+    const char *service)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(insts[i].app, app) == 0 &&
+		    strcmp(insts[i].service, service) == 0)
+			return &insts[i];
+	return NULL;
+}
+
+static json_t *
+service_json(const struct store_service *svc, const struct store_instance *in)
+{
+	json_t *o, *spec;
+
+	spec = json_loads(svc->spec_json, 0, NULL);
+	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:b, s:o, s:I, s:I}",
+	    "app", svc->app, "service", svc->name,
+	    "state", service_state(svc, in),
+	    "desired", svc->desired == STORE_DESIRED_STOPPED ? "stopped" :
+	    "auto", "revision", (json_int_t)svc->revision,
+	    "serverless", svc->serverless,
+	    "spec", spec != NULL ? spec : json_null(),
+	    "created_at", (json_int_t)svc->created_at,
+	    "updated_at", (json_int_t)svc->updated_at);
+	if (in == NULL)
+		json_object_set_new(o, "instance", json_null());
+	else
+		json_object_set_new(o, "instance", json_pack(
+		    "{s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I}",
+		    "revision", (json_int_t)in->revision, "state", in->state,
+		    "endpoint", in->endpoint, "node", in->node,
+		    "pid", (json_int_t)in->pid,
+		    "started_at", (json_int_t)in->started_at,
+		    "ready_at", (json_int_t)in->ready_at,
+		    "updated_at", (json_int_t)in->updated_at));
+	return o;
+}
+
+int
+cmd_ps(struct hk *hk, int argc, char **argv)
+{
+	static const char *const header[] = {
+		"APP", "SERVICE", "STATE", "REV", "HOSTS", "POLICY",
+	};
+	struct store_service *svcs;
+	struct store_instance *insts;
+	const struct store_instance *in;
+	struct table *t;
+	char rev[24], hosts[1024], policy[256];
+	const char *row[6];
+	size_t ns, ni, i;
+	json_t *all;
+	int as_json, code;
+
+	if (parse_json_flag(argc, argv, "ps [--json]", &as_json) != argc)
+		return EX_USAGE;
+	if ((code = hk_store(hk)) != EX_OK)
+		return code;
+	if (store_service_list(hk->store, &svcs, &ns) == -1)
+		return hk_store_failed(hk, "list services");
+	if (store_instance_list(hk->store, &insts, &ni) == -1) {
+		store_service_free(svcs, ns);
+		return hk_store_failed(hk, "list instances");
+	}
+	t = table_new(6, header);
+	all = json_array();
+	for (i = 0; i < ns; i++) {
+		in = find_instance(insts, ni, svcs[i].app, svcs[i].name);
+		json_array_append_new(all, service_json(&svcs[i], in));
+		snprintf(rev, sizeof(rev), "%lld", (long long)svcs[i].revision);
+		fmt_hosts(hosts, sizeof(hosts), svcs[i].spec_json);
+		fmt_policy(policy, sizeof(policy), svcs[i].spec_json);
+		row[0] = svcs[i].app;
+		row[1] = svcs[i].name;
+		row[2] = service_state(&svcs[i], in);
+		row[3] = rev;
+		row[4] = hosts;
+		row[5] = policy;
+		table_add(t, row);
+	}
+	if (as_json)
+		json_dumpf(all, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (as_json)
+		putchar('\n');
+	else
+		table_print(t, isatty(STDOUT_FILENO));
+	json_decref(all);
+	table_free(t);
+	free(insts);
+	store_service_free(svcs, ns);
+	return EX_OK;
+}
+
+static void
+print_card(const struct store_service *svc, const struct store_instance *in)
+{
+	char buf[1024], t1[32], t2[32];
+	json_t *spec, *v, *a;
+	size_t i;
+
+	spec = json_loads(svc->spec_json, 0, NULL);
+	printf("%-12s %s/%s\n", "service:", svc->app, svc->name);
+	printf("%-12s %s\n", "state:", service_state(svc, in));
+	printf("%-12s %s\n", "desired:", svc->desired ==
+	    STORE_DESIRED_STOPPED ? "stopped (hk start resumes)" : "auto");
+	fmt_time(t1, sizeof(t1), svc->updated_at);
+	printf("%-12s %lld (since %s)\n", "revision:",
+	    (long long)svc->revision, t1);
+	fmt_hosts(buf, sizeof(buf), svc->spec_json);
+	printf("%-12s %s\n", "hosts:", buf);
+	printf("%-12s /fn/%s/%s/\n", "path:", svc->app, svc->name);
+	v = json_object_get(spec, "node_name");
+	printf("%-12s %s\n", "placement:", json_is_string(v) ?
+	    json_string_value(v) : "any node");
+	if ((v = json_object_get(spec, "image")) != NULL && json_is_string(v))
+		printf("%-12s %s\n", "image:", json_string_value(v));
+	if (json_is_array(a = json_object_get(spec, "command"))) {
+		buf[0] = '\0';
+		json_array_foreach(a, i, v) {
+			if (i > 0)
+				strlcat(buf, " ", sizeof(buf));
+			strlcat(buf, json_string_value(v) ?
+			    json_string_value(v) : "", sizeof(buf));
+		}
+		printf("%-12s %s\n", "command:", buf);
+	}
+	printf("%-12s %lld\n", "port:", (long long)json_integer_value(
+	    json_object_get(spec, "port")));
+	v = json_object_get(spec, "readiness");
+	printf("%-12s %s\n", "readiness:", json_is_string(v) ?
+	    json_string_value(v) : "tcp");
+	fmt_policy(buf, sizeof(buf), svc->spec_json);
+	printf("%-12s %s\n", "policy:", buf);
+	if (in == NULL) {
+		printf("%-12s none\n", "instance:");
+	} else {
+		fmt_time(t1, sizeof(t1), in->started_at);
+		fmt_time(t2, sizeof(t2), in->ready_at);
+		printf("%-12s %s revision %lld pid %lld endpoint %s node %s\n",
+		    "instance:", in->state, (long long)in->revision,
+		    (long long)in->pid, in->endpoint[0] ? in->endpoint : "-",
+		    in->node[0] ? in->node : "-");
+		printf("%-12s %s\n", "started:", t1);
+		printf("%-12s %s\n", "ready:", t2);
+	}
+	fmt_time(t1, sizeof(t1), svc->created_at);
+	printf("%-12s %s\n", "created:", t1);
+	json_decref(spec);
+}
+
+int
+cmd_status(struct hk *hk, int argc, char **argv)
+{
+	struct store_service svc;
+	struct store_instance inst;
+	json_t *o;
+	int first, as_json, code, r;
+
+	first = parse_json_flag(argc, argv, "status [--json] service",
+	    &as_json);
+	if (first == -1 || first != argc - 1) {
+		if (first != -1)
+			fprintf(stderr, "usage: hk [-v] [-f config] status "
+			    "[--json] service\n");
+		return EX_USAGE;
+	}
+	if ((code = hk_store(hk)) != EX_OK)
+		return code;
+	if ((code = resolve_service(hk, argv[first], &svc)) != EX_OK)
+		return code;
+	r = store_instance_get(hk->store, svc.app, svc.name, &inst);
+	if (r == -1) {
+		store_service_clear(&svc);
+		return hk_store_failed(hk, "read instance");
+	}
+	if (as_json) {
+		o = service_json(&svc, r == 0 ? &inst : NULL);
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+		json_decref(o);
+	} else
+		print_card(&svc, r == 0 ? &inst : NULL);
+	store_service_clear(&svc);
+	return EX_OK;
+}

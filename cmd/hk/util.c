@@ -1,0 +1,86 @@
+/*
+ * util.c - how hk shows a service: its state, times, hosts and policy.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "hk.h"
+
+/*
+ * The state an operator sees.  A manual stop wins; then the instance's own
+ * state; with no instance a serverless service is sleeping and an ordinary
+ * one is pending (hk-scale has not started it yet).
+ */
+const char *
+service_state(const struct store_service *svc,
+    const struct store_instance *inst)
+{
+	if (svc->desired == STORE_DESIRED_STOPPED)
+		return "stopped";
+	if (inst != NULL && inst->state[0] != '\0')
+		return inst->state;
+	return svc->serverless ? "sleeping" : "pending";
+}
+
+/* Unix milliseconds as RFC 3339 UTC; 0 is "-". */
+void
+fmt_time(char *buf, size_t len, long long ms)
+{
+	struct tm tm;
+	time_t t;
+
+	if (ms <= 0) {
+		strlcpy(buf, "-", len);
+		return;
+	}
+	t = (time_t)(ms / 1000);
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void
+fmt_hosts(char *buf, size_t len, const char *spec_json)
+{
+	json_t *spec, *h;
+	size_t i;
+
+	buf[0] = '\0';
+	spec = json_loads(spec_json, 0, NULL);
+	json_array_foreach(json_object_get(spec, "hosts"), i, h) {
+		if (i > 0)
+			strlcat(buf, ",", len);
+		strlcat(buf, json_string_value(h) ? json_string_value(h) : "",
+		    len);
+	}
+	if (buf[0] == '\0')
+		strlcpy(buf, "-", len);
+	json_decref(spec);
+}
+
+void
+fmt_policy(char *buf, size_t len, const char *spec_json)
+{
+	json_t *spec, *p;
+
+	spec = json_loads(spec_json, 0, NULL);
+	p = json_object_get(spec, "serverless");
+	if (!json_is_object(p))
+		strlcpy(buf, "always-on", len);
+	else
+		snprintf(buf, len, "min=%lld idle=%llds start=%llds "
+		    "request=%llds concurrency=%lld",
+		    (long long)json_integer_value(json_object_get(p,
+		    "min_replicas")),
+		    (long long)json_integer_value(json_object_get(p,
+		    "idle_seconds")),
+		    (long long)json_integer_value(json_object_get(p,
+		    "startup_timeout_seconds")),
+		    (long long)json_integer_value(json_object_get(p,
+		    "request_timeout_seconds")),
+		    (long long)json_integer_value(json_object_get(p,
+		    "max_concurrency")));
+	json_decref(spec);
+}

@@ -1,0 +1,195 @@
+/*
+ * ipc.c - strict JSON messages over Unix sockets (see ipc.h).
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "ipc.h"
+
+static int	deadline_left(const struct timespec *);
+
+json_t *
+ipc_decode(const char *buf, size_t len, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *msg;
+
+	if (len > IPC_MSG_MAX) {
+		snprintf(err, errlen, "message of %zu bytes exceeds %d", len,
+		    IPC_MSG_MAX);
+		return NULL;
+	}
+	msg = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (msg == NULL) {
+		snprintf(err, errlen, "invalid JSON: %s", jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(msg)) {
+		snprintf(err, errlen, "message is not an object");
+		json_decref(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+const char *
+ipc_op(const json_t *msg)
+{
+	return json_string_value(json_object_get(msg, "op"));
+}
+
+int
+ipc_connect(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	int fd, saved;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* A local connect does not block; make the fd non-blocking after. */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		saved = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(saved));
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+int
+ipc_send(int fd, const json_t *msg, char *err, size_t errlen)
+{
+	char *text;
+	size_t len;
+	ssize_t n;
+
+	text = json_dumps(msg, JSON_COMPACT);
+	if (text == NULL) {
+		snprintf(err, errlen, "cannot encode message");
+		errno = ENOMEM;
+		return -1;
+	}
+	len = strlen(text);
+	if (len > IPC_MSG_MAX) {
+		snprintf(err, errlen, "message of %zu bytes exceeds %d", len,
+		    IPC_MSG_MAX);
+		free(text);
+		errno = EMSGSIZE;
+		return -1;
+	}
+	n = send(fd, text, len, MSG_NOSIGNAL);
+	free(text);
+	if (n == -1 || (size_t)n != len) {
+		snprintf(err, errlen, "send: %s",
+		    n == -1 ? strerror(errno) : "short write");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+deadline_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline->tv_sec - now.tv_sec) * 1000LL +
+	    (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : (int)ms;
+}
+
+json_t *
+ipc_recv(int fd, int timeout_ms, char *err, size_t errlen)
+{
+	struct timespec deadline;
+	struct pollfd pfd;
+	char *buf;
+	ssize_t n;
+	json_t *msg;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		r = poll(&pfd, 1, deadline_left(&deadline));
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			return NULL;
+		}
+		if (r == 0) {
+			snprintf(err, errlen, "no reply within %d ms",
+			    timeout_ms);
+			errno = ETIMEDOUT;
+			return NULL;
+		}
+		break;
+	}
+	/* One byte more than allowed tells an oversized message apart. */
+	if ((buf = malloc(IPC_MSG_MAX + 1)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	n = recv(fd, buf, IPC_MSG_MAX + 1, 0);
+	if (n <= 0) {
+		snprintf(err, errlen, "recv: %s",
+		    n == 0 ? "connection closed" : strerror(errno));
+		free(buf);
+		if (n == 0)
+			errno = ECONNRESET;
+		return NULL;
+	}
+	msg = ipc_decode(buf, (size_t)n, err, errlen);
+	free(buf);
+	return msg;
+}
+
+int
+ipc_call(const char *path, const json_t *req, json_t **reply, int timeout_ms,
+    char *err, size_t errlen)
+{
+	int fd, saved;
+
+	if ((fd = ipc_connect(path, err, errlen)) == -1)
+		return -1;
+	if (ipc_send(fd, req, err, errlen) == -1 ||
+	    (*reply = ipc_recv(fd, timeout_ms, err, errlen)) == NULL) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}

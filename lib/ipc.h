@@ -1,0 +1,35 @@
+/*
+ * ipc.h - messages between hk programs: one JSON object per SOCK_SEQPACKET
+ * message (or SOCK_DGRAM datagram for events.sock), with a string "op".
+ *
+ * Only this module (de)serializes.  Decoding is strict: bounded size,
+ * duplicate keys rejected, the top level must be an object; a request's
+ * "op" must be a string (ipc_op() returns NULL otherwise), a reply has none.
+ * Every message is distrusted, as relayd distrusts an imsg.
+ */
+#ifndef HK_IPC_H
+#define HK_IPC_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define IPC_MSG_MAX	65536	/* bytes in one message */
+#define IPC_ERR_LEN	256
+
+/* Parses one message; NULL with a reason on anything but an object. */
+json_t	*ipc_decode(const char *, size_t, char *, size_t);
+/* The "op" of a request, or NULL when it has no string "op". */
+const char *ipc_op(const json_t *);
+/* Connects a SOCK_SEQPACKET client to a socket path (non-blocking, CLOEXEC). */
+int	 ipc_connect(const char *, char *, size_t);
+int	 ipc_send(int, const json_t *, char *, size_t);
+/* Waits up to timeout_ms for one message. */
+json_t	*ipc_recv(int, int, char *, size_t);
+/*
+ * One request and its reply.  Returns 0 with *reply set, -1 with a reason;
+ * errno is ENOENT or ECONNREFUSED when no daemon listens there.
+ */
+int	 ipc_call(const char *, const json_t *, json_t **, int, char *, size_t);
+
+#endif

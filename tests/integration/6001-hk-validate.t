@@ -1,0 +1,94 @@
+#!/bin/sh
+# hk validate: a valid config passes; each kind of broken input is refused
+# with "file:line: key: reason" and the sysexits code of its kind.
+. tests/integration/lib.sh
+
+plan 22
+
+cat >"$T/hakopod.toml" <<CONF
+[server]
+serverless_address = "127.0.0.1:8082"
+state = "sqlite://$T/state.db"
+runtime_dir = "$T/run"
+CONF
+export HAKOPOD_CONFIG="$T/hakopod.toml"
+
+run hk validate etc/examples/http-functions.toml
+is "$rc" 0 "the shipped example validates"
+like "$out" '^etc/examples/http-functions.toml: app http-functions: [0-9]+ services, [0-9]+ serverless: OK$' \
+    "validate says what it checked"
+
+cat >"$T/range.toml" <<'APP'
+schema_version = 1
+name = "fn"
+
+[services.api]
+command = ["python3", "x.py"]
+public = true
+
+[services.api.serverless]
+idle_seconds = 10
+APP
+run hk validate "$T/range.toml"
+is "$rc" 65 "an out-of-range value exits 65"
+is "$err" "$T/range.toml:9: services.api.serverless.idle_seconds: must be between 30 and 86400" \
+    "the message names file, line, key and reason"
+is "$(ls "$T")" "hakopod.toml
+range.toml" "validate touches no store"
+
+cat >"$T/many.toml" <<'APP'
+schema_version = 1
+name = "fn"
+colour = "blue"
+
+[services.api]
+command = ["python3", "x.py"]
+public = false
+volumes = ["/data"]
+
+[services.api.serverless]
+max_concurrency = 65
+APP
+run hk validate "$T/many.toml"
+is "$rc" 65 "several errors exit 65"
+is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 4 "every error is reported, not only the first"
+like "$err" "^$T/many.toml:3: colour: unknown key\$" "an unknown key is an error"
+like "$err" "many.toml:11: services.api.serverless.max_concurrency: must be between 1 and 64" \
+    "max_concurrency out of range"
+
+run hk validate "$T/absent.toml"
+is "$rc" 66 "a missing file exits 66"
+like "$err" "absent.toml" "and names the file"
+
+printf 'schema_version = 1\nname = "fn"\n[services.api]\ncommand = ["a", ' \
+    >"$T/truncated.toml"
+run hk validate "$T/truncated.toml"
+is "$rc" 65 "a truncated file exits 65"
+like "$err" "^$T/truncated.toml:4: " "and names the line where it ends"
+
+printf 'schema_version = 1\nname = "f\377n"\n' >"$T/utf8.toml"
+run hk validate "$T/utf8.toml"
+is "$rc" 65 "invalid UTF-8 exits 65"
+like "$err" "^$T/utf8.toml:2: .*UTF-8" "and says so"
+
+printf 'schema_version = 1\nname = "fn"\nname = "fn2"\n' >"$T/dup.toml"
+run hk validate "$T/dup.toml"
+is "$rc" 65 "a repeated key exits 65"
+like "$err" "^$T/dup.toml:3: " "at the line of the repetition"
+
+head -c 10485760 /dev/zero | tr '\0' '#' >"$T/big.toml"
+run hk validate "$T/big.toml"
+is "$rc" 65 "a 10 MB file is refused with 65"
+like "$err" "big.toml.*(too large|exceeds)" "as too large"
+
+run hk validate
+is "$rc" 64 "no file is a usage error"
+
+run hk --help
+is "$rc" 0 "--help exits 0"
+
+printf '[server]\nmax_concurrent_starts = 0\n' >"$T/bad-operator.toml"
+run hk -f "$T/bad-operator.toml" validate etc/examples/http-functions.toml
+is "$rc" 78 "an invalid operator config exits 78"
+
+done_testing

@@ -1,0 +1,152 @@
+# lib.sh - shared by the integration tests (sourced; POSIX sh + TAP).
+#
+# Runs from the repository root under prove.  HK_BUILD names the build
+# directory (make check sets it; default build/rel).  Each test gets a
+# private temporary directory $T, removed on exit, and its processes are
+# stopped by pid.  Every wait is bounded.
+
+set -u
+HK_TOP=${HK_TOP:-$(pwd)}
+HK_BUILD=${HK_BUILD:-$HK_TOP/build/rel}
+PATH=$HK_BUILD/bin:$PATH
+export PATH HK_TOP HK_BUILD
+unset HAKOPOD_CONFIG HAKOPOD_STATE HAKOPOD_RUNTIME_DIR HAKOPOD_BASE_DOMAIN \
+    HAKOPOD_SERVERLESS_ADDRESS HAKOPOD_SERVERLESS_LISTEN
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/hk-test.XXXXXX")
+_tap_n=0
+_tap_failed=0
+_pids=
+_pg_dbs=
+
+_cleanup() {
+	for p in $_pids; do
+		kill "$p" 2>/dev/null
+	done
+	for db in $_pg_dbs; do
+		psql "$HK_TEST_PG" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" \
+		    >/dev/null 2>&1
+	done
+	rm -rf "$T"
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM
+
+_tap_planned=
+plan() { echo "1..$1"; _tap_planned=$1; }
+diag() { printf '# %s\n' "$*"; }
+
+ok() {
+	# ok STATUS NAME: STATUS is a command's exit status (0 = pass)
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $_tap_n - $2"
+	else
+		_tap_failed=$((_tap_failed + 1))
+		echo "not ok $_tap_n - $2"
+	fi
+}
+
+# is GOT WANT NAME
+is() {
+	if [ "$1" = "$2" ]; then
+		ok 0 "$3"
+	else
+		ok 1 "$3"
+		diag "     got: '$1'"
+		diag "expected: '$2'"
+	fi
+}
+
+# like GOT PATTERN NAME (grep -E pattern)
+like() {
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then
+		ok 0 "$3"
+	else
+		ok 1 "$3"
+		diag "     got: '$1'"
+		diag "expected to match: '$2'"
+	fi
+}
+
+# diff_ok FILE EXPECTED NAME: output diffed with an expected file (s6 style)
+diff_ok() {
+	if diff -u "$2" "$1" >"$T/diff.out" 2>&1; then
+		ok 0 "$3"
+	else
+		ok 1 "$3"
+		sed 's/^/# /' "$T/diff.out"
+	fi
+}
+
+# done_testing: ends the test; prints the plan if plan was not called
+done_testing() {
+	[ -n "$_tap_planned" ] || echo "1..$_tap_n"
+	[ "$_tap_failed" -eq 0 ]
+	exit $?
+}
+
+# run CMD...: sets $out (stdout), $err (stderr) and $rc
+run() {
+	"$@" >"$T/run.out" 2>"$T/run.err"
+	rc=$?
+	out=$(cat "$T/run.out")
+	err=$(cat "$T/run.err")
+}
+
+# bg CMD...: starts CMD in the background and remembers its pid for cleanup
+bg() {
+	"$@" &
+	_pids="$_pids $!"
+	last_pid=$!
+}
+
+# wait_for SECONDS CMD...: polls CMD every 20 ms until it succeeds
+wait_for() {
+	_limit=$1
+	shift
+	_i=0
+	while ! "$@" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ "$_i" -ge $((_limit * 50)) ] && return 1
+		sleep 0.02
+	done
+	return 0
+}
+
+# The stores to run a store-dependent test against: "sqlite", plus
+# "postgres" when a server was given (scripts/pg sets HK_TEST_PG).  Under
+# CI a missing server is a failure, reported by the caller through
+# pg_missing_is_failure.
+engines() {
+	echo sqlite
+	[ -n "${HK_TEST_PG:-}" ] && echo postgres
+	return 0
+}
+
+pg_missing_is_failure() {
+	if [ -z "${HK_TEST_PG:-}" ]; then
+		if [ "${CI:-}" = true ]; then
+			ok 1 "PostgreSQL server available under CI"
+		else
+			diag "no PostgreSQL server (HK_TEST_PG unset): postgres half skipped"
+		fi
+	fi
+}
+
+# new_store ENGINE NAME: sets $STORE to a fresh, empty store of that engine
+# (not a command substitution: the database must be dropped at exit).
+new_store() {
+	case $1 in
+	sqlite)
+		STORE="sqlite://$T/$2.db"
+		;;
+	postgres)
+		_db="hk_t$$_$2"
+		psql "$HK_TEST_PG" -qAtc "CREATE DATABASE $_db" >/dev/null ||
+		    return 1
+		_pg_dbs="$_pg_dbs $_db"
+		STORE=$(echo "$HK_TEST_PG" | sed "s|:///postgres?|:///$_db?|")
+		;;
+	esac
+}
