@@ -2,6 +2,7 @@
  * ipc.c - strict JSON messages over Unix sockets (see ipc.h).
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -192,4 +193,64 @@ ipc_call(const char *path, const json_t *req, json_t **reply, int timeout_ms,
 	}
 	close(fd);
 	return 0;
+}
+
+/*
+ * Binds a listening socket of the given type (SOCK_SEQPACKET, SOCK_DGRAM)
+ * at path, mode 0660.  A stale socket file is replaced only when nobody
+ * answers on it, so a second daemon cannot steal a live one's socket.
+ */
+int
+ipc_listen(const char *path, int type, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	int fd, probe, saved;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	probe = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	if (probe != -1 && connect(probe, (struct sockaddr *)&sun,
+	    sizeof(sun)) == 0) {
+		close(probe);
+		snprintf(err, errlen, "%s: another process listens there",
+		    path);
+		errno = EADDRINUSE;
+		return -1;
+	}
+	if (probe != -1)
+		close(probe);
+	unlink(path);
+	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    chmod(path, 0660) == -1 ||
+	    (type != SOCK_DGRAM && listen(fd, 128) == -1)) {
+		saved = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(saved));
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+/* Only root and our own uid may talk to a daemon (the socket is 0660 too). */
+int
+ipc_peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return 0;
+	return cred.uid == 0 || cred.uid == geteuid();
 }

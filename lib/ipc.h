@@ -32,4 +32,9 @@ json_t	*ipc_recv(int, int, char *, size_t);
  */
 int	 ipc_call(const char *, const json_t *, json_t **, int, char *, size_t);
 
+/* A listening socket at path, mode 0660; a live one there is not taken. */
+int	 ipc_listen(const char *, int, char *, size_t);
+/* Whether the peer of a connected socket is root or our own uid. */
+int	 ipc_peer_allowed(int);
+
 #endif

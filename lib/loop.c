@@ -1,0 +1,384 @@
+/*
+ * loop.c - the event loop (see loop.h).
+ */
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loop.h"
+
+#define LOOP_EVENTS	256	/* epoll events taken per turn */
+
+struct loop_fd {
+	loop_fd_fn	*fn;
+	void		*arg;
+	int		 mask;
+	int		 used;
+};
+
+struct loop {
+	int			 epfd;
+	struct loop_fd		*fds;		/* indexed by fd */
+	size_t			 nfds;
+	struct loop_timer	**heap;		/* min-heap on deadline */
+	size_t			 nheap;
+	size_t			 capheap;
+	int64_t			 now;
+	int			 stop;
+	int			 sigfd;
+	loop_signal_fn		*sigfn;
+	void			*sigarg;
+	loop_hook_fn		*hook;
+	void			*hookarg;
+};
+
+static int	grow_fds(struct loop *, int);
+static uint32_t	epoll_mask(int);
+static void	heap_swap(struct loop *, size_t, size_t);
+static void	heap_up(struct loop *, size_t);
+static void	heap_down(struct loop *, size_t);
+static void	heap_remove(struct loop *, size_t);
+static int	next_wait_ms(struct loop *);
+static void	run_timers(struct loop *);
+static void	read_signals(struct loop *, int, int, void *);
+static int64_t	clock_ms(void);
+
+static int64_t
+clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+loop_clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+struct loop *
+loop_new(void)
+{
+	struct loop *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	if ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1) {
+		free(l);
+		return NULL;
+	}
+	l->sigfd = -1;
+	l->now = clock_ms();
+	return l;
+}
+
+void
+loop_free(struct loop *l)
+{
+	if (l == NULL)
+		return;
+	if (l->sigfd != -1)
+		close(l->sigfd);
+	close(l->epfd);
+	free(l->fds);
+	free(l->heap);
+	free(l);
+}
+
+static int
+grow_fds(struct loop *l, int fd)
+{
+	struct loop_fd *fds;
+	size_t n;
+
+	if ((size_t)fd < l->nfds)
+		return 0;
+	n = l->nfds ? l->nfds : 64;
+	while (n <= (size_t)fd)
+		n *= 2;
+	if ((fds = reallocarray(l->fds, n, sizeof(*fds))) == NULL)
+		return -1;
+	memset(fds + l->nfds, 0, (n - l->nfds) * sizeof(*fds));
+	l->fds = fds;
+	l->nfds = n;
+	return 0;
+}
+
+static uint32_t
+epoll_mask(int mask)
+{
+	return ((mask & LOOP_READ) ? EPOLLIN | EPOLLRDHUP : 0) |
+	    ((mask & LOOP_WRITE) ? EPOLLOUT : 0);
+}
+
+int
+loop_add_fd(struct loop *l, int fd, int mask, loop_fd_fn *fn, void *arg)
+{
+	struct epoll_event ev;
+	int op;
+
+	if (fd < 0 || grow_fds(l, fd) == -1)
+		return -1;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = epoll_mask(mask);
+	ev.data.fd = fd;
+	op = l->fds[fd].used ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	if (epoll_ctl(l->epfd, op, fd, &ev) == -1)
+		return -1;
+	l->fds[fd].fn = fn;
+	l->fds[fd].arg = arg;
+	l->fds[fd].mask = mask;
+	l->fds[fd].used = 1;
+	return 0;
+}
+
+int
+loop_mod_fd(struct loop *l, int fd, int mask)
+{
+	struct epoll_event ev;
+
+	if (fd < 0 || (size_t)fd >= l->nfds || !l->fds[fd].used) {
+		errno = EBADF;
+		return -1;
+	}
+	if (l->fds[fd].mask == mask)
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = epoll_mask(mask);
+	ev.data.fd = fd;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) == -1)
+		return -1;
+	l->fds[fd].mask = mask;
+	return 0;
+}
+
+void
+loop_del_fd(struct loop *l, int fd)
+{
+	if (fd < 0 || (size_t)fd >= l->nfds || !l->fds[fd].used)
+		return;
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+	memset(&l->fds[fd], 0, sizeof(l->fds[fd]));
+}
+
+void
+loop_timer_init(struct loop_timer *t, loop_timer_fn *fn, void *arg)
+{
+	memset(t, 0, sizeof(*t));
+	t->fn = fn;
+	t->arg = arg;
+}
+
+int
+loop_timer_armed(const struct loop_timer *t)
+{
+	return t->slot != 0;
+}
+
+static void
+heap_swap(struct loop *l, size_t a, size_t b)
+{
+	struct loop_timer *t = l->heap[a];
+
+	l->heap[a] = l->heap[b];
+	l->heap[b] = t;
+	l->heap[a]->slot = a + 1;
+	l->heap[b]->slot = b + 1;
+}
+
+static void
+heap_up(struct loop *l, size_t i)
+{
+	while (i > 0 && l->heap[(i - 1) / 2]->deadline > l->heap[i]->deadline) {
+		heap_swap(l, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void
+heap_down(struct loop *l, size_t i)
+{
+	size_t c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= l->nheap)
+			return;
+		if (c + 1 < l->nheap &&
+		    l->heap[c + 1]->deadline < l->heap[c]->deadline)
+			c++;
+		if (l->heap[i]->deadline <= l->heap[c]->deadline)
+			return;
+		heap_swap(l, i, c);
+		i = c;
+	}
+}
+
+static void
+heap_remove(struct loop *l, size_t i)
+{
+	l->heap[i]->slot = 0;
+	l->nheap--;
+	if (i == l->nheap)
+		return;
+	l->heap[i] = l->heap[l->nheap];
+	l->heap[i]->slot = i + 1;
+	heap_down(l, i);
+	heap_up(l, i);
+}
+
+int
+loop_timer_at(struct loop *l, struct loop_timer *t, int64_t deadline)
+{
+	struct loop_timer **heap;
+	size_t n;
+
+	if (t->slot != 0) {
+		t->deadline = deadline;
+		heap_down(l, t->slot - 1);
+		heap_up(l, t->slot - 1);
+		return 0;
+	}
+	if (l->nheap == l->capheap) {
+		n = l->capheap ? l->capheap * 2 : 64;
+		if ((heap = reallocarray(l->heap, n, sizeof(*heap))) == NULL)
+			return -1;
+		l->heap = heap;
+		l->capheap = n;
+	}
+	t->deadline = deadline;
+	l->heap[l->nheap] = t;
+	t->slot = ++l->nheap;
+	heap_up(l, l->nheap - 1);
+	return 0;
+}
+
+void
+loop_timer_cancel(struct loop *l, struct loop_timer *t)
+{
+	if (t->slot != 0)
+		heap_remove(l, t->slot - 1);
+}
+
+int64_t
+loop_now_ms(const struct loop *l)
+{
+	return l->now;
+}
+
+static void
+read_signals(struct loop *l, int fd, int mask, void *arg)
+{
+	struct signalfd_siginfo si;
+
+	(void)mask;
+	(void)arg;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		l->sigfn(l, (int)si.ssi_signo, l->sigarg);
+}
+
+int
+loop_signals(struct loop *l, const int *sigs, size_t n, loop_signal_fn *fn,
+    void *arg)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < n; i++)
+		sigaddset(&set, sigs[i]);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+		return -1;
+	l->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (l->sigfd == -1)
+		return -1;
+	l->sigfn = fn;
+	l->sigarg = arg;
+	return loop_add_fd(l, l->sigfd, LOOP_READ, read_signals, NULL);
+}
+
+void
+loop_before_sleep(struct loop *l, loop_hook_fn *fn, void *arg)
+{
+	l->hook = fn;
+	l->hookarg = arg;
+}
+
+void
+loop_stop(struct loop *l)
+{
+	l->stop = 1;
+}
+
+static int
+next_wait_ms(struct loop *l)
+{
+	int64_t d;
+
+	if (l->nheap == 0)
+		return -1;
+	d = l->heap[0]->deadline - clock_ms();
+	if (d <= 0)
+		return 0;
+	return d > 3600000 ? 3600000 : (int)d;
+}
+
+/* Runs every timer that is due; a callback may re-arm its own timer. */
+static void
+run_timers(struct loop *l)
+{
+	struct loop_timer *t;
+
+	while (l->nheap > 0 && l->heap[0]->deadline <= l->now && !l->stop) {
+		t = l->heap[0];
+		heap_remove(l, 0);
+		t->fn(l, t->arg);
+	}
+}
+
+int
+loop_run(struct loop *l)
+{
+	struct epoll_event evs[LOOP_EVENTS];
+	struct loop_fd *f;
+	int i, n, fd, mask;
+
+	l->stop = 0;
+	while (!l->stop) {
+		if (l->hook != NULL)
+			l->hook(l, l->hookarg);
+		n = epoll_wait(l->epfd, evs, LOOP_EVENTS, next_wait_ms(l));
+		if (n == -1 && errno != EINTR)
+			return -1;
+		l->now = clock_ms();
+		for (i = 0; i < n && !l->stop; i++) {
+			fd = evs[i].data.fd;
+			if ((size_t)fd >= l->nfds || !l->fds[fd].used)
+				continue;	/* removed by an earlier callback */
+			f = &l->fds[fd];
+			mask = 0;
+			if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLERR |
+			    EPOLLHUP))
+				mask |= LOOP_READ;
+			if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+				mask |= LOOP_WRITE;
+			mask &= f->mask | ((evs[i].events &
+			    (EPOLLERR | EPOLLHUP)) ? LOOP_READ | LOOP_WRITE : 0);
+			if (mask)
+				f->fn(l, fd, mask, f->arg);
+		}
+		run_timers(l);
+	}
+	return 0;
+}

@@ -1,0 +1,114 @@
+/*
+ * loop.c - the event loop: timers fire in deadline order and can be moved
+ * and cancelled, fds are dispatched, signals arrive through signalfd, the
+ * before-sleep hook runs every turn.
+ */
+#include <sys/socket.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loop.h"
+#include "tap.h"
+
+#define NTIMERS	200
+
+static int order[NTIMERS + 1], norder, hooks, got_signal, fd_reads;
+
+static void
+on_timer(struct loop *l, void *arg)
+{
+	(void)l;
+	order[norder++] = (int)(intptr_t)arg;
+}
+
+static void
+on_last(struct loop *l, void *arg)
+{
+	(void)arg;
+	loop_stop(l);
+}
+
+static void
+on_hook(struct loop *l, void *arg)
+{
+	(void)l;
+	(void)arg;
+	hooks++;
+}
+
+static void
+on_read(struct loop *l, int fd, int mask, void *arg)
+{
+	char c;
+
+	(void)arg;
+	if ((mask & LOOP_READ) && read(fd, &c, 1) == 1 && c == 'x')
+		fd_reads++;
+	loop_del_fd(l, fd);
+	loop_stop(l);
+}
+
+static void
+on_signal(struct loop *l, int sig, void *arg)
+{
+	(void)arg;
+	got_signal = sig;
+	loop_stop(l);
+}
+
+int
+main(void)
+{
+	static struct loop_timer timers[NTIMERS], last, moved, cancelled;
+	struct loop *l;
+	int64_t now, t0;
+	int i, sorted = 1, sv[2], sigs[] = { SIGUSR1 };
+
+	plan(9);
+	l = loop_new();
+	ok(l != NULL, "loop_new");
+	now = loop_now_ms(l);
+	/* Deadlines in a shuffled order: they must fire sorted. */
+	for (i = 0; i < NTIMERS; i++) {
+		loop_timer_init(&timers[i], on_timer,
+		    (void *)(intptr_t)((i * 7919) % NTIMERS));
+		loop_timer_at(l, &timers[i], now + 1 + (i * 7919) % NTIMERS / 20);
+	}
+	loop_timer_init(&moved, on_timer, (void *)(intptr_t)-1);
+	loop_timer_at(l, &moved, now + 100000);
+	loop_timer_at(l, &moved, now);		/* moved earlier: fires first */
+	loop_timer_init(&cancelled, on_timer, (void *)(intptr_t)-2);
+	loop_timer_at(l, &cancelled, now + 2);
+	loop_timer_cancel(l, &cancelled);
+	loop_timer_init(&last, on_last, NULL);
+	loop_timer_at(l, &last, now + 30);
+	loop_before_sleep(l, on_hook, NULL);
+	t0 = loop_clock_us();
+	ok(loop_run(l) == 0, "loop_run returns 0 after loop_stop");
+	ok(loop_clock_us() - t0 >= 29000, "the loop slept until the deadline");
+	isint(norder, NTIMERS + 1, "every armed timer fired once, none cancelled");
+	ok(order[0] == -1, "a timer moved earlier fires first");
+	for (i = 2; i < norder; i++)
+		if (order[i] / 20 < order[i - 1] / 20)
+			sorted = 0;
+	ok(sorted, "timers fire in deadline order");
+	ok(hooks > 0, "the before-sleep hook ran");
+
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+	loop_add_fd(l, sv[1], LOOP_READ, on_read, NULL);
+	write(sv[0], "x", 1);
+	loop_run(l);
+	isint(fd_reads, 1, "a readable fd is dispatched");
+	close(sv[0]);
+	close(sv[1]);
+
+	loop_signals(l, sigs, 1, on_signal, NULL);
+	kill(getpid(), SIGUSR1);
+	loop_run(l);
+	isint(got_signal, SIGUSR1, "a signal arrives through the loop");
+	loop_free(l);
+	return done();
+}
