@@ -36,7 +36,7 @@ HK_CFLAGS =	-std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -Ilib \
 HK_LDFLAGS =	$(SANFLAGS) $(LDFLAGS)
 HK_LIBS =	$(shell pkg-config --libs $(PKGS)) -lhttp_parser -lm
 
-PROGS =		hk
+PROGS =		$(notdir $(wildcard cmd/*))
 LIB_SRCS =	$(wildcard lib/*.c)
 LIB_OBJS =	$(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIBHK =		$(BUILD)/libhk.a

@@ -150,3 +150,48 @@ new_store() {
 		;;
 	esac
 }
+
+# daemon NAME CMD...: starts CMD in the background with "-d 3" and fd 3 on
+# a fifo, and waits (10 s at most) for its readiness newline.  Its pid is
+# in ${NAME}_pid, its stderr in $T/NAME.log.  Returns non-zero if the
+# daemon died or did not become ready.
+daemon() {
+	_dname=$1
+	shift
+	rm -f "$T/$_dname.ready"
+	mkfifo "$T/$_dname.ready"
+	"$@" -d 3 3>"$T/$_dname.ready" 2>>"$T/$_dname.log" &
+	_pids="$_pids $!"
+	eval "${_dname}_pid=$!"
+	_got=$(timeout 10 head -c 1 "$T/$_dname.ready" | od -An -c | tr -d ' ')
+	[ "$_got" = '\n' ]
+}
+
+# stop_pid PID: SIGTERM, then wait for the process to go (5 s), then KILL.
+stop_pid() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	_i=0
+	while alive "$1"; do
+		_i=$((_i + 1))
+		if [ "$_i" -ge 250 ]; then
+			kill -KILL "$1" 2>/dev/null
+			break
+		fi
+		sleep 0.02
+	done
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# alive PID: the process exists and is not a zombie (MACHINE-NOTES: PID 1
+# reaps orphans late, so kill -0 alone can lie).
+alive() {
+	[ -r "/proc/$1/stat" ] || return 1
+	_st=$(sed 's/^.*) //' "/proc/$1/stat" | cut -d' ' -f1)
+	[ "$_st" != Z ]
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}

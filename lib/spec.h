@@ -1,0 +1,40 @@
+/*
+ * spec.h - the services of the installation as the daemons see them: read
+ * back from the store, where "hk apply" wrote each service's canonical
+ * spec_json (config.h), into the same struct service_spec that config
+ * builds.
+ */
+#ifndef HK_SPEC_H
+#define HK_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "store.h"
+
+#define SPEC_ERR_LEN	256
+
+/* One service of the installation. */
+struct svc {
+	char			 app[STORE_NAME_MAX + 1];
+	char			 name[STORE_NAME_MAX + 1];
+	char			 id[2 * STORE_NAME_MAX + 2];	/* app/name */
+	int64_t			 revision;
+	enum store_desired	 desired;
+	struct service_spec	 spec;
+};
+
+/* Decodes spec_json; 0, or -1 with a reason (spec left empty). */
+int	spec_decode(const char *, struct service_spec *, char *, size_t);
+void	spec_clear(struct service_spec *);
+
+/*
+ * Every service in the store, ordered by app and name.  A service whose
+ * spec cannot be decoded is reported in err and skipped (-1 is returned
+ * only when the store fails).
+ */
+int	svc_load_all(struct store *, struct svc **, size_t *, char *, size_t);
+void	svc_free_all(struct svc *, size_t);
+
+#endif
