@@ -68,8 +68,9 @@ $(LIBHK): $(LIB_OBJS)
 	ar rcs $@ $^
 
 # A program is every .c file in cmd/<prog>/ linked with libhk.
+prog_objs =	$(patsubst %.c,$(BUILD)/%.o,$(wildcard cmd/$(1)/*.c))
 .SECONDEXPANSION:
-$(BUILD)/bin/%: $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard cmd/%/*.c)) $(LIBHK)
+$(BUILD)/bin/%: $$(call prog_objs,$$*) $(LIBHK)
 	@mkdir -p $(@D)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
@@ -103,17 +104,28 @@ FUZZ_TARGETS =	$(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/*.c)
 FUZZ_CFLAGS =	-std=c11 -D_GNU_SOURCE -g -O1 -Ilib \
 		-fsanitize=fuzzer,address,undefined \
 		$(shell pkg-config --cflags $(PKGS))
+FUZZ_FLAGS =	-max_len=65536 -timeout=10
+TOML_TEST ?=	../shared/toml-test
 
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(DEPSTAMP)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(HK_LIBS)
 
+# New inputs go to build/fuzz/corpus-<target> (kept between runs, out of
+# git).  Seeds, read only, in build/fuzz/seed-<target>: tests/fuzz/corpus/
+# <target> if it exists and, for toml, every .toml case of toml-test.
 fuzz: $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
-	    n=$$(basename $$t); mkdir -p build/fuzz/corpus-$$n; \
+	    n=$$(basename $$t); c=build/fuzz/corpus-$$n; \
+	    s=build/fuzz/seed-$$n; rm -rf $$s; mkdir -p $$c $$s; \
+	    if [ -d tests/fuzz/corpus/$$n ]; then \
+	        cp -R tests/fuzz/corpus/$$n/. $$s; fi; \
+	    if [ $$n = toml ] && [ -d $(TOML_TEST) ]; then \
+	        (cd $(TOML_TEST) && find valid invalid -name '*.toml' \
+	            -exec cp --parents {} $(CURDIR)/$$s \;); fi; \
 	    echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
-	    $$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	        build/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; \
+	    $$t -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) $$c $$s || \
+	        exit 1; \
 	done
 
 install: all
@@ -122,11 +134,14 @@ install: all
 	for p in $(MANPAGES); do \
 	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done
-	install -m 644 etc/examples/* $(DESTDIR)$(EXAMPLEDIR)/examples
+	install -d $(DESTDIR)$(EXAMPLEDIR)/examples/functions
+	install -m 644 etc/examples/*.toml $(DESTDIR)$(EXAMPLEDIR)/examples
+	install -m 644 etc/examples/functions/* \
+	    $(DESTDIR)$(EXAMPLEDIR)/examples/functions
 
 clean:
 	rm -rf build/rel build/san build/fuzz
 
 .PHONY: all tests check lint fuzz install clean demo
 .SECONDARY:
--include $(LIB_OBJS:.o=.d) $(UNIT_TESTS:.t=.d)
+-include $(wildcard $(BUILD)/lib/*.d $(BUILD)/cmd/*/*.d $(BUILD)/tests/*/*.d)

@@ -33,8 +33,8 @@ run hk validate "$T/range.toml"
 is "$rc" 65 "an out-of-range value exits 65"
 is "$err" "$T/range.toml:9: services.api.serverless.idle_seconds: must be between 30 and 86400" \
     "the message names file, line, key and reason"
-is "$(ls "$T")" "hakopod.toml
-range.toml" "validate touches no store"
+test ! -e "$T/state.db"
+ok $? "validate touches no store"
 
 cat >"$T/many.toml" <<'APP'
 schema_version = 1

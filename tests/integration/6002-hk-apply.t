@@ -19,7 +19,7 @@ idle_seconds = $2
 
 [services.db]
 command = ["sleep", "1000"]
-$3
+${3:-}
 APP
 }
 
@@ -29,7 +29,7 @@ operator() {	# operator FILE STORE [extra [server] lines]
 serverless_address = "127.0.0.1:8082"
 state = "$2"
 runtime_dir = "$T/run"
-$3
+${3:-}
 CONF
 }
 

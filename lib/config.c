@@ -1,0 +1,1988 @@
+/*
+ * config.c - the operator config (hakopod.toml) and the application config
+ * (see config.h, hakopod.toml(5) and hk.toml(5)).
+ *
+ * Both files are read whole (at most CONFIG_MAX_FILE bytes, checked before
+ * reading), parsed by lib/toml.c and walked here.  Every problem becomes one
+ * diagnostic "file:line: key: reason"; the walk goes on after a problem so
+ * that one run reports all of them.
+ */
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "toml.h"
+
+#ifndef nitems
+#define nitems(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define KEYPATH_LEN	384	/* a dotted key path in a message */
+#define KEYSHOW_MAX	64	/* bytes of one key (or value) shown */
+#define REASON_LEN	256
+#define HOST_MAX	253	/* a DNS name */
+#define RUNTIME_DIR_MAX	80	/* leaves room for "/<name>.sock" in sun_path */
+#define ENV_NAME_MAX	255
+#define READY_PATH_MAX	1024
+#define REPLICAS_MAX	64
+#define JSON_DEPTH_MAX	64	/* nesting kept in spec_json */
+
+/*
+ * The operator key table.
+ */
+enum key_type {
+	KT_ADDR,	/* host:port; "" = unset */
+	KT_DOMAIN,	/* a DNS name, lower-cased */
+	KT_INT,		/* int64_t within [min, max] */
+	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
+	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
+};
+
+struct server_rule {
+	enum key_type	 type;
+	int64_t		 min;
+	int64_t		 max;
+	size_t		 off;	/* of the field in struct server_config */
+	size_t		 size;	/* of that field */
+};
+
+/*
+ * [server], alphabetical, as "-n -v" prints it and hakopod.toml(5) lists it:
+ * name, environment variable, default, reloadable by SIGHUP, type, range,
+ * field.  The one table; it expands into config_keys() and the rules below.
+ */
+#define SERVER_KEYS(K)							\
+	K("base_domain", "HAKOPOD_BASE_DOMAIN", "localhost", 1,		\
+	    KT_DOMAIN, 0, 0, base_domain)				\
+	K("max_body_bytes", NULL, "4194304", 1,				\
+	    KT_INT, 0, 1073741824, max_body_bytes)			\
+	K("max_concurrent_requests", NULL, "128", 1,			\
+	    KT_INT, 1, 65536, max_concurrent_requests)			\
+	K("max_concurrent_starts", NULL, "2", 1,			\
+	    KT_INT, 1, 64, max_concurrent_starts)			\
+	K("max_serverless_services", NULL, "512", 1,			\
+	    KT_INT, 1, 65536, max_serverless_services)			\
+	K("runtime_dir", "HAKOPOD_RUNTIME_DIR", "/run/hakopod", 0,	\
+	    KT_PATH, 0, 0, runtime_dir)					\
+	K("serverless_address", "HAKOPOD_SERVERLESS_ADDRESS", "", 0,	\
+	    KT_ADDR, 0, 0, serverless_address)				\
+	K("serverless_listen", "HAKOPOD_SERVERLESS_LISTEN", "", 0,	\
+	    KT_ADDR, 0, 0, serverless_listen)				\
+	K("state", "HAKOPOD_STATE", "sqlite:///var/lib/hakopod/state.db", 0, \
+	    KT_URL, 0, 0, state)
+
+#define KEY_PUBLIC(n, e, d, r, t, lo, hi, f)	{ n, e, d, r },
+#define KEY_RULE(n, e, d, r, t, lo, hi, f)				\
+	{ t, lo, hi, offsetof(struct server_config, f),			\
+	    sizeof(((struct server_config *)NULL)->f) },
+
+static const struct config_key server_keys[] = { SERVER_KEYS(KEY_PUBLIC) };
+static const struct server_rule server_rules[] = { SERVER_KEYS(KEY_RULE) };
+
+_Static_assert(nitems(server_keys) <= nitems(((struct server_config *)NULL)->
+    source), "struct server_config: source[] too small");
+
+/*
+ * The application config: keys of [services.NAME], alphabetical.
+ */
+enum svc_key {
+	SK_AUTOSCALE,
+	SK_BACKEND_CERTIFICATE,
+	SK_BACKEND_HTTP2,
+	SK_COMMAND,
+	SK_DIRECTORY,
+	SK_ENVIRONMENT,
+	SK_GPU,
+	SK_HOSTS,
+	SK_IMAGE,
+	SK_JOBS,
+	SK_NODE_NAME,
+	SK_PORT,
+	SK_PORTS,
+	SK_PUBLIC,
+	SK_READINESS,
+	SK_REPLICAS,
+	SK_SERVERLESS,
+	SK_SIZE,
+	SK_TCP_PORTS,
+	SK_VOLUMES,
+	SK_COUNT
+};
+
+static const struct {
+	const char	*name;
+	int		 ordinary;	/* only ordinary services may use it */
+} svc_keys[SK_COUNT] = {
+	[SK_AUTOSCALE] =		{ "autoscale", 1 },
+	[SK_BACKEND_CERTIFICATE] =	{ "backend_certificate", 1 },
+	[SK_BACKEND_HTTP2] =		{ "backend_http2", 1 },
+	[SK_COMMAND] =			{ "command", 0 },
+	[SK_DIRECTORY] =		{ "directory", 0 },
+	[SK_ENVIRONMENT] =		{ "environment", 0 },
+	[SK_GPU] =			{ "gpu", 1 },
+	[SK_HOSTS] =			{ "hosts", 0 },
+	[SK_IMAGE] =			{ "image", 0 },
+	[SK_JOBS] =			{ "jobs", 1 },
+	[SK_NODE_NAME] =		{ "node_name", 0 },
+	[SK_PORT] =			{ "port", 0 },
+	[SK_PORTS] =			{ "ports", 1 },
+	[SK_PUBLIC] =			{ "public", 0 },
+	[SK_READINESS] =		{ "readiness", 0 },
+	[SK_REPLICAS] =			{ "replicas", 0 },
+	[SK_SERVERLESS] =		{ "serverless", 0 },
+	[SK_SIZE] =			{ "size", 0 },
+	[SK_TCP_PORTS] =		{ "tcp_ports", 1 },
+	[SK_VOLUMES] =			{ "volumes", 1 },
+};
+
+/* [services.NAME.serverless], alphabetical: name, range, default. */
+static const struct policy_key {
+	const char	*name;
+	int		 min;
+	int		 max;
+	int		 def;
+	size_t		 off;
+} policy_keys[] = {
+	{ "idle_seconds", 30, 86400, 300,
+	    offsetof(struct serverless_policy, idle_seconds) },
+	{ "max_concurrency", 1, 64, 16,
+	    offsetof(struct serverless_policy, max_concurrency) },
+	{ "min_replicas", 0, 1, 0,
+	    offsetof(struct serverless_policy, min_replicas) },
+	{ "request_timeout_seconds", 1, 300, 60,
+	    offsetof(struct serverless_policy, request_timeout_seconds) },
+	{ "startup_timeout_seconds", 5, 300, 60,
+	    offsetof(struct serverless_policy, startup_timeout_seconds) },
+};
+
+/* Variables hk itself gives the process. */
+static const char *const env_reserved[] = {
+	"LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID", "NOTIFY_SOCKET", "PORT",
+};
+
+static const char *const sizes[] = { "small", "medium", "large" };
+
+#define NAME_REASON	"must be 1 to 63 of a-z, 0-9 and '-', " \
+			"starting and ending with a letter or digit"
+
+/*
+ * Diagnostics of one application file, kept in line order: the
+ * CONFIG_DIAG_MAX with the lowest lines are kept, all are counted.
+ */
+struct dent {
+	int		 line;
+	unsigned	 seq;
+	char		 msg[CONFIG_DIAG_LEN];
+};
+
+struct dlist {
+	size_t		 count;
+	size_t		 n;
+	unsigned	 seq;
+	struct dent	 d[CONFIG_DIAG_MAX];
+};
+
+/* One host of the file, for the duplicate check. */
+struct hostref {
+	const char		*host;
+	const struct toml_kv	*svc;	/* [services.NAME] */
+	size_t			 seq;	/* order in the file */
+	int			 line;
+};
+
+struct actx {
+	const char			*file;	/* as given, for messages */
+	const struct server_config	*srv;
+	char				 dir[PATH_MAX];	/* of the file */
+	struct app_config		*app;
+	size_t				 nserverless;
+	struct hostref			*hosts;
+	size_t				 nhosts;
+	size_t				 caphosts;
+	int				 oom;
+	struct dlist			 dl;
+};
+
+static int	 is_digit(int);
+static int	 is_lower(int);
+static int	 is_alpha(int);
+static int	 key_is(const struct toml_kv *, const char *);
+static void	 show(char *, size_t, const char *, size_t, int);
+static void	 kpath(char *, const char *, const char *, size_t);
+static void	 kpath_s(char *, const char *, const char *);
+static int	 file_read(const char *, char **, size_t *, int *,
+		    struct config_diag *);
+static int	 valid_host(const char *, int);
+static int	 check_addr(const char *, char *, size_t);
+static int	 check_server_str(size_t, const char *, char *, size_t);
+static int	 check_server_int(size_t, int64_t, char *, size_t);
+static int	 server_set_text(struct server_config *, size_t, const char *,
+		    char *, size_t);
+static void	 server_defaults(struct server_config *);
+static int	 server_walk(struct server_config *, const struct toml_value *,
+		    const char *, struct config_diag *);
+static int	 server_file_key(struct server_config *,
+		    const struct toml_kv *, const char *,
+		    struct config_diag *);
+static int	 server_env(struct server_config *, struct config_diag *);
+static ssize_t	 server_key_find(const char *, size_t);
+static void	 dl_add(struct dlist *, int, const char *);
+static int	 dent_cmp(const void *, const void *);
+static void	 dl_flush(struct dlist *, struct config_diag *);
+static void	 adiag(struct actx *, int, const char *, const char *, ...)
+		    __attribute__((format(printf, 4, 5)));
+static char	*xstrndup(struct actx *, const char *, size_t);
+static int	 path_norm(const char *, char *, size_t);
+static int	 file_dir(const char *, char *, size_t);
+static const char *get_str(struct actx *, const struct toml_kv *,
+		    const char *, size_t);
+static int	 get_int(struct actx *, const struct toml_kv *, const char *,
+		    int64_t, int64_t, int64_t *);
+static int	 get_bool(struct actx *, const struct toml_kv *, const char *,
+		    int *);
+static void	 app_root(struct actx *, const struct toml_value *);
+static void	 svc_parse(struct actx *, const struct toml_kv *,
+		    struct service_spec *);
+static void	 svc_value(struct actx *, int, const struct toml_kv *,
+		    const struct toml_kv *, int, struct service_spec *);
+static void	 svc_command(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_directory(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_environment(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_hosts(struct actx *, const struct toml_kv *,
+		    const struct toml_kv *, const char *,
+		    struct service_spec *);
+static void	 svc_default_host(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_readiness(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_policy(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_serverless_rules(struct actx *,
+		    const struct toml_kv *const *, const char *,
+		    struct service_spec *);
+static void	 host_note(struct actx *, const char *,
+		    const struct toml_kv *, int);
+static int	 hostref_cmp(const void *, const void *);
+static void	 hosts_check(struct actx *);
+static json_t	*toml_to_json(const struct toml_value *, int, int *);
+static json_t	*json_str_or_null(const char *);
+static json_t	*json_strv(char *const *, size_t, int);
+static int	 spec_extras(struct actx *, json_t *,
+		    const struct toml_kv *const *, const char *);
+static char	*spec_json(struct actx *, const struct service_spec *,
+		    const struct toml_kv *const *, const char *);
+static void	 spec_free(struct service_spec *);
+
+/*
+ * Small helpers.
+ */
+
+static int
+is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int
+is_lower(int c)
+{
+	return c >= 'a' && c <= 'z';
+}
+
+static int
+is_alpha(int c)
+{
+	return is_lower(c) || (c >= 'A' && c <= 'Z');
+}
+
+/* Keys may hold NUL: compare with the length. */
+static int
+key_is(const struct toml_kv *kv, const char *name)
+{
+	size_t n = strlen(name);
+
+	return kv->keylen == n && memcmp(kv->key, name, n) == 0;
+}
+
+/*
+ * Writes a key (or, with quote set, a value) as TOML would: bare if it can
+ * be, else quoted with escapes.  At most KEYSHOW_MAX bytes of it are shown.
+ */
+static void
+show(char *dst, size_t dstsz, const char *s, size_t len, int quote)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, o, n;
+	unsigned char c;
+	int bare = len > 0 && !quote;
+
+	for (i = 0; bare && i < len; i++) {
+		c = s[i];
+		if (!is_alpha(c) && !is_digit(c) && c != '_' && c != '-')
+			bare = 0;
+	}
+	n = len;
+	if (n > KEYSHOW_MAX) {
+		n = KEYSHOW_MAX;
+		/* do not cut a UTF-8 sequence */
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	o = 0;
+	dst[0] = '\0';
+	if (dstsz < 16)
+		return;
+	if (!bare)
+		dst[o++] = '"';
+	for (i = 0; i < n && o + 10 < dstsz; i++) {
+		c = s[i];
+		if (c == '"' || c == '\\') {
+			dst[o++] = '\\';
+			dst[o++] = c;
+		} else if (c < 0x20 || c == 0x7f) {
+			dst[o++] = '\\';
+			dst[o++] = 'u';
+			dst[o++] = '0';
+			dst[o++] = '0';
+			dst[o++] = hex[c >> 4];
+			dst[o++] = hex[c & 0xf];
+		} else
+			dst[o++] = c;
+	}
+	if (i < len && o + 4 < dstsz) {
+		memcpy(dst + o, "...", 3);
+		o += 3;
+	}
+	if (!bare)
+		dst[o++] = '"';
+	dst[o] = '\0';
+}
+
+/* dst (KEYPATH_LEN) = prefix "." key, the key shown as TOML would. */
+static void
+kpath(char *dst, const char *prefix, const char *key, size_t len)
+{
+	char k[KEYSHOW_MAX * 6 + 8];
+
+	show(k, sizeof(k), key, len, 0);
+	dst[0] = '\0';
+	if (prefix != NULL && *prefix != '\0') {
+		(void)strlcpy(dst, prefix, KEYPATH_LEN);
+		(void)strlcat(dst, ".", KEYPATH_LEN);
+	}
+	if (strlcat(dst, k, KEYPATH_LEN) >= KEYPATH_LEN)
+		memcpy(dst + KEYPATH_LEN - 4, "...", 4);
+}
+
+static void
+kpath_s(char *dst, const char *prefix, const char *key)
+{
+	kpath(dst, prefix, key, strlen(key));
+}
+
+void
+config_diag_add(struct config_diag *d, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (d == NULL)
+		return;
+	if (d->count < CONFIG_DIAG_MAX) {
+		va_start(ap, fmt);
+		n = vsnprintf(d->msg[d->count], CONFIG_DIAG_LEN, fmt, ap);
+		va_end(ap);
+		if (n >= CONFIG_DIAG_LEN)
+			memcpy(d->msg[d->count] + CONFIG_DIAG_LEN - 4, "...",
+			    4);
+	}
+	d->count++;
+}
+
+/*
+ * Reads a whole file of at most CONFIG_MAX_FILE bytes.  The size of a
+ * regular file is checked with fstat() before reading, and the read itself
+ * is bounded (a file may grow meanwhile, and a pipe has no size).  Returns
+ * 0, or -1: with *oerr the errno of a failed open() (no diagnostic added),
+ * or *oerr 0 and a diagnostic.
+ */
+static int
+file_read(const char *path, char **bufp, size_t *lenp, int *oerr,
+    struct config_diag *d)
+{
+	struct stat st;
+	char *buf = NULL, *nb;
+	size_t len = 0, cap;
+	ssize_t n;
+	int fd;
+
+	*oerr = 0;
+	*bufp = NULL;
+	*lenp = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+		*oerr = errno;
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		config_diag_add(d, "%s: unable to stat: %s", path,
+		    strerror(errno));
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_FILE)
+		goto big;
+	/* room for one byte more than expected, to see the end */
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 4096;
+	for (;;) {
+		if (len == cap || buf == NULL) {
+			if (buf != NULL)
+				cap = cap > CONFIG_MAX_FILE / 2 ?
+				    CONFIG_MAX_FILE + 1 : cap * 2;
+			if ((nb = realloc(buf, cap)) == NULL)
+				goto rfail;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			goto rfail;
+		if (n == 0)
+			break;
+		len += n;
+		if (len > CONFIG_MAX_FILE)
+			goto big;
+	}
+	(void)close(fd);
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+rfail:
+	config_diag_add(d, "%s: unable to read: %s", path, strerror(errno));
+	goto fail;
+big:
+	config_diag_add(d, "%s: too large: over %d bytes", path,
+	    CONFIG_MAX_FILE);
+fail:
+	free(buf);
+	(void)close(fd);
+	return -1;
+}
+
+/*
+ * A DNS name: 1..253 bytes, labels of 1..63 letters, digits and '-' that
+ * neither start nor end with '-', the last label not all digits.  Upper-case
+ * letters only when anycase is set.
+ */
+static int
+valid_host(const char *s, int anycase)
+{
+	size_t len = strlen(s), lab = 0, i;
+	int alldig = 1;
+	unsigned char c;
+
+	if (len == 0 || len > HOST_MAX)
+		return 0;
+	for (i = 0; i <= len; i++) {
+		c = s[i];
+		if (c == '.' || c == '\0') {
+			if (lab == 0 || s[i - 1] == '-')
+				return 0;
+			if (c == '\0')
+				break;
+			lab = 0;
+			alldig = 1;
+			continue;
+		}
+		if (lab == 0 && c == '-')
+			return 0;
+		if (!is_lower(c) && !is_digit(c) && c != '-' &&
+		    !(anycase && is_alpha(c)))
+			return 0;
+		if (!is_digit(c))
+			alldig = 0;
+		if (++lab > 63)
+			return 0;
+	}
+	return !alldig;
+}
+
+/* host:port: IPv4, [IPv6] or a DNS name, and a port 1..65535. */
+static int
+check_addr(const char *s, char *why, size_t whysz)
+{
+	char host[CONFIG_ADDR_MAX + 1];
+	struct in6_addr a6;
+	struct in_addr a4;
+	const char *colon, *port, *p;
+	size_t hl;
+	int v6 = 0;
+
+	if (s[0] == '[') {
+		if ((p = strchr(s, ']')) == NULL || p[1] != ':')
+			goto hostport;
+		hl = p - s - 1;
+		port = p + 2;
+		s++;
+		v6 = 1;
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL)
+			goto hostport;
+		hl = colon - s;
+		port = colon + 1;
+	}
+	if (hl == 0 || hl >= sizeof(host) || *port == '\0')
+		goto hostport;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	for (p = port; *p != '\0'; p++)
+		if (!is_digit((unsigned char)*p))
+			goto badport;
+	if (strtonum(port, 1, 65535, NULL) == 0)
+		goto badport;
+	if (v6) {
+		if (inet_pton(AF_INET6, host, &a6) != 1)
+			goto badhost;
+	} else if (inet_pton(AF_INET, host, &a4) != 1 &&
+	    !valid_host(host, 1))
+		goto badhost;
+	return 0;
+hostport:
+	(void)snprintf(why, whysz, "must be host:port");
+	return -1;
+badport:
+	(void)snprintf(why, whysz, "port must be between 1 and 65535");
+	return -1;
+badhost:
+	(void)snprintf(why, whysz, "invalid host (IPv4, [IPv6] or a name)");
+	return -1;
+}
+
+/*
+ * Operator config.
+ */
+
+const struct config_key *
+config_keys(size_t *n)
+{
+	if (n != NULL)
+		*n = nitems(server_keys);
+	return server_keys;
+}
+
+const char *
+config_listen_address(const struct server_config *cfg)
+{
+	if (cfg->serverless_listen[0] != '\0')
+		return cfg->serverless_listen;
+	return cfg->serverless_address;
+}
+
+static ssize_t
+server_key_find(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(server_keys); i++)
+		if (strlen(server_keys[i].name) == len &&
+		    memcmp(server_keys[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+/* Validates a string value for key i; 0, or -1 with a reason. */
+static int
+check_server_str(size_t i, const char *s, char *why, size_t whysz)
+{
+	const struct server_rule *r = &server_rules[i];
+	size_t len = strlen(s);
+
+	if (len >= r->size) {
+		(void)snprintf(why, whysz, "too long (at most %zu bytes)",
+		    r->size - 1);
+		return -1;
+	}
+	switch (r->type) {
+	case KT_ADDR:
+		if (len == 0)
+			return 0;
+		return check_addr(s, why, whysz);
+	case KT_DOMAIN:
+		if (valid_host(s, 1))
+			return 0;
+		(void)snprintf(why, whysz, "invalid domain name");
+		return -1;
+	case KT_PATH:
+		if (s[0] != '/') {
+			(void)snprintf(why, whysz, "must be an absolute path");
+			return -1;
+		}
+		if (len > RUNTIME_DIR_MAX) {
+			(void)snprintf(why, whysz,
+			    "too long (at most %d bytes)", RUNTIME_DIR_MAX);
+			return -1;
+		}
+		return 0;
+	case KT_URL:
+		if ((strncmp(s, "sqlite://", 9) == 0 && s[9] != '\0') ||
+		    strncmp(s, "postgres://", 11) == 0 ||
+		    strncmp(s, "postgresql://", 13) == 0)
+			return 0;
+		(void)snprintf(why, whysz,
+		    "must be sqlite://PATH or postgres://...");
+		return -1;
+	case KT_INT:
+		break;
+	}
+	(void)snprintf(why, whysz, "must be an integer");
+	return -1;
+}
+
+static int
+check_server_int(size_t i, int64_t v, char *why, size_t whysz)
+{
+	const struct server_rule *r = &server_rules[i];
+
+	if (r->type != KT_INT) {
+		(void)snprintf(why, whysz, "must be a string");
+		return -1;
+	}
+	if (v < r->min || v > r->max) {
+		(void)snprintf(why, whysz, "must be between %lld and %lld",
+		    (long long)r->min, (long long)r->max);
+		return -1;
+	}
+	return 0;
+}
+
+/* Sets key i from text (environment, flag); 0, or -1 with a reason. */
+static int
+server_set_text(struct server_config *cfg, size_t i, const char *s,
+    char *why, size_t whysz)
+{
+	const struct server_rule *r = &server_rules[i];
+	const char *p, *errstr;
+	char *dst;
+	int64_t v;
+
+	if (r->type == KT_INT) {
+		for (p = s; *p != '\0'; p++)
+			if (!is_digit((unsigned char)*p))
+				break;
+		if (*s == '\0' || *p != '\0') {
+			(void)snprintf(why, whysz, "must be an integer");
+			return -1;
+		}
+		v = strtonum(s, r->min, r->max, &errstr);
+		if (errstr != NULL) {
+			(void)snprintf(why, whysz,
+			    "must be between %lld and %lld",
+			    (long long)r->min, (long long)r->max);
+			return -1;
+		}
+		memcpy((char *)cfg + r->off, &v, sizeof(v));
+		return 0;
+	}
+	if (check_server_str(i, s, why, whysz) == -1)
+		return -1;
+	dst = (char *)cfg + r->off;
+	if (strlcpy(dst, s, r->size) >= r->size)
+		return -1;	/* checked above */
+	if (r->type == KT_DOMAIN)
+		for (; *dst != '\0'; dst++)
+			if (*dst >= 'A' && *dst <= 'Z')
+				*dst += 'a' - 'A';
+	return 0;
+}
+
+static void
+server_defaults(struct server_config *cfg)
+{
+	char why[REASON_LEN];
+	size_t i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < nitems(server_keys); i++) {
+		if (server_set_text(cfg, i, server_keys[i].defval, why,
+		    sizeof(why)) == -1 && server_keys[i].defval[0] != '\0')
+			abort();	/* the table itself is wrong */
+		cfg->source[i] = CONFIG_SRC_DEFAULT;
+	}
+}
+
+/* One key of [server] as written in the file. */
+static int
+server_file_key(struct server_config *cfg, const struct toml_kv *kv,
+    const char *file, struct config_diag *d)
+{
+	const struct toml_value *v = kv->value;
+	char key[KEYPATH_LEN], why[REASON_LEN];
+	ssize_t i;
+	int rc;
+
+	kpath(key, "server", kv->key, kv->keylen);
+	if ((i = server_key_find(kv->key, kv->keylen)) == -1) {
+		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+		    v->type == TOML_TABLE ? "unknown table" : "unknown key");
+		return -1;
+	}
+	if (server_rules[i].type == KT_INT) {
+		if (v->type != TOML_INTEGER) {
+			(void)snprintf(why, sizeof(why), "must be an integer");
+			rc = -1;
+		} else if ((rc = check_server_int(i, v->u.integer, why,
+		    sizeof(why))) == 0)
+			memcpy((char *)cfg + server_rules[i].off,
+			    &v->u.integer, sizeof(int64_t));
+	} else if (v->type != TOML_STRING) {
+		(void)snprintf(why, sizeof(why), "must be a string");
+		rc = -1;
+	} else if (strlen(v->u.string.ptr) != v->u.string.len) {
+		(void)snprintf(why, sizeof(why), "must not contain NUL");
+		rc = -1;
+	} else
+		rc = server_set_text(cfg, i, v->u.string.ptr, why,
+		    sizeof(why));
+	if (rc == -1) {
+		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key, why);
+		return -1;
+	}
+	cfg->source[i] = CONFIG_SRC_FILE;
+	return 0;
+}
+
+static int
+server_walk(struct server_config *cfg, const struct toml_value *root,
+    const char *file, struct config_diag *d)
+{
+	const struct toml_kv *kv;
+	const struct toml_value *srv;
+	char key[KEYPATH_LEN];
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; i < root->u.table.len; i++) {
+		kv = &root->u.table.items[i];
+		if (!key_is(kv, "server")) {
+			kpath(key, NULL, kv->key, kv->keylen);
+			config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+			    kv->value->type == TOML_TABLE ? "unknown table" :
+			    "unknown key");
+			rc = -1;
+			continue;
+		}
+		srv = kv->value;
+		if (srv->type != TOML_TABLE) {
+			config_diag_add(d, "%s:%d: server: must be a table",
+			    file, kv->line);
+			rc = -1;
+			continue;
+		}
+		for (j = 0; j < srv->u.table.len; j++)
+			if (server_file_key(cfg, &srv->u.table.items[j], file,
+			    d) == -1)
+				rc = -1;
+	}
+	return rc;
+}
+
+/* HAKOPOD_* overrides; an empty variable counts as unset. */
+static int
+server_env(struct server_config *cfg, struct config_diag *d)
+{
+	char why[REASON_LEN];
+	const char *v;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < nitems(server_keys); i++) {
+		if (server_keys[i].env == NULL ||
+		    (v = getenv(server_keys[i].env)) == NULL || *v == '\0')
+			continue;
+		if (server_set_text(cfg, i, v, why, sizeof(why)) == -1) {
+			config_diag_add(d, "%s: server.%s: %s",
+			    server_keys[i].env, server_keys[i].name, why);
+			rc = -1;
+			continue;
+		}
+		cfg->source[i] = CONFIG_SRC_ENV;
+	}
+	return rc;
+}
+
+int
+config_load_server(struct server_config *cfg, const char *path,
+    struct config_diag *d, int *missing)
+{
+	struct toml_value *root;
+	struct toml_error terr;
+	char *buf;
+	size_t len;
+	int implicit = 0, oerr, rc = 0, dummy;
+
+	if (missing == NULL)
+		missing = &dummy;
+	*missing = 0;
+	server_defaults(cfg);
+	if (path == NULL || *path == '\0')
+		path = getenv("HAKOPOD_CONFIG");
+	if (path == NULL || *path == '\0') {
+		path = CONFIG_DEFAULT_PATH;
+		implicit = 1;
+	}
+	if (file_read(path, &buf, &len, &oerr, d) == -1) {
+		if (oerr == 0)
+			return -1;
+		if (implicit && oerr == ENOENT) {
+			/* no operator file: built-in defaults */
+			return server_env(cfg, d);
+		}
+		config_diag_add(d, "%s: unable to open: %s", path,
+		    strerror(oerr));
+		*missing = 1;
+		return -1;
+	}
+	if (strlcpy(cfg->path, path, sizeof(cfg->path)) >= sizeof(cfg->path)) {
+		free(buf);
+		config_diag_add(d, "%s: unable to open: %s", path,
+		    strerror(ENAMETOOLONG));
+		*missing = 1;
+		return -1;
+	}
+	root = toml_parse(buf, len, &terr);
+	free(buf);
+	if (root == NULL) {
+		if (terr.line > 0)
+			config_diag_add(d, "%s:%d: syntax: %s", path,
+			    terr.line, terr.msg);
+		else
+			config_diag_add(d, "%s: syntax: %s", path, terr.msg);
+		rc = -1;
+	} else {
+		rc = server_walk(cfg, root, path, d);
+		toml_free(root);
+	}
+	if (server_env(cfg, d) == -1)
+		rc = -1;
+	return rc;
+}
+
+int
+config_set_flag(struct server_config *cfg, const char *key, const char *val,
+    struct config_diag *d)
+{
+	char why[REASON_LEN], k[KEYPATH_LEN];
+	ssize_t i;
+
+	if (strncmp(key, "server.", 7) == 0)
+		key += 7;
+	if ((i = server_key_find(key, strlen(key))) == -1) {
+		kpath_s(k, "server", key);
+		config_diag_add(d, "command line: %s: unknown key", k);
+		return -1;
+	}
+	if (server_set_text(cfg, i, val, why, sizeof(why)) == -1) {
+		config_diag_add(d, "command line: server.%s: %s",
+		    server_keys[i].name, why);
+		return -1;
+	}
+	cfg->source[i] = CONFIG_SRC_FLAG;
+	return 0;
+}
+
+/*
+ * Application config.
+ */
+
+int
+config_valid_name(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= CONFIG_NAME_MAX)
+			return 0;
+		if (!is_lower((unsigned char)s[i]) &&
+		    !is_digit((unsigned char)s[i]) &&
+		    (s[i] != '-' || i == 0))
+			return 0;
+	}
+	return i > 0 && s[i - 1] != '-';
+}
+
+static int
+dent_cmp(const void *a, const void *b)
+{
+	const struct dent *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void
+dl_add(struct dlist *dl, int line, const char *msg)
+{
+	struct dent *e;
+	size_t i, worst;
+
+	dl->count++;
+	if (dl->n < CONFIG_DIAG_MAX)
+		e = &dl->d[dl->n++];
+	else {
+		/* keep the lowest lines: replace the last one if later */
+		worst = 0;
+		for (i = 1; i < dl->n; i++)
+			if (dent_cmp(&dl->d[i], &dl->d[worst]) > 0)
+				worst = i;
+		if (line >= dl->d[worst].line)
+			return;
+		e = &dl->d[worst];
+	}
+	e->line = line;
+	e->seq = dl->seq++;
+	(void)strlcpy(e->msg, msg, sizeof(e->msg));
+}
+
+static void
+dl_flush(struct dlist *dl, struct config_diag *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	qsort(dl->d, dl->n, sizeof(dl->d[0]), dent_cmp);
+	for (i = 0; i < dl->n; i++)
+		config_diag_add(d, "%s", dl->d[i].msg);
+	d->count += dl->count - dl->n;
+}
+
+static void
+adiag(struct actx *c, int line, const char *key, const char *fmt, ...)
+{
+	char reason[REASON_LEN], msg[CONFIG_DIAG_LEN];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	n = snprintf(msg, sizeof(msg), "%s:%d: %s: %s", c->file, line, key,
+	    reason);
+	if (n >= (int)sizeof(msg))
+		memcpy(msg + sizeof(msg) - 4, "...", 4);
+	dl_add(&c->dl, line, msg);
+}
+
+static char *
+xstrndup(struct actx *c, const char *s, size_t len)
+{
+	char *p;
+
+	if ((p = strndup(s, len)) == NULL)
+		c->oom = 1;
+	return p;
+}
+
+/* Normalizes an absolute path lexically: no ".", "..", "//" or final '/'. */
+static int
+path_norm(const char *in, char *out, size_t outsz)
+{
+	const char *p = in, *e;
+	size_t o = 0, n;
+
+	if (*in != '/' || outsz < 2)
+		return -1;
+	while (*p != '\0') {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		for (e = p; *e != '\0' && *e != '/'; e++)
+			;
+		n = e - p;
+		if (n == 1 && p[0] == '.')
+			;
+		else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;
+		} else {
+			if (o + 1 + n + 1 > outsz)
+				return -1;
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
+/* The absolute directory holding the file path names. */
+static int
+file_dir(const char *path, char *out, size_t outsz)
+{
+	char cwd[PATH_MAX], *tmp;
+	const char *slash;
+	size_t dl;
+	int rc;
+
+	slash = strrchr(path, '/');
+	dl = slash == NULL ? 0 : (size_t)(slash - path);
+	if (path[0] == '/') {
+		if ((tmp = strndup(path, dl == 0 ? 1 : dl)) == NULL)
+			return -1;
+	} else {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return -1;
+		if (asprintf(&tmp, "%s/%.*s", cwd, (int)dl, path) == -1)
+			return -1;
+	}
+	rc = path_norm(tmp, out, outsz);
+	free(tmp);
+	return rc;
+}
+
+/* A string value without NUL of at most max bytes, or NULL (diagnosed). */
+static const char *
+get_str(struct actx *c, const struct toml_kv *kv, const char *key,
+    size_t max)
+{
+	const struct toml_value *v = kv->value;
+
+	if (v->type != TOML_STRING) {
+		adiag(c, kv->line, key, "must be a string");
+		return NULL;
+	}
+	if (strlen(v->u.string.ptr) != v->u.string.len) {
+		adiag(c, kv->line, key, "must not contain NUL");
+		return NULL;
+	}
+	if (v->u.string.len == 0) {
+		adiag(c, kv->line, key, "must not be empty");
+		return NULL;
+	}
+	if (v->u.string.len > max) {
+		adiag(c, kv->line, key, "too long (at most %zu bytes)", max);
+		return NULL;
+	}
+	return v->u.string.ptr;
+}
+
+static int
+get_int(struct actx *c, const struct toml_kv *kv, const char *key,
+    int64_t min, int64_t max, int64_t *out)
+{
+	const struct toml_value *v = kv->value;
+
+	if (v->type != TOML_INTEGER) {
+		adiag(c, kv->line, key, "must be an integer");
+		return -1;
+	}
+	if (v->u.integer < min || v->u.integer > max) {
+		adiag(c, kv->line, key, "must be between %lld and %lld",
+		    (long long)min, (long long)max);
+		return -1;
+	}
+	*out = v->u.integer;
+	return 0;
+}
+
+static int
+get_bool(struct actx *c, const struct toml_kv *kv, const char *key, int *out)
+{
+	if (kv->value->type != TOML_BOOL) {
+		adiag(c, kv->line, key, "must be a boolean");
+		return -1;
+	}
+	*out = kv->value->u.boolean != 0;
+	return 0;
+}
+
+static void
+svc_command(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value, *e;
+	size_t i;
+
+	if (v->type != TOML_ARRAY) {
+		adiag(c, kv->line, key, "must be an array of strings");
+		return;
+	}
+	if (v->u.array.len == 0) {
+		adiag(c, kv->line, key, "must not be empty");
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if (e->type != TOML_STRING) {
+			adiag(c, e->line, key, "must be an array of strings");
+			return;
+		}
+		if (strlen(e->u.string.ptr) != e->u.string.len) {
+			adiag(c, e->line, key, "must not contain NUL");
+			return;
+		}
+	}
+	if (v->u.array.items[0]->u.string.len == 0) {
+		adiag(c, kv->line, key, "program name must not be empty");
+		return;
+	}
+	s->command = calloc(v->u.array.len + 1, sizeof(*s->command));
+	if (s->command == NULL) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if ((s->command[i] = xstrndup(c, e->u.string.ptr,
+		    e->u.string.len)) == NULL)
+			return;
+		s->ncommand++;
+	}
+}
+
+/* Relative directories are resolved against the file's directory. */
+static void
+svc_directory(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	char out[PATH_MAX], *tmp = NULL;
+	const char *d;
+	int rc;
+
+	if ((d = get_str(c, kv, key, PATH_MAX - 1)) == NULL)
+		return;
+	if (*d == '/')
+		rc = path_norm(d, out, sizeof(out));
+	else if (asprintf(&tmp, "%s/%s", c->dir, d) == -1) {
+		c->oom = 1;
+		return;
+	} else
+		rc = path_norm(tmp, out, sizeof(out));
+	free(tmp);
+	if (rc == -1) {
+		adiag(c, kv->line, key, "too long (at most %d bytes)",
+		    PATH_MAX - 1);
+		return;
+	}
+	s->directory = xstrndup(c, out, strlen(out));
+}
+
+static void
+svc_environment(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value;
+	const struct toml_kv *e;
+	char ek[KEYPATH_LEN];
+	size_t i, j;
+	int bad;
+
+	if (v->type != TOML_TABLE) {
+		adiag(c, kv->line, key, "must be a table");
+		return;
+	}
+	if (v->u.table.len == 0)
+		return;
+	if ((s->env = calloc(v->u.table.len, sizeof(*s->env))) == NULL) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < v->u.table.len; i++) {
+		e = &v->u.table.items[i];
+		kpath(ek, key, e->key, e->keylen);
+		bad = e->keylen == 0 || e->keylen > ENV_NAME_MAX ||
+		    is_digit((unsigned char)e->key[0]);
+		for (j = 0; !bad && j < e->keylen; j++)
+			if (!is_alpha((unsigned char)e->key[j]) &&
+			    !is_digit((unsigned char)e->key[j]) &&
+			    e->key[j] != '_')
+				bad = 1;
+		if (bad) {
+			adiag(c, e->line, ek, "invalid variable name");
+			continue;
+		}
+		for (j = 0; j < nitems(env_reserved); j++)
+			if (key_is(e, env_reserved[j]))
+				bad = 1;
+		if (bad) {
+			adiag(c, e->line, ek, "reserved (set by hk)");
+			continue;
+		}
+		if (e->value->type != TOML_STRING) {
+			adiag(c, e->line, ek, "must be a string");
+			continue;
+		}
+		if (strlen(e->value->u.string.ptr) != e->value->u.string.len) {
+			adiag(c, e->line, ek, "must not contain NUL");
+			continue;
+		}
+		s->env[s->nenv].name = xstrndup(c, e->key, e->keylen);
+		s->env[s->nenv].value = xstrndup(c, e->value->u.string.ptr,
+		    e->value->u.string.len);
+		s->nenv++;
+		if (c->oom)
+			return;
+	}
+}
+
+/* Remembers a host of the file for the duplicate check. */
+static void
+host_note(struct actx *c, const char *host, const struct toml_kv *svc,
+    int line)
+{
+	struct hostref *h;
+	size_t cap;
+
+	if (c->nhosts == c->caphosts) {
+		cap = c->caphosts == 0 ? 16 : c->caphosts * 2;
+		if ((h = reallocarray(c->hosts, cap, sizeof(*h))) == NULL) {
+			c->oom = 1;
+			return;
+		}
+		c->hosts = h;
+		c->caphosts = cap;
+	}
+	h = &c->hosts[c->nhosts];
+	h->host = host;
+	h->svc = svc;
+	h->seq = c->nhosts;
+	h->line = line;
+	c->nhosts++;
+}
+
+static void
+svc_hosts(struct actx *c, const struct toml_kv *skv, const struct toml_kv *kv,
+    const char *key, struct service_spec *s)
+{
+	const struct toml_value *v = kv->value, *e;
+	char shown[KEYSHOW_MAX * 6 + 8], *h;
+	size_t i, j;
+
+	if (v->type != TOML_ARRAY) {
+		adiag(c, kv->line, key, "must be an array of strings");
+		return;
+	}
+	if (v->u.array.len == 0) {
+		adiag(c, kv->line, key, "must not be empty");
+		return;
+	}
+	if ((s->hosts = calloc(v->u.array.len, sizeof(*s->hosts))) == NULL) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if (e->type != TOML_STRING) {
+			adiag(c, e->line, key, "must be an array of strings");
+			continue;
+		}
+		if ((h = xstrndup(c, e->u.string.ptr, e->u.string.len)) == NULL)
+			return;
+		for (j = 0; h[j] != '\0'; j++)
+			if (h[j] >= 'A' && h[j] <= 'Z')
+				h[j] += 'a' - 'A';
+		if (j != e->u.string.len || !valid_host(h, 0)) {
+			show(shown, sizeof(shown), e->u.string.ptr,
+			    e->u.string.len, 1);
+			adiag(c, e->line, key, "invalid host %s", shown);
+			free(h);
+			continue;
+		}
+		s->hosts[s->nhosts++] = h;
+		host_note(c, h, skv, e->line);
+	}
+}
+
+/* <service>.<app>.<base_domain> */
+static void
+svc_default_host(struct actx *c, const struct toml_kv *skv, const char *key,
+    struct service_spec *s)
+{
+	const char *base = c->srv != NULL ? c->srv->base_domain : "localhost";
+	char *h;
+
+	if (s->name[0] == '\0' || c->app->name[0] == '\0')
+		return;		/* already diagnosed */
+	if ((s->hosts = calloc(1, sizeof(*s->hosts))) == NULL ||
+	    asprintf(&h, "%s.%s.%s", s->name, c->app->name, base) == -1) {
+		c->oom = 1;
+		return;
+	}
+	if (!valid_host(h, 0)) {
+		adiag(c, s->line, key,
+		    "default host is longer than %d bytes: set hosts",
+		    HOST_MAX);
+		free(h);
+		return;
+	}
+	s->hosts[s->nhosts++] = h;
+	host_note(c, h, skv, s->line);
+}
+
+static void
+svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const char *r, *p;
+
+	if ((r = get_str(c, kv, key, 5 + READY_PATH_MAX)) == NULL)
+		return;
+	if (strcmp(r, "tcp") == 0)
+		s->readiness = READY_TCP;
+	else if (strcmp(r, "notify") == 0)
+		s->readiness = READY_NOTIFY;
+	else if (strcmp(r, "socket") == 0)
+		s->readiness = READY_SOCKET;
+	else if (strncmp(r, "http:/", 6) == 0) {
+		for (p = r + 5; *p != '\0'; p++)
+			if (*p <= ' ' || *p >= 0x7f)
+				goto bad;
+		s->readiness = READY_HTTP;
+		s->readiness_path = xstrndup(c, r + 5, strlen(r + 5));
+	} else
+		goto bad;
+	return;
+bad:
+	adiag(c, kv->line, key, "must be tcp, http:/PATH, notify or socket");
+}
+
+static void
+svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value;
+	const struct toml_kv *e;
+	char pk[KEYPATH_LEN];
+	size_t i, j;
+	int64_t n;
+
+	for (j = 0; j < nitems(policy_keys); j++)
+		*(int *)((char *)&s->policy + policy_keys[j].off) =
+		    policy_keys[j].def;
+	if (v->type != TOML_TABLE) {
+		adiag(c, kv->line, key, "must be a table");
+		return;
+	}
+	s->serverless = 1;
+	for (i = 0; i < v->u.table.len; i++) {
+		e = &v->u.table.items[i];
+		kpath(pk, key, e->key, e->keylen);
+		for (j = 0; j < nitems(policy_keys); j++)
+			if (key_is(e, policy_keys[j].name))
+				break;
+		if (j == nitems(policy_keys)) {
+			adiag(c, e->line, pk, "%s",
+			    e->value->type == TOML_TABLE ? "unknown table" :
+			    "unknown key");
+			continue;
+		}
+		if (get_int(c, e, pk, policy_keys[j].min, policy_keys[j].max,
+		    &n) == 0)
+			*(int *)((char *)&s->policy + policy_keys[j].off) =
+			    (int)n;
+	}
+}
+
+/* What a serverless service may not be or have. */
+static void
+svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, struct service_spec *s)
+{
+	const struct toml_kv *sl = slot[SK_SERVERLESS];
+	char key[KEYPATH_LEN];
+	int64_t max;
+	size_t k;
+	int line;
+
+	for (k = 0; k < SK_COUNT; k++) {
+		if (!svc_keys[k].ordinary || slot[k] == NULL)
+			continue;
+		kpath_s(key, prefix, svc_keys[k].name);
+		if (k != SK_BACKEND_HTTP2)
+			adiag(c, slot[k]->line, key,
+			    "not allowed with [serverless]");
+		else if (slot[k]->value->type == TOML_BOOL &&
+		    slot[k]->value->u.boolean)
+			adiag(c, slot[k]->line, key, "not allowed with "
+			    "[serverless] (the gateway speaks HTTP/1.1)");
+	}
+	if (!s->public_) {
+		line = slot[SK_PUBLIC] != NULL ? slot[SK_PUBLIC]->line :
+		    sl->line;
+		kpath_s(key, prefix, "public");
+		adiag(c, line, key, "serverless requires public = true");
+	}
+	kpath_s(key, prefix, "serverless");
+	if (c->srv == NULL || c->srv->serverless_address[0] == '\0')
+		adiag(c, sl->line, key,
+		    "requires server.serverless_address (unset)");
+	max = c->srv != NULL ? c->srv->max_serverless_services : 512;
+	if (++c->nserverless == (size_t)max + 1)
+		adiag(c, sl->line, key,
+		    "exceeds server.max_serverless_services (%lld)",
+		    (long long)max);
+}
+
+/* One key of a service, in slot k; sless: the service has [serverless]. */
+static void
+svc_value(struct actx *c, int k, const struct toml_kv *skv,
+    const struct toml_kv *kv, int sless, struct service_spec *s)
+{
+	char prefix[KEYPATH_LEN], key[KEYPATH_LEN];
+	const char *str;
+	size_t i;
+	int64_t n;
+
+	kpath(prefix, "services", skv->key, skv->keylen);
+	kpath_s(key, prefix, svc_keys[k].name);
+	switch (k) {
+	case SK_IMAGE:
+		if ((str = get_str(c, kv, key, SIZE_MAX)) != NULL)
+			s->image = xstrndup(c, str, strlen(str));
+		break;
+	case SK_COMMAND:
+		svc_command(c, kv, key, s);
+		break;
+	case SK_DIRECTORY:
+		svc_directory(c, kv, key, s);
+		break;
+	case SK_ENVIRONMENT:
+		svc_environment(c, kv, key, s);
+		break;
+	case SK_PORT:
+		if (get_int(c, kv, key, 0, 65535, &n) == 0)
+			s->port = (int)n;
+		break;
+	case SK_PUBLIC:
+		(void)get_bool(c, kv, key, &s->public_);
+		break;
+	case SK_SIZE:
+		if ((str = get_str(c, kv, key, SIZE_MAX)) == NULL)
+			break;
+		for (i = 0; i < nitems(sizes); i++)
+			if (strcmp(str, sizes[i]) == 0)
+				break;
+		if (i == nitems(sizes))
+			adiag(c, kv->line, key,
+			    "must be small, medium or large");
+		else
+			s->size = xstrndup(c, str, strlen(str));
+		break;
+	case SK_REPLICAS:
+		if (sless && (kv->value->type != TOML_INTEGER ||
+		    kv->value->u.integer != 1))
+			adiag(c, kv->line, key, "must be 1 with [serverless]");
+		else if (get_int(c, kv, key, 1, REPLICAS_MAX, &n) == 0)
+			s->replicas = (int)n;
+		break;
+	case SK_HOSTS:
+		svc_hosts(c, skv, kv, key, s);
+		break;
+	case SK_READINESS:
+		svc_readiness(c, kv, key, s);
+		break;
+	case SK_NODE_NAME:
+		if ((str = get_str(c, kv, key, HOST_MAX)) == NULL)
+			break;
+		if (!valid_host(str, 0))
+			adiag(c, kv->line, key, "invalid node name");
+		else
+			s->node_name = xstrndup(c, str, strlen(str));
+		break;
+	case SK_SERVERLESS:
+		svc_policy(c, kv, key, s);
+		break;
+	case SK_BACKEND_HTTP2:
+		if (kv->value->type != TOML_BOOL)
+			adiag(c, kv->line, key, "must be a boolean");
+		break;
+	default:
+		break;	/* ordinary-only: any type, kept as is */
+	}
+}
+
+/* One [services.NAME]; s->name is "" when NAME is not a valid name. */
+static void
+svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
+{
+	const struct toml_kv *slot[SK_COUNT] = { NULL }, *kv;
+	const struct toml_value *sv = skv->value;
+	char prefix[KEYPATH_LEN], key[KEYPATH_LEN];
+	size_t i, k;
+	int sless;
+
+	kpath(prefix, "services", skv->key, skv->keylen);
+	s->line = sv->line > 0 ? sv->line : skv->line;
+	s->replicas = 1;
+	s->readiness = READY_TCP;
+	if (strlen(skv->key) != skv->keylen || !config_valid_name(skv->key))
+		adiag(c, skv->line, prefix, NAME_REASON);
+	else
+		(void)strlcpy(s->name, skv->key, sizeof(s->name));
+	if (sv->type != TOML_TABLE) {
+		adiag(c, skv->line, prefix, "must be a table");
+		return;
+	}
+	for (i = 0; i < sv->u.table.len; i++) {
+		kv = &sv->u.table.items[i];
+		for (k = 0; k < SK_COUNT; k++)
+			if (key_is(kv, svc_keys[k].name))
+				break;
+		if (k < SK_COUNT) {
+			slot[k] = kv;
+			continue;
+		}
+		kpath(key, prefix, kv->key, kv->keylen);
+		adiag(c, kv->line, key, "%s", kv->value->type == TOML_TABLE ?
+		    "unknown table" : "unknown key");
+	}
+	sless = slot[SK_SERVERLESS] != NULL &&
+	    slot[SK_SERVERLESS]->value->type == TOML_TABLE;
+	for (k = 0; k < SK_COUNT; k++)
+		if (slot[k] != NULL)
+			svc_value(c, k, skv, slot[k], sless, s);
+	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
+		adiag(c, s->line, prefix, "requires image or command");
+	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL)
+		s->directory = xstrndup(c, c->dir, strlen(c->dir));
+	if (s->size == NULL && slot[SK_SIZE] == NULL)
+		s->size = xstrndup(c, "small", 5);
+	if (slot[SK_HOSTS] == NULL) {
+		kpath_s(key, prefix, "hosts");
+		svc_default_host(c, skv, key, s);
+	}
+	if (s->serverless)
+		svc_serverless_rules(c, slot, prefix, s);
+	if (!c->oom)
+		s->spec_json = spec_json(c, s, slot, prefix);
+}
+
+static int
+hostref_cmp(const void *a, const void *b)
+{
+	const struct hostref *x = a, *y = b;
+	int r;
+
+	if ((r = strcmp(x->host, y->host)) != 0)
+		return r;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A host may appear once in the file; the later use is the error. */
+static void
+hosts_check(struct actx *c)
+{
+	const struct toml_kv *s, *first;
+	char key[KEYPATH_LEN], other[KEYPATH_LEN];
+	char shown[KEYSHOW_MAX * 6 + 8];
+	size_t i, f;
+
+	if (c->nhosts < 2)
+		return;
+	qsort(c->hosts, c->nhosts, sizeof(c->hosts[0]), hostref_cmp);
+	for (i = 1, f = 0; i < c->nhosts; i++) {
+		if (strcmp(c->hosts[i].host, c->hosts[f].host) != 0) {
+			f = i;
+			continue;
+		}
+		s = c->hosts[i].svc;
+		first = c->hosts[f].svc;
+		kpath(other, "services", s->key, s->keylen);
+		kpath_s(key, other, "hosts");
+		kpath(other, "services", first->key, first->keylen);
+		show(shown, sizeof(shown), c->hosts[i].host,
+		    strlen(c->hosts[i].host), 1);
+		adiag(c, c->hosts[i].line, key, "duplicate host %s (also %s)",
+		    shown, other);
+	}
+}
+
+static void
+app_root(struct actx *c, const struct toml_value *root)
+{
+	const struct toml_kv *kv, *ver = NULL, *name = NULL, *svcs = NULL;
+	const struct toml_value *sv;
+	char key[KEYPATH_LEN];
+	size_t i;
+
+	for (i = 0; i < root->u.table.len; i++) {
+		kv = &root->u.table.items[i];
+		if (key_is(kv, "schema_version"))
+			ver = kv;
+		else if (key_is(kv, "name"))
+			name = kv;
+		else if (key_is(kv, "services"))
+			svcs = kv;
+		else {
+			kpath(key, NULL, kv->key, kv->keylen);
+			adiag(c, kv->line, key, "%s",
+			    kv->value->type == TOML_TABLE ? "unknown table" :
+			    "unknown key");
+		}
+	}
+	if (ver == NULL)
+		adiag(c, 1, "schema_version", "missing");
+	else if (ver->value->type != TOML_INTEGER)
+		adiag(c, ver->line, "schema_version", "must be an integer");
+	else if (ver->value->u.integer != 1)
+		adiag(c, ver->line, "schema_version", "must be 1");
+	if (name == NULL)
+		adiag(c, 1, "name", "missing");
+	else if (name->value->type != TOML_STRING)
+		adiag(c, name->line, "name", "must be a string");
+	else if (strlen(name->value->u.string.ptr) !=
+	    name->value->u.string.len ||
+	    !config_valid_name(name->value->u.string.ptr))
+		adiag(c, name->line, "name", NAME_REASON);
+	else
+		(void)strlcpy(c->app->name, name->value->u.string.ptr,
+		    sizeof(c->app->name));
+	if (svcs == NULL)
+		return;
+	sv = svcs->value;
+	if (sv->type != TOML_TABLE) {
+		adiag(c, svcs->line, "services", "must be a table");
+		return;
+	}
+	if (sv->u.table.len == 0)
+		return;
+	c->app->services = calloc(sv->u.table.len, sizeof(*c->app->services));
+	if (c->app->services == NULL) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < sv->u.table.len && !c->oom; i++) {
+		svc_parse(c, &sv->u.table.items[i],
+		    &c->app->services[c->app->nservices]);
+		c->app->nservices++;
+	}
+	if (!c->oom)
+		hosts_check(c);
+}
+
+/*
+ * spec_json.
+ */
+
+/* Any TOML value as JSON; floats that JSON lacks become strings. */
+static json_t *
+toml_to_json(const struct toml_value *v, int depth, int *deep)
+{
+	const struct toml_kv *kv;
+	json_t *j, *e;
+	size_t i;
+
+	if (depth > JSON_DEPTH_MAX) {
+		*deep = 1;
+		return NULL;
+	}
+	switch (v->type) {
+	case TOML_TABLE:
+		if ((j = json_object()) == NULL)
+			return NULL;
+		for (i = 0; i < v->u.table.len; i++) {
+			kv = &v->u.table.items[i];
+			if ((e = toml_to_json(kv->value, depth + 1, deep)) ==
+			    NULL || json_object_setn_new(j, kv->key,
+			    kv->keylen, e) == -1) {
+				json_decref(j);
+				return NULL;
+			}
+		}
+		return j;
+	case TOML_ARRAY:
+		if ((j = json_array()) == NULL)
+			return NULL;
+		for (i = 0; i < v->u.array.len; i++) {
+			e = toml_to_json(v->u.array.items[i], depth + 1, deep);
+			if (e == NULL || json_array_append_new(j, e) == -1) {
+				json_decref(j);
+				return NULL;
+			}
+		}
+		return j;
+	case TOML_STRING:
+		return json_stringn(v->u.string.ptr, v->u.string.len);
+	case TOML_INTEGER:
+		return json_integer(v->u.integer);
+	case TOML_FLOAT:
+		if (isnan(v->u.floating))
+			return json_string("nan");
+		if (isinf(v->u.floating))
+			return json_string(v->u.floating > 0 ? "inf" : "-inf");
+		return json_real(v->u.floating);
+	case TOML_BOOL:
+		return json_boolean(v->u.boolean);
+	default:
+		return json_string(v->u.datetime);
+	}
+}
+
+static json_t *
+json_str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+/* An array of strings; JSON null for a NULL array when nullable. */
+static json_t *
+json_strv(char *const *v, size_t n, int nullable)
+{
+	json_t *a;
+	size_t i;
+
+	if (v == NULL && nullable)
+		return json_null();
+	if ((a = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (json_array_append_new(a, json_string(v[i])) == -1) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* The ordinary-only keys, as written; -1 on failure (diagnosed or oom). */
+static int
+spec_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
+    const char *prefix)
+{
+	char key[KEYPATH_LEN];
+	json_t *e;
+	size_t k;
+	int deep = 0;
+
+	for (k = 0; k < SK_COUNT; k++) {
+		if (!svc_keys[k].ordinary || slot[k] == NULL)
+			continue;
+		if ((e = toml_to_json(slot[k]->value, 0, &deep)) == NULL) {
+			if (!deep) {
+				c->oom = 1;
+				return -1;
+			}
+			kpath_s(key, prefix, svc_keys[k].name);
+			adiag(c, slot[k]->line, key,
+			    "nested too deeply (at most %d levels)",
+			    JSON_DEPTH_MAX);
+			return -1;
+		}
+		if (json_object_set_new(o, svc_keys[k].name, e) == -1) {
+			c->oom = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The canonical JSON of a service: every field with its default filled in,
+ * keys sorted, compact; no line numbers.  Unchanged input gives the same
+ * bytes.  NULL on failure (diagnosed, or c->oom).
+ */
+static char *
+spec_json(struct actx *c, const struct service_spec *s,
+    const struct toml_kv *const *slot, const char *prefix)
+{
+	static const char *const ready[] = {
+		[READY_TCP] = "tcp", [READY_HTTP] = "http",
+		[READY_NOTIFY] = "notify", [READY_SOCKET] = "socket",
+	};
+	char *out = NULL, *rd = NULL;
+	json_t *o, *e;
+	size_t i;
+	int err = 0;
+
+	if ((o = json_object()) == NULL) {
+		c->oom = 1;
+		return NULL;
+	}
+	err |= json_object_set_new(o, "name", json_string(s->name));
+	err |= json_object_set_new(o, "image", json_str_or_null(s->image));
+	err |= json_object_set_new(o, "command",
+	    json_strv(s->command, s->ncommand, 1));
+	err |= json_object_set_new(o, "directory",
+	    json_str_or_null(s->directory));
+	e = json_object();
+	for (i = 0; i < s->nenv; i++)
+		err |= json_object_set_new(e, s->env[i].name,
+		    json_string(s->env[i].value));
+	err |= json_object_set_new(o, "environment", e);
+	err |= json_object_set_new(o, "port", json_integer(s->port));
+	err |= json_object_set_new(o, "public", json_boolean(s->public_));
+	err |= json_object_set_new(o, "size", json_str_or_null(s->size));
+	err |= json_object_set_new(o, "replicas", json_integer(s->replicas));
+	err |= json_object_set_new(o, "hosts",
+	    json_strv(s->hosts, s->nhosts, 0));
+	if (s->readiness == READY_HTTP && s->readiness_path != NULL &&
+	    asprintf(&rd, "http:%s", s->readiness_path) == -1)
+		err = -1;
+	err |= json_object_set_new(o, "readiness",
+	    json_string(rd != NULL ? rd : ready[s->readiness]));
+	free(rd);
+	err |= json_object_set_new(o, "node_name",
+	    json_str_or_null(s->node_name));
+	e = s->serverless ? json_object() : json_null();
+	for (i = 0; s->serverless && i < nitems(policy_keys); i++)
+		err |= json_object_set_new(e, policy_keys[i].name,
+		    json_integer(*(const int *)((const char *)&s->policy +
+		    policy_keys[i].off)));
+	err |= json_object_set_new(o, "serverless", e);
+	if (err != 0)
+		c->oom = 1;
+	else if (spec_extras(c, o, slot, prefix) == 0 &&
+	    (out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT)) == NULL)
+		c->oom = 1;
+	json_decref(o);
+	return out;
+}
+
+int
+app_parse(struct app_config *app, const char *path, const char *buf,
+    size_t len, const struct server_config *srv, struct config_diag *d)
+{
+	struct toml_value *root;
+	struct toml_error terr;
+	struct actx *c;
+	int rc = 0;
+
+	memset(app, 0, sizeof(*app));
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		config_diag_add(d, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	c->file = path;
+	c->srv = srv;
+	c->app = app;
+	if ((app->path = strdup(path)) == NULL) {
+		config_diag_add(d, "%s: %s", path, strerror(errno));
+		free(c);
+		return -1;
+	}
+	if (file_dir(path, c->dir, sizeof(c->dir)) == -1) {
+		config_diag_add(d, "%s: unable to resolve its directory: %s",
+		    path, strerror(errno != 0 ? errno : ENAMETOOLONG));
+		rc = -1;
+		goto out;
+	}
+	if ((root = toml_parse(buf, len, &terr)) == NULL) {
+		if (terr.line > 0)
+			config_diag_add(d, "%s:%d: syntax: %s", path,
+			    terr.line, terr.msg);
+		else
+			config_diag_add(d, "%s: syntax: %s", path, terr.msg);
+		rc = -1;
+		goto out;
+	}
+	app_root(c, root);
+	toml_free(root);
+	if (c->oom)
+		config_diag_add(d, "%s: %s", path, strerror(ENOMEM));
+	dl_flush(&c->dl, d);
+	if (c->oom || c->dl.count > 0)
+		rc = -1;
+out:
+	free(c->hosts);
+	free(c);
+	if (rc == -1)
+		app_free(app);
+	return rc;
+}
+
+int
+app_load(struct app_config *app, const char *path,
+    const struct server_config *srv, struct config_diag *d, int *missing)
+{
+	char *buf;
+	size_t len;
+	int oerr, rc, dummy;
+
+	if (missing == NULL)
+		missing = &dummy;
+	*missing = 0;
+	memset(app, 0, sizeof(*app));
+	if (file_read(path, &buf, &len, &oerr, d) == -1) {
+		if (oerr != 0) {
+			config_diag_add(d, "%s: unable to open: %s", path,
+			    strerror(oerr));
+			*missing = 1;
+		}
+		return -1;
+	}
+	rc = app_parse(app, path, buf, len, srv, d);
+	free(buf);
+	return rc;
+}
+
+static void
+spec_free(struct service_spec *s)
+{
+	size_t i;
+
+	free(s->image);
+	for (i = 0; i < s->ncommand; i++)
+		free(s->command[i]);
+	free(s->command);
+	free(s->directory);
+	for (i = 0; i < s->nenv; i++) {
+		free(s->env[i].name);
+		free(s->env[i].value);
+	}
+	free(s->env);
+	free(s->size);
+	for (i = 0; i < s->nhosts; i++)
+		free(s->hosts[i]);
+	free(s->hosts);
+	free(s->readiness_path);
+	free(s->node_name);
+	free(s->spec_json);
+}
+
+void
+app_free(struct app_config *app)
+{
+	size_t i;
+
+	if (app == NULL)
+		return;
+	for (i = 0; i < app->nservices; i++)
+		spec_free(&app->services[i]);
+	free(app->services);
+	free(app->path);
+	memset(app, 0, sizeof(*app));
+}
+
+size_t
+app_count_serverless(const struct app_config *app)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < app->nservices; i++)
+		if (app->services[i].serverless)
+			n++;
+	return n;
+}

@@ -1,0 +1,1313 @@
+/*
+ * config.c - unit tests of lib/config.c: the operator config (hakopod.toml)
+ * and the application config (hk.toml(5)).
+ *
+ * Table-driven: each rule has a small TOML text and the exact diagnostic it
+ * must give.  Application texts go to app_parse() under the name
+ * "app.toml"; operator texts are written to a temporary file, whose path
+ * prefixes the expected message.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "spec.h"
+#include "tap.h"
+
+#define nitems(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Operator configs the application cases are checked against. */
+enum srv_kind {
+	SRV_SL,		/* serverless_address set */
+	SRV_NOSL,	/* serverless_address unset */
+	SRV_MAX2,	/* max_serverless_services = 2 */
+	SRV_LONGDOM,	/* a 251-byte base_domain */
+};
+
+struct app_case {
+	const char	*name;
+	enum srv_kind	 srv;
+	const char	*toml;
+	const char	*want;		/* first diagnostic; NULL: valid */
+	size_t		 ndiag;		/* 0 means 1 when want is set */
+};
+
+/* Lines 1-2. */
+#define HEAD	"schema_version = 1\nname = \"fn\"\n"
+/* Lines 3-4. */
+#define SVC	HEAD "[services.api]\nimage = \"x\"\n"
+/* public line 5, x line 6 then [serverless]; SLS: its first key line 7. */
+#define SLX(x)	SVC "public = true\n" x "[services.api.serverless]\n"
+#define SLS	SLX("")
+#define NAMEMSG	"must be 1 to 63 of a-z, 0-9 and '-', " \
+		"starting and ending with a letter or digit"
+#define NOTSL	"not allowed with [serverless]"
+#define SL3								\
+	HEAD "[services.a]\nimage = \"x\"\npublic = true\n"		\
+	"[services.a.serverless]\n"					\
+	"[services.b]\nimage = \"x\"\npublic = true\n"			\
+	"[services.b.serverless]\n"					\
+	"[services.c]\nimage = \"x\"\npublic = true\n"			\
+	"[services.c.serverless]\n"
+
+static const struct app_case app_cases[] = {
+	/* syntax errors come from lib/toml.c, prefixed "file:line: syntax:" */
+	{ "syntax error", SRV_SL, "name = \n",
+	    "app.toml:1: syntax: missing value", 0 },
+	{ "truncated file", SRV_SL, HEAD "[services.api\n",
+	    "app.toml:3: syntax: unexpected newline in table header, "
+	    "expected ']'", 0 },
+	{ "truncated string", SRV_SL, "schema_version = 1\nname = \"fn",
+	    "app.toml:2: syntax: unterminated string", 0 },
+	{ "invalid UTF-8", SRV_SL, HEAD "# caf\xe9\n",
+	    "app.toml:3: syntax: invalid UTF-8", 0 },
+	{ "key repeated", SRV_SL, HEAD "name = \"again\"\n",
+	    "app.toml:3: syntax: duplicate key \"name\"", 0 },
+	{ "table redefined", SRV_SL, SVC "[services.api]\nport = 1\n",
+	    "app.toml:5: syntax: table [services.api] defined twice", 0 },
+
+	/* the root */
+	{ "schema_version missing", SRV_SL,
+	    "name = \"fn\"\n[services.api]\nimage = \"x\"\n",
+	    "app.toml:1: schema_version: missing", 0 },
+	{ "schema_version 2", SRV_SL, "schema_version = 2\nname = \"fn\"\n",
+	    "app.toml:1: schema_version: must be 1", 0 },
+	{ "schema_version string", SRV_SL,
+	    "schema_version = \"1\"\nname = \"fn\"\n",
+	    "app.toml:1: schema_version: must be an integer", 0 },
+	{ "name missing", SRV_SL, "schema_version = 1\n",
+	    "app.toml:1: name: missing", 0 },
+	{ "name upper case", SRV_SL, "schema_version = 1\nname = \"Fn\"\n",
+	    "app.toml:2: name: " NAMEMSG, 0 },
+	{ "name underscore", SRV_SL, "schema_version = 1\nname = \"f_n\"\n",
+	    "app.toml:2: name: " NAMEMSG, 0 },
+	{ "name leading dash", SRV_SL, "schema_version = 1\nname = \"-fn\"\n",
+	    "app.toml:2: name: " NAMEMSG, 0 },
+	{ "name trailing dash", SRV_SL, "schema_version = 1\nname = \"fn-\"\n",
+	    "app.toml:2: name: " NAMEMSG, 0 },
+	{ "name empty", SRV_SL, "schema_version = 1\nname = \"\"\n",
+	    "app.toml:2: name: " NAMEMSG, 0 },
+	{ "name 64 bytes", SRV_SL, "schema_version = 1\nname = \""
+	    "a123456789012345678901234567890123456789012345678901234567890123"
+	    "\"\n", "app.toml:2: name: " NAMEMSG, 0 },
+	{ "name integer", SRV_SL, "schema_version = 1\nname = 1\n",
+	    "app.toml:2: name: must be a string", 0 },
+	{ "unknown root key", SRV_SL, HEAD "version = 3\n",
+	    "app.toml:3: version: unknown key", 0 },
+	{ "unknown root table", SRV_SL, HEAD "[server]\nstate = \"x\"\n",
+	    "app.toml:3: server: unknown table", 0 },
+	{ "services not a table", SRV_SL, HEAD "services = 1\n",
+	    "app.toml:3: services: must be a table", 0 },
+	{ "array of tables", SRV_SL, HEAD "[[services]]\nimage = \"x\"\n",
+	    "app.toml:3: services: must be a table", 0 },
+
+	/* a service */
+	{ "service not a table", SRV_SL, HEAD "[services]\napi = 1\n",
+	    "app.toml:4: services.api: must be a table", 0 },
+	{ "service name upper case", SRV_SL,
+	    HEAD "[services.Api]\nimage = \"x\"\n",
+	    "app.toml:3: services.Api: " NAMEMSG, 0 },
+	{ "service name with a dot", SRV_SL,
+	    HEAD "[services.\"a.b\"]\nimage = \"x\"\n",
+	    "app.toml:3: services.\"a.b\": " NAMEMSG, 0 },
+	{ "unknown service key", SRV_SL, SVC "restart = \"always\"\n",
+	    "app.toml:5: services.api.restart: unknown key", 0 },
+	{ "unknown key with NUL", SRV_SL, SVC "\"image\\u0000\" = \"y\"\n",
+	    "app.toml:5: services.api.\"image\\u0000\": unknown key", 0 },
+	{ "unknown key with a tab", SRV_SL, SVC "\"a\\tb\" = 1\n",
+	    "app.toml:5: services.api.\"a\\u0009b\": unknown key", 0 },
+	{ "unknown service table", SRV_SL, SVC "[services.api.health]\n",
+	    "app.toml:5: services.api.health: unknown table", 0 },
+	{ "neither image nor command", SRV_SL,
+	    HEAD "[services.api]\nport = 1\n",
+	    "app.toml:3: services.api: requires image or command", 0 },
+	{ "image empty", SRV_SL, HEAD "[services.api]\nimage = \"\"\n",
+	    "app.toml:4: services.api.image: must not be empty", 0 },
+	{ "image integer", SRV_SL, HEAD "[services.api]\nimage = 1\n",
+	    "app.toml:4: services.api.image: must be a string", 0 },
+	{ "image with NUL", SRV_SL,
+	    HEAD "[services.api]\nimage = \"a\\u0000\"\n",
+	    "app.toml:4: services.api.image: must not contain NUL", 0 },
+	{ "command string", SRV_SL, HEAD "[services.api]\ncommand = \"x\"\n",
+	    "app.toml:4: services.api.command: must be an array of strings",
+	    0 },
+	{ "command empty", SRV_SL, HEAD "[services.api]\ncommand = []\n",
+	    "app.toml:4: services.api.command: must not be empty", 0 },
+	{ "command element integer", SRV_SL,
+	    HEAD "[services.api]\ncommand = [\n\"a\",\n1]\n",
+	    "app.toml:6: services.api.command: must be an array of strings",
+	    0 },
+	{ "command program empty", SRV_SL,
+	    HEAD "[services.api]\ncommand = [\"\", \"x\"]\n",
+	    "app.toml:4: services.api.command: program name must not be empty",
+	    0 },
+	{ "command with NUL", SRV_SL,
+	    HEAD "[services.api]\ncommand = [\"a\\u0000b\"]\n",
+	    "app.toml:4: services.api.command: must not contain NUL", 0 },
+	{ "directory integer", SRV_SL, SVC "directory = 1\n",
+	    "app.toml:5: services.api.directory: must be a string", 0 },
+	{ "directory empty", SRV_SL, SVC "directory = \"\"\n",
+	    "app.toml:5: services.api.directory: must not be empty", 0 },
+	{ "environment not a table", SRV_SL, SVC "environment = \"A=1\"\n",
+	    "app.toml:5: services.api.environment: must be a table", 0 },
+	{ "environment value integer", SRV_SL,
+	    SVC "[services.api.environment]\nDEBUG = 1\n",
+	    "app.toml:6: services.api.environment.DEBUG: must be a string", 0 },
+	{ "environment value with NUL", SRV_SL,
+	    SVC "[services.api.environment]\nA = \"\\u0000\"\n",
+	    "app.toml:6: services.api.environment.A: must not contain NUL", 0 },
+	{ "environment bad name", SRV_SL,
+	    SVC "[services.api.environment]\n1X = \"a\"\n",
+	    "app.toml:6: services.api.environment.1X: invalid variable name",
+	    0 },
+	{ "environment name with '='", SRV_SL,
+	    SVC "[services.api.environment]\n\"A=B\" = \"a\"\n",
+	    "app.toml:6: services.api.environment.\"A=B\": "
+	    "invalid variable name", 0 },
+	{ "environment PORT", SRV_SL,
+	    SVC "[services.api.environment]\nPORT = \"80\"\n",
+	    "app.toml:6: services.api.environment.PORT: reserved (set by hk)",
+	    0 },
+	{ "environment LISTEN_FDS", SRV_SL,
+	    SVC "environment = { LISTEN_FDS = \"1\" }\n",
+	    "app.toml:5: services.api.environment.LISTEN_FDS: "
+	    "reserved (set by hk)", 0 },
+	{ "port too large", SRV_SL, SVC "port = 65536\n",
+	    "app.toml:5: services.api.port: must be between 0 and 65535", 0 },
+	{ "port negative", SRV_SL, SVC "port = -1\n",
+	    "app.toml:5: services.api.port: must be between 0 and 65535", 0 },
+	{ "port string", SRV_SL, SVC "port = \"80\"\n",
+	    "app.toml:5: services.api.port: must be an integer", 0 },
+	{ "port float", SRV_SL, SVC "port = 80.0\n",
+	    "app.toml:5: services.api.port: must be an integer", 0 },
+	{ "public string", SRV_SL, SVC "public = \"yes\"\n",
+	    "app.toml:5: services.api.public: must be a boolean", 0 },
+	{ "size unknown", SRV_SL, SVC "size = \"huge\"\n",
+	    "app.toml:5: services.api.size: must be small, medium or large",
+	    0 },
+	{ "size integer", SRV_SL, SVC "size = 1\n",
+	    "app.toml:5: services.api.size: must be a string", 0 },
+	{ "replicas 0", SRV_SL, SVC "replicas = 0\n",
+	    "app.toml:5: services.api.replicas: must be between 1 and 64", 0 },
+	{ "replicas 65", SRV_SL, SVC "replicas = 65\n",
+	    "app.toml:5: services.api.replicas: must be between 1 and 64", 0 },
+	{ "replicas string", SRV_SL, SVC "replicas = \"1\"\n",
+	    "app.toml:5: services.api.replicas: must be an integer", 0 },
+	{ "hosts string", SRV_SL, SVC "hosts = \"a.example\"\n",
+	    "app.toml:5: services.api.hosts: must be an array of strings", 0 },
+	{ "hosts empty", SRV_SL, SVC "hosts = []\n",
+	    "app.toml:5: services.api.hosts: must not be empty", 0 },
+	{ "hosts integer", SRV_SL, SVC "hosts = [1]\n",
+	    "app.toml:5: services.api.hosts: must be an array of strings", 0 },
+	{ "host with a space", SRV_SL, SVC "hosts = [\"a b.example\"]\n",
+	    "app.toml:5: services.api.hosts: invalid host \"a b.example\"", 0 },
+	{ "host leading dash", SRV_SL, SVC "hosts = [\"-a.example\"]\n",
+	    "app.toml:5: services.api.hosts: invalid host \"-a.example\"", 0 },
+	{ "host empty label", SRV_SL, SVC "hosts = [\"a..example\"]\n",
+	    "app.toml:5: services.api.hosts: invalid host \"a..example\"", 0 },
+	{ "host with a port", SRV_SL, SVC "hosts = [\"a.example:80\"]\n",
+	    "app.toml:5: services.api.hosts: invalid host \"a.example:80\"",
+	    0 },
+	{ "host IPv4", SRV_SL, SVC "hosts = [\"10.0.0.1\"]\n",
+	    "app.toml:5: services.api.hosts: invalid host \"10.0.0.1\"", 0 },
+	{ "host label 64", SRV_SL, SVC "hosts = [\"a"
+	    "123456789012345678901234567890123456789012345678901234567890123"
+	    ".example\"]\n", "app.toml:5: services.api.hosts: invalid host "
+	    "\"a123456789012345678901234567890123456789012345678901234567890123"
+	    "...\"", 0 },
+	{ "host element line", SRV_SL,
+	    SVC "hosts = [\n\"a.example\",\n\"b_.example\",\n]\n",
+	    "app.toml:7: services.api.hosts: invalid host \"b_.example\"", 0 },
+	{ "duplicate host in a service", SRV_SL,
+	    SVC "hosts = [\"a.example\", \"A.example\"]\n",
+	    "app.toml:5: services.api.hosts: duplicate host \"a.example\" "
+	    "(also services.api)", 0 },
+	{ "duplicate host across services", SRV_SL,
+	    HEAD "[services.a]\nimage = \"x\"\nhosts = [\"h.example\"]\n"
+	    "[services.b]\nimage = \"x\"\nhosts = [\"H.EXAMPLE\"]\n",
+	    "app.toml:8: services.b.hosts: duplicate host \"h.example\" "
+	    "(also services.a)", 0 },
+	{ "host is another service's default", SRV_SL,
+	    HEAD "[services.a]\nimage = \"x\"\n"
+	    "[services.b]\nimage = \"x\"\nhosts = [\"a.fn.localhost\"]\n",
+	    "app.toml:7: services.b.hosts: duplicate host \"a.fn.localhost\" "
+	    "(also services.a)", 0 },
+	{ "default host too long", SRV_LONGDOM, SVC,
+	    "app.toml:3: services.api.hosts: default host is longer than "
+	    "253 bytes: set hosts", 0 },
+	{ "readiness http without path", SRV_SL, SVC "readiness = \"http\"\n",
+	    "app.toml:5: services.api.readiness: "
+	    "must be tcp, http:/PATH, notify or socket", 0 },
+	{ "readiness http relative", SRV_SL,
+	    SVC "readiness = \"http:healthz\"\n",
+	    "app.toml:5: services.api.readiness: "
+	    "must be tcp, http:/PATH, notify or socket", 0 },
+	{ "readiness path with space", SRV_SL,
+	    SVC "readiness = \"http:/a b\"\n",
+	    "app.toml:5: services.api.readiness: "
+	    "must be tcp, http:/PATH, notify or socket", 0 },
+	{ "readiness unknown", SRV_SL, SVC "readiness = \"exec\"\n",
+	    "app.toml:5: services.api.readiness: "
+	    "must be tcp, http:/PATH, notify or socket", 0 },
+	{ "node_name invalid", SRV_SL, SVC "node_name = \"Node_1\"\n",
+	    "app.toml:5: services.api.node_name: invalid node name", 0 },
+	{ "node_name integer", SRV_SL, SVC "node_name = 1\n",
+	    "app.toml:5: services.api.node_name: must be a string", 0 },
+	{ "backend_http2 string", SRV_SL, SVC "backend_http2 = \"yes\"\n",
+	    "app.toml:5: services.api.backend_http2: must be a boolean", 0 },
+	{ "ordinary key nested too deeply", SRV_SL, SVC "volumes = "
+	    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	    "[[[[[[1]]]]]]"
+	    "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+	    "]]]]\n",
+	    "app.toml:5: services.api.volumes: "
+	    "nested too deeply (at most 64 levels)", 0 },
+
+	/* [serverless] */
+	{ "serverless not a table", SRV_SL, SVC "serverless = true\n",
+	    "app.toml:5: services.api.serverless: must be a table", 0 },
+	{ "serverless unknown key", SRV_SL, SLS "min_instances = 0\n",
+	    "app.toml:7: services.api.serverless.min_instances: unknown key",
+	    0 },
+	{ "min_replicas 2", SRV_SL, SLS "min_replicas = 2\n",
+	    "app.toml:7: services.api.serverless.min_replicas: "
+	    "must be between 0 and 1", 0 },
+	{ "min_replicas -1", SRV_SL, SLS "min_replicas = -1\n",
+	    "app.toml:7: services.api.serverless.min_replicas: "
+	    "must be between 0 and 1", 0 },
+	{ "idle_seconds 29", SRV_SL, SLS "idle_seconds = 29\n",
+	    "app.toml:7: services.api.serverless.idle_seconds: "
+	    "must be between 30 and 86400", 0 },
+	{ "idle_seconds 86401", SRV_SL, SLS "idle_seconds = 86401\n",
+	    "app.toml:7: services.api.serverless.idle_seconds: "
+	    "must be between 30 and 86400", 0 },
+	{ "idle_seconds string", SRV_SL, SLS "idle_seconds = \"300\"\n",
+	    "app.toml:7: services.api.serverless.idle_seconds: "
+	    "must be an integer", 0 },
+	{ "startup_timeout_seconds 4", SRV_SL,
+	    SLS "startup_timeout_seconds = 4\n",
+	    "app.toml:7: services.api.serverless.startup_timeout_seconds: "
+	    "must be between 5 and 300", 0 },
+	{ "startup_timeout_seconds 301", SRV_SL,
+	    SLS "startup_timeout_seconds = 301\n",
+	    "app.toml:7: services.api.serverless.startup_timeout_seconds: "
+	    "must be between 5 and 300", 0 },
+	{ "request_timeout_seconds 0", SRV_SL,
+	    SLS "request_timeout_seconds = 0\n",
+	    "app.toml:7: services.api.serverless.request_timeout_seconds: "
+	    "must be between 1 and 300", 0 },
+	{ "request_timeout_seconds 301", SRV_SL,
+	    SLS "request_timeout_seconds = 301\n",
+	    "app.toml:7: services.api.serverless.request_timeout_seconds: "
+	    "must be between 1 and 300", 0 },
+	{ "max_concurrency 0", SRV_SL, SLS "max_concurrency = 0\n",
+	    "app.toml:7: services.api.serverless.max_concurrency: "
+	    "must be between 1 and 64", 0 },
+	{ "max_concurrency 65", SRV_SL, SLS "max_concurrency = 65\n",
+	    "app.toml:7: services.api.serverless.max_concurrency: "
+	    "must be between 1 and 64", 0 },
+	{ "serverless replicas 2", SRV_SL, SLX("replicas = 2\n"),
+	    "app.toml:6: services.api.replicas: must be 1 with [serverless]",
+	    0 },
+	{ "serverless replicas 0", SRV_SL, SLX("replicas = 0\n"),
+	    "app.toml:6: services.api.replicas: must be 1 with [serverless]",
+	    0 },
+	{ "serverless without public", SRV_SL,
+	    SVC "[services.api.serverless]\n",
+	    "app.toml:5: services.api.public: "
+	    "serverless requires public = true", 0 },
+	{ "serverless public = false", SRV_SL,
+	    SVC "public = false\n[services.api.serverless]\n",
+	    "app.toml:5: services.api.public: "
+	    "serverless requires public = true", 0 },
+	{ "serverless with volumes", SRV_SL,
+	    SLX("volumes = [\"data:/var/lib/data\"]\n"),
+	    "app.toml:6: services.api.volumes: " NOTSL, 0 },
+	{ "serverless with ports", SRV_SL, SLX("ports = [9000]\n"),
+	    "app.toml:6: services.api.ports: " NOTSL, 0 },
+	{ "serverless with tcp_ports", SRV_SL, SLX("tcp_ports = [5432]\n"),
+	    "app.toml:6: services.api.tcp_ports: " NOTSL, 0 },
+	{ "serverless with backend_certificate", SRV_SL,
+	    SLX("backend_certificate = \"/etc/ssl/b.pem\"\n"),
+	    "app.toml:6: services.api.backend_certificate: " NOTSL, 0 },
+	{ "serverless with gpu", SRV_SL, SLX("gpu = 1\n"),
+	    "app.toml:6: services.api.gpu: " NOTSL, 0 },
+	{ "serverless with autoscale", SRV_SL,
+	    SLX("autoscale = { min = 1, max = 4 }\n"),
+	    "app.toml:6: services.api.autoscale: " NOTSL, 0 },
+	{ "serverless with jobs", SRV_SL,
+	    SLX("jobs = [{ command = [\"migrate\"] }]\n"),
+	    "app.toml:6: services.api.jobs: " NOTSL, 0 },
+	{ "serverless with backend_http2", SRV_SL,
+	    SLX("backend_http2 = true\n"),
+	    "app.toml:6: services.api.backend_http2: " NOTSL
+	    " (the gateway speaks HTTP/1.1)", 0 },
+	{ "serverless without serverless_address", SRV_NOSL, SLS,
+	    "app.toml:6: services.api.serverless: "
+	    "requires server.serverless_address (unset)", 0 },
+	{ "more than max_serverless_services", SRV_MAX2, SL3,
+	    "app.toml:14: services.c.serverless: "
+	    "exceeds server.max_serverless_services (2)", 0 },
+
+	/* several diagnostics come in line order */
+	{ "three in line order", SRV_SL,
+	    HEAD "[services.api]\nfoo = 1\nport = -1\nsize = \"xl\"\n",
+	    "app.toml:3: services.api: requires image or command", 4 },
+
+	/* valid */
+	{ "ordinary service", SRV_SL, SVC, NULL, 0 },
+	{ "ordinary keys on an ordinary service", SRV_NOSL,
+	    SVC "volumes = [\"data:/d\"]\nports = [9000]\ntcp_ports = [5432]\n"
+	    "backend_certificate = { path = \"/c.pem\" }\ngpu = 1\n"
+	    "autoscale = { min = 1, max = 4, cpu = 0.8 }\n"
+	    "jobs = [{ command = [\"migrate\"] }]\nbackend_http2 = true\n"
+	    "replicas = 3\n", NULL, 0 },
+	{ "serverless service", SRV_SL, SLS, NULL, 0 },
+	{ "serverless backend_http2 = false", SRV_SL,
+	    SLX("backend_http2 = false\n"), NULL, 0 },
+	{ "serverless replicas = 1", SRV_SL, SLX("replicas = 1\n"), NULL, 0 },
+	{ "two serverless of max 2", SRV_MAX2,
+	    HEAD "[services.a]\nimage = \"x\"\npublic = true\n"
+	    "[services.a.serverless]\n"
+	    "[services.b]\ncommand = [\"x\"]\npublic = true\n"
+	    "[services.b.serverless]\n", NULL, 0 },
+	{ "command only", SRV_SL,
+	    HEAD "[services.api]\ncommand = [\"python3\", \"h.py\"]\n", NULL,
+	    0 },
+	{ "no services", SRV_SL, HEAD, NULL, 0 },
+	{ "policy at its bounds", SRV_SL, SLS "min_replicas = 1\n"
+	    "idle_seconds = 86400\nstartup_timeout_seconds = 5\n"
+	    "request_timeout_seconds = 300\nmax_concurrency = 64\n", NULL, 0 },
+};
+
+/* The first diagnostic and the count; all of them for "three in order". */
+static const char *const three[] = {
+	"app.toml:3: services.api: requires image or command",
+	"app.toml:4: services.api.foo: unknown key",
+	"app.toml:5: services.api.port: must be between 0 and 65535",
+	"app.toml:6: services.api.size: must be small, medium or large",
+};
+
+struct srv_case {
+	const char	*name;
+	const char	*toml;	/* "~" stands for a run of 1100 'x' */
+	const char	*want;	/* after "<path>:"; NULL: valid */
+};
+
+static const struct srv_case srv_cases[] = {
+	{ "syntax error", "[server\n",
+	    "1: syntax: unexpected newline in table header, "
+	    "expected ']'" },
+	{ "invalid UTF-8", "[server]\nbase_domain = \"\xc3\"\n",
+	    "2: syntax: invalid UTF-8" },
+	{ "key repeated", "[server]\nstate = \"sqlite://a\"\n"
+	    "state = \"sqlite://b\"\n", "3: syntax: duplicate key \"state\"" },
+	{ "table redefined", "[server]\n[server]\n",
+	    "2: syntax: table [server] defined twice" },
+	{ "unknown key", "[server]\nlisten = \"127.0.0.1:80\"\n",
+	    "2: server.listen: unknown key" },
+	{ "unknown table", "[metrics]\nport = 1\n",
+	    "1: metrics: unknown table" },
+	{ "unknown root key", "state = \"sqlite://a\"\n",
+	    "1: state: unknown key" },
+	{ "unknown sub-table", "[server.tls]\n",
+	    "1: server.tls: unknown table" },
+	{ "server not a table", "server = 1\n",
+	    "1: server: must be a table" },
+	{ "string key given an integer", "[server]\nstate = 1\n",
+	    "2: server.state: must be a string" },
+	{ "integer key given a string",
+	    "[server]\nmax_concurrent_starts = \"2\"\n",
+	    "2: server.max_concurrent_starts: must be an integer" },
+	{ "string with NUL", "[server]\nbase_domain = \"a\\u0000b\"\n",
+	    "2: server.base_domain: must not contain NUL" },
+	{ "address without port",
+	    "[server]\nserverless_address = \"127.0.0.1\"\n",
+	    "2: server.serverless_address: must be host:port" },
+	{ "address empty host", "[server]\nserverless_address = \":8082\"\n",
+	    "2: server.serverless_address: must be host:port" },
+	{ "address empty port",
+	    "[server]\nserverless_listen = \"0.0.0.0:\"\n",
+	    "2: server.serverless_listen: must be host:port" },
+	{ "address port 0", "[server]\nserverless_address = \"127.0.0.1:0\"\n",
+	    "2: server.serverless_address: port must be between 1 and 65535" },
+	{ "address port 65536",
+	    "[server]\nserverless_address = \"127.0.0.1:65536\"\n",
+	    "2: server.serverless_address: port must be between 1 and 65535" },
+	{ "address port name",
+	    "[server]\nserverless_address = \"127.0.0.1:http\"\n",
+	    "2: server.serverless_address: port must be between 1 and 65535" },
+	{ "address IPv6 without brackets",
+	    "[server]\nserverless_address = \"::1:8082\"\n",
+	    "2: server.serverless_address: "
+	    "invalid host (IPv4, [IPv6] or a name)" },
+	{ "address IPv6 unclosed",
+	    "[server]\nserverless_address = \"[::1:8082\"\n",
+	    "2: server.serverless_address: must be host:port" },
+	{ "address IPv6 invalid",
+	    "[server]\nserverless_address = \"[::g]:8082\"\n",
+	    "2: server.serverless_address: "
+	    "invalid host (IPv4, [IPv6] or a name)" },
+	{ "address bad name",
+	    "[server]\nserverless_address = \"bad_host:8082\"\n",
+	    "2: server.serverless_address: "
+	    "invalid host (IPv4, [IPv6] or a name)" },
+	{ "address bad IPv4",
+	    "[server]\nserverless_address = \"10.0.0.256:8082\"\n",
+	    "2: server.serverless_address: "
+	    "invalid host (IPv4, [IPv6] or a name)" },
+	{ "state mysql", "[server]\nstate = \"mysql://h/db\"\n",
+	    "2: server.state: must be sqlite://PATH or postgres://..." },
+	{ "state sqlite without path", "[server]\nstate = \"sqlite://\"\n",
+	    "2: server.state: must be sqlite://PATH or postgres://..." },
+	{ "state too long", "[server]\nstate = \"sqlite:///~\"\n",
+	    "2: server.state: too long (at most 1023 bytes)" },
+	{ "runtime_dir relative", "[server]\nruntime_dir = \"run/hk\"\n",
+	    "2: server.runtime_dir: must be an absolute path" },
+	{ "runtime_dir too long", "[server]\nruntime_dir = \"/"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxx\"\n",
+	    "2: server.runtime_dir: too long (at most 80 bytes)" },
+	{ "base_domain invalid", "[server]\nbase_domain = \"a b\"\n",
+	    "2: server.base_domain: invalid domain name" },
+	{ "base_domain empty", "[server]\nbase_domain = \"\"\n",
+	    "2: server.base_domain: invalid domain name" },
+	{ "max_concurrent_requests 0",
+	    "[server]\nmax_concurrent_requests = 0\n",
+	    "2: server.max_concurrent_requests: must be between 1 and 65536" },
+	{ "max_concurrent_requests 65537",
+	    "[server]\nmax_concurrent_requests = 65537\n",
+	    "2: server.max_concurrent_requests: must be between 1 and 65536" },
+	{ "max_concurrent_starts 0", "[server]\nmax_concurrent_starts = 0\n",
+	    "2: server.max_concurrent_starts: must be between 1 and 64" },
+	{ "max_concurrent_starts 65", "[server]\nmax_concurrent_starts = 65\n",
+	    "2: server.max_concurrent_starts: must be between 1 and 64" },
+	{ "max_body_bytes -1", "[server]\nmax_body_bytes = -1\n",
+	    "2: server.max_body_bytes: must be between 0 and 1073741824" },
+	{ "max_body_bytes 1 GiB + 1",
+	    "[server]\nmax_body_bytes = 1073741825\n",
+	    "2: server.max_body_bytes: must be between 0 and 1073741824" },
+	{ "max_serverless_services 0",
+	    "[server]\nmax_serverless_services = 0\n",
+	    "2: server.max_serverless_services: must be between 1 and 65536" },
+	{ "max_serverless_services 65537",
+	    "[server]\nmax_serverless_services = 65537\n",
+	    "2: server.max_serverless_services: must be between 1 and 65536" },
+
+	/* valid */
+	{ "empty file", "", NULL },
+	{ "IPv6 address", "[server]\nserverless_address = \"[::1]:8082\"\n",
+	    NULL },
+	{ "name address", "[server]\nserverless_address = \"gw.local:8082\"\n",
+	    NULL },
+	{ "unset address", "[server]\nserverless_address = \"\"\n", NULL },
+	{ "postgresql URL", "[server]\nstate = \"postgresql://u@h/db\"\n",
+	    NULL },
+	{ "relative sqlite", "[server]\nstate = \"sqlite://state.db\"\n",
+	    NULL },
+	{ "bounds", "[server]\nmax_body_bytes = 0\nmax_concurrent_starts = 64\n"
+	    "max_concurrent_requests = 65536\nmax_serverless_services = 1\n",
+	    NULL },
+};
+
+static char tmpdir[200];
+
+static void	 clear_env(void);
+static void	 srv_make(struct server_config *, enum srv_kind);
+static const char *write_file(const char *, const char *, size_t);
+static void	 expand(char *, size_t, const char *);
+static void	 run_app_cases(void);
+static void	 run_srv_cases(void);
+static void	 test_defaults(void);
+static void	 test_missing(void);
+static double	 now(void);
+static void	 test_sizes(void);
+static void	 test_precedence(void);
+static void	 test_values(void);
+static void	 test_defaults_app(void);
+static void	 test_stability(void);
+static void	 test_spec_decode(void);
+static void	 test_many(void);
+static void	 test_examples(void);
+static void	 cleanup(void);
+
+static const char *const hk_env[] = {
+	"HAKOPOD_CONFIG", "HAKOPOD_SERVERLESS_ADDRESS",
+	"HAKOPOD_SERVERLESS_LISTEN", "HAKOPOD_STATE", "HAKOPOD_RUNTIME_DIR",
+	"HAKOPOD_BASE_DOMAIN",
+};
+
+static void
+clear_env(void)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(hk_env); i++)
+		unsetenv(hk_env[i]);
+}
+
+static void
+srv_make(struct server_config *srv, enum srv_kind kind)
+{
+	struct config_diag d;
+	char dom[256];
+	int missing;
+
+	memset(&d, 0, sizeof(d));
+	(void)config_load_server(srv, "/dev/null", &d, &missing);
+	switch (kind) {
+	case SRV_SL:
+		(void)config_set_flag(srv, "serverless_address",
+		    "127.0.0.1:8082", &d);
+		break;
+	case SRV_NOSL:
+		break;
+	case SRV_MAX2:
+		(void)config_set_flag(srv, "serverless_address",
+		    "127.0.0.1:8082", &d);
+		(void)config_set_flag(srv, "max_serverless_services", "2", &d);
+		break;
+	case SRV_LONGDOM:
+		memset(dom, 'a', 4 * 63);
+		dom[62] = dom[125] = dom[188] = '.';
+		dom[251] = '\0';
+		(void)config_set_flag(srv, "base_domain", dom, &d);
+		break;
+	}
+	if (d.count != 0)
+		diag("srv_make: %s", d.msg[0]);
+}
+
+/* Writes text (len bytes) to tmpdir/name; returns the path (static). */
+static const char *
+write_file(const char *name, const char *text, size_t len)
+{
+	static char path[256];
+	FILE *f;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	if ((f = fopen(path, "w")) == NULL ||
+	    fwrite(text, 1, len, f) != len || fclose(f) != 0) {
+		diag("write %s: %s", path, strerror(errno));
+		exit(1);
+	}
+	return path;
+}
+
+static void
+run_app_cases(void)
+{
+	struct server_config srv;
+	struct config_diag d;
+	struct app_config app;
+	const struct app_case *c;
+	size_t i, want;
+	int rc;
+
+	for (i = 0; i < nitems(app_cases); i++) {
+		c = &app_cases[i];
+		srv_make(&srv, c->srv);
+		memset(&d, 0, sizeof(d));
+		rc = app_parse(&app, "app.toml", c->toml, strlen(c->toml),
+		    &srv, &d);
+		want = c->want == NULL ? 0 : c->ndiag == 0 ? 1 : c->ndiag;
+		if (c->want == NULL) {
+			if (!ok(rc == 0 && d.count == 0, "app: %s: valid",
+			    c->name))
+				diag("rc %d, %zu: %s", rc, d.count,
+				    d.count ? d.msg[0] : "");
+		} else if (ok(rc == -1 && d.count == want,
+		    "app: %s: %zu diagnostic(s)", c->name, want))
+			is(d.msg[0], c->want, "app: %s: message", c->name);
+		else {
+			diag("rc %d, count %zu", rc, d.count);
+			is(d.count ? d.msg[0] : "(none)", c->want,
+			    "app: %s: message", c->name);
+		}
+		if (c->want != NULL && strcmp(c->name,
+		    "three in line order") == 0) {
+			for (want = 1; want < nitems(three); want++)
+				is(d.msg[want], three[want],
+				    "app: three in line order: %zu", want);
+		}
+		app_free(&app);
+	}
+}
+
+/* Copies toml, each '~' made a run of 1100 'x'. */
+static void
+expand(char *dst, size_t dstsz, const char *toml)
+{
+	size_t o = 0;
+
+	for (; *toml != '\0' && o + 1101 < dstsz; toml++) {
+		if (*toml != '~') {
+			dst[o++] = *toml;
+			continue;
+		}
+		memset(dst + o, 'x', 1100);
+		o += 1100;
+	}
+	dst[o] = '\0';
+}
+
+static void
+run_srv_cases(void)
+{
+	struct server_config cfg;
+	struct config_diag d;
+	const struct srv_case *c;
+	const char *path;
+	char text[4096], want[1024];
+	size_t i;
+	int rc, missing;
+
+	for (i = 0; i < nitems(srv_cases); i++) {
+		c = &srv_cases[i];
+		expand(text, sizeof(text), c->toml);
+		path = write_file("hakopod.toml", text, strlen(text));
+		memset(&d, 0, sizeof(d));
+		missing = -1;
+		rc = config_load_server(&cfg, path, &d, &missing);
+		if (c->want == NULL) {
+			if (!ok(rc == 0 && d.count == 0 && missing == 0,
+			    "server: %s: valid", c->name))
+				diag("%s", d.count ? d.msg[0] : "");
+			continue;
+		}
+		(void)snprintf(want, sizeof(want), "%s:%s", path, c->want);
+		if (!ok(rc == -1 && d.count == 1 && missing == 0,
+		    "server: %s: one diagnostic", c->name))
+			diag("rc %d count %zu missing %d", rc, d.count,
+			    missing);
+		is(d.count ? d.msg[0] : "(none)", want, "server: %s: message",
+		    c->name);
+	}
+}
+
+static void
+test_defaults(void)
+{
+	static const char *const names[] = {
+		"base_domain", "max_body_bytes", "max_concurrent_requests",
+		"max_concurrent_starts", "max_serverless_services",
+		"runtime_dir", "serverless_address", "serverless_listen",
+		"state",
+	};
+	const struct config_key *k;
+	struct server_config cfg;
+	struct config_diag d;
+	size_t n, i;
+	int rc, missing, sorted = 1, named = 1;
+
+	k = config_keys(&n);
+	isint(n, nitems(names), "config_keys: 9 keys");
+	for (i = 0; i < n && i < nitems(names); i++) {
+		if (strcmp(k[i].name, names[i]) != 0)
+			named = 0;
+		if (i > 0 && strcmp(k[i - 1].name, k[i].name) >= 0)
+			sorted = 0;
+	}
+	ok(named && sorted, "config_keys: the keys, alphabetical");
+	is(k[0].env, "HAKOPOD_BASE_DOMAIN", "config_keys: env of base_domain");
+	ok(k[1].env == NULL, "config_keys: max_body_bytes has no env");
+	is(k[8].defval, "sqlite:///var/lib/hakopod/state.db",
+	    "config_keys: default of state");
+	ok(k[8].reloadable == 0 && k[2].reloadable == 1,
+	    "config_keys: state not reloadable, max_concurrent_requests is");
+
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&cfg, "/dev/null", &d, &missing);
+	ok(rc == 0 && d.count == 0, "empty file: loads");
+	is(cfg.path, "/dev/null", "empty file: path");
+	is(cfg.serverless_address, "", "default serverless_address unset");
+	is(cfg.serverless_listen, "", "default serverless_listen unset");
+	is(config_listen_address(&cfg), "", "listen address unset");
+	is(cfg.state, "sqlite:///var/lib/hakopod/state.db", "default state");
+	is(cfg.runtime_dir, "/run/hakopod", "default runtime_dir");
+	is(cfg.base_domain, "localhost", "default base_domain");
+	isint(cfg.max_concurrent_requests, 128, "default requests");
+	isint(cfg.max_concurrent_starts, 2, "default starts");
+	isint(cfg.max_body_bytes, 4194304, "default body bytes");
+	isint(cfg.max_serverless_services, 512, "default serverless services");
+	for (i = 0; i < n; i++)
+		if (cfg.source[i] != CONFIG_SRC_DEFAULT)
+			break;
+	isint(i, n, "every source is DEFAULT");
+
+	/* no file at all: the default path, when this machine has none */
+	if (access(CONFIG_DEFAULT_PATH, F_OK) == 0 || errno != ENOENT)
+		skip(3, CONFIG_DEFAULT_PATH " exists here");
+	else {
+		memset(&d, 0, sizeof(d));
+		missing = -1;
+		rc = config_load_server(&cfg, NULL, &d, &missing);
+		ok(rc == 0 && d.count == 0 && missing == 0,
+		    "no default file: defaults");
+		is(cfg.path, "", "no default file: path empty");
+		isint(cfg.max_concurrent_requests, 128,
+		    "no default file: default value");
+	}
+}
+
+static void
+test_missing(void)
+{
+	struct server_config cfg;
+	struct app_config app;
+	struct config_diag d;
+	char path[256], want[1024];
+	int rc, missing;
+
+	(void)snprintf(path, sizeof(path), "%s/absent.toml", tmpdir);
+	(void)snprintf(want, sizeof(want),
+	    "%s: unable to open: No such file or directory", path);
+
+	memset(&d, 0, sizeof(d));
+	missing = 0;
+	rc = config_load_server(&cfg, path, &d, &missing);
+	ok(rc == -1 && missing == 1 && d.count == 1,
+	    "named operator file missing: -1, *missing");
+	is(d.msg[0], want, "named operator file missing: message");
+
+	setenv("HAKOPOD_CONFIG", path, 1);
+	memset(&d, 0, sizeof(d));
+	missing = 0;
+	rc = config_load_server(&cfg, NULL, &d, &missing);
+	ok(rc == -1 && missing == 1 && d.count == 1,
+	    "$HAKOPOD_CONFIG missing: -1, *missing");
+	is(d.msg[0], want, "$HAKOPOD_CONFIG missing: message");
+	unsetenv("HAKOPOD_CONFIG");
+
+	memset(&d, 0, sizeof(d));
+	missing = 0;
+	rc = app_load(&app, path, &cfg, &d, &missing);
+	ok(rc == -1 && missing == 1 && d.count == 1,
+	    "app file missing: -1, *missing");
+	is(d.msg[0], want, "app file missing: message");
+	app_free(&app);
+
+	memset(&d, 0, sizeof(d));
+	missing = 0;
+	rc = app_load(&app, tmpdir, &cfg, &d, &missing);
+	(void)snprintf(want, sizeof(want), "%s: unable to read: %s", tmpdir,
+	    strerror(EISDIR));
+	ok(rc == -1 && missing == 0, "app file is a directory: -1");
+	is(d.msg[0], want, "app file is a directory: message");
+	app_free(&app);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+test_sizes(void)
+{
+	struct server_config cfg;
+	struct app_config app;
+	struct config_diag d;
+	char path[256], want[1024], *buf;
+	double t0;
+	int fd, rc, missing;
+	size_t hl;
+
+	/* 10 MB, sparse: refused from its size, before any read */
+	(void)snprintf(path, sizeof(path), "%s/big.toml", tmpdir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1 ||
+	    ftruncate(fd, 10 * 1024 * 1024) == -1 || close(fd) == -1) {
+		diag("%s: %s", path, strerror(errno));
+		exit(1);
+	}
+	(void)snprintf(want, sizeof(want),
+	    "%s: too large: over 1048576 bytes", path);
+	t0 = now();
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&cfg, path, &d, &missing);
+	ok(rc == -1 && missing == 0 && d.count == 1,
+	    "10 MB operator file: refused");
+	is(d.msg[0], want, "10 MB operator file: message");
+	memset(&d, 0, sizeof(d));
+	rc = app_load(&app, path, &cfg, &d, &missing);
+	ok(rc == -1 && missing == 0 && d.count == 1,
+	    "10 MB app file: refused");
+	is(d.msg[0], want, "10 MB app file: message");
+	ok(now() - t0 < 0.5, "10 MB files: refused fast (%.3f s)",
+	    now() - t0);
+	app_free(&app);
+
+	/* exactly CONFIG_MAX_FILE: fine; one more byte: refused */
+	if ((buf = malloc(CONFIG_MAX_FILE + 1)) == NULL)
+		exit(1);
+	hl = strlen(SVC);
+	memcpy(buf, SVC, hl);
+	memset(buf + hl, ' ', CONFIG_MAX_FILE - hl);
+	buf[hl] = '#';
+	buf[CONFIG_MAX_FILE - 1] = '\n';
+	srv_make(&cfg, SRV_SL);
+	(void)write_file("max.toml", buf, CONFIG_MAX_FILE);
+	(void)snprintf(path, sizeof(path), "%s/max.toml", tmpdir);
+	memset(&d, 0, sizeof(d));
+	rc = app_load(&app, path, &cfg, &d, &missing);
+	ok(rc == 0 && d.count == 0, "app file of CONFIG_MAX_FILE bytes: loads");
+	app_free(&app);
+	buf[CONFIG_MAX_FILE - 1] = ' ';
+	buf[CONFIG_MAX_FILE] = '\n';
+	(void)write_file("max.toml", buf, CONFIG_MAX_FILE + 1);
+	memset(&d, 0, sizeof(d));
+	rc = app_load(&app, path, &cfg, &d, &missing);
+	(void)snprintf(want, sizeof(want),
+	    "%s: too large: over 1048576 bytes", path);
+	ok(rc == -1 && d.count == 1, "app file one byte over: refused");
+	is(d.msg[0], want, "app file one byte over: message");
+	app_free(&app);
+	free(buf);
+}
+
+static void
+test_precedence(void)
+{
+	static const char text[] =
+	    "# operator\n[server]\nstate = \"sqlite:///tmp/file.db\"\n"
+	    "base_domain = \"Example.COM\"\nmax_concurrent_starts = 3\n"
+	    "serverless_address = \"10.0.0.10:8082\"\n";
+	struct server_config cfg;
+	struct config_diag d;
+	const char *path;
+	int rc, missing;
+
+	path = write_file("prec.toml", text, strlen(text));
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&cfg, path, &d, &missing);
+	ok(rc == 0 && d.count == 0, "file: loads");
+	is(cfg.state, "sqlite:///tmp/file.db", "file: state");
+	is(cfg.base_domain, "example.com", "file: base_domain lower-cased");
+	isint(cfg.max_concurrent_starts, 3, "file: max_concurrent_starts");
+	ok(cfg.source[8] == CONFIG_SRC_FILE && cfg.source[5] ==
+	    CONFIG_SRC_DEFAULT, "file: sources FILE and DEFAULT");
+	is(config_listen_address(&cfg), "10.0.0.10:8082",
+	    "listen address defaults to serverless_address");
+
+	setenv("HAKOPOD_CONFIG", path, 1);
+	setenv("HAKOPOD_STATE", "postgres://env/db", 1);
+	setenv("HAKOPOD_RUNTIME_DIR", "", 1);	/* empty: ignored */
+	setenv("HAKOPOD_SERVERLESS_LISTEN", "0.0.0.0:8082", 1);
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&cfg, NULL, &d, &missing);
+	ok(rc == 0 && d.count == 0, "env: loads $HAKOPOD_CONFIG");
+	is(cfg.path, path, "env: path from $HAKOPOD_CONFIG");
+	is(cfg.state, "postgres://env/db", "env: overrides the file");
+	ok(cfg.source[8] == CONFIG_SRC_ENV, "env: source ENV");
+	is(cfg.runtime_dir, "/run/hakopod", "env: empty variable ignored");
+	ok(cfg.source[5] == CONFIG_SRC_DEFAULT, "env: empty keeps DEFAULT");
+	is(config_listen_address(&cfg), "0.0.0.0:8082",
+	    "env: serverless_listen used for listening");
+
+	memset(&d, 0, sizeof(d));
+	rc = config_set_flag(&cfg, "state", "sqlite:///flag.db", &d);
+	ok(rc == 0 && d.count == 0, "flag: set");
+	is(cfg.state, "sqlite:///flag.db", "flag: overrides env");
+	ok(cfg.source[8] == CONFIG_SRC_FLAG, "flag: source FLAG");
+	rc = config_set_flag(&cfg, "server.max_body_bytes", "0", &d);
+	ok(rc == 0 && cfg.max_body_bytes == 0 &&
+	    cfg.source[1] == CONFIG_SRC_FLAG, "flag: server.KEY form");
+	rc = config_set_flag(&cfg, "serverless_address", "", &d);
+	ok(rc == 0 && cfg.serverless_address[0] == '\0',
+	    "flag: empty unsets serverless_address");
+
+	rc = config_set_flag(&cfg, "max_concurrent_starts", "0", &d);
+	ok(rc == -1, "flag: out of range refused");
+	is(d.msg[0], "command line: server.max_concurrent_starts: "
+	    "must be between 1 and 64", "flag: out of range message");
+	rc = config_set_flag(&cfg, "max_concurrent_starts", "+3", &d);
+	is(d.msg[1], "command line: server.max_concurrent_starts: "
+	    "must be an integer", "flag: not an integer");
+	rc = config_set_flag(&cfg, "listen", "x", &d);
+	ok(rc == -1, "flag: unknown key refused");
+	is(d.msg[2], "command line: server.listen: unknown key",
+	    "flag: unknown key message");
+	isint(cfg.max_concurrent_starts, 3, "flag: refused values not kept");
+
+	setenv("HAKOPOD_SERVERLESS_ADDRESS", "nope", 1);
+	setenv("HAKOPOD_BASE_DOMAIN", "-bad", 1);
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&cfg, NULL, &d, &missing);
+	ok(rc == -1 && d.count == 2, "env: invalid values refused");
+	is(d.msg[0], "HAKOPOD_BASE_DOMAIN: server.base_domain: "
+	    "invalid domain name", "env: base_domain message");
+	is(d.msg[1], "HAKOPOD_SERVERLESS_ADDRESS: server.serverless_address: "
+	    "must be host:port", "env: serverless_address message");
+	clear_env();
+}
+
+static void
+test_values(void)
+{
+	static const char text[] = HEAD
+	    "[services.api]\n"
+	    "command = [\"python3\", \"h.py\", \"\"]\n"
+	    "directory = \"sub/../fn/./\"\n"
+	    "port = 8080\npublic = true\nsize = \"large\"\n"
+	    "hosts = [\"API.Example.com\", \"b.example\"]\n"
+	    "readiness = \"http:/healthz?full=1\"\n"
+	    "node_name = \"worker-eu-1\"\n"
+	    "environment = { B = \"2\", A = \"1\", _x = \"\" }\n"
+	    "[services.api.serverless]\nmin_replicas = 1\nidle_seconds = 60\n"
+	    "startup_timeout_seconds = 10\nrequest_timeout_seconds = 20\n"
+	    "max_concurrency = 4\n"
+	    "[services.db]\nimage = \"postgres:15\"\ndirectory = \"//srv/db\"\n"
+	    "readiness = \"socket\"\n"
+	    "[services.n]\ncommand = [\"n\"]\nreadiness = \"notify\"\n";
+	struct server_config srv;
+	struct app_config app;
+	struct config_diag d;
+	const struct service_spec *s;
+	int rc;
+
+	srv_make(&srv, SRV_SL);
+	memset(&d, 0, sizeof(d));
+	rc = app_parse(&app, "/srv/apps/fn.toml", text, strlen(text), &srv,
+	    &d);
+	ok(rc == 0 && d.count == 0, "values: valid");
+	if (rc != 0) {
+		diag("%s", d.msg[0]);
+		skip(29, "not parsed");
+		return;
+	}
+	is(app.name, "fn", "values: app name");
+	is(app.path, "/srv/apps/fn.toml", "values: path");
+	isint(app.nservices, 3, "values: three services in file order");
+	isint(app_count_serverless(&app), 1, "values: one serverless");
+	s = &app.services[0];
+	is(s->name, "api", "values: service name");
+	isint(s->line, 3, "values: service line");
+	ok(s->image == NULL, "values: no image");
+	ok(s->ncommand == 3 && s->command[3] == NULL &&
+	    strcmp(s->command[1], "h.py") == 0 && s->command[2][0] == '\0',
+	    "values: command, NULL-terminated");
+	is(s->directory, "/srv/apps/fn", "values: relative directory");
+	isint(s->port, 8080, "values: port");
+	ok(s->public_ == 1, "values: public");
+	is(s->size, "large", "values: size");
+	ok(s->nhosts == 2 && strcmp(s->hosts[0], "api.example.com") == 0,
+	    "values: hosts lower-cased");
+	ok(s->readiness == READY_HTTP && s->readiness_path != NULL &&
+	    strcmp(s->readiness_path, "/healthz?full=1") == 0,
+	    "values: readiness http:/path");
+	is(s->node_name, "worker-eu-1", "values: node_name");
+	ok(s->nenv == 3 && strcmp(s->env[0].name, "B") == 0 &&
+	    strcmp(s->env[1].value, "1") == 0 && s->env[2].value[0] == '\0',
+	    "values: environment in file order");
+	ok(s->serverless && s->policy.min_replicas == 1 &&
+	    s->policy.idle_seconds == 60 &&
+	    s->policy.startup_timeout_seconds == 10 &&
+	    s->policy.request_timeout_seconds == 20 &&
+	    s->policy.max_concurrency == 4, "values: policy");
+	is(s->spec_json, "{\"command\":[\"python3\",\"h.py\",\"\"],"
+	    "\"directory\":\"/srv/apps/fn\",\"environment\":{\"A\":\"1\","
+	    "\"B\":\"2\",\"_x\":\"\"},\"hosts\":[\"api.example.com\","
+	    "\"b.example\"],\"image\":null,\"name\":\"api\","
+	    "\"node_name\":\"worker-eu-1\",\"port\":8080,\"public\":true,"
+	    "\"readiness\":\"http:/healthz?full=1\",\"replicas\":1,"
+	    "\"serverless\":{\"idle_seconds\":60,\"max_concurrency\":4,"
+	    "\"min_replicas\":1,\"request_timeout_seconds\":20,"
+	    "\"startup_timeout_seconds\":10},\"size\":\"large\"}",
+	    "values: spec_json");
+	s = &app.services[1];
+	is(s->directory, "/srv/db", "values: absolute directory normalized");
+	ok(s->readiness == READY_SOCKET, "values: readiness socket");
+	ok(s->command == NULL && s->ncommand == 0, "values: no command");
+	ok(!s->serverless, "values: ordinary service");
+	is(s->spec_json, "{\"command\":null,\"directory\":\"/srv/db\","
+	    "\"environment\":{},\"hosts\":[\"db.fn.localhost\"],"
+	    "\"image\":\"postgres:15\",\"name\":\"db\",\"node_name\":null,"
+	    "\"port\":0,\"public\":false,\"readiness\":\"socket\","
+	    "\"replicas\":1,\"serverless\":null,\"size\":\"small\"}",
+	    "values: spec_json, every default filled in");
+	s = &app.services[2];
+	ok(s->readiness == READY_NOTIFY, "values: readiness notify");
+	is(s->directory, "/srv/apps", "values: default directory");
+	is(s->hosts[0], "n.fn.localhost", "values: default host");
+	app_free(&app);
+	ok(app.services == NULL && app.path == NULL, "app_free: cleared");
+}
+
+static void
+test_defaults_app(void)
+{
+	struct server_config srv;
+	struct app_config app;
+	struct config_diag d;
+	const struct service_spec *s;
+	char cwd[PATH_MAX], want[PATH_MAX + 512];
+	int rc;
+
+	srv_make(&srv, SRV_SL);
+	memset(&d, 0, sizeof(d));
+	(void)config_set_flag(&srv, "base_domain", "fn.example", &d);
+	rc = app_parse(&app, "app.toml", SLS, strlen(SLS), &srv, &d);
+	ok(rc == 0, "defaults: valid");
+	if (rc != 0) {
+		skip(11, "not parsed");
+		return;
+	}
+	s = &app.services[0];
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		cwd[0] = '\0';
+	is(s->directory, cwd, "defaults: directory is the file's, absolute");
+	isint(s->port, 0, "defaults: port 0");
+	ok(s->public_ == 1, "defaults: public as given");
+	is(s->size, "small", "defaults: size small");
+	isint(s->replicas, 1, "defaults: replicas 1");
+	ok(s->nhosts == 1, "defaults: one host");
+	is(s->hosts[0], "api.fn.fn.example",
+	    "defaults: host service.app.base_domain");
+	ok(s->readiness == READY_TCP && s->readiness_path == NULL,
+	    "defaults: readiness tcp");
+	ok(s->node_name == NULL && s->env == NULL && s->nenv == 0,
+	    "defaults: no node_name, no environment");
+	ok(s->policy.min_replicas == 0 && s->policy.idle_seconds == 300 &&
+	    s->policy.startup_timeout_seconds == 60 &&
+	    s->policy.request_timeout_seconds == 60 &&
+	    s->policy.max_concurrency == 16, "defaults: policy");
+	(void)snprintf(want, sizeof(want), "{\"command\":null,"
+	    "\"directory\":\"%s\",\"environment\":{},"
+	    "\"hosts\":[\"api.fn.fn.example\"],\"image\":\"x\","
+	    "\"name\":\"api\",\"node_name\":null,\"port\":0,\"public\":true,"
+	    "\"readiness\":\"tcp\",\"replicas\":1,\"serverless\":"
+	    "{\"idle_seconds\":300,\"max_concurrency\":16,\"min_replicas\":0,"
+	    "\"request_timeout_seconds\":60,\"startup_timeout_seconds\":60},"
+	    "\"size\":\"small\"}", cwd);
+	is(s->spec_json, want, "defaults: spec_json");
+	app_free(&app);
+}
+
+/* The same service written two ways gives the same bytes. */
+static void
+test_stability(void)
+{
+	static const char a[] = HEAD
+	    "[services.api]\nimage = \"x\"\npublic = true\nport = 8080\n"
+	    "volumes = [\"d:/d\"]\nautoscale = { max = 4, min = 1 }\n"
+	    "environment = { A = \"1\", B = \"2\" }\n";
+	static const char b[] = "name = \"fn\"\n"
+	    "# the same, reordered, with the defaults written out\n"
+	    "schema_version = 1\n"
+	    "[services.api]\n"
+	    "autoscale.min = 1\nautoscale.max = 4\nport = 8080\n"
+	    "size = \"small\"\nreplicas = 1\nreadiness = \"tcp\"\n"
+	    "hosts = [\"api.fn.localhost\"]\npublic = true\n"
+	    "volumes = [ \"d:/d\" ]\nimage = \"x\"\n"
+	    "[services.api.environment]\nB = \"2\"\nA = \"1\"\n";
+	static const char c[] = HEAD
+	    "[services.api]\nimage = \"x\"\npublic = true\nport = 8081\n"
+	    "volumes = [\"d:/d\"]\nautoscale = { max = 4, min = 1 }\n"
+	    "environment = { A = \"1\", B = \"2\" }\n";
+	struct server_config srv;
+	struct app_config x, y, z;
+	struct config_diag d;
+	int rc;
+
+	srv_make(&srv, SRV_SL);
+	memset(&d, 0, sizeof(d));
+	rc = app_parse(&x, "/a/app.toml", a, strlen(a), &srv, &d);
+	rc |= app_parse(&y, "/a/app.toml", a, strlen(a), &srv, &d);
+	rc |= app_parse(&z, "/a/./b/../app.toml", b, strlen(b), &srv, &d);
+	ok(rc == 0 && d.count == 0, "stability: valid");
+	if (rc == 0) {
+		is(x.services[0].spec_json, y.services[0].spec_json,
+		    "stability: same file, same spec_json");
+		is(x.services[0].spec_json, z.services[0].spec_json,
+		    "stability: reordered file, same spec_json");
+		ok(strstr(x.services[0].spec_json, "\"autoscale\":{\"max\":4,"
+		    "\"min\":1}") != NULL && strstr(x.services[0].spec_json,
+		    "\"volumes\":[\"d:/d\"]") != NULL,
+		    "stability: ordinary-only keys kept");
+	} else
+		skip(3, "not parsed");
+	app_free(&x);
+	app_free(&y);
+	app_free(&z);
+	rc = app_parse(&x, "/a/app.toml", a, strlen(a), &srv, &d);
+	rc |= app_parse(&z, "/a/app.toml", c, strlen(c), &srv, &d);
+	ok(rc == 0 && strcmp(x.services[0].spec_json,
+	    z.services[0].spec_json) != 0, "stability: a change shows");
+	app_free(&x);
+	app_free(&z);
+}
+
+/* What config writes, lib/spec.c reads back. */
+static void
+test_spec_decode(void)
+{
+	struct server_config srv;
+	struct service_spec back;
+	struct app_config app;
+	struct config_diag d;
+	const struct service_spec *s;
+	char err[SPEC_ERR_LEN];
+	const char *text = SLX("hosts = [\"a.example\"]\n")
+	    "idle_seconds = 45\n"
+	    "[services.w]\ncommand = [\"w\", \"-v\"]\nreadiness = \"http:/h\"\n"
+	    "environment = { K = \"v\" }\n";
+	size_t i;
+	int rc, same = 1;
+
+	srv_make(&srv, SRV_SL);
+	memset(&d, 0, sizeof(d));
+	rc = app_parse(&app, "/x/app.toml", text, strlen(text), &srv, &d);
+	ok(rc == 0, "decode: valid");
+	for (i = 0; rc == 0 && i < app.nservices; i++) {
+		s = &app.services[i];
+		if (spec_decode(s->spec_json, &back, err, sizeof(err)) == -1) {
+			diag("%s", err);
+			same = 0;
+			continue;
+		}
+		if (strcmp(back.name, s->name) != 0 ||
+		    back.serverless != s->serverless ||
+		    back.policy.idle_seconds != s->policy.idle_seconds ||
+		    back.readiness != s->readiness ||
+		    back.nhosts != s->nhosts || back.nenv != s->nenv ||
+		    back.ncommand != s->ncommand ||
+		    strcmp(back.directory, s->directory) != 0)
+			same = 0;
+		spec_clear(&back);
+	}
+	ok(rc == 0 && same, "decode: spec_decode() reads spec_json back");
+	app_free(&app);
+}
+
+static void
+test_many(void)
+{
+	char text[8192], *p;
+	struct server_config srv;
+	struct app_config app;
+	struct config_diag d;
+	size_t i;
+	int rc;
+
+	/* 20 services, each missing image and with an unknown key */
+	p = text + snprintf(text, sizeof(text), "%s", HEAD);
+	for (i = 1; i <= 20; i++)
+		p += snprintf(p, text + sizeof(text) - p,
+		    "[services.s%zu]\nk = 1\n", i);
+	srv_make(&srv, SRV_SL);
+	memset(&d, 0, sizeof(d));
+	rc = app_parse(&app, "app.toml", text, strlen(text), &srv, &d);
+	ok(rc == -1 && d.count == 40, "many: all 40 counted");
+	is(d.msg[0], "app.toml:3: services.s1: requires image or command",
+	    "many: first in line order");
+	is(d.msg[1], "app.toml:4: services.s1.k: unknown key",
+	    "many: second in line order");
+	is(d.msg[CONFIG_DIAG_MAX - 1], "app.toml:18: services.s8.k: "
+	    "unknown key", "many: the 16 earliest kept");
+	app_free(&app);
+}
+
+static void
+test_examples(void)
+{
+	struct server_config srv;
+	struct app_config app;
+	struct config_diag d;
+	const struct service_spec *s;
+	const char *top;
+	char path[PATH_MAX];
+	int rc, missing;
+	size_t i;
+
+	if ((top = getenv("HK_TOP")) == NULL || *top == '\0')
+		top = ".";
+	(void)snprintf(path, sizeof(path), "%s/etc/examples/hakopod.toml",
+	    top);
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&srv, path, &d, &missing);
+	if (!ok(rc == 0, "example hakopod.toml loads"))
+		diag("%s", d.count ? d.msg[0] : "");
+	is(srv.serverless_address, "127.0.0.1:8082",
+	    "example hakopod.toml: serverless_address");
+
+	(void)snprintf(path, sizeof(path),
+	    "%s/etc/examples/http-functions.toml", top);
+	memset(&d, 0, sizeof(d));
+	rc = app_load(&app, path, &srv, &d, &missing);
+	if (!ok(rc == 0, "example http-functions.toml loads"))
+		for (i = 0; i < d.count && i < CONFIG_DIAG_MAX; i++)
+			diag("%s", d.msg[i]);
+	if (rc != 0) {
+		skip(4, "not loaded");
+		return;
+	}
+	is(app.name, "http-functions", "example: name");
+	isint(app_count_serverless(&app), 3, "example: three serverless");
+	s = &app.services[0];
+	ok(strcmp(s->name, "api") == 0 && s->image != NULL &&
+	    s->command != NULL && s->port == 8080,
+	    "example: api keeps image and has a command");
+	for (i = 0, rc = 0; i < app.nservices; i++)
+		if (strstr(app.services[i].directory, "/etc/examples") == NULL)
+			rc = -1;
+	ok(rc == 0, "example: directory defaults to the file's directory");
+	app_free(&app);
+}
+
+static void
+cleanup(void)
+{
+	static const char *const files[] = {
+		"hakopod.toml", "big.toml", "max.toml", "prec.toml",
+	};
+	char p[256];
+	size_t i;
+
+	for (i = 0; i < nitems(files); i++) {
+		(void)snprintf(p, sizeof(p), "%s/%s", tmpdir, files[i]);
+		(void)unlink(p);
+	}
+	(void)rmdir(tmpdir);
+}
+
+int
+main(void)
+{
+	const char *t;
+
+	clear_env();
+	if ((t = getenv("TMPDIR")) == NULL || *t == '\0')
+		t = "/tmp";
+	(void)snprintf(tmpdir, sizeof(tmpdir), "%s/hk-config.XXXXXX", t);
+	if (mkdtemp(tmpdir) == NULL) {
+		printf("Bail out! mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+
+	run_app_cases();
+	run_srv_cases();
+	test_defaults();
+	test_missing();
+	test_sizes();
+	test_precedence();
+	test_values();
+	test_defaults_app();
+	test_stability();
+	test_spec_decode();
+	test_many();
+	test_examples();
+	cleanup();
+	return done();
+}
