@@ -149,7 +149,7 @@ int	app_parse(struct app_config *, const char *, const char *, size_t,
 void	app_free(struct app_config *);
 size_t	app_count_serverless(const struct app_config *);
 
-/* A string as "name": lower-case letters, digits, '-', 1..63, starts alnum. */
+/* A "name": a-z, 0-9 and '-', 1..63 bytes, starting and ending alnum. */
 int	config_valid_name(const char *);
 
 #endif
