@@ -1,0 +1,1137 @@
+/*
+ * store.c - the state store: one API, one schema, two engines (store.h).
+ *
+ * URLs: "sqlite://PATH" opens the SQLite file PATH (sqlite:///var/x.db is
+ * /var/x.db, sqlite://x.db is relative); "postgres://..." and
+ * "postgresql://..." go whole to libpq.  Anything else is refused.
+ *
+ * Schema.  One schema for both engines, written once below (SCHEMA_V1) and
+ * instantiated per engine with its id column type and, on PostgreSQL,
+ * COLLATE "C" on name columns so that ORDER BY and comparisons are bytewise
+ * as in SQLite.  Times are int64 Unix milliseconds (BIGINT) everywhere.
+ *
+ *	apps		name PK, path, applied_at
+ *	services	(app, name) PK, app -> apps (store_app_put() first);
+ *			spec (canonical JSON),
+ *			revision (1 when new, +1 on each spec change),
+ *			desired auto|stopped, serverless 0|1, created_at,
+ *			updated_at (last revision change)
+ *	instances	(app, service) PK -> services, deleted with it;
+ *			revision, state, endpoint, node, pid, pid_start,
+ *			started_at, ready_at (0 until ready), updated_at
+ *	events		id (autoincrement / bigserial), at, app, service,
+ *			kind, detail (JSON or NULL); no foreign key: events
+ *			outlive what they describe
+ *	requests	the gateway's request log, written by hk-events;
+ *			indexed on (at) and (service, at)
+ *	leases		name PK, holder, epoch, acquired_at, expires_at
+ *	settings	key PK, value
+ *	schema_migrations  version PK, applied_at
+ *
+ * Migration policy.  Migrations are numbered from 1 and append-only: a
+ * released migration is never edited, a change is a new number.  store_open()
+ * applies the missing ones in one transaction, under a lock that also
+ * covers two processes opening a fresh store at the same moment (SQLite:
+ * BEGIN IMMEDIATE; PostgreSQL: pg_advisory_xact_lock), recording each in
+ * schema_migrations.  A store whose version is newer than this binary knows
+ * is refused rather than used.  The DDL is the only SQL run without
+ * parameters; it is constant.
+ *
+ * Transactions.  store_begin() takes the installation-wide write lock: on
+ * SQLite BEGIN IMMEDIATE, on PostgreSQL a session advisory lock taken
+ * before BEGIN ISOLATION LEVEL SERIALIZABLE (so the snapshot postdates the
+ * previous holder's commit).  Writers outside a transaction that touch the
+ * same rows make a PostgreSQL transaction fail with a serialization error
+ * rather than lose an update; store_busy() is then true, and the caller
+ * rolls back and retries.  Both engines wait for locks at most
+ * STORE_BUSY_MS (busy_timeout, lock_timeout).  After any error inside a
+ * transaction, roll it back: PostgreSQL has aborted it, SQLite has not.
+ *
+ * store_open() returns NULL with errno EAGAIN when the failure is
+ * temporary (server unreachable, store locked), EINVAL for a bad URL and
+ * EIO otherwise; err says why.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store.h"
+#include "store_impl.h"
+
+#define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
+#define SETTING_KEY_MAX	255
+
+/*
+ * The schema, written once.  ID is the autoincrement primary key column
+ * type, NAME the type of name and key columns.
+ */
+#define SCHEMA_V1(ID, NAME)						\
+	"CREATE TABLE apps ("						\
+	"  name " NAME " NOT NULL PRIMARY KEY,"				\
+	"  path TEXT NOT NULL,"						\
+	"  applied_at BIGINT NOT NULL);"				\
+	"CREATE TABLE services ("					\
+	"  app " NAME " NOT NULL REFERENCES apps (name)"		\
+	"    ON DELETE CASCADE,"					\
+	"  name " NAME " NOT NULL,"					\
+	"  spec TEXT NOT NULL,"						\
+	"  revision BIGINT NOT NULL,"					\
+	"  desired TEXT NOT NULL DEFAULT 'auto'"			\
+	"    CHECK (desired IN ('auto', 'stopped')),"			\
+	"  serverless INTEGER NOT NULL DEFAULT 0,"			\
+	"  created_at BIGINT NOT NULL,"					\
+	"  updated_at BIGINT NOT NULL,"					\
+	"  PRIMARY KEY (app, name));"					\
+	"CREATE TABLE instances ("					\
+	"  app " NAME " NOT NULL,"					\
+	"  service " NAME " NOT NULL,"					\
+	"  revision BIGINT NOT NULL,"					\
+	"  state TEXT NOT NULL,"					\
+	"  endpoint TEXT NOT NULL DEFAULT '',"				\
+	"  node TEXT NOT NULL DEFAULT '',"				\
+	"  pid BIGINT NOT NULL DEFAULT 0,"				\
+	"  pid_start BIGINT NOT NULL DEFAULT 0,"			\
+	"  started_at BIGINT NOT NULL DEFAULT 0,"			\
+	"  ready_at BIGINT NOT NULL DEFAULT 0,"				\
+	"  updated_at BIGINT NOT NULL,"					\
+	"  PRIMARY KEY (app, service),"					\
+	"  FOREIGN KEY (app, service) REFERENCES services (app, name)"	\
+	"    ON DELETE CASCADE);"					\
+	"CREATE TABLE events ("						\
+	"  id " ID ","							\
+	"  at BIGINT NOT NULL,"						\
+	"  app " NAME " NOT NULL DEFAULT '',"				\
+	"  service " NAME " NOT NULL DEFAULT '',"			\
+	"  kind TEXT NOT NULL,"						\
+	"  detail TEXT);"						\
+	"CREATE INDEX events_at ON events (at);"			\
+	"CREATE INDEX events_service_at ON events (app, service, at);"	\
+	"CREATE TABLE requests ("					\
+	"  id " ID ","							\
+	"  at BIGINT NOT NULL,"						\
+	"  app " NAME " NOT NULL DEFAULT '',"				\
+	"  service " NAME " NOT NULL DEFAULT '',"			\
+	"  method TEXT NOT NULL DEFAULT '',"				\
+	"  host TEXT NOT NULL DEFAULT '',"				\
+	"  path TEXT NOT NULL DEFAULT '',"				\
+	"  status INTEGER NOT NULL DEFAULT 0,"				\
+	"  duration_us BIGINT NOT NULL DEFAULT 0,"			\
+	"  wait_us BIGINT NOT NULL DEFAULT 0,"				\
+	"  wake_id BIGINT,"						\
+	"  bytes_in BIGINT NOT NULL DEFAULT 0,"				\
+	"  bytes_out BIGINT NOT NULL DEFAULT 0,"			\
+	"  outcome TEXT NOT NULL DEFAULT '');"				\
+	"CREATE INDEX requests_at ON requests (at);"			\
+	"CREATE INDEX requests_service_at ON requests (service, at);"	\
+	"CREATE TABLE leases ("						\
+	"  name " NAME " NOT NULL PRIMARY KEY,"				\
+	"  holder TEXT NOT NULL,"					\
+	"  epoch BIGINT NOT NULL,"					\
+	"  acquired_at BIGINT NOT NULL,"				\
+	"  expires_at BIGINT NOT NULL);"				\
+	"CREATE TABLE settings ("					\
+	"  key " NAME " NOT NULL PRIMARY KEY,"				\
+	"  value TEXT NOT NULL);"
+
+#define LITE_ID		"INTEGER PRIMARY KEY AUTOINCREMENT"
+#define LITE_NAME	"TEXT"
+#define PG_ID		"BIGSERIAL PRIMARY KEY"
+#define PG_NAME		"TEXT COLLATE \"C\""
+
+struct store_migration {
+	int64_t		 version;
+	const char	*what;
+	const char	*sqlite;
+	const char	*pg;
+};
+
+/* Append only; see the migration policy above. */
+static const struct store_migration migrations[] = {
+	{ 1, "initial schema",
+	    SCHEMA_V1(LITE_ID, LITE_NAME), SCHEMA_V1(PG_ID, PG_NAME) },
+};
+
+static const char migrations_table[] =
+	"CREATE TABLE IF NOT EXISTS schema_migrations ("
+	"  version BIGINT NOT NULL PRIMARY KEY,"
+	"  applied_at BIGINT NOT NULL)";
+
+#define SERVICE_COLS \
+	"app, name, spec, revision, desired, serverless, created_at, updated_at"
+#define INSTANCE_COLS \
+	"app, service, revision, state, endpoint, node, pid, pid_start, " \
+	"started_at, ready_at, updated_at"
+#define EVENT_COLS	"id, at, app, service, kind, detail"
+
+const struct store_sql store_sql[Q_COUNT] = {
+	[Q_SCHEMA_VERSION] = { "schema version",
+	    "SELECT COALESCE(MAX(version), 0) FROM schema_migrations" },
+	[Q_MIGRATION_ADD] = { "record migration",
+	    "INSERT INTO schema_migrations (version, applied_at) "
+	    "VALUES ($1, $2)" },
+	[Q_APP_PUT] = { "app put",
+	    "INSERT INTO apps (name, path, applied_at) VALUES ($1, $2, $3) "
+	    "ON CONFLICT (name) DO UPDATE SET path = excluded.path, "
+	    "applied_at = excluded.applied_at" },
+	/*
+	 * One statement, so it is atomic on its own: concurrent writers
+	 * each bump the revision once, and an unchanged spec writes nothing
+	 * and returns no row.
+	 */
+	[Q_SERVICE_PUT] = { "service put",
+	    "INSERT INTO services (" SERVICE_COLS ") "
+	    "VALUES ($1, $2, $3, 1, 'auto', $4, $5, $5) "
+	    "ON CONFLICT (app, name) DO UPDATE SET spec = excluded.spec, "
+	    "serverless = excluded.serverless, "
+	    "revision = services.revision + 1, "
+	    "updated_at = excluded.updated_at "
+	    "WHERE services.spec IS DISTINCT FROM excluded.spec "
+	    "RETURNING revision" },
+	[Q_SERVICE_REVISION] = { "service revision",
+	    "SELECT revision FROM services WHERE app = $1 AND name = $2" },
+	[Q_SERVICE_GET] = { "service get",
+	    "SELECT " SERVICE_COLS " FROM services "
+	    "WHERE app = $1 AND name = $2" },
+	[Q_SERVICE_LIST] = { "service list",
+	    "SELECT " SERVICE_COLS " FROM services ORDER BY app, name" },
+	[Q_SERVICE_NAMES] = { "service names",
+	    "SELECT name FROM services WHERE app = $1 ORDER BY name" },
+	[Q_SERVICE_DELETE] = { "service delete",
+	    "DELETE FROM services WHERE app = $1 AND name = $2" },
+	[Q_SERVICE_DESIRED] = { "service set desired",
+	    "UPDATE services SET desired = $3 WHERE app = $1 AND name = $2" },
+	[Q_COUNT_SERVERLESS] = { "count serverless",
+	    "SELECT COUNT(*) FROM services "
+	    "WHERE serverless <> 0 AND ($1 IS NULL OR app <> $1)" },
+	[Q_INSTANCE_PUT] = { "instance put",
+	    "INSERT INTO instances (" INSTANCE_COLS ") "
+	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+	    "ON CONFLICT (app, service) DO UPDATE SET "
+	    "revision = excluded.revision, state = excluded.state, "
+	    "endpoint = excluded.endpoint, node = excluded.node, "
+	    "pid = excluded.pid, pid_start = excluded.pid_start, "
+	    "started_at = excluded.started_at, "
+	    "ready_at = excluded.ready_at, updated_at = excluded.updated_at" },
+	[Q_INSTANCE_GET] = { "instance get",
+	    "SELECT " INSTANCE_COLS " FROM instances "
+	    "WHERE app = $1 AND service = $2" },
+	[Q_INSTANCE_LIST] = { "instance list",
+	    "SELECT " INSTANCE_COLS " FROM instances ORDER BY app, service" },
+	[Q_INSTANCE_DELETE] = { "instance delete",
+	    "DELETE FROM instances WHERE app = $1 AND service = $2" },
+	[Q_EVENT_ADD] = { "event add",
+	    "INSERT INTO events (at, app, service, kind, detail) "
+	    "VALUES ($1, $2, $3, $4, $5)" },
+	/* The newest $5, returned oldest first. */
+	[Q_EVENT_LIST] = { "event list",
+	    "SELECT " EVENT_COLS " FROM (SELECT " EVENT_COLS " FROM events "
+	    "WHERE ($1 IS NULL OR app = $1) AND ($2 IS NULL OR service = $2) "
+	    "AND ($3 IS NULL OR kind = $3) AND at >= $4 "
+	    "ORDER BY at DESC, id DESC LIMIT $5) AS t ORDER BY at, id" },
+	[Q_SETTING_PUT] = { "setting put",
+	    "INSERT INTO settings (key, value) VALUES ($1, $2) "
+	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value" },
+	[Q_SETTING_GET] = { "setting get",
+	    "SELECT value FROM settings WHERE key = $1" },
+};
+
+static void	 call_start(struct store *);
+static void	 errprefix(struct store *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static int	 nomem(struct store *);
+static int	 check_name(struct store *, const char *, const char *,
+		    size_t);
+static int	 check_field(struct store *, const char *, const char *,
+		    size_t, int);
+static int	 col_copy(struct store *, int, char *, size_t, const char *);
+static char	*col_dup(struct store *, int);
+static int	 q_do(struct store *, enum store_q, const struct store_arg *,
+		    size_t, int64_t *);
+static int	 q_int(struct store *, enum store_q, const struct store_arg *,
+		    size_t, int64_t *);
+static void	*grow(struct store *, void *, size_t, size_t *, size_t);
+static int	 own_begin(struct store *, int *);
+static int	 own_end(struct store *, int, int);
+static void	 rollback_keep_error(struct store *);
+static int	 migrate(struct store *);
+static int	 read_service(struct store *, struct store_service *);
+static int	 read_instance(struct store *, struct store_instance *);
+static int	 read_event(struct store *, struct store_event *);
+static const char *desired_word(enum store_desired);
+
+void
+store_seterr(struct store *s, int busy, const char *fmt, ...)
+{
+	va_list ap;
+
+	s->busy = busy;
+	va_start(ap, fmt);
+	(void)vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+}
+
+/* Every public call starts with a clean error state. */
+static void
+call_start(struct store *s)
+{
+	s->busy = 0;
+	s->err[0] = '\0';
+}
+
+static void
+errprefix(struct store *s, const char *fmt, ...)
+{
+	char prefix[STORE_ERR_LEN], old[STORE_ERR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, s->err, sizeof(old));
+	/* A message too long is cut at STORE_ERR_LEN, on purpose. */
+	if (snprintf(s->err, sizeof(s->err), "%s: %s", prefix, old) < 0)
+		s->err[0] = '\0';
+}
+
+static int
+nomem(struct store *s)
+{
+	store_seterr(s, 0, "%s", strerror(ENOMEM));
+	errno = ENOMEM;
+	return -1;
+}
+
+/* A name given by the caller: not empty, and fits its struct field. */
+static int
+check_name(struct store *s, const char *what, const char *v, size_t max)
+{
+	if (v == NULL || *v == '\0') {
+		store_seterr(s, 0, "%s: empty", what);
+		return -1;
+	}
+	if (strlen(v) > max) {
+		store_seterr(s, 0, "%s: longer than %zu bytes", what, max);
+		return -1;
+	}
+	return 0;
+}
+
+/* A fixed-size field of a struct given by the caller. */
+static int
+check_field(struct store *s, const char *what, const char *v, size_t size,
+    int required)
+{
+	if (memchr(v, '\0', size) == NULL) {
+		store_seterr(s, 0, "%s: not terminated", what);
+		return -1;
+	}
+	if (required && *v == '\0') {
+		store_seterr(s, 0, "%s: empty", what);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+col_copy(struct store *s, int col, char *dst, size_t size, const char *what)
+{
+	const char *t;
+
+	if ((t = s->ops->col_text(s, col)) == NULL)
+		t = "";
+	if (strlcpy(dst, t, size) >= size) {
+		store_seterr(s, 0, "stored %s longer than %zu bytes", what,
+		    size - 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* NULL for SQL NULL and on error; tell them apart with isnull. */
+static char *
+col_dup(struct store *s, int col)
+{
+	const char *t;
+	char *d;
+
+	if ((t = s->ops->col_text(s, col)) == NULL)
+		return NULL;
+	if ((d = strdup(t)) == NULL)
+		(void)nomem(s);
+	return d;
+}
+
+/* Runs a statement, ignoring rows.  0 or -1. */
+static int
+q_do(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
+    int64_t *changes)
+{
+	int r;
+
+	if ((r = s->ops->exec(s, q, a, n)) == 0) {
+		while ((r = s->ops->next(s)) == 1)
+			;
+		if (r == 0 && changes != NULL)
+			*changes = s->ops->changes(s);
+	}
+	s->ops->finish(s);
+	return r;
+}
+
+/* First column of the first row: 0 read, 1 no row, -1 error. */
+static int
+q_int(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
+    int64_t *out)
+{
+	int r;
+
+	if ((r = s->ops->exec(s, q, a, n)) == 0) {
+		if ((r = s->ops->next(s)) == 1) {
+			*out = s->ops->col_int(s, 0);
+			/* drain, so SQLite finishes the statement */
+			while ((r = s->ops->next(s)) == 1)
+				;
+		} else if (r == 0)
+			r = 1;
+	}
+	s->ops->finish(s);
+	return r;
+}
+
+/* Makes room for one more element of size in v[n]. */
+static void *
+grow(struct store *s, void *v, size_t n, size_t *cap, size_t size)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return v;
+	ncap = *cap == 0 ? 16 : *cap * 2;
+	if ((nv = reallocarray(v, ncap, size)) == NULL) {
+		(void)nomem(s);
+		return NULL;
+	}
+	*cap = ncap;
+	return nv;
+}
+
+/* A transaction of our own, unless the caller has one open. */
+static int
+own_begin(struct store *s, int *own)
+{
+	*own = !s->in_tx;
+	if (*own && store_begin(s) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+own_end(struct store *s, int own, int r)
+{
+	if (!own)
+		return r;
+	if (r == -1) {
+		rollback_keep_error(s);
+		return -1;
+	}
+	return store_commit(s);
+}
+
+static void
+rollback_keep_error(struct store *s)
+{
+	char err[STORE_ERR_LEN];
+	int busy = s->busy;
+
+	memcpy(err, s->err, sizeof(err));
+	(void)store_rollback(s);
+	memcpy(s->err, err, sizeof(err));
+	s->busy = busy;
+}
+
+static int
+migrate(struct store *s)
+{
+	const struct store_migration *m;
+	const int64_t latest = migrations[NITEMS(migrations) - 1].version;
+	int64_t have;
+	size_t i;
+
+	if (s->ops->migrate_begin(s) == -1)
+		return -1;
+	s->in_tx = 1;
+	if (s->ops->script(s, migrations_table) == -1 ||
+	    q_int(s, Q_SCHEMA_VERSION, NULL, 0, &have) == -1)
+		goto fail;
+	if (have > latest) {
+		store_seterr(s, 0, "schema version %jd is newer than this "
+		    "program knows (%jd): upgrade it", (intmax_t)have,
+		    (intmax_t)latest);
+		goto fail;
+	}
+	for (i = 0; i < NITEMS(migrations); i++) {
+		struct store_arg a[] = { ARG_INT(0), ARG_INT(store_now_ms()) };
+
+		m = &migrations[i];
+		if (m->version <= have)
+			continue;
+		a[0].num = m->version;
+		if (s->ops->script(s, s->engine == STORE_SQLITE ?
+		    m->sqlite : m->pg) == -1 ||
+		    q_do(s, Q_MIGRATION_ADD, a, NITEMS(a), NULL) == -1) {
+			errprefix(s, "migration %jd (%s)", (intmax_t)m->version,
+			    m->what);
+			goto fail;
+		}
+	}
+	return store_commit(s);
+fail:
+	rollback_keep_error(s);
+	return -1;
+}
+
+struct store *
+store_open(const char *url, char *err, size_t errlen)
+{
+	static const char schemes[] =
+	    "expected sqlite://PATH, postgres://... or postgresql://...";
+	const struct store_ops *ops;
+	enum store_engine engine;
+	const char *target, *colon;
+	struct store *s;
+	int e;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if (url == NULL)
+		url = "";
+	if (strncmp(url, "sqlite://", 9) == 0) {
+		engine = STORE_SQLITE;
+		ops = &store_sqlite_ops;
+		target = url + 9;
+	} else if (strncmp(url, "postgres://", 11) == 0 ||
+	    strncmp(url, "postgresql://", 13) == 0) {
+		engine = STORE_POSTGRES;
+		ops = &store_pg_ops;
+		target = url;
+	} else {
+		/* Name the scheme only: the rest may hold a password. */
+		colon = strstr(url, "://");
+		if (colon != NULL && colon - url <= 32)
+			(void)snprintf(err, errlen, "store URL scheme "
+			    "\"%.*s\" not supported: %s", (int)(colon - url),
+			    url, schemes);
+		else
+			(void)snprintf(err, errlen, "store URL has no "
+			    "scheme: %s", schemes);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		(void)snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	s->engine = engine;
+	s->ops = ops;
+	if (ops->open(s, target) == -1)
+		goto fail;
+	if (migrate(s) == -1) {
+		errprefix(s, "%s: migrate", ops->name);
+		goto fail;
+	}
+	return s;
+fail:
+	(void)snprintf(err, errlen, "%s", s->err);
+	e = s->busy ? EAGAIN : EIO;
+	store_close(s);
+	errno = e;
+	return NULL;
+}
+
+void
+store_close(struct store *s)
+{
+	if (s == NULL)
+		return;
+	if (s->in_tx)
+		(void)store_rollback(s);
+	s->ops->close(s);
+	free(s);
+}
+
+enum store_engine
+store_engine(const struct store *s)
+{
+	return s->engine;
+}
+
+const char *
+store_error(const struct store *s)
+{
+	return s->err;
+}
+
+int
+store_busy(const struct store *s)
+{
+	return s->busy;
+}
+
+int
+store_schema_version(struct store *s, int64_t *version)
+{
+	call_start(s);
+	if (q_int(s, Q_SCHEMA_VERSION, NULL, 0, version) != 0) {
+		if (s->err[0] == '\0')
+			store_seterr(s, 0, "no schema version");
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_begin(struct store *s)
+{
+	call_start(s);
+	if (s->in_tx) {
+		store_seterr(s, 0, "a transaction is already open");
+		return -1;
+	}
+	if (s->ops->begin(s) == -1)
+		return -1;
+	s->in_tx = 1;
+	return 0;
+}
+
+int
+store_commit(struct store *s)
+{
+	int r;
+
+	call_start(s);
+	if (!s->in_tx) {
+		store_seterr(s, 0, "commit: no transaction open");
+		return -1;
+	}
+	r = s->ops->commit(s);
+	s->in_tx = 0;
+	return r;
+}
+
+int
+store_rollback(struct store *s)
+{
+	int r;
+
+	call_start(s);
+	if (!s->in_tx)
+		return 0;
+	r = s->ops->rollback(s);
+	s->in_tx = 0;
+	return r;
+}
+
+int64_t
+store_now_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+store_app_put(struct store *s, const char *name, const char *path)
+{
+	struct store_arg a[] = { ARG_TEXT(name), ARG_TEXT(path),
+	    ARG_INT(store_now_ms()) };
+
+	call_start(s);
+	if (check_name(s, "app name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if (path == NULL)
+		a[1].text = "";
+	return q_do(s, Q_APP_PUT, a, NITEMS(a), NULL);
+}
+
+int
+store_service_put(struct store *s, const char *app, const char *name,
+    const char *spec_json, int serverless, int64_t *revision, int *changed)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name),
+	    ARG_TEXT(spec_json), ARG_INT(serverless != 0),
+	    ARG_INT(store_now_ms()) };
+	int64_t rev = 0;
+	int r;
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if (spec_json == NULL) {
+		store_seterr(s, 0, "service %s/%s: no spec", app, name);
+		return -1;
+	}
+	/* A row back means inserted or bumped; none means unchanged. */
+	if ((r = q_int(s, Q_SERVICE_PUT, a, NITEMS(a), &rev)) == 1)
+		r = q_int(s, Q_SERVICE_REVISION, a, 2, &rev) == 0 ? 1 : -1;
+	if (r == -1) {
+		if (s->err[0] == '\0')
+			store_seterr(s, 0, "vanished while written");
+		errprefix(s, "service %s/%s", app, name);
+		return -1;
+	}
+	if (revision != NULL)
+		*revision = rev;
+	if (changed != NULL)
+		*changed = r == 0;
+	return 0;
+}
+
+static const char *
+desired_word(enum store_desired d)
+{
+	return d == STORE_DESIRED_STOPPED ? "stopped" : "auto";
+}
+
+/* Reads the current row into v; on error v is left cleared. */
+static int
+read_service(struct store *s, struct store_service *v)
+{
+	const char *d;
+
+	memset(v, 0, sizeof(*v));
+	if (col_copy(s, 0, v->app, sizeof(v->app), "app name") == -1 ||
+	    col_copy(s, 1, v->name, sizeof(v->name), "service name") == -1)
+		return -1;
+	if ((v->spec_json = col_dup(s, 2)) == NULL) {
+		if (s->err[0] == '\0')
+			store_seterr(s, 0, "service %s/%s: no spec", v->app,
+			    v->name);
+		return -1;
+	}
+	v->revision = s->ops->col_int(s, 3);
+	d = s->ops->col_text(s, 4);
+	if (d != NULL && strcmp(d, "auto") == 0)
+		v->desired = STORE_DESIRED_AUTO;
+	else if (d != NULL && strcmp(d, "stopped") == 0)
+		v->desired = STORE_DESIRED_STOPPED;
+	else {
+		store_seterr(s, 0, "service %s/%s: bad desired state",
+		    v->app, v->name);
+		store_service_clear(v);
+		return -1;
+	}
+	v->serverless = s->ops->col_int(s, 5) != 0;
+	v->created_at = s->ops->col_int(s, 6);
+	v->updated_at = s->ops->col_int(s, 7);
+	return 0;
+}
+
+int
+store_service_get(struct store *s, const char *app, const char *name,
+    struct store_service *v)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name) };
+	int r;
+
+	call_start(s);
+	memset(v, 0, sizeof(*v));
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_SERVICE_GET, a, NITEMS(a))) == 0 &&
+	    (r = s->ops->next(s)) == 1)
+		r = read_service(s, v);
+	else if (r == 0)
+		r = 1;
+	s->ops->finish(s);
+	return r;
+}
+
+int
+store_service_list(struct store *s, struct store_service **out,
+    size_t *nout)
+{
+	struct store_service *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	int r;
+
+	call_start(s);
+	*out = NULL;
+	*nout = 0;
+	if ((r = s->ops->exec(s, Q_SERVICE_LIST, NULL, 0)) == 0) {
+		while ((r = s->ops->next(s)) == 1) {
+			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
+				r = -1;
+				break;
+			}
+			v = nv;
+			if ((r = read_service(s, &v[n])) == -1)
+				break;
+			n++;
+		}
+	}
+	s->ops->finish(s);
+	if (r == -1) {
+		store_service_free(v, n);
+		return -1;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+int
+store_service_prune(struct store *s, const char *app, char *const *keep,
+    size_t nkeep, char ***removed_names, size_t *removed)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(NULL) };
+	char **gone = NULL, **ng;
+	const char *name;
+	size_t ngone = 0, cap = 0, i, k;
+	int own, r;
+
+	call_start(s);
+	if (removed_names != NULL)
+		*removed_names = NULL;
+	if (removed != NULL)
+		*removed = 0;
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    own_begin(s, &own) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_SERVICE_NAMES, a, 1)) == 0) {
+		while ((r = s->ops->next(s)) == 1) {
+			if ((name = s->ops->col_text(s, 0)) == NULL)
+				continue;
+			for (k = 0; k < nkeep; k++)
+				if (keep[k] != NULL &&
+				    strcmp(keep[k], name) == 0)
+					break;
+			if (k < nkeep)
+				continue;
+			if ((ng = grow(s, gone, ngone, &cap,
+			    sizeof(*gone))) == NULL) {
+				r = -1;
+				break;
+			}
+			gone = ng;
+			if ((gone[ngone] = strdup(name)) == NULL) {
+				r = nomem(s);
+				break;
+			}
+			ngone++;
+		}
+	}
+	s->ops->finish(s);
+	/* Instances go with their service (ON DELETE CASCADE too). */
+	for (i = 0; r == 0 && i < ngone; i++) {
+		a[1].text = gone[i];
+		if ((r = q_do(s, Q_INSTANCE_DELETE, a, 2, NULL)) == 0)
+			r = q_do(s, Q_SERVICE_DELETE, a, 2, NULL);
+	}
+	if (own_end(s, own, r) == -1) {
+		errprefix(s, "prune app %s", app);
+		for (i = 0; i < ngone; i++)
+			free(gone[i]);
+		free(gone);
+		return -1;
+	}
+	if (removed != NULL)
+		*removed = ngone;
+	if (removed_names != NULL)
+		*removed_names = gone;
+	else {
+		for (i = 0; i < ngone; i++)
+			free(gone[i]);
+		free(gone);
+	}
+	return 0;
+}
+
+int
+store_service_set_desired(struct store *s, const char *app,
+    const char *name, enum store_desired d)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name),
+	    ARG_TEXT(desired_word(d)) };
+	int64_t n = 0;
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if (q_do(s, Q_SERVICE_DESIRED, a, NITEMS(a), &n) == -1)
+		return -1;
+	return n == 0 ? 1 : 0;
+}
+
+int
+store_count_serverless(struct store *s, const char *except_app, int64_t *n)
+{
+	struct store_arg a[] = { ARG_TEXT(except_app) };
+
+	call_start(s);
+	*n = 0;
+	return q_int(s, Q_COUNT_SERVERLESS, a, NITEMS(a), n) == 0 ? 0 : -1;
+}
+
+void
+store_service_clear(struct store_service *v)
+{
+	if (v == NULL)
+		return;
+	free(v->spec_json);
+	memset(v, 0, sizeof(*v));
+}
+
+void
+store_service_free(struct store_service *v, size_t n)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		store_service_clear(&v[i]);
+	free(v);
+}
+
+int
+store_instance_put(struct store *s, const struct store_instance *in)
+{
+	struct store_arg a[] = {
+		ARG_TEXT(in->app), ARG_TEXT(in->service),
+		ARG_INT(in->revision), ARG_TEXT(in->state),
+		ARG_TEXT(in->endpoint), ARG_TEXT(in->node),
+		ARG_INT(in->pid), ARG_INT(in->pid_start),
+		ARG_INT(in->started_at), ARG_INT(in->ready_at),
+		ARG_INT(in->updated_at != 0 ? in->updated_at :
+		    store_now_ms()),
+	};
+
+	call_start(s);
+	if (check_field(s, "app name", in->app, sizeof(in->app), 1) == -1 ||
+	    check_field(s, "service name", in->service,
+	    sizeof(in->service), 1) == -1 ||
+	    check_field(s, "state", in->state, sizeof(in->state), 1) == -1 ||
+	    check_field(s, "endpoint", in->endpoint,
+	    sizeof(in->endpoint), 0) == -1 ||
+	    check_field(s, "node", in->node, sizeof(in->node), 0) == -1)
+		return -1;
+	if (q_do(s, Q_INSTANCE_PUT, a, NITEMS(a), NULL) == -1) {
+		errprefix(s, "instance %s/%s", in->app, in->service);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+read_instance(struct store *s, struct store_instance *in)
+{
+	memset(in, 0, sizeof(*in));
+	if (col_copy(s, 0, in->app, sizeof(in->app), "app name") == -1 ||
+	    col_copy(s, 1, in->service, sizeof(in->service),
+	    "service name") == -1 ||
+	    col_copy(s, 3, in->state, sizeof(in->state), "state") == -1 ||
+	    col_copy(s, 4, in->endpoint, sizeof(in->endpoint),
+	    "endpoint") == -1 ||
+	    col_copy(s, 5, in->node, sizeof(in->node), "node") == -1)
+		return -1;
+	in->revision = s->ops->col_int(s, 2);
+	in->pid = s->ops->col_int(s, 6);
+	in->pid_start = s->ops->col_int(s, 7);
+	in->started_at = s->ops->col_int(s, 8);
+	in->ready_at = s->ops->col_int(s, 9);
+	in->updated_at = s->ops->col_int(s, 10);
+	return 0;
+}
+
+int
+store_instance_get(struct store *s, const char *app, const char *service,
+    struct store_instance *in)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service) };
+	int r;
+
+	call_start(s);
+	memset(in, 0, sizeof(*in));
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", service, STORE_NAME_MAX) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_INSTANCE_GET, a, NITEMS(a))) == 0 &&
+	    (r = s->ops->next(s)) == 1)
+		r = read_instance(s, in);
+	else if (r == 0)
+		r = 1;
+	s->ops->finish(s);
+	return r;
+}
+
+int
+store_instance_delete(struct store *s, const char *app, const char *service)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service) };
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", service, STORE_NAME_MAX) == -1)
+		return -1;
+	return q_do(s, Q_INSTANCE_DELETE, a, NITEMS(a), NULL);
+}
+
+int
+store_instance_list(struct store *s, struct store_instance **out,
+    size_t *nout)
+{
+	struct store_instance *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	int r;
+
+	call_start(s);
+	*out = NULL;
+	*nout = 0;
+	if ((r = s->ops->exec(s, Q_INSTANCE_LIST, NULL, 0)) == 0) {
+		while ((r = s->ops->next(s)) == 1) {
+			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
+				r = -1;
+				break;
+			}
+			v = nv;
+			if ((r = read_instance(s, &v[n])) == -1)
+				break;
+			n++;
+		}
+	}
+	s->ops->finish(s);
+	if (r == -1) {
+		free(v);
+		return -1;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+int
+store_event_add(struct store *s, const struct store_event *ev)
+{
+	struct store_arg a[] = {
+		ARG_INT(ev->at != 0 ? ev->at : store_now_ms()),
+		ARG_TEXT(ev->app), ARG_TEXT(ev->service), ARG_TEXT(ev->kind),
+		ARG_TEXT(ev->detail_json),
+	};
+
+	call_start(s);
+	if (check_field(s, "app name", ev->app, sizeof(ev->app), 0) == -1 ||
+	    check_field(s, "service name", ev->service,
+	    sizeof(ev->service), 0) == -1 ||
+	    check_field(s, "event kind", ev->kind, sizeof(ev->kind), 1) == -1)
+		return -1;
+	return q_do(s, Q_EVENT_ADD, a, NITEMS(a), NULL);
+}
+
+static int
+read_event(struct store *s, struct store_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->id = s->ops->col_int(s, 0);
+	ev->at = s->ops->col_int(s, 1);
+	if (col_copy(s, 2, ev->app, sizeof(ev->app), "app name") == -1 ||
+	    col_copy(s, 3, ev->service, sizeof(ev->service),
+	    "service name") == -1 ||
+	    col_copy(s, 4, ev->kind, sizeof(ev->kind), "event kind") == -1)
+		return -1;
+	if (!s->ops->isnull(s, 5) && (ev->detail_json = col_dup(s, 5)) == NULL)
+		return -1;
+	return 0;
+}
+
+int
+store_event_list(struct store *s, const char *app, const char *service,
+    const char *kind, int64_t since, size_t limit, struct store_event **out,
+    size_t *nout)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service),
+	    ARG_TEXT(kind), ARG_INT(since), ARG_INT(INT64_MAX) };
+	struct store_event *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	int r;
+
+	call_start(s);
+	*out = NULL;
+	*nout = 0;
+	if (limit != 0 && limit < (uint64_t)INT64_MAX)
+		a[4].num = (int64_t)limit;
+	if ((r = s->ops->exec(s, Q_EVENT_LIST, a, NITEMS(a))) == 0) {
+		while ((r = s->ops->next(s)) == 1) {
+			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
+				r = -1;
+				break;
+			}
+			v = nv;
+			if ((r = read_event(s, &v[n])) == -1)
+				break;
+			n++;
+		}
+	}
+	s->ops->finish(s);
+	if (r == -1) {
+		store_event_free(v, n);
+		return -1;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+void
+store_event_free(struct store_event *v, size_t n)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(v[i].detail_json);
+	free(v);
+}
+
+int
+store_setting_put(struct store *s, const char *key, const char *value)
+{
+	struct store_arg a[] = { ARG_TEXT(key), ARG_TEXT(value) };
+
+	call_start(s);
+	if (check_name(s, "setting key", key, SETTING_KEY_MAX) == -1)
+		return -1;
+	if (value == NULL) {
+		store_seterr(s, 0, "setting %s: no value", key);
+		return -1;
+	}
+	return q_do(s, Q_SETTING_PUT, a, NITEMS(a), NULL);
+}
+
+int
+store_setting_get(struct store *s, const char *key, char **value)
+{
+	struct store_arg a[] = { ARG_TEXT(key) };
+	int r;
+
+	call_start(s);
+	*value = NULL;
+	if (check_name(s, "setting key", key, SETTING_KEY_MAX) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_SETTING_GET, a, NITEMS(a))) == 0) {
+		if ((r = s->ops->next(s)) == 1)
+			r = (*value = col_dup(s, 0)) == NULL ? -1 : 0;
+		else if (r == 0)
+			r = 1;
+	}
+	s->ops->finish(s);
+	return r;
+}

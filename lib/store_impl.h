@@ -1,0 +1,117 @@
+/*
+ * store_impl.h - what store.c shares with its two engines (store_sqlite.c,
+ * store_pg.c).  Private to the store module: programs include store.h.
+ *
+ * store.c holds the API, the SQL and the migrations, written once; an engine
+ * is a table of operations (relayd-style) that runs a numbered statement
+ * with bound parameters and walks its rows:
+ *
+ *	ops->exec(s, Q_..., args, nargs);
+ *	while ((r = ops->next(s)) == 1)
+ *		... ops->col_int(s, 0), ops->col_text(s, 1) ...
+ *	ops->finish(s);
+ *
+ * Statements use $1, $2 ... placeholders in both engines (SQLite binds them
+ * by name).  One statement is active at a time per store.
+ */
+#ifndef HK_STORE_IMPL_H
+#define HK_STORE_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* How long either engine waits for a lock before failing busy. */
+#define STORE_BUSY_MS		5000
+#define STORE_STR_(x)		#x
+#define STORE_STR(x)		STORE_STR_(x)
+
+/* Every DML statement the store runs; the SQL is in store.c. */
+enum store_q {
+	Q_SCHEMA_VERSION,
+	Q_MIGRATION_ADD,
+	Q_APP_PUT,
+	Q_SERVICE_PUT,
+	Q_SERVICE_REVISION,
+	Q_SERVICE_GET,
+	Q_SERVICE_LIST,
+	Q_SERVICE_NAMES,
+	Q_SERVICE_DELETE,
+	Q_SERVICE_DESIRED,
+	Q_COUNT_SERVERLESS,
+	Q_INSTANCE_PUT,
+	Q_INSTANCE_GET,
+	Q_INSTANCE_LIST,
+	Q_INSTANCE_DELETE,
+	Q_EVENT_ADD,
+	Q_EVENT_LIST,
+	Q_SETTING_PUT,
+	Q_SETTING_GET,
+	Q_COUNT
+};
+
+struct store_sql {
+	const char	*name;		/* for messages: "service put" */
+	const char	*text;		/* the same SQL for both engines */
+};
+
+extern const struct store_sql store_sql[Q_COUNT];
+
+enum store_argtype {
+	STORE_ARG_TEXT,
+	STORE_ARG_INT,
+};
+
+struct store_arg {
+	enum store_argtype	 type;
+	const char		*text;	/* STORE_ARG_TEXT; NULL is SQL NULL */
+	int64_t			 num;	/* STORE_ARG_INT */
+};
+
+#define ARG_TEXT(t)	{ STORE_ARG_TEXT, (t), 0 }
+#define ARG_INT(n)	{ STORE_ARG_INT, NULL, (n) }
+
+/*
+ * An engine.  All return 0 / -1 (with store_seterr() called) unless said.
+ * begin takes the installation-wide write lock and opens a transaction;
+ * migrate_begin opens the migration transaction under the migration lock.
+ * A failed commit leaves no transaction open.  rollback with no
+ * transaction open (or one already lost) is a successful no-op.
+ */
+struct store_ops {
+	const char	*name;
+	int		 (*open)(struct store *, const char *);
+	void		 (*close)(struct store *);
+	int		 (*script)(struct store *, const char *);
+	int		 (*begin)(struct store *);
+	int		 (*migrate_begin)(struct store *);
+	int		 (*commit)(struct store *);
+	int		 (*rollback)(struct store *);
+	int		 (*exec)(struct store *, enum store_q,
+			    const struct store_arg *, size_t);
+	int		 (*next)(struct store *);	/* 1 row, 0 done, -1 */
+	int		 (*isnull)(struct store *, int);
+	int64_t		 (*col_int)(struct store *, int);
+	const char	*(*col_text)(struct store *, int); /* NULL if NULL */
+	int64_t		 (*changes)(struct store *);	/* after next() == 0 */
+	void		 (*finish)(struct store *);
+};
+
+extern const struct store_ops store_sqlite_ops;
+extern const struct store_ops store_pg_ops;
+
+struct store {
+	enum store_engine	 engine;
+	const struct store_ops	*ops;
+	void			*eng;		/* the engine's own state */
+	int			 in_tx;		/* store_begin() is open */
+	int			 busy;		/* last failure was temporary */
+	char			 err[STORE_ERR_LEN];
+};
+
+/* Sets the error and whether it is temporary (store_busy()). */
+void	store_seterr(struct store *, int, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * store_sqlite.c - the SQLite engine of the state store (store_impl.h).
+ *
+ * WAL journal, foreign keys on, a busy timeout of STORE_BUSY_MS on every
+ * lock wait; SQLITE_BUSY or SQLITE_LOCKED after it is a temporary failure
+ * (store_busy()).  Statements are prepared once (sqlite3_prepare_v3,
+ * persistent) and cached per store; parameters are bound by their names,
+ * $1 $2 ..., so store.c writes one SQL text for both engines.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+#include "store_impl.h"
+
+struct lite {
+	sqlite3		*db;
+	sqlite3_stmt	*cache[Q_COUNT];
+	sqlite3_stmt	*cur;		/* the active statement */
+	enum store_q	 curq;
+	int64_t		 changes;
+};
+
+static int	 lite_fail(struct store *, int, const char *);
+static int	 lite_open_fail(struct store *, const char *, int);
+static int	 lite_simple(struct store *, const char *, char *, size_t);
+static int	 lite_wal(struct store *, char *, size_t);
+static int	 lite_open(struct store *, const char *);
+static void	 lite_close(struct store *);
+static int	 lite_script(struct store *, const char *);
+static int	 lite_begin(struct store *);
+static int	 lite_commit(struct store *);
+static int	 lite_rollback(struct store *);
+static int	 lite_exec(struct store *, enum store_q,
+		    const struct store_arg *, size_t);
+static int	 lite_next(struct store *);
+static int	 lite_isnull(struct store *, int);
+static int64_t	 lite_col_int(struct store *, int);
+static const char *lite_col_text(struct store *, int);
+static int64_t	 lite_changes(struct store *);
+static void	 lite_finish(struct store *);
+
+const struct store_ops store_sqlite_ops = {
+	.name = "sqlite",
+	.open = lite_open,
+	.close = lite_close,
+	.script = lite_script,
+	.begin = lite_begin,
+	.migrate_begin = lite_begin,
+	.commit = lite_commit,
+	.rollback = lite_rollback,
+	.exec = lite_exec,
+	.next = lite_next,
+	.isnull = lite_isnull,
+	.col_int = lite_col_int,
+	.col_text = lite_col_text,
+	.changes = lite_changes,
+	.finish = lite_finish,
+};
+
+static int
+lite_fail(struct store *s, int rc, const char *what)
+{
+	struct lite *l = s->eng;
+	int prim = rc & 0xff;
+
+	store_seterr(s, prim == SQLITE_BUSY || prim == SQLITE_LOCKED,
+	    "sqlite: %s: %s", what, l != NULL && l->db != NULL ?
+	    sqlite3_errmsg(l->db) : sqlite3_errstr(rc));
+	return -1;
+}
+
+/* Says why a file could not be opened, naming a missing directory. */
+static int
+lite_open_fail(struct store *s, const char *path, int rc)
+{
+	struct lite *l = s->eng;
+	char buf[PATH_MAX], *dir;
+	int e;
+
+	if ((rc & 0xff) != SQLITE_CANTOPEN)
+		return lite_fail(s, rc, path);
+	e = l->db != NULL ? sqlite3_system_errno(l->db) : 0;
+	if (strlcpy(buf, path, sizeof(buf)) < sizeof(buf)) {
+		dir = dirname(buf);
+		if (access(dir, F_OK) == -1 && errno == ENOENT) {
+			store_seterr(s, 0, "sqlite: %s: unable to create: "
+			    "directory %s does not exist", path, dir);
+			return -1;
+		}
+	}
+	store_seterr(s, 0, "sqlite: %s: unable to open: %s", path,
+	    e != 0 ? strerror(e) : sqlite3_errstr(rc));
+	return -1;
+}
+
+/*
+ * One constant statement; the first column of its first row, if any, goes
+ * to out.
+ */
+static int
+lite_simple(struct store *s, const char *sql, char *out, size_t outlen)
+{
+	struct lite *l = s->eng;
+	sqlite3_stmt *st;
+	const char *t;
+	int rc;
+
+	if ((rc = sqlite3_prepare_v2(l->db, sql, -1, &st, NULL)) != SQLITE_OK)
+		return lite_fail(s, rc, sql);
+	if (out != NULL && outlen > 0)
+		out[0] = '\0';
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (out != NULL && outlen > 0 && out[0] == '\0' &&
+		    (t = (const char *)sqlite3_column_text(st, 0)) != NULL)
+			(void)strlcpy(out, t, outlen);
+	if (rc != SQLITE_DONE) {
+		(void)lite_fail(s, rc, sql);
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/*
+ * Switching a fresh file to WAL needs an exclusive lock and does not wait
+ * for it through the busy handler: two processes opening a fresh store at
+ * once would see SQLITE_BUSY.  Retry up to the busy timeout.
+ */
+static int
+lite_wal(struct store *s, char *mode, size_t size)
+{
+	const struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int waited;
+
+	for (waited = 0;; waited += 10) {
+		if (lite_simple(s, "PRAGMA journal_mode = WAL", mode,
+		    size) == 0)
+			return 0;
+		if (!s->busy || waited >= STORE_BUSY_MS)
+			return -1;
+		(void)nanosleep(&pause, NULL);
+	}
+}
+
+static int
+lite_open(struct store *s, const char *path)
+{
+	struct lite *l;
+	char mode[16];
+	int rc;
+
+	if (*path == '\0') {
+		store_seterr(s, 0, "sqlite: no path: expected "
+		    "sqlite:///ABSOLUTE/PATH or sqlite://RELATIVE/PATH");
+		return -1;
+	}
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		store_seterr(s, 0, "sqlite: %s", strerror(errno));
+		return -1;
+	}
+	s->eng = l;
+	rc = sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE, NULL);
+	if (rc != SQLITE_OK)
+		return lite_open_fail(s, path, rc);
+	sqlite3_extended_result_codes(l->db, 1);
+	if ((rc = sqlite3_busy_timeout(l->db, STORE_BUSY_MS)) != SQLITE_OK)
+		return lite_fail(s, rc, path);
+	if (lite_simple(s, "PRAGMA foreign_keys = ON", NULL, 0) == -1 ||
+	    lite_wal(s, mode, sizeof(mode)) == -1)
+		return -1;
+	if (strcmp(mode, "wal") != 0) {
+		store_seterr(s, 0, "sqlite: %s: cannot use WAL (journal mode "
+		    "is \"%s\")", path, mode);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+lite_close(struct store *s)
+{
+	struct lite *l = s->eng;
+	size_t i;
+
+	if (l == NULL)
+		return;
+	lite_finish(s);
+	for (i = 0; i < Q_COUNT; i++)
+		sqlite3_finalize(l->cache[i]);
+	sqlite3_close(l->db);
+	free(l);
+	s->eng = NULL;
+}
+
+/* Constant SQL, possibly several statements (the migrations). */
+static int
+lite_script(struct store *s, const char *sql)
+{
+	struct lite *l = s->eng;
+	sqlite3_stmt *st;
+	const char *tail = sql;
+	int rc;
+
+	while (*tail != '\0') {
+		rc = sqlite3_prepare_v2(l->db, tail, -1, &st, &tail);
+		if (rc != SQLITE_OK)
+			return lite_fail(s, rc, "script");
+		if (st == NULL)		/* whitespace or comment */
+			continue;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			;
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return lite_fail(s, rc, "script");
+	}
+	return 0;
+}
+
+static int
+lite_begin(struct store *s)
+{
+	return lite_simple(s, "BEGIN IMMEDIATE", NULL, 0);
+}
+
+/* A COMMIT that fails leaves no transaction behind, as in PostgreSQL. */
+static int
+lite_commit(struct store *s)
+{
+	struct lite *l = s->eng;
+	char err[STORE_ERR_LEN];
+	int busy;
+
+	if (sqlite3_get_autocommit(l->db)) {
+		store_seterr(s, 0, "sqlite: commit: the transaction was "
+		    "rolled back by an earlier error");
+		return -1;
+	}
+	if (lite_simple(s, "COMMIT", NULL, 0) == 0)
+		return 0;
+	if (!sqlite3_get_autocommit(l->db)) {
+		memcpy(err, s->err, sizeof(err));
+		busy = s->busy;
+		(void)lite_simple(s, "ROLLBACK", NULL, 0);
+		memcpy(s->err, err, sizeof(err));
+		s->busy = busy;
+	}
+	return -1;
+}
+
+static int
+lite_rollback(struct store *s)
+{
+	struct lite *l = s->eng;
+
+	lite_finish(s);
+	if (sqlite3_get_autocommit(l->db))
+		return 0;
+	return lite_simple(s, "ROLLBACK", NULL, 0);
+}
+
+static int
+lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
+    size_t n)
+{
+	struct lite *l = s->eng;
+	const char *what = store_sql[q].name;
+	sqlite3_stmt *st;
+	char pname[24];
+	size_t i;
+	int idx, rc;
+
+	lite_finish(s);
+	if ((st = l->cache[q]) == NULL) {
+		rc = sqlite3_prepare_v3(l->db, store_sql[q].text, -1,
+		    SQLITE_PREPARE_PERSISTENT, &st, NULL);
+		if (rc != SQLITE_OK)
+			return lite_fail(s, rc, what);
+		l->cache[q] = st;
+	}
+	if ((size_t)sqlite3_bind_parameter_count(st) != n) {
+		store_seterr(s, 0, "sqlite: %s: takes %d parameters, not %zu",
+		    what, sqlite3_bind_parameter_count(st), n);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		(void)snprintf(pname, sizeof(pname), "$%zu", i + 1);
+		if ((idx = sqlite3_bind_parameter_index(st, pname)) == 0) {
+			store_seterr(s, 0, "sqlite: %s: no parameter %s",
+			    what, pname);
+			sqlite3_clear_bindings(st);
+			return -1;
+		}
+		/* Static: lite_finish() clears the bindings before return. */
+		if (a[i].type == STORE_ARG_INT)
+			rc = sqlite3_bind_int64(st, idx, a[i].num);
+		else if (a[i].text == NULL)
+			rc = sqlite3_bind_null(st, idx);
+		else
+			rc = sqlite3_bind_text(st, idx, a[i].text, -1,
+			    SQLITE_STATIC);
+		if (rc != SQLITE_OK) {
+			sqlite3_clear_bindings(st);
+			return lite_fail(s, rc, what);
+		}
+	}
+	l->cur = st;
+	l->curq = q;
+	l->changes = 0;
+	return 0;
+}
+
+static int
+lite_next(struct store *s)
+{
+	struct lite *l = s->eng;
+	int rc;
+
+	if (l->cur == NULL)
+		return 0;
+	if ((rc = sqlite3_step(l->cur)) == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE) {
+		l->changes = sqlite3_changes64(l->db);
+		return 0;
+	}
+	return lite_fail(s, rc, store_sql[l->curq].name);
+}
+
+static int
+lite_isnull(struct store *s, int col)
+{
+	struct lite *l = s->eng;
+
+	return sqlite3_column_type(l->cur, col) == SQLITE_NULL;
+}
+
+static int64_t
+lite_col_int(struct store *s, int col)
+{
+	struct lite *l = s->eng;
+
+	return sqlite3_column_int64(l->cur, col);
+}
+
+static const char *
+lite_col_text(struct store *s, int col)
+{
+	struct lite *l = s->eng;
+
+	return (const char *)sqlite3_column_text(l->cur, col);
+}
+
+static int64_t
+lite_changes(struct store *s)
+{
+	struct lite *l = s->eng;
+
+	return l->changes;
+}
+
+static void
+lite_finish(struct store *s)
+{
+	struct lite *l = s->eng;
+
+	if (l == NULL || l->cur == NULL)
+		return;
+	sqlite3_reset(l->cur);
+	sqlite3_clear_bindings(l->cur);
+	l->cur = NULL;
+}
