@@ -49,6 +49,8 @@ int		 store_schema_version(struct store *, int64_t *);
  * Transactions.  store_begin() takes the write lock at once (SQLite BEGIN
  * IMMEDIATE; PostgreSQL BEGIN), so read-modify-write inside is safe against
  * writers in other processes.  Calls outside a transaction autocommit.
+ * After any error inside a transaction the caller rolls back: PostgreSQL
+ * has aborted it already, SQLite has not.
  */
 int	store_begin(struct store *);
 int	store_commit(struct store *);
