@@ -18,6 +18,22 @@
 #include "ipc.h"
 
 static int	deadline_left(const struct timespec *);
+static int	unix_addr(struct sockaddr_un *, const char *, char *, size_t);
+
+/* Fills a sockaddr_un for path; -1 with ENAMETOOLONG if it does not fit. */
+static int
+unix_addr(struct sockaddr_un *sun, const char *path, char *err, size_t errlen)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path)) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun->sun_path, path, strlen(path) + 1);
+	return 0;
+}
 
 json_t *
 ipc_decode(const char *buf, size_t len, char *err, size_t errlen)
@@ -55,20 +71,14 @@ ipc_connect(const char *path, char *err, size_t errlen)
 	struct sockaddr_un sun;
 	int fd, saved;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "%s: socket path too long", path);
-		errno = ENAMETOOLONG;
+	if (unix_addr(&sun, path, err, errlen) == -1)
 		return -1;
-	}
-	memcpy(sun.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd == -1) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	/* A local connect does not block; make the fd non-blocking after. */
+	/* A local connect does not block; ipc_recv() waits with poll. */
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		saved = errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(saved));
@@ -206,14 +216,8 @@ ipc_listen(const char *path, int type, char *err, size_t errlen)
 	struct sockaddr_un sun;
 	int fd, probe, saved;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "%s: socket path too long", path);
-		errno = ENAMETOOLONG;
+	if (unix_addr(&sun, path, err, errlen) == -1)
 		return -1;
-	}
-	memcpy(sun.sun_path, path, strlen(path) + 1);
 	probe = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 	if (probe != -1 && connect(probe, (struct sockaddr *)&sun,
 	    sizeof(sun)) == 0) {

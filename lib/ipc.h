@@ -21,7 +21,7 @@
 json_t	*ipc_decode(const char *, size_t, char *, size_t);
 /* The "op" of a request, or NULL when it has no string "op". */
 const char *ipc_op(const json_t *);
-/* Connects a SOCK_SEQPACKET client to a socket path (non-blocking, CLOEXEC). */
+/* Connects a SOCK_SEQPACKET client to a socket path (blocking, CLOEXEC). */
 int	 ipc_connect(const char *, char *, size_t);
 int	 ipc_send(int, const json_t *, char *, size_t);
 /* Waits up to timeout_ms for one message. */
