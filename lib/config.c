@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "spec.h"
 #include "toml.h"
 
 #ifndef nitems
@@ -288,7 +289,6 @@ static int	 spec_extras(struct actx *, json_t *,
 		    const struct toml_kv *const *, const char *);
 static char	*spec_json(struct actx *, const struct service_spec *,
 		    const struct toml_kv *const *, const char *);
-static void	 spec_free(struct service_spec *);
 
 /*
  * Small helpers.
@@ -1938,30 +1938,6 @@ app_load(struct app_config *app, const char *path,
 	return rc;
 }
 
-static void
-spec_free(struct service_spec *s)
-{
-	size_t i;
-
-	free(s->image);
-	for (i = 0; i < s->ncommand; i++)
-		free(s->command[i]);
-	free(s->command);
-	free(s->directory);
-	for (i = 0; i < s->nenv; i++) {
-		free(s->env[i].name);
-		free(s->env[i].value);
-	}
-	free(s->env);
-	free(s->size);
-	for (i = 0; i < s->nhosts; i++)
-		free(s->hosts[i]);
-	free(s->hosts);
-	free(s->readiness_path);
-	free(s->node_name);
-	free(s->spec_json);
-}
-
 void
 app_free(struct app_config *app)
 {
@@ -1970,7 +1946,7 @@ app_free(struct app_config *app)
 	if (app == NULL)
 		return;
 	for (i = 0; i < app->nservices; i++)
-		spec_free(&app->services[i]);
+		spec_clear(&app->services[i]);
 	free(app->services);
 	free(app->path);
 	memset(app, 0, sizeof(*app));
