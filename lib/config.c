@@ -1280,6 +1280,7 @@ svc_hosts(struct actx *c, const struct toml_kv *skv, const struct toml_kv *kv,
 {
 	const struct toml_value *v = kv->value, *e;
 	char shown[KEYSHOW_MAX * 6 + 8], *h;
+	struct in_addr a4;
 	size_t i, j;
 
 	if (v->type != TOML_ARRAY) {
@@ -1305,7 +1306,9 @@ svc_hosts(struct actx *c, const struct toml_kv *skv, const struct toml_kv *kv,
 		for (j = 0; h[j] != '\0'; j++)
 			if (h[j] >= 'A' && h[j] <= 'Z')
 				h[j] += 'a' - 'A';
-		if (j != e->u.string.len || !valid_host(h, 0)) {
+		/* An IPv4 literal is a Host a client may send too. */
+		if (j != e->u.string.len || (!valid_host(h, 0) &&
+		    inet_pton(AF_INET, h, &a4) != 1)) {
 			show(shown, sizeof(shown), e->u.string.ptr,
 			    e->u.string.len, 1);
 			adiag(c, e->line, key, "invalid host %s", shown);

@@ -216,8 +216,10 @@ static const struct app_case app_cases[] = {
 	{ "host with a port", SRV_SL, SVC "hosts = [\"a.example:80\"]\n",
 	    "app.toml:5: services.api.hosts: invalid host \"a.example:80\"",
 	    0 },
-	{ "host IPv4", SRV_SL, SVC "hosts = [\"10.0.0.1\"]\n",
-	    "app.toml:5: services.api.hosts: invalid host \"10.0.0.1\"", 0 },
+	{ "host IPv4 literal", SRV_SL, SVC "hosts = [\"127.0.0.1\"]\n",
+	    NULL, 0 },
+	{ "host IPv4 out of range", SRV_SL, SVC "hosts = [\"10.0.0.256\"]\n",
+	    "app.toml:5: services.api.hosts: invalid host \"10.0.0.256\"", 0 },
 	{ "host label 64", SRV_SL, SVC "hosts = [\"a"
 	    "123456789012345678901234567890123456789012345678901234567890123"
 	    ".example\"]\n", "app.toml:5: services.api.hosts: invalid host "
