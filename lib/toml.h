@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TOML_MAX_DEPTH	128	/* nesting of arrays and inline tables */
+#define TOML_MAX_DEPTH	128	/* nesting of arrays and tables; parts of a key */
 #define TOML_ERR_LEN	256
 
 enum toml_type {
