@@ -1,0 +1,568 @@
+/*
+ * backend_exec.c - the exec backend: a service's command runs as a child of
+ * hk-scale, in its own session and process group, with PORT and HOST (and
+ * LISTEN_FDS or NOTIFY_SOCKET for those readiness kinds).  Its stdout and
+ * stderr come back through a pipe and are logged one line at a time.  A
+ * stop is SIGTERM to the group, SIGKILL after the grace period.
+ *
+ * An adopted instance (left running by an earlier hk-scale) is not our
+ * child: its exit is seen through a pidfd, and its output is lost.
+ */
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "scale.h"
+
+#define EXEC_DRAIN_MAX	65536	/* bytes read from a pipe at exit */
+#define EXEC_ENV_EXTRA	8	/* PORT HOST LISTEN_* NOTIFY_SOCKET NULL */
+
+extern char **environ;
+
+static struct inst *inst_new(struct scale *, const char *);
+static int	bind_port(struct inst *, int, int *, char *, size_t);
+static char	**build_env(const struct service_spec *, const struct inst *,
+		    char **);
+static int	env_dropped(const char *, const struct service_spec *);
+static int	env_reserved(const char *);
+static void	free_env(char **);
+static void	child(const struct service_spec *, char **, char *, int, int,
+		    int) __attribute__((noreturn));
+static int	fork_child(struct inst *, const struct service_spec *, int);
+static void	out_read(struct loop *, int, int, void *);
+static void	out_feed(struct inst *, const char *, size_t);
+static void	out_line(struct inst *);
+static void	out_drain(struct inst *);
+static void	exec_read(struct loop *, int, int, void *);
+static void	pidfd_read(struct loop *, int, int, void *);
+static void	kill_fire(struct loop *, void *);
+static void	inst_exited(struct inst *, int);
+static void	close_fd(struct loop *, int *);
+
+static struct inst *
+inst_new(struct scale *sc, const char *id)
+{
+	struct inst *in;
+
+	if ((in = calloc(1, sizeof(*in))) == NULL)
+		return NULL;
+	in->sc = sc;
+	strlcpy(in->id, id, sizeof(in->id));
+	in->pidfd = in->outfd = in->execfd = in->notifyfd = in->probefd = -1;
+	loop_timer_init(&in->kill_timer, kill_fire, in);
+	TAILQ_INSERT_TAIL(&sc->insts, in, entry);
+	return in;
+}
+
+static void
+close_fd(struct loop *l, int *fd)
+{
+	if (*fd == -1)
+		return;
+	loop_del_fd(l, *fd);
+	close(*fd);
+	*fd = -1;
+}
+
+/*
+ * The port: the spec's, or one the kernel picks on 127.0.0.1.  For readiness
+ * "socket" the bound listener itself is handed to the child (*lfd).
+ */
+static int
+bind_port(struct inst *in, int port, int *lfd, char *err, size_t errlen)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd, on = 1;
+
+	if (lfd == NULL && port != 0) {
+		in->port = port;
+		return 0;
+	}
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1 ||
+	    (lfd != NULL && listen(fd, 128) == -1)) {
+		snprintf(err, errlen, "bind 127.0.0.1:%d: %s", port,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	in->port = ntohs(sin.sin_port);
+	if (lfd != NULL)
+		*lfd = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+/* Variables of our own environment the child does not get. */
+static int
+env_dropped(const char *e, const struct service_spec *sp)
+{
+	static const char *const drop[] = {
+		"NOTIFY_SOCKET=", "LISTEN_FDS=", "LISTEN_PID=",
+		"LISTEN_FDNAMES=", "PORT=", "HOST=", "JOURNAL_STREAM=",
+		"HAKOPOD_",
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		if (strncmp(e, drop[i], strlen(drop[i])) == 0)
+			return 1;
+	for (i = 0; i < sp->nenv; i++) {
+		n = strlen(sp->env[i].name);
+		if (strncmp(e, sp->env[i].name, n) == 0 && e[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* Names hk sets itself: the spec cannot override them. */
+static int
+env_reserved(const char *name)
+{
+	static const char *const mine[] = {
+		"PORT", "HOST", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
+		"NOTIFY_SOCKET",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (strcmp(name, mine[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Ours, less env_dropped(), then the spec's, then hk's own variables. */
+static char **
+build_env(const struct service_spec *sp, const struct inst *in,
+    char **listen_pid)
+{
+	char **env;
+	size_t n = 0, i, k = 0;
+	int bad = 0;
+
+	while (environ[n] != NULL)
+		n++;
+	if ((env = calloc(n + sp->nenv + EXEC_ENV_EXTRA, sizeof(*env))) ==
+	    NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!env_dropped(environ[i], sp) &&
+		    (env[k++] = strdup(environ[i])) == NULL)
+			bad = 1;
+	for (i = 0; i < sp->nenv; i++)
+		if (!env_reserved(sp->env[i].name) && asprintf(&env[k++],
+		    "%s=%s", sp->env[i].name, sp->env[i].value) == -1)
+			bad = 1;
+	if (asprintf(&env[k++], "PORT=%d", in->port) == -1 ||
+	    (env[k++] = strdup("HOST=127.0.0.1")) == NULL)
+		bad = 1;
+	*listen_pid = NULL;
+	if (sp->readiness == READY_SOCKET) {
+		if ((env[k++] = strdup("LISTEN_FDS=1")) == NULL ||
+		    (*listen_pid = env[k++] = calloc(1, 32)) == NULL)
+			bad = 1;
+	} else if (sp->readiness == READY_NOTIFY) {
+		if (asprintf(&env[k++], "NOTIFY_SOCKET=%s",
+		    in->notify_path) == -1)
+			bad = 1;
+	}
+	if (bad) {
+		free_env(env);
+		return NULL;
+	}
+	return env;
+}
+
+static void
+free_env(char **env)
+{
+	size_t i;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+/*
+ * In the child, between fork and exec: default signals, a session of its
+ * own, the output pipe as stdout and stderr, the listener as fd 3, every
+ * other fd closed at exec.  A failure is printed for the log, and told to
+ * the parent by one byte on execw.
+ */
+static void
+child(const struct service_spec *sp, char **env, char *listen_pid, int outw,
+    int execw, int lfd)
+{
+	sigset_t none;
+	ssize_t n;
+	int null, first = 3;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setsid();
+	if ((null = open("/dev/null", O_RDONLY)) != -1 && null != 0) {
+		dup2(null, 0);
+		close(null);
+	}
+	dup2(outw, 1);
+	dup2(outw, 2);
+	execw = fcntl(execw, F_DUPFD_CLOEXEC, 4);
+	if (lfd != -1) {
+		if (lfd == 3)
+			fcntl(3, F_SETFD, 0);
+		else
+			dup2(lfd, 3);
+		snprintf(listen_pid, 32, "LISTEN_PID=%ld", (long)getpid());
+		first = 4;
+	}
+	syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC);
+	if (sp->directory != NULL && chdir(sp->directory) == -1)
+		dprintf(2, "chdir %s: %s\n", sp->directory, strerror(errno));
+	else {
+		execvpe(sp->command[0], sp->command, env);
+		dprintf(2, "exec %s: %s\n", sp->command[0], strerror(errno));
+	}
+	n = write(execw, "x", 1);
+	(void)n;
+	_exit(127);
+}
+
+static int
+fork_child(struct inst *in, const struct service_spec *sp, int lfd)
+{
+	char **env, *listen_pid;
+	int outp[2], execp[2];
+	pid_t pid;
+
+	if ((env = build_env(sp, in, &listen_pid)) == NULL)
+		return -1;
+	if (pipe2(outp, O_CLOEXEC) == -1) {
+		free_env(env);
+		return -1;
+	}
+	if (pipe2(execp, O_CLOEXEC) == -1) {
+		close(outp[0]);
+		close(outp[1]);
+		free_env(env);
+		return -1;
+	}
+	if ((pid = fork()) == 0)
+		child(sp, env, listen_pid, outp[1], execp[1], lfd);
+	free_env(env);
+	close(outp[1]);
+	close(execp[1]);
+	in->outfd = outp[0];
+	in->execfd = execp[0];
+	if (pid == -1)
+		return -1;
+	in->pid = pid;
+	fcntl(in->outfd, F_SETFL, O_NONBLOCK);
+	fcntl(in->execfd, F_SETFL, O_NONBLOCK);
+	if (loop_add_fd(in->sc->loop, in->outfd, LOOP_READ, out_read,
+	    in) == -1 || loop_add_fd(in->sc->loop, in->execfd, LOOP_READ,
+	    exec_read, in) == -1)
+		log_warn("service=%s: unable to watch pid %ld", in->id,
+		    (long)pid);
+	if (proc_starttime(pid, &in->pid_start) == -1)	/* gone already */
+		log_debug("service=%s: no start time for pid %ld", in->id,
+		    (long)pid);
+	return 0;
+}
+
+/* Starts the service's current revision; NULL with a reason. */
+struct inst *
+exec_start(struct service *s, char *err, size_t errlen)
+{
+	const struct service_spec *sp = &s->def.spec;
+	struct inst *in;
+	int lfd = -1;
+
+	if (sp->command == NULL || sp->ncommand == 0) {
+		snprintf(err, errlen, "no command to run (exec backend)");
+		return NULL;
+	}
+	if ((in = inst_new(s->sc, s->def.id)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	in->svc = s;
+	in->revision = s->def.revision;
+	if (bind_port(in, sp->port, sp->readiness == READY_SOCKET ? &lfd :
+	    NULL, err, errlen) == -1)
+		goto fail;
+	if (sp->readiness == READY_NOTIFY &&
+	    probe_notify_open(in, err, errlen) == -1)
+		goto fail;
+	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
+	    in->port);
+	in->started_at = store_now_ms();
+	in->start_mono = loop_now_ms(s->sc->loop);
+	if (fork_child(in, sp, lfd) == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (lfd != -1)
+		close(lfd);
+	log_info("service=%s: started pid %ld revision %lld at %s", in->id,
+	    (long)in->pid, (long long)in->revision, in->endpoint);
+	return in;
+fail:
+	if (lfd != -1)
+		close(lfd);
+	in->svc = NULL;
+	exec_free(in);
+	return NULL;
+}
+
+/* A previous hk-scale's instance, still alive: watched through its pidfd. */
+struct inst *
+exec_adopt(struct scale *sc, const struct store_instance *row, int pidfd)
+{
+	struct inst *in;
+	char id[SCALE_ID_MAX];
+	const char *colon;
+
+	snprintf(id, sizeof(id), "%s/%s", row->app, row->service);
+	if ((in = inst_new(sc, id)) == NULL)
+		return NULL;
+	in->adopted = 1;
+	in->pidfd = pidfd;
+	in->pid = (pid_t)row->pid;
+	in->pid_start = row->pid_start;
+	in->revision = row->revision;
+	in->started_at = row->started_at;
+	in->ready_at = row->ready_at;
+	in->start_mono = loop_now_ms(sc->loop);
+	strlcpy(in->endpoint, row->endpoint, sizeof(in->endpoint));
+	if ((colon = strrchr(row->endpoint, ':')) != NULL)
+		in->port = (int)strtonum(colon + 1, 1, 65535, NULL);
+	if (loop_add_fd(sc->loop, pidfd, LOOP_READ, pidfd_read, in) == -1)
+		log_warn("service=%s: unable to watch pid %ld", id,
+		    (long)in->pid);
+	return in;
+}
+
+static void
+out_line(struct inst *in)
+{
+	size_t i;
+
+	in->line[in->linelen] = '\0';
+	if (in->linelen > 0 && in->line[in->linelen - 1] == '\r')
+		in->line[--in->linelen] = '\0';
+	for (i = 0; i < in->linelen; i++)
+		if ((unsigned char)in->line[i] < 0x20 || in->line[i] == 0x7f)
+			in->line[i] = '?';
+	log_info("service=%s: %s", in->id, in->line);
+	if (in->linelen > 0)
+		memcpy(in->last, in->line, in->linelen + 1);
+	in->linelen = 0;
+}
+
+/* Lines longer than SCALE_LINE_MAX are cut into pieces of that size. */
+static void
+out_feed(struct inst *in, const char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			out_line(in);
+			continue;
+		}
+		in->line[in->linelen++] = buf[i];
+		if (in->linelen == SCALE_LINE_MAX)
+			out_line(in);
+	}
+}
+
+static void
+out_read(struct loop *l, int fd, int mask, void *arg)
+{
+	struct inst *in = arg;
+	char buf[4096];
+	ssize_t n;
+
+	(void)mask;
+	n = read(fd, buf, sizeof(buf));
+	if (n > 0) {
+		out_feed(in, buf, (size_t)n);
+		return;
+	}
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (in->linelen > 0)
+		out_line(in);
+	close_fd(l, &in->outfd);
+}
+
+/* What the process printed before it exited (bounded: others may write). */
+static void
+out_drain(struct inst *in)
+{
+	char buf[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	while (in->outfd != -1 && total < EXEC_DRAIN_MAX &&
+	    (n = read(in->outfd, buf, sizeof(buf))) > 0) {
+		out_feed(in, buf, (size_t)n);
+		total += (size_t)n;
+	}
+	if (in->linelen > 0)
+		out_line(in);
+}
+
+/* EOF: the exec happened.  A byte: it failed (the child said why). */
+static void
+exec_read(struct loop *l, int fd, int mask, void *arg)
+{
+	struct inst *in = arg;
+	char c;
+	ssize_t n;
+
+	(void)mask;
+	n = read(fd, &c, 1);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	close_fd(l, &in->execfd);
+	if (n == 1)
+		return;		/* the exit follows, with the reason printed */
+	if (in->svc != NULL && !in->ready &&
+	    in->svc->def.spec.readiness == READY_SOCKET)
+		service_inst_ready(in);
+}
+
+static void
+pidfd_read(struct loop *l, int fd, int mask, void *arg)
+{
+	struct inst *in = arg;
+
+	(void)fd;
+	(void)mask;
+	close_fd(l, &in->pidfd);
+	inst_exited(in, -1);
+}
+
+/* SIGCHLD: every child that exited; strangers (we are a subreaper) too. */
+void
+exec_reap(struct scale *sc)
+{
+	struct inst *in;
+	pid_t pid;
+	int status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		TAILQ_FOREACH(in, &sc->insts, entry)
+			if (!in->adopted && in->pid == pid)
+				break;
+		if (in != NULL)
+			inst_exited(in, status);
+		else
+			log_debug("reaped pid %ld", (long)pid);
+	}
+}
+
+/* The leader is gone: what is left of its group goes too. */
+static void
+inst_exited(struct inst *in, int status)
+{
+	struct loop *l = in->sc->loop;
+
+	out_drain(in);
+	close_fd(l, &in->outfd);
+	close_fd(l, &in->execfd);
+	probe_stop(in);
+	loop_timer_cancel(l, &in->kill_timer);
+	if (in->pid > 0)
+		kill(-in->pid, SIGKILL);
+	if (in->svc != NULL)
+		service_inst_exit(in, status);
+	else
+		exec_free(in);
+}
+
+/* SIGTERM to the process group; SIGKILL when the grace period is over. */
+void
+exec_stop(struct inst *in)
+{
+	if (in->stopping)
+		return;
+	in->stopping = 1;
+	probe_stop(in);
+	log_info("service=%s: stopping pid %ld", in->id, (long)in->pid);
+	if (kill(-in->pid, SIGTERM) == -1 && errno != ESRCH)
+		log_warn("service=%s: kill %ld", in->id, (long)in->pid);
+	loop_timer_at(in->sc->loop, &in->kill_timer,
+	    loop_now_ms(in->sc->loop) + (int64_t)in->sc->grace * 1000);
+}
+
+void
+exec_kill(struct inst *in)
+{
+	in->stopping = 1;
+	probe_stop(in);
+	if (kill(-in->pid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("service=%s: kill %ld", in->id, (long)in->pid);
+}
+
+static void
+kill_fire(struct loop *l, void *arg)
+{
+	struct inst *in = arg;
+
+	(void)l;
+	log_warnx("service=%s: pid %ld still there after %d s: killing",
+	    in->id, (long)in->pid, in->sc->grace);
+	exec_kill(in);
+}
+
+/* The instance no longer belongs to its service; it is freed at exit. */
+void
+exec_retire(struct inst *in)
+{
+	queue_settle(in);
+	in->svc = NULL;
+	in->in_store = 0;
+	exec_stop(in);
+}
+
+void
+exec_free(struct inst *in)
+{
+	struct scale *sc = in->sc;
+
+	close_fd(sc->loop, &in->outfd);
+	close_fd(sc->loop, &in->execfd);
+	close_fd(sc->loop, &in->pidfd);
+	probe_stop(in);
+	loop_timer_cancel(sc->loop, &in->kill_timer);
+	queue_settle(in);
+	TAILQ_REMOVE(&sc->insts, in, entry);
+	free(in);
+	if (sc->stopping && TAILQ_EMPTY(&sc->insts))
+		loop_stop(sc->loop);
+}

@@ -1,0 +1,224 @@
+/*
+ * instance_store.c - what hk-scale keeps in the store: one instance row per
+ * service (so "hk ps" and "hk status" show it, and a restarted hk-scale
+ * finds it), and the readiness gate.
+ *
+ * The gate: a serverless service must pass its readiness gate once per
+ * revision before it may sleep.  The revision that last passed is kept in
+ * the settings table under "hk-scale.gate.APP/SERVICE", so a restarted
+ * hk-scale does not start every gated service again.
+ *
+ * Adoption: a row of this node whose process is alive with the same start
+ * time (/proc/PID/stat field 22) is taken over through a pidfd if it was
+ * running; anything else found alive is stopped.  A row whose process is
+ * gone is deleted.
+ */
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "scale.h"
+
+#define GATE_KEY_MAX	(SCALE_ID_MAX + 16)
+
+static void	gate_key(char *, size_t, const struct svc *);
+static void	adopt_one(struct scale *, const struct store_instance *);
+
+void
+row_put(struct inst *in, const char *state)
+{
+	struct scale *sc = in->sc;
+	struct store_instance r;
+
+	memset(&r, 0, sizeof(r));
+	strlcpy(r.app, in->svc->def.app, sizeof(r.app));
+	strlcpy(r.service, in->svc->def.name, sizeof(r.service));
+	strlcpy(r.state, state, sizeof(r.state));
+	strlcpy(r.endpoint, in->endpoint, sizeof(r.endpoint));
+	strlcpy(r.node, sc->node, sizeof(r.node));
+	r.revision = in->revision;
+	r.pid = in->pid;
+	r.pid_start = in->pid_start;
+	r.started_at = in->started_at;
+	r.ready_at = in->ready_at;
+	r.updated_at = store_now_ms();
+	if (store_instance_put(sc->store, &r) == -1)
+		log_warnx("service=%s: unable to record instance: %s", in->id,
+		    store_error(sc->store));
+}
+
+void
+row_delete(struct scale *sc, const struct svc *def)
+{
+	if (store_instance_delete(sc->store, def->app, def->name) == -1)
+		log_warnx("service=%s: unable to delete instance: %s",
+		    def->id, store_error(sc->store));
+}
+
+/* A failed start leaves a row without a process, so "hk ps" says so. */
+void
+row_failed(struct service *s)
+{
+	struct store_instance r;
+
+	memset(&r, 0, sizeof(r));
+	strlcpy(r.app, s->def.app, sizeof(r.app));
+	strlcpy(r.service, s->def.name, sizeof(r.service));
+	strlcpy(r.state, "failed", sizeof(r.state));
+	strlcpy(r.node, s->sc->node, sizeof(r.node));
+	r.revision = s->def.revision;
+	r.updated_at = store_now_ms();
+	if (store_instance_put(s->sc->store, &r) == -1)
+		log_warnx("service=%s: unable to record the failure: %s",
+		    s->def.id, store_error(s->sc->store));
+	s->failed_row = 1;
+}
+
+static void
+gate_key(char *buf, size_t len, const struct svc *def)
+{
+	snprintf(buf, len, "hk-scale.gate.%s", def->id);
+}
+
+/* Whether this revision has been ready once (ordinary services: always). */
+int
+gate_passed(struct scale *sc, const struct svc *def)
+{
+	char key[GATE_KEY_MAX], *val = NULL;
+	long long rev;
+	int r;
+
+	if (!def->spec.serverless)
+		return 1;
+	gate_key(key, sizeof(key), def);
+	if ((r = store_setting_get(sc->store, key, &val)) == -1) {
+		log_warnx("service=%s: unable to read gate: %s", def->id,
+		    store_error(sc->store));
+		return 0;
+	}
+	rev = r == 0 ? strtonum(val, 0, INT64_MAX, NULL) : 0;
+	free(val);
+	return rev >= def->revision;
+}
+
+/* rev: the revision that passed, or 0 when the service is removed. */
+void
+gate_mark(struct scale *sc, const struct svc *def, int64_t rev)
+{
+	char key[GATE_KEY_MAX], val[24];
+
+	if (!def->spec.serverless)
+		return;
+	gate_key(key, sizeof(key), def);
+	snprintf(val, sizeof(val), "%lld", (long long)rev);
+	if (store_setting_put(sc->store, key, val) == -1)
+		log_warnx("service=%s: unable to record gate: %s", def->id,
+		    store_error(sc->store));
+}
+
+/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. */
+int
+proc_starttime(pid_t pid, int64_t *out)
+{
+	char path[64], buf[1024], *p, *end;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* After "pid (comm) " comes field 3, the state: a zombie is gone. */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == 'Z')
+		return -1;
+	for (p++, field = 3; field < 22 && p != NULL; field++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL)
+		return -1;
+	errno = 0;
+	*out = strtoll(p + 1, &end, 10);
+	return errno != 0 || end == p + 1 ? -1 : 0;
+}
+
+static void
+adopt_one(struct scale *sc, const struct store_instance *r)
+{
+	struct service *s;
+	struct inst *in;
+	char id[SCALE_ID_MAX];
+	int64_t start;
+	int pidfd = -1;
+
+	if (r->node[0] != '\0' && strcmp(r->node, sc->node) != 0)
+		return;		/* another host's instance */
+	snprintf(id, sizeof(id), "%s/%s", r->app, r->service);
+	if (r->pid <= 0) {	/* a failed start: nothing runs */
+		store_instance_delete(sc->store, r->app, r->service);
+		return;
+	}
+	if (proc_starttime((pid_t)r->pid, &start) == -1 ||
+	    start != r->pid_start) {
+		log_info("service=%s: pid %lld of an earlier run is gone", id,
+		    (long long)r->pid);
+		store_instance_delete(sc->store, r->app, r->service);
+		return;
+	}
+	if (getpgid((pid_t)r->pid) != (pid_t)r->pid ||
+	    (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)r->pid, 0)) == -1 ||
+	    (in = exec_adopt(sc, r, pidfd)) == NULL) {
+		log_warn("service=%s: unable to adopt pid %lld: killing it",
+		    id, (long long)r->pid);
+		if (pidfd != -1)
+			close(pidfd);
+		kill((pid_t)r->pid, SIGKILL);
+		store_instance_delete(sc->store, r->app, r->service);
+		return;
+	}
+	s = service_find(sc, id);
+	if (s == NULL || s->inst != NULL || in->port == 0 ||
+	    s->def.desired == STORE_DESIRED_STOPPED ||
+	    strcmp(r->state, "running") != 0) {
+		log_info("service=%s: stopping pid %lld, left %s by an earlier "
+		    "run", id, (long long)r->pid, r->state);
+		store_instance_delete(sc->store, r->app, r->service);
+		exec_stop(in);
+		return;
+	}
+	in->svc = s;
+	in->ready = 1;
+	in->in_store = 1;
+	s->inst = in;
+	s->state = SVC_RUNNING;
+	if (in->revision == s->def.revision)
+		s->gated = 1;
+	log_info("service=%s: adopted pid %ld at %s, revision %lld", id,
+	    (long)in->pid, in->endpoint, (long long)in->revision);
+}
+
+void
+adopt_all(struct scale *sc)
+{
+	struct store_instance *rows;
+	size_t n, i;
+
+	if (store_instance_list(sc->store, &rows, &n) == -1) {
+		log_warnx("unable to list instances: %s",
+		    store_error(sc->store));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		adopt_one(sc, &rows[i]);
+	free(rows);
+}

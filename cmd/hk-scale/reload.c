@@ -1,0 +1,123 @@
+/*
+ * reload.c - the services as the store has them: read at start-up, on
+ * SIGHUP and on reload, stop and start requests.  New services are added,
+ * changed revisions replace the old, removed services are stopped (down
+ * "removed"), and every service then converges (service.c).  When a spec
+ * cannot be decoded nothing is removed that time: the service may still
+ * be there.  Also the orderly exit on SIGTERM.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "notify.h"
+#include "scale.h"
+
+static void	update(struct service *, struct svc *);
+static void	stop_fire(struct loop *, void *);
+
+static void
+update(struct service *s, struct svc *nw)
+{
+	if (nw->revision == s->def.revision) {
+		s->def.desired = nw->desired;
+		return;
+	}
+	log_info("service=%s: revision %lld -> %lld", s->def.id,
+	    (long long)s->def.revision, (long long)nw->revision);
+	spec_clear(&s->def.spec);
+	s->def = *nw;
+	memset(&nw->spec, 0, sizeof(nw->spec));
+	s->gated = gate_passed(s->sc, &s->def);
+	s->gate_tried = 0;
+	s->fail_backoff = 0;
+	s->retry_at = 0;
+}
+
+int
+scale_reload(struct scale *sc, int converge)
+{
+	struct service *s, *tmp;
+	struct svc *all;
+	char err[STORE_ERR_LEN + SPEC_ERR_LEN];
+	size_t n, i;
+	int partial;
+
+	if (svc_load_all(sc->store, &all, &n, err, sizeof(err)) == -1) {
+		log_warnx("unable to read services: %s", err);
+		return -1;
+	}
+	if ((partial = err[0] != '\0'))
+		log_warnx("service=%s: skipped, nothing removed", err);
+	TAILQ_FOREACH(s, &sc->services, entry)
+		s->seen = 0;
+	for (i = 0; i < n; i++) {
+		if ((s = service_find(sc, all[i].id)) != NULL)
+			update(s, &all[i]);
+		else if ((s = service_new(sc, &all[i])) != NULL)
+			log_info("service=%s: revision %lld, %s", s->def.id,
+			    (long long)s->def.revision,
+			    service_state_name(s->state));
+		else {
+			log_warn("service=%s", all[i].id);
+			continue;
+		}
+		s->seen = 1;
+	}
+	svc_free_all(all, n);
+	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp) {
+		if (s->removed || s->seen || partial)
+			continue;
+		log_info("service=%s: removed", s->def.id);
+		s->removed = 1;
+		gate_mark(sc, &s->def, 0);	/* a new one must pass again */
+		service_stop(s, "removed");
+	}
+	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp)
+		if (converge)
+			service_converge(s);
+	return 0;
+}
+
+/*
+ * SIGTERM: no more requests, every instance stopped within the grace
+ * period; the loop ends when the last one is gone (or a little after the
+ * grace period, whatever happens).
+ */
+void
+scale_shutdown(struct scale *sc)
+{
+	struct service *s, *tmp;
+	struct inst *in;
+	size_t n = 0;
+
+	if (sc->stopping)
+		return;
+	sc->stopping = 1;
+	notify_stopping();
+	ctl_close(sc);
+	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp)
+		if (s->inst != NULL || s->pending != NULL || s->queued ||
+		    s->failed_row)
+			service_stop(s, "stopped");
+	TAILQ_FOREACH(in, &sc->insts, entry) {
+		exec_stop(in);
+		n++;
+	}
+	if (TAILQ_EMPTY(&sc->insts)) {
+		loop_stop(sc->loop);
+		return;
+	}
+	log_info("stopping: waiting for %zu instances", n);
+	loop_timer_init(&sc->stop_timer, stop_fire, sc);
+	loop_timer_at(sc->loop, &sc->stop_timer, loop_now_ms(sc->loop) +
+	    (int64_t)sc->grace * 1000 + 2000);
+}
+
+static void
+stop_fire(struct loop *l, void *arg)
+{
+	(void)arg;
+	log_warnx("instances still there after the grace period: exiting");
+	loop_stop(l);
+}

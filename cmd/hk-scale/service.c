@@ -1,0 +1,531 @@
+/*
+ * service.c - one state machine per service, so that operations on a
+ * service are serialized:
+ *
+ *	sleeping  -> starting	wake, or an always-on service, or the
+ *				readiness gate of a new revision
+ *	starting  -> running	the instance passed its readiness probe
+ *	starting  -> failed	exited before ready, or missed the deadline
+ *	running   -> draining	sleep, manual stop, removal, replacement
+ *	running   -> sleeping	the process exited (always-on: restarted)
+ *	draining  -> sleeping	the process is gone (a wake meanwhile
+ *				starts it again at once)
+ *	draining  -> stopped	the same, for a manual stop
+ *	failed    -> starting	a wake after retry_after, or the backoff
+ *				of an always-on service
+ *
+ * A new revision of a running service starts behind it ("pending") and
+ * takes over once ready; the old instance is then stopped without a down.
+ */
+#include <sys/wait.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evsink.h"
+#include "log.h"
+#include "scale.h"
+
+static void	set_state(struct service *, enum svc_state);
+static void	emit(struct service *, const char *, json_t *);
+static json_t	*exit_detail(int);
+static void	describe_exit(int, char *, size_t);
+static void	want_start(struct service *, const char *);
+static void	replace(struct service *);
+static void	start_failed(struct service *, const char *, json_t *);
+static void	finish_stop(struct service *, int, int64_t);
+static void	running_exited(struct service *, int);
+static void	retry_fire(struct loop *, void *);
+
+static const char *const state_names[] = {
+	"sleeping", "starting", "running", "draining", "stopped", "failed",
+};
+
+const char *
+service_state_name(enum svc_state st)
+{
+	return state_names[st];
+}
+
+struct service *
+service_find(struct scale *sc, const char *id)
+{
+	struct service *s;
+
+	TAILQ_FOREACH(s, &sc->services, entry)
+		if (!s->removed && strcmp(s->def.id, id) == 0)
+			return s;
+	return NULL;
+}
+
+/* Takes over def's spec (def's is left empty). */
+struct service *
+service_new(struct scale *sc, struct svc *def)
+{
+	struct service *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	s->sc = sc;
+	s->def = *def;
+	memset(&def->spec, 0, sizeof(def->spec));
+	loop_timer_init(&s->deadline, service_deadline, s);
+	loop_timer_init(&s->retry, retry_fire, s);
+	s->state = s->def.desired == STORE_DESIRED_STOPPED ? SVC_STOPPED :
+	    SVC_SLEEPING;
+	s->gated = gate_passed(sc, &s->def);
+	TAILQ_INSERT_TAIL(&sc->services, s, entry);
+	return s;
+}
+
+void
+service_free(struct service *s)
+{
+	struct scale *sc = s->sc;
+
+	queue_remove(s);
+	loop_timer_cancel(sc->loop, &s->deadline);
+	loop_timer_cancel(sc->loop, &s->retry);
+	if (s->pending != NULL)
+		exec_retire(s->pending);
+	if (s->inst != NULL)
+		exec_retire(s->inst);
+	ctl_sleep_done(s, NULL);
+	TAILQ_REMOVE(&sc->services, s, entry);
+	spec_clear(&s->def.spec);
+	free(s);
+}
+
+/* Ordinary services and min_replicas = 1 are kept running. */
+int
+service_always_on(const struct service *s)
+{
+	return !s->def.spec.serverless || s->def.spec.policy.min_replicas > 0;
+}
+
+int
+service_timeout(const struct service *s)
+{
+	return s->def.spec.serverless ?
+	    s->def.spec.policy.startup_timeout_seconds : SCALE_ORDINARY_TIMEOUT;
+}
+
+/* Seconds until a failed service may start again (rounded up). */
+int64_t
+service_retry_after(const struct service *s)
+{
+	int64_t left = s->retry_at - loop_now_ms(s->sc->loop);
+
+	return left <= 0 ? 0 : (left + 999) / 1000;
+}
+
+static void
+set_state(struct service *s, enum svc_state st)
+{
+	if (s->state == st)
+		return;
+	log_info("service=%s: %s -> %s", s->def.id, state_names[s->state],
+	    state_names[st]);
+	s->state = st;
+}
+
+static void
+emit(struct service *s, const char *kind, json_t *detail)
+{
+	evsink_event(s->sc->ev, kind, s->def.id, detail);
+}
+
+static json_t *
+exit_detail(int status)
+{
+	if (status != -1 && WIFEXITED(status))
+		return json_pack("{s:i, s:n}", "status", WEXITSTATUS(status),
+		    "signal");
+	if (status != -1 && WIFSIGNALED(status))
+		return json_pack("{s:n, s:i}", "status", "signal",
+		    WTERMSIG(status));
+	return json_pack("{s:n, s:n}", "status", "signal");
+}
+
+static void
+describe_exit(int status, char *buf, size_t len)
+{
+	if (status != -1 && WIFEXITED(status))
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	else if (status != -1 && WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "exited");
+}
+
+/* Queues a start unless one is under way. */
+static void
+want_start(struct service *s, const char *why)
+{
+	if (s->sc->stopping || s->removed || s->queued || s->pending != NULL ||
+	    (s->inst != NULL && !s->inst->ready))
+		return;
+	loop_timer_cancel(s->sc->loop, &s->retry);
+	if (s->state != SVC_RUNNING)
+		set_state(s, SVC_STARTING);
+	log_debug("service=%s: start of revision %lld: %s", s->def.id,
+	    (long long)s->def.revision, why);
+	queue_add(s);
+}
+
+/* A running service has a new revision: start it behind the old one. */
+static void
+replace(struct service *s)
+{
+	if (s->pending != NULL) {
+		exec_retire(s->pending);
+		s->pending = NULL;
+	}
+	if (s->def.spec.port != 0 && s->def.spec.port == s->inst->port) {
+		/* The new revision needs the port: stop, then start. */
+		s->wake_after_stop = 1;
+		service_stop(s, "replaced");
+		return;
+	}
+	want_start(s, "new revision");
+}
+
+/*
+ * Brings the service towards what the store wants: stopped, running, or
+ * asleep once its revision has passed the readiness gate.
+ */
+void
+service_converge(struct service *s)
+{
+	struct scale *sc = s->sc;
+
+	if (s->removed || sc->stopping)
+		return;
+	if (s->def.desired == STORE_DESIRED_STOPPED) {
+		if (s->state != SVC_STOPPED)
+			service_stop(s, "stopped");
+		return;
+	}
+	switch (s->state) {
+	case SVC_DRAINING:
+		return;
+	case SVC_STOPPED:
+		set_state(s, SVC_SLEEPING);
+		break;
+	case SVC_STARTING:
+		if (s->inst != NULL && s->inst->revision != s->def.revision) {
+			log_info("service=%s: start of revision %lld "
+			    "abandoned for %lld", s->def.id,
+			    (long long)s->inst->revision,
+			    (long long)s->def.revision);
+			s->wake_after_stop = 1;
+			service_stop(s, "replaced");
+		}
+		return;
+	case SVC_RUNNING:
+		if (s->inst->revision != s->def.revision &&
+		    (s->pending == NULL ||
+		    s->pending->revision != s->def.revision) && !s->queued)
+			replace(s);
+		return;
+	default:
+		break;
+	}
+	if (loop_now_ms(sc->loop) < s->retry_at) {
+		loop_timer_at(sc->loop, &s->retry, s->retry_at);
+		return;
+	}
+	if (service_always_on(s))
+		want_start(s, "always on");
+	else if (!s->gated && !s->gate_tried) {
+		s->gate_tried = 1;
+		want_start(s, "readiness gate of a new revision");
+	}
+}
+
+static void
+retry_fire(struct loop *l, void *arg)
+{
+	(void)l;
+	service_converge(arg);
+}
+
+/* A wake from the gateway (the caller refused stopped services). */
+void
+service_wake(struct service *s, const char *reason)
+{
+	if (s->wake_reason[0] == '\0') {
+		strlcpy(s->wake_reason, reason, sizeof(s->wake_reason));
+		s->wake_mono = loop_now_ms(s->sc->loop);
+	}
+	switch (s->state) {
+	case SVC_RUNNING:
+		s->wake_reason[0] = '\0';
+		ctl_ready(s);
+		return;
+	case SVC_STARTING:
+		return;
+	case SVC_DRAINING:
+		s->wake_after_stop = 1;
+		return;
+	case SVC_FAILED:
+		if (service_retry_after(s) > 0) {
+			s->wake_reason[0] = '\0';
+			ctl_failed(s);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	want_start(s, "wake");
+}
+
+/* Stops whatever runs or waits to start; down is sent once it is gone. */
+void
+service_stop(struct service *s, const char *reason)
+{
+	struct loop *l = s->sc->loop;
+
+	queue_remove(s);
+	loop_timer_cancel(l, &s->deadline);
+	loop_timer_cancel(l, &s->retry);
+	if (s->pending != NULL) {
+		exec_retire(s->pending);
+		s->pending = NULL;
+	}
+	s->down_reason = reason;
+	if (s->inst == NULL) {
+		finish_stop(s, 0, 0);
+		return;
+	}
+	if (s->state == SVC_DRAINING)
+		return;
+	queue_settle(s->inst);
+	set_state(s, SVC_DRAINING);
+	row_put(s->inst, "draining");
+	exec_stop(s->inst);
+}
+
+/* The stop is over: the service sleeps or is stopped (or removed). */
+static void
+finish_stop(struct service *s, int was_ready, int64_t uptime)
+{
+	const char *reason = s->down_reason ? s->down_reason : "stopped";
+
+	s->down_reason = NULL;
+	set_state(s, s->def.desired == STORE_DESIRED_STOPPED ? SVC_STOPPED :
+	    SVC_SLEEPING);
+	if (s->failed_row) {
+		row_delete(s->sc, &s->def);
+		s->failed_row = 0;
+	}
+	if (was_ready || strcmp(reason, "replaced") != 0)
+		ctl_down(s, reason);
+	if (strcmp(reason, "idle") == 0)
+		emit(s, "HTTPIdleSleep", json_pack("{s:I}", "uptime_ms",
+		    (json_int_t)uptime));
+	ctl_sleep_done(s, NULL);
+	if (s->removed) {
+		service_free(s);
+		return;
+	}
+	if (s->wake_after_stop && s->def.desired != STORE_DESIRED_STOPPED) {
+		s->wake_after_stop = 0;
+		want_start(s, "woken while stopping");
+		return;
+	}
+	s->wake_after_stop = 0;
+	service_converge(s);
+}
+
+/* Called by the queue when a start slot is free. */
+void
+service_spawn(struct service *s)
+{
+	char err[SCALE_REASON_MAX];
+	struct inst *in;
+
+	if ((in = exec_start(s, err, sizeof(err))) == NULL) {
+		start_failed(s, err, NULL);
+		return;
+	}
+	in->counted = 1;
+	s->sc->nstarting++;
+	if (s->inst != NULL)
+		s->pending = in;
+	else {
+		s->inst = in;
+		in->in_store = 1;
+		s->failed_row = 0;
+		row_put(in, "starting");
+	}
+	probe_start(in);
+}
+
+/* The startup deadline, queued or starting: the start has failed. */
+void
+service_deadline(struct loop *l, void *arg)
+{
+	struct service *s = arg;
+	struct inst *in;
+	char why[64];
+
+	loop_timer_cancel(l, &s->deadline);
+	snprintf(why, sizeof(why), "not ready within %d s",
+	    service_timeout(s));
+	if (s->queued) {
+		queue_remove(s);
+		start_failed(s, why, NULL);
+		return;
+	}
+	in = s->pending != NULL ? s->pending : s->inst;
+	if (in == NULL || in->ready)
+		return;
+	if (in == s->pending)
+		s->pending = NULL;
+	else {
+		s->inst = NULL;
+		row_delete(s->sc, &s->def);
+	}
+	exec_retire(in);
+	exec_kill(in);
+	start_failed(s, why, NULL);
+}
+
+static void
+start_failed(struct service *s, const char *why, json_t *detail)
+{
+	struct scale *sc = s->sc;
+
+	loop_timer_cancel(sc->loop, &s->deadline);
+	s->fail_backoff = s->fail_backoff == 0 ? SCALE_RETRY_MIN_S :
+	    s->fail_backoff * 2;
+	if (s->fail_backoff > SCALE_RETRY_MAX_S)
+		s->fail_backoff = SCALE_RETRY_MAX_S;
+	s->retry_at = loop_now_ms(sc->loop) + s->fail_backoff * 1000;
+	strlcpy(s->fail_reason, why, sizeof(s->fail_reason));
+	log_warnx("service=%s: unable to start revision %lld: %s "
+	    "(retry after %lld s)", s->def.id, (long long)s->def.revision,
+	    why, (long long)s->fail_backoff);
+	if (detail == NULL)
+		detail = json_object();
+	json_object_set_new(detail, "reason", json_string(why));
+	json_object_set_new(detail, "revision", json_integer(s->def.revision));
+	emit(s, "StartFailed", detail);
+	ctl_failed(s);
+	s->wake_reason[0] = '\0';
+	if (s->inst != NULL && s->inst->ready)
+		return;		/* the previous revision keeps serving */
+	set_state(s, SVC_FAILED);
+	row_failed(s);
+	if (service_always_on(s))
+		loop_timer_at(sc->loop, &s->retry, s->retry_at);
+}
+
+void
+service_inst_ready(struct inst *in)
+{
+	struct service *s = in->svc;
+	struct scale *sc = s->sc;
+	struct inst *old;
+	int64_t ms;
+
+	queue_settle(in);
+	loop_timer_cancel(sc->loop, &s->deadline);
+	in->ready = 1;
+	in->ready_at = store_now_ms();
+	ms = loop_now_ms(sc->loop) - (s->wake_reason[0] != '\0' ?
+	    s->wake_mono : in->start_mono);
+	if (in == s->pending) {
+		old = s->inst;
+		s->inst = in;
+		s->pending = NULL;
+		log_info("service=%s: revision %lld replaces %lld", s->def.id,
+		    (long long)in->revision, (long long)old->revision);
+		exec_retire(old);
+	}
+	in->in_store = 1;
+	set_state(s, SVC_RUNNING);
+	row_put(in, "running");
+	s->fail_backoff = 0;
+	s->retry_at = 0;
+	if (!s->gated && in->revision == s->def.revision) {
+		s->gated = 1;
+		gate_mark(sc, &s->def, s->def.revision);
+	}
+	log_info("service=%s: ready at %s, revision %lld, after %lld ms",
+	    s->def.id, in->endpoint, (long long)in->revision, (long long)ms);
+	if (s->wake_reason[0] != '\0') {
+		emit(s, "HTTPIdleWake", json_pack("{s:s, s:I}", "reason",
+		    s->wake_reason, "readiness_ms", (json_int_t)ms));
+		s->wake_reason[0] = '\0';
+	}
+	ctl_ready(s);
+	service_converge(s);
+}
+
+/* The instance's process is gone; status is a wait status, -1 unknown. */
+void
+service_inst_exit(struct inst *in, int status)
+{
+	struct service *s = in->svc;
+	char how[64], why[SCALE_REASON_MAX];
+	int64_t uptime = loop_now_ms(s->sc->loop) - in->start_mono;
+	int ready = in->ready;
+
+	describe_exit(status, how, sizeof(how));
+	if (in->last[0] != '\0')
+		snprintf(why, sizeof(why), "%s: %s", how, in->last);
+	else
+		strlcpy(why, how, sizeof(why));
+	if (in == s->pending) {
+		s->pending = NULL;
+		exec_free(in);
+		start_failed(s, why, exit_detail(status));
+		return;
+	}
+	s->inst = NULL;
+	if (in->in_store)
+		row_delete(s->sc, &s->def);
+	if (s->state == SVC_DRAINING) {
+		exec_free(in);
+		finish_stop(s, ready, uptime);
+		return;
+	}
+	if (!ready) {
+		exec_free(in);
+		start_failed(s, why, exit_detail(status));
+		return;
+	}
+	log_warnx("service=%s: pid %ld %s", s->def.id, (long)in->pid, why);
+	exec_free(in);
+	running_exited(s, status);
+	if (service_always_on(s)) {
+		s->restart_backoff = s->restart_backoff == 0 ||
+		    uptime >= SCALE_RESTART_RESET_MS ? SCALE_RESTART_MIN_MS :
+		    s->restart_backoff * 2;
+		if (s->restart_backoff > SCALE_RESTART_MAX_MS)
+			s->restart_backoff = SCALE_RESTART_MAX_MS;
+		s->retry_at = loop_now_ms(s->sc->loop) + s->restart_backoff;
+	}
+	service_converge(s);
+}
+
+/* A ready instance exited by itself: down, and a pending start goes on. */
+static void
+running_exited(struct service *s, int status)
+{
+	emit(s, "InstanceExited", exit_detail(status));
+	ctl_down(s, "exited");
+	if (s->pending != NULL) {
+		s->inst = s->pending;
+		s->pending = NULL;
+		s->inst->in_store = 1;
+		row_put(s->inst, "starting");
+		set_state(s, SVC_STARTING);
+		return;
+	}
+	set_state(s, SVC_SLEEPING);
+}

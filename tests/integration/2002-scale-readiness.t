@@ -1,0 +1,148 @@
+#!/bin/sh
+# hk-scale readiness kinds (tcp, http:/path, socket, notify), what the child
+# is given (PORT, HOST, LISTEN_FDS, NOTIFY_SOCKET but never ours), and start
+# failures: a command that exits at once, a deadline missed, the failure
+# backoff; readiness of hk-scale itself through NOTIFY_SOCKET.
+. tests/integration/lib.sh
+. tests/integration/fn/scale-lib.sh
+
+new_store sqlite ready
+scale_operator "$T/hakopod.toml" "$STORE" "max_concurrent_starts = 8"
+export HAKOPOD_CONFIG="$T/hakopod.toml"
+port=$(free_port)
+{
+	printf 'schema_version = 1\nname = "fn"\n'
+	fn_service http 'readiness = "http:/health"
+[services.http.environment]
+SCALE_HEALTH_AFTER = "3"
+SCALE_TAG = "http"
+[services.http.serverless]'
+	fn_service sock 'readiness = "socket"
+[services.sock.serverless]'
+	fn_service note 'readiness = "notify"
+[services.note.serverless]'
+	cat <<APP
+
+[services.env]
+command = ["sh", "-c", "echo NOTIFY_SOCKET=\${NOTIFY_SOCKET:-unset} PORT=\$PORT HOST=\$HOST LISTEN_FDS=\${LISTEN_FDS:-unset}; exec python3 $FN/scale-http.py"]
+port = $port
+public = true
+[services.env.serverless]
+APP
+} >"$T/app.toml"
+run hk apply "$T/app.toml"
+is "$rc" 0 "the application is applied"
+
+# Two more, applied while hk-scale runs (hk apply sends reload).
+{
+	cat "$T/app.toml"
+	fn_service slow 'readiness = "notify"
+[services.slow.environment]
+SCALE_NOTIFY = "never"
+[services.slow.serverless]
+startup_timeout_seconds = 5'
+	cat <<'APP'
+
+[services.crash]
+command = ["sh", "-c", "echo starting; echo 'boom: no config' >&2; exit 1"]
+public = true
+[services.crash.serverless]
+APP
+} >"$T/app2.toml"
+
+# hk-scale's own NOTIFY_SOCKET gets READY=1; its children never see it.
+events "$T/sd.out"
+mv "$T/run/events.sock" "$T/sd.sock"
+NOTIFY_SOCKET=$T/sd.sock daemon scale hk-scale -g 1
+ok $? "hk-scale starts"
+wait_for 5 grep -q '^READY=1$' "$T/sd.out"
+ok $? "READY=1 is sent to NOTIFY_SOCKET"
+subscribe "$T/sub.out"
+
+for svc in http sock note env; do
+	wait_for 10 seen "$T/sub.out" "\"op\":\"ready\".*\"service\":\"fn/$svc\""
+	ok $? "readiness of fn/$svc"
+done
+is "$(count "$T/scale.log" 'service=fn/http: request "GET /health HTTP/1.0" 503')" 3 \
+    "http:/path: 503 answers are retried"
+grep -q 'service=fn/http: request "GET /health HTTP/1.0" 200' "$T/scale.log"
+ok $? "http:/path: ready on a 2xx answer"
+like "$(get "http://$(status_of fn/http endpoint)/")" '^http pid=' \
+    "the environment of the spec is given to the child"
+grep -q 'service=fn/sock: listening on the socket from LISTEN_FDS' "$T/scale.log"
+ok $? "socket: the child got fd 3 with LISTEN_FDS=1 and LISTEN_PID"
+like "$(get "http://$(status_of fn/sock endpoint)/")" '^hello pid=' \
+    "socket: the handed-over listener answers"
+grep -q 'service=fn/note: sent READY=1' "$T/scale.log"
+ok $? "notify: ready after READY=1"
+grep -q "service=fn/env: NOTIFY_SOCKET=unset PORT=$port HOST=127.0.0.1 LISTEN_FDS=unset" \
+    "$T/scale.log"
+ok $? "tcp: PORT (the spec's) and HOST are set; our NOTIFY_SOCKET is not"
+is "$(status_of fn/env endpoint)" "127.0.0.1:$port" "the endpoint is on the spec's port"
+
+# A command that exits at once.
+run hk apply "$T/app2.toml"
+like "$out" 'fn/crash	revision 1	created' "two services are added by apply"
+wait_for 5 seen "$T/sub.out" '"op":"failed".*"service":"fn/crash"'
+# At once, within the backoff of 1 s: a wake gets failed again.
+starts=$(count "$T/scale.log" 'service=fn/crash: started pid')
+ctl '{"op":"wake","service":"fn/crash"}' >/dev/null
+wait_for 5 more_than 1 "$T/sub.out" '"op":"failed".*"service":"fn/crash"'
+ok $? "a wake during the backoff gets failed again at once"
+is "$(count "$T/scale.log" 'service=fn/crash: started pid')" "$starts" \
+    "and nothing is started"
+is "$(grep '"service":"fn/crash"' "$T/sub.out" | head -1)" \
+    '{"op":"failed","reason":"exit status 1: boom: no config","retry_after":1,"service":"fn/crash"}' \
+    "a command exiting 1 fails with its status and last line"
+like "$(grep '"service":"fn/crash"' "$T/sub.out" | sed -n 2p)" '"retry_after":1,' \
+    "the repeated failed has retry_after"
+is "$(status_of fn/crash state)" failed "its state is failed"
+is "$(instance fn/crash)" "failed  0" "its row in the store says failed, with no process"
+run hk ps
+like "$out" '^fn	crash	failed	1	' "hk ps shows it failed"
+woken() {
+	ctl '{"op":"wake","service":"fn/crash"}' >/dev/null
+	more_than "$starts" "$T/scale.log" 'service=fn/crash: started pid'
+}
+wait_for 3 woken
+ok $? "after the backoff a wake starts it again"
+wait_for 5 seen "$T/sub.out" '"retry_after":2,"service":"fn/crash"'
+ok $? "and the backoff doubles when it fails again"
+
+# Never ready: the deadline fails the start and kills the process.
+wait_for 5 test -n "$(status_of fn/slow pid)"
+pid=$(status_of fn/slow pid)
+like "$pid" '^[0-9]+$' "the never-ready service is starting"
+wait_for 8 seen "$T/sub.out" '"op":"failed".*"service":"fn/slow"'
+like "$(grep '"service":"fn/slow"' "$T/sub.out")" '"reason":"not ready within 5 s"' \
+    "missing startup_timeout_seconds fails the start"
+wait_for 5 dead "$pid"
+ok $? "and its process group is killed"
+
+# Services left out of the file are removed: stopped, down (removed).
+run hk apply "$T/app.toml"
+like "$out" 'fn/crash	removed' "apply removes two services"
+wait_for 5 seen "$T/sub.out" '"op":"down","reason":"removed","service":"fn/crash"'
+ok $? "down (removed) is broadcast"
+is "$(ctl '{"op":"wake","service":"fn/crash"}')" \
+    '{"error":"unknown service","ok":false}' "a removed service is unknown"
+
+# SIGHUP: RELOADING=1, then READY=1 again; a broken config is not taken.
+kill -HUP "$scale_pid"
+wait_for 5 more_than 1 "$T/sd.out" '^READY=1$'
+ok $? "SIGHUP: READY=1 again after the reload"
+grep -Eq '^RELOADING=1 MONOTONIC_USEC=[0-9]+$' "$T/sd.out"
+ok $? "preceded by RELOADING=1 with MONOTONIC_USEC"
+cp "$T/hakopod.toml" "$T/good.toml"
+echo 'max_concurrent_starts = "many"' >>"$T/hakopod.toml"
+kill -HUP "$scale_pid"
+wait_for 5 grep -q 'hk-scale: warning: reload: the configuration is kept as it was' \
+    "$T/scale.log"
+ok $? "SIGHUP with a broken configuration keeps the old one"
+is "$(status_of fn/http state)" running "and hk-scale goes on"
+cp "$T/good.toml" "$T/hakopod.toml"
+
+stop_pid "$scale_pid"
+grep -q '^STOPPING=1$' "$T/sd.out"
+ok $? "STOPPING=1 is sent on SIGTERM"
+done_testing

@@ -1,0 +1,137 @@
+#!/bin/sh
+# hk-scale lifecycles, on SQLite and PostgreSQL: always-on services (no
+# [serverless], or min_replicas = 1) started at start-up and restarted
+# after a crash; a manual stop and start; a revision applied during a cold
+# start; a hk-scale killed with SIGKILL whose successor adopts what still
+# runs (and forgets what does not), then stops it all on SIGTERM.
+. tests/integration/lib.sh
+. tests/integration/fn/scale-lib.sh
+
+write_app() {	# write_app FILE TAG-OF-COLD
+	{
+		printf 'schema_version = 1\nname = "life"\n'
+		fn_service db
+		fn_service warm '[services.warm.serverless]
+min_replicas = 1'
+		fn_service web '[services.web.serverless]'
+		fn_service cold "[services.cold.environment]
+SCALE_DELAY = \"1.5\"
+SCALE_TAG = \"$2\"
+[services.cold.serverless]"
+	} >"$1"
+}
+
+ready_of() {	# ready_of FILE SERVICE: the last ready line of that service
+	grep "\"op\":\"ready\".*\"service\":\"$2\"" "$1" | tail -1
+}
+
+for engine in $(engines); do
+	new_store "$engine" life
+	scale_operator "$T/hakopod.toml" "$STORE"
+	export HAKOPOD_CONFIG="$T/hakopod.toml"
+	write_app "$T/app.toml" v1
+	hk apply "$T/app.toml" >/dev/null
+	rm -f "$T/scale.log" "$T/scale2.log"
+	daemon scale hk-scale -g 2
+	ok $? "$engine: hk-scale starts"
+	subscribe "$T/sub.out"
+	for s in db warm web cold; do
+		wait_for 10 seen "$T/sub.out" "\"op\":\"ready\".*\"service\":\"life/$s\""
+	done
+	is "$(count "$T/sub.out" '"op":"ready"')" 4 \
+	    "$engine: ordinary, min_replicas = 1 and new services start at start-up"
+	run hk ps
+	like "$out" '^life	db	running	1	' "$engine: hk ps shows the ordinary service running"
+
+	# A crash of an always-on service: down, then a restart.
+	for s in db warm; do
+		pid=$(status_of life/$s pid)
+		kill -KILL "$pid"
+		wait_for 5 seen "$T/sub.out" "\"op\":\"down\",\"reason\":\"exited\",\"service\":\"life/$s\""
+		ok $? "$engine: life/$s: a killed instance is reported down (exited)"
+		wait_for 10 more_than 1 "$T/sub.out" "\"op\":\"ready\".*\"service\":\"life/$s\""
+		ok $? "$engine: life/$s: and restarted"
+		new=$(status_of life/$s pid)
+		alive "$new" && [ "$new" != "$pid" ]
+		ok $? "$engine: life/$s: by a new process"
+	done
+	is "$(ctl '{"op":"sleep","service":"life/warm"}')" \
+	    '{"error":"min_replicas is 1","ok":false}' \
+	    "$engine: a min_replicas = 1 service does not sleep"
+	is "$(ctl '{"op":"wake","service":"life/db"}')" \
+	    '{"error":"not serverless","ok":false}' \
+	    "$engine: an ordinary service is not woken"
+
+	# A manual stop: the instance goes, wakes are refused until hk start.
+	pid=$(status_of life/web pid)
+	run hk stop life/web
+	is "$out" "life/web	stopped" "$engine: hk stop"
+	wait_for 5 dead "$pid"
+	ok $? "$engine: stops the instance"
+	wait_for 5 seen "$T/sub.out" '"op":"down","reason":"stopped","service":"life/web"'
+	ok $? "$engine: down (stopped) is broadcast"
+	is "$(ctl '{"op":"wake","service":"life/web"}')" \
+	    '{"error":"stopped","ok":false}' "$engine: a wake is refused: stopped"
+	is "$(status_of life/web state)" stopped "$engine: status says stopped"
+	run hk start life/web
+	wait_for 5 state_is life/web sleeping
+	ok $? "$engine: hk start: the service sleeps (it passed its gate)"
+	ctl '{"op":"wake","service":"life/web"}' >/dev/null
+	wait_for 10 more_than 1 "$T/sub.out" '"op":"ready".*"service":"life/web"'
+	ok $? "$engine: and wakes again"
+
+	# A revision applied during a cold start is the one that gets ready.
+	ctl '{"op":"sleep","service":"life/cold"}' >/dev/null
+	ctl '{"op":"wake","service":"life/cold"}' >/dev/null
+	wait_for 5 test -n "$(status_of life/cold pid)"
+	old=$(status_of life/cold pid)
+	is "$(status_of life/cold state)" starting "$engine: a cold start is under way"
+	write_app "$T/app.toml" v2
+	run hk apply "$T/app.toml"
+	like "$out" 'life/cold	revision 2	updated' "$engine: revision 2 is applied"
+	wait_for 10 seen "$T/sub.out" '"op":"ready","revision":2,"service":"life/cold"'
+	ok $? "$engine: revision 2 becomes ready"
+	is "$(count "$T/sub.out" '"op":"ready","revision":1,"service":"life/cold"')" 1 \
+	    "$engine: revision 1 never does (only its readiness gate did)"
+	dead "$old"
+	ok $? "$engine: the abandoned start's process is gone"
+	ep=$(ready_of "$T/sub.out" life/cold | sed 's/.*"endpoint":"\([^"]*\)".*/\1/')
+	like "$(get "http://$ep/")" '^v2 pid=' "$engine: the endpoint serves revision 2"
+
+	# SIGKILL: the instances outlive hk-scale; the next one adopts them.
+	for s in db warm web cold; do
+		eval "pid_$s=\$(status_of life/$s pid)"
+	done
+	kill -KILL "$scale_pid"
+	wait_for 5 dead "$scale_pid"
+	kill "$sub_pid" 2>/dev/null
+	alive "$pid_db" && alive "$pid_warm" && alive "$pid_cold"
+	ok $? "$engine: instances are still running after SIGKILL of hk-scale"
+	kill -KILL "$pid_web"
+	wait_for 5 dead "$pid_web"
+	daemon scale2 hk-scale -g 2
+	ok $? "$engine: a new hk-scale starts"
+	subscribe "$T/sub2.out"
+	for s in db warm cold; do
+		eval "p=\$pid_$s"
+		is "$(status_of life/$s state) $(status_of life/$s pid)" "running $p" \
+		    "$engine: life/$s is adopted, same pid"
+	done
+	is "$(ready_of "$T/sub2.out" life/cold)" "$(ready_of "$T/sub.out" life/cold)" \
+	    "$engine: a new subscriber gets ready for the adopted instance"
+	like "$(get "http://$ep/")" '^v2 pid=' "$engine: which still serves"
+	grep -q "service=life/web: pid $pid_web of an earlier run is gone" "$T/scale2.log"
+	ok $? "$engine: a dead instance's row is forgotten"
+	is "$(status_of life/web state) $(instance life/web)" "sleeping none" \
+	    "$engine: and its service sleeps"
+	kill -TERM "$scale2_pid"
+	wait_for 10 dead "$scale2_pid"
+	wait "$scale2_pid"
+	is "$?" 0 "$engine: SIGTERM: exit 0"
+	dead "$pid_db" && dead "$pid_warm" && dead "$pid_cold"
+	ok $? "$engine: the adopted instances are stopped too"
+	is "$(instance life/cold)" none "$engine: and their rows deleted"
+	kill "$sub_pid" 2>/dev/null
+done
+pg_missing_is_failure
+done_testing

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# scale-http.py - a small HTTP function for the hk-scale tests.
+#
+# Listens on $HOST:$PORT, or on fd 3 when LISTEN_FDS=1 and LISTEN_PID is
+# its own pid; sends READY=1 to $NOTIFY_SOCKET once listening.  Logs one
+# line per request on stdout.  Knobs (environment):
+#   SCALE_DELAY=S        sleep S seconds before listening
+#   SCALE_NOTIFY=never   never send READY=1
+#   SCALE_HEALTH_AFTER=N answer GET /health 503 N times, then 200
+#   SCALE_TAG=T          returned in every body
+#   SCALE_TERM_DELAY=S   on SIGTERM, take S seconds to exit
+import os
+import signal
+import socket
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+health_left = int(os.environ.get("SCALE_HEALTH_AFTER", "0"))
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        global health_left
+        code = 200
+        if self.path == "/health" and health_left > 0:
+            health_left -= 1
+            code = 503
+        body = ("%s pid=%d\n" % (os.environ.get("SCALE_TAG", "hello"),
+                                 os.getpid())).encode()
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, fmt, *args):
+        try:
+            print("request " + fmt % args, flush=True)
+        except OSError:
+            pass
+
+
+def term(signum, frame):
+    print("stopping", flush=True)
+    time.sleep(float(os.environ.get("SCALE_TERM_DELAY", "0")))
+    os._exit(0)
+
+
+def main():
+    print("starting pid %d" % os.getpid(), flush=True)
+    if os.environ.get("SCALE_TERM_DELAY"):
+        signal.signal(signal.SIGTERM, term)
+    time.sleep(float(os.environ.get("SCALE_DELAY", "0")))
+    if (os.environ.get("LISTEN_FDS") == "1" and
+            os.environ.get("LISTEN_PID") == str(os.getpid())):
+        srv = HTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+        srv.socket.close()
+        srv.socket = socket.socket(fileno=3)
+        print("listening on the socket from LISTEN_FDS", flush=True)
+    else:
+        srv = HTTPServer((os.environ["HOST"], int(os.environ["PORT"])),
+                         Handler)
+        print("listening on %s:%s" % (os.environ["HOST"],
+                                      os.environ["PORT"]), flush=True)
+    path = os.environ.get("NOTIFY_SOCKET")
+    if path and os.environ.get("SCALE_NOTIFY") != "never":
+        if path.startswith("@"):
+            path = "\0" + path[1:]
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.sendto(b"STATUS=serving\nREADY=1", path)
+        s.close()
+        print("sent READY=1", flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
