@@ -165,6 +165,7 @@ static const char migrations_table[] =
 	"app, service, revision, state, endpoint, node, pid, pid_start, " \
 	"started_at, ready_at, updated_at"
 #define EVENT_COLS	"id, at, app, service, kind, detail"
+#define LEASE_COLS	"name, holder, epoch, acquired_at, expires_at"
 
 const struct store_sql store_sql[Q_COUNT] = {
 	[Q_SCHEMA_VERSION] = { "schema version",
@@ -236,6 +237,23 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value" },
 	[Q_SETTING_GET] = { "setting get",
 	    "SELECT value FROM settings WHERE key = $1" },
+	/*
+	 * Leases: run only under the engine's lease lock, so the row is
+	 * ours to write; the epoch only grows (a release keeps the row).
+	 */
+	[Q_LEASE_ACQUIRE] = { "lease acquire",
+	    "INSERT INTO leases (" LEASE_COLS ") VALUES ($1, $2, 1, $3, $4) "
+	    "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
+	    "epoch = leases.epoch + 1, acquired_at = excluded.acquired_at, "
+	    "expires_at = excluded.expires_at RETURNING epoch" },
+	[Q_LEASE_RENEW] = { "lease renew",
+	    "UPDATE leases SET expires_at = $4 "
+	    "WHERE name = $1 AND epoch = $2 AND holder = $3" },
+	[Q_LEASE_RELEASE] = { "lease release",
+	    "UPDATE leases SET expires_at = $4 "
+	    "WHERE name = $1 AND epoch = $2 AND holder = $3" },
+	[Q_LEASE_GET] = { "lease get",
+	    "SELECT " LEASE_COLS " FROM leases WHERE name = $1" },
 };
 
 static void	 call_start(struct store *);
@@ -261,6 +279,9 @@ static int	 read_service(struct store *, struct store_service *);
 static int	 read_instance(struct store *, struct store_instance *);
 static int	 read_event(struct store *, struct store_event *);
 static const char *desired_word(enum store_desired);
+static int	 check_lease(struct store *, const char *,
+		    const struct store_lease *);
+static int	 read_lease(struct store *, struct store_lease *);
 
 void
 store_seterr(struct store *s, int busy, const char *fmt, ...)
@@ -1132,6 +1153,164 @@ store_setting_get(struct store *s, const char *key, char **value)
 		else if (r == 0)
 			r = 1;
 	}
+	s->ops->finish(s);
+	return r;
+}
+
+/* A lease name also names a lock file: a plain word, no path. */
+static int
+check_lease(struct store *s, const char *name, const struct store_lease *l)
+{
+	const char *p;
+
+	if (l != NULL && check_field(s, "lease name", l->name,
+	    sizeof(l->name), 1) == -1)
+		return -1;
+	if (check_name(s, "lease name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	for (p = name; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') ||
+		    (p > name && (*p == '.' || *p == '_' || *p == '-')))) {
+			store_seterr(s, 0, "lease name %s: not a word of "
+			    "[A-Za-z0-9._-] starting with a letter or digit",
+			    name);
+			return -1;
+		}
+	if (l != NULL && check_field(s, "lease holder", l->holder,
+	    sizeof(l->holder), 1) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+read_lease(struct store *s, struct store_lease *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (col_copy(s, 0, l->name, sizeof(l->name), "lease name") == -1 ||
+	    col_copy(s, 1, l->holder, sizeof(l->holder),
+	    "lease holder") == -1)
+		return -1;
+	l->epoch = s->ops->col_int(s, 2);
+	l->acquired_at = s->ops->col_int(s, 3);
+	l->expires_at = s->ops->col_int(s, 4);
+	return 0;
+}
+
+int
+store_lease_acquire(struct store *s, const char *name, const char *holder,
+    int64_t ttl_ms, struct store_lease *l)
+{
+	struct store_arg a[] = { ARG_TEXT(name), ARG_TEXT(holder),
+	    ARG_INT(0), ARG_INT(0) };
+	int64_t now, epoch = 0;
+	int r;
+
+	call_start(s);
+	memset(l, 0, sizeof(*l));
+	if (check_lease(s, name, NULL) == -1 ||
+	    check_name(s, "lease holder", holder, STORE_HOLDER_MAX) == -1)
+		return -1;
+	if (ttl_ms <= 0 || s->in_tx) {
+		store_seterr(s, 0, "lease %s: %s", name, s->in_tx ?
+		    "not inside a transaction" : "TTL must be positive");
+		return -1;
+	}
+	if ((r = s->ops->lease_lock(s, name, ttl_ms)) == 1) {
+		if ((r = store_lease_get(s, name, l)) == 1)
+			memset(l, 0, sizeof(*l));
+		return r == -1 ? -1 : 1;
+	}
+	if (r == -1) {
+		errprefix(s, "lease %s", name);
+		return -1;
+	}
+	now = store_now_ms();
+	a[2].num = now;
+	a[3].num = now + ttl_ms;
+	if (q_int(s, Q_LEASE_ACQUIRE, a, NITEMS(a), &epoch) != 0) {
+		if (s->err[0] == '\0')
+			store_seterr(s, 0, "no epoch returned");
+		errprefix(s, "lease %s", name);
+		s->ops->lease_unlock(s);
+		return -1;
+	}
+	(void)strlcpy(l->name, name, sizeof(l->name));
+	(void)strlcpy(l->holder, holder, sizeof(l->holder));
+	l->epoch = epoch;
+	l->acquired_at = now;
+	l->expires_at = now + ttl_ms;
+	return 0;
+}
+
+int
+store_lease_renew(struct store *s, struct store_lease *l, int64_t ttl_ms)
+{
+	struct store_arg a[] = { ARG_TEXT(l->name), ARG_INT(l->epoch),
+	    ARG_TEXT(l->holder), ARG_INT(store_now_ms() + ttl_ms) };
+	char err[STORE_ERR_LEN];
+	int64_t n = 0;
+	int busy, r;
+
+	call_start(s);
+	if (check_lease(s, l->name, l) == -1)
+		return -1;
+	if ((r = s->ops->lease_check(s)) != 0) {
+		if (r == -1)
+			errprefix(s, "lease %s", l->name);
+		return r;
+	}
+	if (q_do(s, Q_LEASE_RENEW, a, NITEMS(a), &n) == -1) {
+		/* A failure that took the engine's lock with it is a loss. */
+		errprefix(s, "lease %s", l->name);
+		memcpy(err, s->err, sizeof(err));
+		busy = s->busy;
+		r = s->ops->lease_check(s) == 1 ? 1 : -1;
+		memcpy(s->err, err, sizeof(err));
+		s->busy = busy;
+		return r;
+	}
+	if (n == 0) {
+		store_seterr(s, 0, "lease %s: the row has another epoch or "
+		    "holder", l->name);
+		return 1;
+	}
+	l->expires_at = a[3].num;
+	return 0;
+}
+
+int
+store_lease_release(struct store *s, struct store_lease *l)
+{
+	struct store_arg a[] = { ARG_TEXT(l->name), ARG_INT(l->epoch),
+	    ARG_TEXT(l->holder), ARG_INT(store_now_ms()) };
+	int r;
+
+	call_start(s);
+	if ((r = check_lease(s, l->name, l)) == 0 &&
+	    (r = q_do(s, Q_LEASE_RELEASE, a, NITEMS(a), NULL)) == -1)
+		errprefix(s, "lease %s", l->name);
+	else if (r == 0)
+		l->expires_at = a[3].num;
+	s->ops->lease_unlock(s);
+	return r;
+}
+
+int
+store_lease_get(struct store *s, const char *name, struct store_lease *l)
+{
+	struct store_arg a[] = { ARG_TEXT(name) };
+	int r;
+
+	call_start(s);
+	memset(l, 0, sizeof(*l));
+	if (check_lease(s, name, NULL) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_LEASE_GET, a, NITEMS(a))) == 0 &&
+	    (r = s->ops->next(s)) == 1)
+		r = read_lease(s, l);
+	else if (r == 0)
+		r = 1;
 	s->ops->finish(s);
 	return r;
 }

@@ -143,4 +143,56 @@ int	store_setting_put(struct store *, const char *, const char *);
 /* 0 found (value malloc'd into *out), 1 not found. */
 int	store_setting_get(struct store *, const char *, char **);
 
+/*
+ * leases: installation-wide named locks with an epoch (hk-lease).
+ *
+ * A lease is held by a store handle, at most one per handle, for as long as
+ * the handle stays open: the engine holds a lock that dies with its holder
+ * (PostgreSQL: a session advisory lock on the handle's connection, so
+ * hk-lease opens a store of its own for it; SQLite: an fcntl lock on
+ * "<db>.lease-<name>.lock", mode 0600, beside the database), and the leases
+ * row says who holds it, since when, until when, and its epoch.  The lock
+ * is the truth: a row whose holder died (its lock is free) is taken over at
+ * once, expired or not, and every acquisition bumps the epoch by one.
+ *
+ * Names are 1..STORE_NAME_MAX bytes of [A-Za-z0-9._-], starting with a
+ * letter or digit.  The holder is free text ("host=h pid=123"); a renewal
+ * matches it and the epoch exactly.
+ */
+#define STORE_HOLDER_MAX	255
+
+struct store_lease {
+	char		 name[STORE_NAME_MAX + 1];
+	char		 holder[STORE_HOLDER_MAX + 1];
+	int64_t		 epoch;		/* 1 for the first acquisition */
+	int64_t		 acquired_at;
+	int64_t		 expires_at;	/* the release time once released */
+};
+
+/*
+ * Takes the lease for ttl ms: 0 got (*l is the new row, with its epoch),
+ * 1 held elsewhere (*l is the stored row, naming the holder; all zero if
+ * there is none yet), -1 error.
+ */
+int	store_lease_acquire(struct store *, const char *, const char *,
+	    int64_t, struct store_lease *);
+/*
+ * Extends the lease held through this handle to now + ttl ms (new expiry in
+ * *l): 0 renewed, 1 lost (the engine's lock is gone with its connection or
+ * file, or the row has another epoch or holder), -1 error: the lease may
+ * still be held; retry until it expires.  Once a lease is taken, every
+ * call on its store waits at most STORE_LEASE_WAIT(ttl) ms (PostgreSQL:
+ * past that the connection is closed, and the lease lost; SQLite: the busy
+ * timeout), so that a renewal can be retried before the lease expires.
+ */
+#define STORE_LEASE_WAIT(ttl)	((ttl) / 4 > 0 ? (ttl) / 4 : 1)
+int	store_lease_renew(struct store *, struct store_lease *, int64_t);
+/*
+ * Marks the row released (expires_at = now, if the epoch is still ours)
+ * and drops the engine's lock, even when the update fails.
+ */
+int	store_lease_release(struct store *, struct store_lease *);
+/* Reads the row of a lease: 0 found, 1 no such lease. */
+int	store_lease_get(struct store *, const char *, struct store_lease *);
+
 #endif

@@ -48,6 +48,10 @@ enum store_q {
 	Q_EVENT_LIST,
 	Q_SETTING_PUT,
 	Q_SETTING_GET,
+	Q_LEASE_ACQUIRE,
+	Q_LEASE_RENEW,
+	Q_LEASE_RELEASE,
+	Q_LEASE_GET,
 	Q_COUNT
 };
 
@@ -96,6 +100,16 @@ struct store_ops {
 	const char	*(*col_text)(struct store *, int); /* NULL if NULL */
 	int64_t		 (*changes)(struct store *);	/* after next() == 0 */
 	void		 (*finish)(struct store *);
+	/*
+	 * The lease's lock (store.h): lease_lock 0 taken, 1 held elsewhere,
+	 * and once taken bounds every later wait of the store to a part of
+	 * the TTL (ms) so that a renewal fails in time rather than hangs;
+	 * lease_check 0 still held, 1 lost; lease_unlock drops it, if any.
+	 * One lease per store; the name is checked by store.c.
+	 */
+	int		 (*lease_lock)(struct store *, const char *, int64_t);
+	int		 (*lease_check)(struct store *);
+	void		 (*lease_unlock)(struct store *);
 };
 
 extern const struct store_ops store_sqlite_ops;

@@ -16,12 +16,33 @@
  * store_begin() takes a session advisory lock (the installation's write
  * lock) before BEGIN ISOLATION LEVEL SERIALIZABLE, and commit or rollback
  * releases it; migrations take a transaction-level advisory lock instead.
+ *
+ * The lease lock is a session advisory lock, pg_try_advisory_lock on
+ * hashtext('hk-lease:' || name) (the one-bigint form, apart from the
+ * two-int locks above), held by the store's connection, whose
+ * application_name becomes "hk-lease:NAME".  The server frees it when the
+ * connection goes, so the lease is lost as soon as the connection is: a
+ * lost connection is never silently reset under a lease (the backend pid
+ * is checked).  Two names of the same hash would exclude each other.
+ *
+ * Once locked, every statement of the store waits for its answer at most
+ * STORE_LEASE_WAIT(ttl) (libpq's asynchronous calls under poll(), and
+ * statement_timeout on the server): a server that is cut off or stalled
+ * cannot hold a renewal past the TTL.  A wait that times out shuts the
+ * socket down, so the connection, and with it the lease, is lost.  The
+ * server in turn drops the session of a silent client (TCP keepalives,
+ * and tcp_user_timeout from PostgreSQL 12) soon after the TTL, which frees
+ * the lock for a new holder.
  */
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
@@ -38,6 +59,15 @@
 #define PG_LOCK_MIGRATE	"SELECT pg_advisory_xact_lock(" PG_LOCK_CLASS ", 1)"
 #define PG_LOCK_WRITE	"SELECT pg_advisory_lock(" PG_LOCK_CLASS ", 2)"
 #define PG_UNLOCK_WRITE	"SELECT pg_advisory_unlock(" PG_LOCK_CLASS ", 2)"
+#define PG_LEASE_KEY	"hashtext('hk-lease:' || $1::text)::bigint"
+#define PG_LEASE_LOCK	"SELECT pg_try_advisory_lock(" PG_LEASE_KEY "), " \
+	"set_config('application_name', 'hk-lease:' || $1::text, false)"
+#define PG_LEASE_UNLOCK	"SELECT pg_advisory_unlock(" PG_LEASE_KEY ")"
+#define PG_LEASE_BOUND	"SELECT set_config('statement_timeout', $1, false), " \
+	"set_config('tcp_keepalives_idle', $2, false), " \
+	"set_config('tcp_keepalives_interval', '1', false), " \
+	"set_config('tcp_keepalives_count', '3', false)"
+#define PG_LEASE_TUT	"SELECT set_config('tcp_user_timeout', $1, false)"
 
 struct pg {
 	PGconn		*conn;
@@ -45,6 +75,10 @@ struct pg {
 	int		 row;
 	int		 nrows;
 	int		 locked;	/* holds the session write lock */
+	int		 lease_pid;	/* backend with the lease, 0 = none */
+	char		 lease_name[STORE_NAME_MAX + 1];
+	int64_t		 bound_ms;	/* under a lease: longest wait, or 0 */
+	int		 timed_out;	/* the last wait went past bound_ms */
 	unsigned char	 prepared[Q_COUNT];
 };
 
@@ -72,6 +106,20 @@ static int64_t	 pg_col_int(struct store *, int);
 static const char *pg_col_text(struct store *, int);
 static int64_t	 pg_changes(struct store *);
 static void	 pg_finish(struct store *);
+static int64_t	 pg_clock_ms(void);
+static PGresult	*pg_bounded(struct store *, int);
+static int	 pg_prepare(struct store *, const char *, const char *, int,
+		    const Oid *, PGresult **);
+static PGresult	*pg_run_prepared(struct store *, const char *, int,
+		    const char *const *);
+static PGresult	*pg_run_params(struct store *, const char *, int,
+		    const char *const *);
+static int	 pg_lease_run(struct store *, const char *,
+		    const char *const *, int, const char *);
+static int	 pg_lease_bound(struct store *, int64_t);
+static int	 pg_lease_lock(struct store *, const char *, int64_t);
+static int	 pg_lease_check(struct store *);
+static void	 pg_lease_unlock(struct store *);
 
 const struct store_ops store_pg_ops = {
 	.name = "postgres",
@@ -89,6 +137,9 @@ const struct store_ops store_pg_ops = {
 	.col_text = pg_col_text,
 	.changes = pg_changes,
 	.finish = pg_finish,
+	.lease_lock = pg_lease_lock,
+	.lease_check = pg_lease_check,
+	.lease_unlock = pg_lease_unlock,
 };
 
 /* A library does not write on stderr: notices are dropped. */
@@ -152,6 +203,11 @@ pg_fail(struct store *s, PGresult *res, const char *what)
 	}
 	pg_flat(msg, sizeof(msg), prim != NULL ? prim :
 	    PQerrorMessage(p->conn));
+	if (p->timed_out) {
+		p->timed_out = 0;
+		(void)snprintf(msg, sizeof(msg), "no answer within %jd ms: "
+		    "connection closed", (intmax_t)p->bound_ms);
+	}
 	if (msg[0] == '\0')
 		(void)strlcpy(msg, "unknown error", sizeof(msg));
 	store_seterr(s, pg_is_busy(p, state), "postgres: %s: %s", what, msg);
@@ -405,9 +461,8 @@ pg_exec(struct store *s, enum store_q q, const struct store_arg *a,
 		for (i = 0; i < n; i++)
 			types[i] = a[i].type == STORE_ARG_INT ? PG_INT8OID :
 			    PG_TEXTOID;
-		res = PQprepare(p->conn, name, store_sql[q].text, (int)n,
-		    types);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		if (pg_prepare(s, name, store_sql[q].text, (int)n, types,
+		    &res) == -1) {
 			(void)pg_fail(s, res, what);
 			PQclear(res);
 			return -1;
@@ -423,7 +478,7 @@ pg_exec(struct store *s, enum store_q q, const struct store_arg *a,
 		} else
 			vals[i] = a[i].text;
 	}
-	res = PQexecPrepared(p->conn, name, (int)n, vals, NULL, NULL, 0);
+	res = pg_run_prepared(s, name, (int)n, vals);
 	st = PQresultStatus(res);
 	if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
 		(void)pg_fail(s, res, what);
@@ -495,4 +550,217 @@ pg_finish(struct store *s)
 		return;
 	PQclear(p->res);
 	p->res = NULL;
+}
+
+static int64_t
+pg_clock_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * After a PQsend* call (sent is its result): the last result, within
+ * bound_ms, or NULL.  Past the bound the socket is shut down, so libpq
+ * finds the connection gone (a lost lease) and pg_fail() says why.
+ */
+static PGresult *
+pg_bounded(struct store *s, int sent)
+{
+	struct pg *p = s->eng;
+	struct pollfd pfd;
+	PGresult *res, *last = NULL;
+	int64_t deadline = pg_clock_ms() + p->bound_ms, left;
+
+	p->timed_out = 0;
+	if (!sent)
+		return NULL;
+	pfd.fd = PQsocket(p->conn);
+	pfd.events = POLLIN;
+	for (;;) {
+		if (PQflush(p->conn) == -1)
+			break;
+		while (!PQisBusy(p->conn)) {
+			if ((res = PQgetResult(p->conn)) == NULL)
+				return last;
+			PQclear(last);
+			last = res;
+		}
+		if ((left = deadline - pg_clock_ms()) <= 0) {
+			p->timed_out = 1;
+			(void)shutdown(pfd.fd, SHUT_RDWR);
+			(void)PQconsumeInput(p->conn);
+			break;
+		}
+		if (poll(&pfd, 1, (int)left) == -1 && errno != EINTR)
+			break;
+		if (!PQconsumeInput(p->conn))
+			break;
+	}
+	PQclear(last);
+	return NULL;
+}
+
+/* PQprepare, bounded under a lease; 0 or -1 (*res set either way). */
+static int
+pg_prepare(struct store *s, const char *name, const char *sql, int n,
+    const Oid *types, PGresult **res)
+{
+	struct pg *p = s->eng;
+
+	if (p->bound_ms == 0)
+		*res = PQprepare(p->conn, name, sql, n, types);
+	else
+		*res = pg_bounded(s, PQsendPrepare(p->conn, name, sql, n,
+		    types));
+	return PQresultStatus(*res) == PGRES_COMMAND_OK ? 0 : -1;
+}
+
+static PGresult *
+pg_run_prepared(struct store *s, const char *name, int n,
+    const char *const *v)
+{
+	struct pg *p = s->eng;
+
+	if (p->bound_ms == 0)
+		return PQexecPrepared(p->conn, name, n, v, NULL, NULL, 0);
+	return pg_bounded(s, PQsendQueryPrepared(p->conn, name, n, v, NULL,
+	    NULL, 0));
+}
+
+static PGresult *
+pg_run_params(struct store *s, const char *sql, int n, const char *const *v)
+{
+	struct pg *p = s->eng;
+
+	if (p->bound_ms == 0)
+		return PQexecParams(p->conn, sql, n, NULL, v, NULL, NULL, 0);
+	return pg_bounded(s, PQsendQueryParams(p->conn, sql, n, NULL, v, NULL,
+	    NULL, 0));
+}
+
+/* Runs a constant statement with text parameters, ignoring its rows. */
+static int
+pg_lease_run(struct store *s, const char *sql, const char *const *v, int n,
+    const char *what)
+{
+	PGresult *res;
+
+	res = pg_run_params(s, sql, n, v);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		(void)pg_fail(s, res, what);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	return 0;
+}
+
+/* See the top of the file: every wait bounded (STORE_LEASE_WAIT). */
+static int
+pg_lease_bound(struct store *s, int64_t ttl_ms)
+{
+	struct pg *p = s->eng;
+	char bound[24], idle[24];
+	const char *v[2] = { bound, idle };
+
+	p->bound_ms = STORE_LEASE_WAIT(ttl_ms);
+	(void)snprintf(bound, sizeof(bound), "%" PRId64, p->bound_ms);
+	(void)snprintf(idle, sizeof(idle), "%" PRId64,
+	    ttl_ms / 1000 > 0 ? ttl_ms / 1000 : 1);
+	if (pg_lease_run(s, PG_LEASE_BOUND, v, 2, "lease timeouts") == -1)
+		return -1;
+	if (PQserverVersion(p->conn) >= 120000 &&
+	    pg_lease_run(s, PG_LEASE_TUT, v, 1, "lease timeouts") == -1)
+		return -1;
+	return 0;
+}
+
+static int
+pg_lease_lock(struct store *s, const char *name, int64_t ttl_ms)
+{
+	struct pg *p = s->eng;
+	const char *v[1] = { name };
+	PGresult *res;
+	int r;
+
+	if (p->lease_pid != 0) {
+		store_seterr(s, 0, "postgres: this store holds a lease "
+		    "already");
+		return -1;
+	}
+	if (pg_alive(s) == -1)
+		return -1;
+	res = PQexecParams(p->conn, PG_LEASE_LOCK, 1, NULL, v, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+		(void)pg_fail(s, res, "lease lock");
+		PQclear(res);
+		return -1;
+	}
+	r = strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? 0 : 1;
+	PQclear(res);
+	if (r == 1)
+		return 1;
+	p->lease_pid = PQbackendPID(p->conn);
+	(void)strlcpy(p->lease_name, name, sizeof(p->lease_name));
+	if (pg_lease_bound(s, ttl_ms) == -1) {
+		pg_lease_unlock(s);
+		return -1;
+	}
+	return 0;
+}
+
+/* The lock lives as long as the session that took it. */
+static int
+pg_lease_check(struct store *s)
+{
+	struct pg *p = s->eng;
+	PGresult *res;
+	const char *state;
+	int lost;
+
+	if (p->lease_pid == 0) {
+		store_seterr(s, 0, "postgres: no lease held");
+		return 1;
+	}
+	if (PQstatus(p->conn) != CONNECTION_OK ||
+	    PQbackendPID(p->conn) != p->lease_pid) {
+		store_seterr(s, 1, "postgres: the connection holding the "
+		    "lease is gone");
+		return 1;
+	}
+	res = pg_run_params(s, "SELECT 1", 0, NULL);
+	if (PQresultStatus(res) == PGRES_TUPLES_OK) {
+		PQclear(res);
+		return 0;
+	}
+	(void)pg_fail(s, res, "lease check");
+	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	lost = PQstatus(p->conn) != CONNECTION_OK || (state != NULL &&
+	    (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0));
+	PQclear(res);
+	return lost ? 1 : -1;
+}
+
+static void
+pg_lease_unlock(struct store *s)
+{
+	struct pg *p = s->eng;
+	const char *v[1];
+	PGresult *res;
+
+	if (p == NULL || p->lease_pid == 0)
+		return;
+	v[0] = p->lease_name;
+	if (PQstatus(p->conn) == CONNECTION_OK &&
+	    PQbackendPID(p->conn) == p->lease_pid) {
+		res = pg_run_params(s, PG_LEASE_UNLOCK, 1, v);
+		PQclear(res);
+	}
+	p->bound_ms = 0;
+	p->timed_out = 0;
+	p->lease_pid = 0;
+	p->lease_name[0] = '\0';
 }

@@ -6,8 +6,19 @@
  * (store_busy()).  Statements are prepared once (sqlite3_prepare_v3,
  * persistent) and cached per store; parameters are bound by their names,
  * $1 $2 ..., so store.c writes one SQL text for both engines.
+ *
+ * The lease lock is an open file description lock (F_OFD_SETLK, never
+ * waiting) on "<db>.lease-<name>.lock", created mode 0600 beside the
+ * database; the kernel drops it when its holder dies.  The lease is lost
+ * if that file is removed or replaced, since a new holder could then lock
+ * the new file.  Once locked, the busy timeout is cut to
+ * STORE_LEASE_WAIT(ttl), so that a renewal fails in time rather than waits
+ * past it.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -27,6 +38,9 @@ struct lite {
 	sqlite3_stmt	*cur;		/* the active statement */
 	enum store_q	 curq;
 	int64_t		 changes;
+	char		*path;		/* the database file */
+	char		*lease_path;	/* the lease's lock file */
+	int		 lease_fd;	/* -1 = no lease */
 };
 
 static int	 lite_fail(struct store *, int, const char *);
@@ -47,6 +61,9 @@ static int64_t	 lite_col_int(struct store *, int);
 static const char *lite_col_text(struct store *, int);
 static int64_t	 lite_changes(struct store *);
 static void	 lite_finish(struct store *);
+static int	 lite_lease_lock(struct store *, const char *, int64_t);
+static int	 lite_lease_check(struct store *);
+static void	 lite_lease_unlock(struct store *);
 
 const struct store_ops store_sqlite_ops = {
 	.name = "sqlite",
@@ -64,6 +81,9 @@ const struct store_ops store_sqlite_ops = {
 	.col_text = lite_col_text,
 	.changes = lite_changes,
 	.finish = lite_finish,
+	.lease_lock = lite_lease_lock,
+	.lease_check = lite_lease_check,
+	.lease_unlock = lite_lease_unlock,
 };
 
 static int
@@ -169,6 +189,11 @@ lite_open(struct store *s, const char *path)
 		return -1;
 	}
 	s->eng = l;
+	l->lease_fd = -1;
+	if ((l->path = strdup(path)) == NULL) {
+		store_seterr(s, 0, "sqlite: %s", strerror(errno));
+		return -1;
+	}
 	rc = sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE, NULL);
 	if (rc != SQLITE_OK)
@@ -195,6 +220,8 @@ lite_close(struct store *s)
 
 	if (l == NULL)
 		return;
+	lite_lease_unlock(s);
+	free(l->path);
 	lite_finish(s);
 	for (i = 0; i < Q_COUNT; i++)
 		sqlite3_finalize(l->cache[i]);
@@ -379,4 +406,99 @@ lite_finish(struct store *s)
 	sqlite3_reset(l->cur);
 	sqlite3_clear_bindings(l->cur);
 	l->cur = NULL;
+}
+
+static int
+lite_lease_lock(struct store *s, const char *name, int64_t ttl_ms)
+{
+	struct lite *l = s->eng;
+	struct flock fl;
+	char *path;
+	int fd;
+
+	if (l->lease_fd != -1) {
+		store_seterr(s, 0, "sqlite: this store holds a lease already");
+		return -1;
+	}
+	if (asprintf(&path, "%s.lease-%s.lock", l->path, name) == -1) {
+		store_seterr(s, 0, "sqlite: %s", strerror(ENOMEM));
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd == -1) {
+		store_seterr(s, 0, "sqlite: %s: unable to open: %s", path,
+		    strerror(errno));
+		free(path);
+		return -1;
+	}
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	if (fcntl(fd, F_OFD_SETLK, &fl) == -1) {
+		if (errno == EAGAIN || errno == EACCES) {
+			close(fd);
+			free(path);
+			return 1;
+		}
+		store_seterr(s, 0, "sqlite: %s: unable to lock: %s", path,
+		    strerror(errno));
+		close(fd);
+		free(path);
+		return -1;
+	}
+	l->lease_fd = fd;
+	l->lease_path = path;
+	if (STORE_LEASE_WAIT(ttl_ms) < STORE_BUSY_MS)
+		(void)sqlite3_busy_timeout(l->db,
+		    (int)STORE_LEASE_WAIT(ttl_ms));
+	return 0;
+}
+
+/* The lock holds as long as our file is the one at the path. */
+static int
+lite_lease_check(struct store *s)
+{
+	struct lite *l = s->eng;
+	struct stat mine, there;
+	int gone = 0;
+
+	if (l->lease_fd == -1) {
+		store_seterr(s, 0, "sqlite: no lease held");
+		return 1;
+	}
+	if (fstat(l->lease_fd, &mine) == -1) {
+		store_seterr(s, 0, "sqlite: %s: %s", l->lease_path,
+		    strerror(errno));
+		return -1;
+	}
+	if (stat(l->lease_path, &there) == -1) {
+		if (errno != ENOENT) {
+			store_seterr(s, 0, "sqlite: %s: %s", l->lease_path,
+			    strerror(errno));
+			return -1;
+		}
+		gone = 1;
+	}
+	if (gone || mine.st_dev != there.st_dev ||
+	    mine.st_ino != there.st_ino) {
+		store_seterr(s, 0, "sqlite: lock file %s was removed or "
+		    "replaced", l->lease_path);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+lite_lease_unlock(struct store *s)
+{
+	struct lite *l = s->eng;
+
+	if (l == NULL || l->lease_fd == -1)
+		return;
+	if (l->db != NULL)
+		(void)sqlite3_busy_timeout(l->db, STORE_BUSY_MS);
+	(void)close(l->lease_fd);
+	l->lease_fd = -1;
+	free(l->lease_path);
+	l->lease_path = NULL;
 }

@@ -1,0 +1,277 @@
+/*
+ * hk-lease - runs prog only while it holds the installation-wide lease
+ * NAME: takes it in the state store (a second holder is refused with 75),
+ * runs prog as its child with HAKOPOD_LEASE_EPOCH and HAKOPOD_LEASE_NAME,
+ * renews the lease, stops prog if the lease is lost (75), and exits with
+ * prog's status once it ends, releasing the lease.  A chainloader in the
+ * s6-setlock manner: fds it did not open pass through to prog untouched.
+ *
+ * main.c: options, config, store, acquisition, the loop; nothing else.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "evsink.h"
+#include "lease.h"
+#include "log.h"
+#include "loop.h"
+#include "store.h"
+
+static const char usage_text[] =
+    "usage: hk-lease [-v] [-f config] [-t ttl] [-g grace] name prog "
+    "[argument ...]\n";
+
+static void	usage(int) __attribute__((noreturn));
+static int64_t	seconds(const char *, long long, long long, const char *);
+static int	valid_name(const char *);
+static int	open_store(struct lease *, const char *);
+static void	rfc3339(int64_t, char *, size_t);
+static void	acquire(struct lease *, const char *);
+static int	run(struct lease *, char **, int64_t);
+static void	on_signal(struct loop *, int, void *);
+static int	options(struct lease *, int, char **, const char **);
+static void	release(struct lease *, int);
+
+static void
+usage(int code)
+{
+	fputs(usage_text, code == EX_OK ? stdout : stderr);
+	exit(code);
+}
+
+static int64_t
+seconds(const char *arg, long long min, long long max, const char *what)
+{
+	const char *errstr;
+	long long v;
+
+	v = strtonum(arg, min, max, &errstr);
+	if (errstr != NULL) {
+		log_errorx("%s %s: %s (%lld..%lld seconds)", what, arg, errstr,
+		    min, max);
+		usage(EX_USAGE);
+	}
+	return (int64_t)v * 1000;
+}
+
+/* As the store wants it (store.h): it also names a lock file. */
+static int
+valid_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= STORE_NAME_MAX &&
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") == n && strchr("._-", name[0]) == NULL;
+}
+
+/* The operator config names the store; this process gets its own. */
+static int
+open_store(struct lease *l, const char *config_path)
+{
+	struct server_config cfg;
+	struct config_diag diag;
+	char err[STORE_ERR_LEN];
+	size_t i;
+	int missing = 0;
+
+	memset(&diag, 0, sizeof(diag));
+	if (config_load_server(&cfg, config_path, &diag, &missing) == -1) {
+		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
+			fprintf(stderr, "%s\n", diag.msg[i]);
+		return missing ? EX_NOINPUT : EX_CONFIG;
+	}
+	if ((l->store = store_open(cfg.state, err, sizeof(err))) == NULL) {
+		log_errorx("unable to open store: %s", err);
+		return errno == EINVAL ? EX_CONFIG : errno == EAGAIN ?
+		    EX_TEMPFAIL : EX_UNAVAILABLE;
+	}
+	l->ev = evsink_open(cfg.runtime_dir);
+	return EX_OK;
+}
+
+static void
+rfc3339(int64_t ms, char *buf, size_t size)
+{
+	struct tm tm;
+	time_t t = (time_t)(ms / 1000);
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		(void)snprintf(buf, size, "@%jd", (intmax_t)t);
+}
+
+/* Takes the lease, or exits: 75 when it is held elsewhere. */
+static void
+acquire(struct lease *l, const char *name)
+{
+	char host[HOST_NAME_MAX + 1], holder[STORE_HOLDER_MAX + 1], since[32];
+	char msg[STORE_ERR_LEN + STORE_HOLDER_MAX + 128];
+	struct store_lease cur;
+	int r, code = EX_SOFTWARE;
+
+	if (gethostname(host, sizeof(host)) == -1)
+		(void)strlcpy(host, "unknown", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	(void)snprintf(holder, sizeof(holder), "host=%s pid=%ld", host,
+	    (long)getpid());
+	r = store_lease_acquire(l->store, name, holder, l->ttl_ms, &cur);
+	if (r == -1) {
+		(void)snprintf(msg, sizeof(msg), "unable to acquire lease %s: "
+		    "%s", name, store_error(l->store));
+		code = store_busy(l->store) ? EX_TEMPFAIL : EX_UNAVAILABLE;
+	} else if (r == 1 && cur.holder[0] != '\0') {
+		rfc3339(cur.acquired_at, since, sizeof(since));
+		(void)snprintf(msg, sizeof(msg), "lease %s is held by %s since "
+		    "%s (epoch %jd%s)", name, cur.holder, since,
+		    (intmax_t)cur.epoch, cur.expires_at > store_now_ms() ? "" :
+		    "; its row has expired: a new holder may not have "
+		    "written it yet");
+		code = EX_TEMPFAIL;
+	} else if (r == 1) {
+		(void)snprintf(msg, sizeof(msg), "lease %s is held by a "
+		    "holder that has not written its row yet", name);
+		code = EX_TEMPFAIL;
+	}
+	if (r != 0) {
+		store_close(l->store);
+		evsink_close(l->ev);
+		fatalx(code, "%s", msg);
+	}
+	l->row = cur;
+	log_info("lease %s acquired by %s (epoch %jd)", name, holder,
+	    (intmax_t)cur.epoch);
+	renew_event(l, "LeaseAcquired", NULL);
+}
+
+static void
+on_signal(struct loop *loop, int sig, void *arg)
+{
+	struct lease *l = arg;
+
+	if (sig != SIGCHLD) {
+		log_debug("passing signal %d to prog", sig);
+		child_signal(l, sig);
+		return;
+	}
+	child_reap(l);
+	if (l->child == -1)
+		loop_stop(loop);
+}
+
+/* From the acquisition to prog's end: the exit code. */
+static int
+run(struct lease *l, char **argv, int64_t start)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP,
+	    SIGQUIT, SIGUSR1, SIGUSR2 };
+	char epoch[24];
+	int code;
+
+	(void)snprintf(epoch, sizeof(epoch), "%jd", (intmax_t)l->row.epoch);
+	if (sigprocmask(SIG_BLOCK, NULL, &l->mask) == -1 ||
+	    (l->loop = loop_new()) == NULL ||
+	    loop_signals(l->loop, sigs, sizeof(sigs) / sizeof(sigs[0]),
+	    on_signal, l) == -1 ||
+	    setenv("HAKOPOD_LEASE_EPOCH", epoch, 1) == -1 ||
+	    setenv("HAKOPOD_LEASE_NAME", l->row.name, 1) == -1) {
+		log_error("unable to set up");
+		return EX_OSERR;
+	}
+	renew_start(l, start);
+	if ((code = child_spawn(l, argv)) != 0)
+		return code;
+	if (loop_run(l->loop) == -1) {
+		log_error("unable to run the loop");
+		renew_lose(l, "the event loop failed");
+		return EX_OSERR;
+	}
+	return l->lost ? EX_TEMPFAIL : child_exit_code(l->status);
+}
+
+/* The command line; returns the index of name in argv. */
+static int
+options(struct lease *l, int argc, char *argv[], const char **config_path)
+{
+	int ch, verbose = 0;
+
+	while ((ch = getopt(argc, argv, "+f:g:ht:v")) != -1) {
+		switch (ch) {
+		case 'f':
+			*config_path = optarg;
+			break;
+		case 'g':
+			l->grace_ms = seconds(optarg, 0, LEASE_GRACE_MAX,
+			    "grace");
+			break;
+		case 'h':
+			usage(EX_OK);
+		case 't':
+			l->ttl_ms = seconds(optarg, 1, LEASE_TTL_MAX, "ttl");
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	if (argc - optind < 2)
+		usage(EX_USAGE);
+	log_verbose(verbose);
+	if (!valid_name(argv[optind])) {
+		log_errorx("lease name %s: expected 1..%d characters of "
+		    "[A-Za-z0-9._-], the first a letter or digit",
+		    argv[optind], STORE_NAME_MAX);
+		usage(EX_USAGE);
+	}
+	return optind;
+}
+
+/* After prog: the lease goes back, unless it is already lost. */
+static void
+release(struct lease *l, int code)
+{
+	if (l->lost)
+		return;
+	if (store_lease_release(l->store, &l->row) == -1)
+		log_warnx("unable to release lease %s: %s", l->row.name,
+		    store_error(l->store));
+	else
+		log_info("lease %s released (epoch %jd): exit %d",
+		    l->row.name, (intmax_t)l->row.epoch, code);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct lease l;
+	const char *config_path = NULL;
+	int64_t start;
+	int i, code;
+
+	log_init(PROG, 0);
+	memset(&l, 0, sizeof(l));
+	l.child = -1;
+	l.ttl_ms = LEASE_TTL_DEFAULT * 1000;
+	l.grace_ms = LEASE_GRACE_DEFAULT * 1000;
+	i = options(&l, argc, argv, &config_path);
+	if ((code = open_store(&l, config_path)) != EX_OK)
+		return code;
+	start = renew_clock();
+	acquire(&l, argv[i]);
+	code = run(&l, argv + i + 1, start);
+	release(&l, code);
+	store_close(l.store);
+	evsink_close(l.ev);
+	loop_free(l.loop);
+	return code;
+}

@@ -1,0 +1,125 @@
+/*
+ * renew.c - keeping the lease: one timer renews it every ttl/3 and retries
+ * a failed renewal until the lease would expire; the lease is lost when
+ * the store says so (its lock or row is gone) or when no renewal succeeded
+ * within the TTL.  Loss sends SIGTERM to prog, then SIGKILL after the grace
+ * period; hk-lease exits 75 once prog is gone.
+ *
+ * The TTL is counted on the monotonic clock from the start of the last
+ * renewal that succeeded, so it never outlives what the store granted.  A
+ * store call under a lease returns within STORE_LEASE_WAIT(ttl) (store.h),
+ * so a failed renewal is retried only while another attempt can end before
+ * the TTL does; after that the lease counts as lost.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "evsink.h"
+#include "lease.h"
+#include "log.h"
+#include "loop.h"
+#include "store.h"
+
+static void	on_renew(struct loop *, void *);
+static void	on_grace(struct loop *, void *);
+
+int64_t
+renew_clock(void)
+{
+	return loop_clock_us() / 1000;
+}
+
+/* start: when the acquisition began. */
+void
+renew_start(struct lease *l, int64_t start)
+{
+	l->valid_until = start + l->ttl_ms;
+	loop_timer_init(&l->renew, on_renew, l);
+	loop_timer_init(&l->grace, on_grace, l);
+	(void)loop_timer_at(l->loop, &l->renew, start + l->ttl_ms / 3);
+}
+
+static void
+on_renew(struct loop *loop, void *arg)
+{
+	struct lease *l = arg;
+	char reason[STORE_ERR_LEN + 64];
+	int64_t start, now, next, retry;
+	int64_t bound = STORE_LEASE_WAIT(l->ttl_ms);
+	int r;
+
+	start = renew_clock();
+	r = store_lease_renew(l->store, &l->row, l->ttl_ms);
+	now = renew_clock();
+	if (r == 1) {
+		renew_lose(l, store_error(l->store));
+		return;
+	}
+	if (r == 0) {
+		l->valid_until = start + l->ttl_ms;
+		log_debug("lease %s renewed (epoch %jd)", l->row.name,
+		    (intmax_t)l->row.epoch);
+		next = start + l->ttl_ms / 3;
+	} else if (now + bound > l->valid_until) {
+		(void)snprintf(reason, sizeof(reason), "no renewal within "
+		    "the TTL: %s", store_error(l->store));
+		renew_lose(l, reason);
+		return;
+	} else {
+		log_warnx("lease %s: unable to renew: %s", l->row.name,
+		    store_error(l->store));
+		retry = l->ttl_ms / 10;
+		next = now + (retry < LEASE_RETRY_MIN_MS ?
+		    LEASE_RETRY_MIN_MS : retry);
+		if (next > l->valid_until - bound)
+			next = l->valid_until - bound;
+	}
+	(void)loop_timer_at(loop, &l->renew, next);
+}
+
+/* The lease is gone: prog must stop. */
+void
+renew_lose(struct lease *l, const char *reason)
+{
+	if (l->lost)
+		return;
+	l->lost = 1;
+	loop_timer_cancel(l->loop, &l->renew);
+	log_errorx("lease %s lost (epoch %jd): %s", l->row.name,
+	    (intmax_t)l->row.epoch, reason);
+	renew_event(l, "LeaseLost", reason);
+	if (l->child > 0) {
+		child_signal(l, SIGTERM);
+		(void)loop_timer_at(l->loop, &l->grace,
+		    renew_clock() + l->grace_ms);
+	}
+}
+
+static void
+on_grace(struct loop *loop, void *arg)
+{
+	struct lease *l = arg;
+
+	(void)loop;
+	if (l->child <= 0)
+		return;
+	log_warnx("prog pid %ld did not stop within %jd ms: killing it",
+	    (long)l->child, (intmax_t)l->grace_ms);
+	child_signal(l, SIGKILL);
+}
+
+/* LeaseAcquired, LeaseLost: {name, epoch, holder[, reason]}. */
+void
+renew_event(struct lease *l, const char *kind, const char *reason)
+{
+	json_t *d;
+
+	d = json_pack("{s:s, s:I, s:s}", "name", l->row.name,
+	    "epoch", (json_int_t)l->row.epoch, "holder", l->row.holder);
+	if (d != NULL && reason != NULL)
+		(void)json_object_set_new(d, "reason", json_string(reason));
+	evsink_event(l->ev, kind, "", d);
+}

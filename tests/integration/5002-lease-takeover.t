@@ -1,0 +1,177 @@
+#!/bin/sh
+# hk-lease when a holder goes away, on SQLite and PostgreSQL: after SIGKILL
+# of the holding hk-lease, its prog is stopped too (PR_SET_PDEATHSIG) and
+# another hk-lease takes the lease over within the TTL, at a bigger epoch;
+# a lease lost under a running prog (SQLite: its lock file removed;
+# PostgreSQL: pg_terminate_backend on its connection, found by
+# application_name) stops prog within the TTL, with SIGKILL after the grace
+# period if prog ignores SIGTERM, and hk-lease exits 75 with LeaseLost; so
+# do renewals that keep failing (SQLite: the database locked by another
+# writer).
+. tests/integration/lib.sh
+
+# prog FILE [ignore]: writes "pid sleeper epoch" to FILE, then waits; on
+# TERM it writes FILE.term and exits 0, or ignores it with "ignore".
+cat >"$T/prog.sh" <<'PROG'
+#!/bin/sh
+f=$1
+sleep 30 </dev/null >/dev/null 2>&1 &
+s=$!
+if [ "${2:-}" = ignore ]; then
+	trap 'echo term >"$f.term"' TERM
+else
+	trap 'echo term >"$f.term"; kill $s 2>/dev/null; exit 0' TERM
+fi
+echo "$$ $s $HAKOPOD_LEASE_EPOCH" >"$f.tmp"
+mv "$f.tmp" "$f"
+while kill -0 $s 2>/dev/null; do
+	wait $s
+done
+PROG
+chmod +x "$T/prog.sh"
+
+mkdir -p "$T/run"
+socat -u UNIX-RECV:"$T/run/events.sock" OPEN:"$T/events.out",creat,append \
+    </dev/null >/dev/null 2>&1 &
+_pids="$_pids $!"
+wait_for 5 test -S "$T/run/events.sock"
+
+# holder FILE ARGS...: hk-lease -t 2 ARGS gateway prog FILE in the
+# background, waiting for prog; sets lpid, ppid, spid, epoch.
+holder() {
+	_f=$1
+	shift
+	rm -f "$_f" "$_f.term"
+	hk-lease -t 2 "$@" gateway "$T/prog.sh" "$_f" ${extra:-} </dev/null \
+	    >/dev/null 2>"$_f.log" &
+	lpid=$!
+	_pids="$_pids $lpid"
+	wait_for 5 test -s "$_f" || return 1
+	read -r ppid spid epoch <"$_f"
+	_pids="$_pids $ppid $spid"
+}
+
+gone() {
+	! alive "$1"
+}
+
+# ms_since NS: milliseconds since a date +%s%N
+ms_since() {
+	echo $(( ($(date +%s%N) - $1) / 1000000 ))
+}
+
+# terminate DB: pg_terminate_backend on hk-lease:gateway's connection to DB;
+# prints how many were ended.
+terminate() {
+	psql "$HK_TEST_PG" -qAtc "SELECT count(pg_terminate_backend(pid))
+	    FROM pg_stat_activity WHERE application_name = 'hk-lease:gateway'
+	    AND datname = '$1'"
+}
+
+try_take() {
+	hk-lease -t 2 gateway sh -c 'echo $HAKOPOD_LEASE_EPOCH' \
+	    >"$T/take.out" 2>/dev/null
+}
+
+for engine in $(engines); do
+	E=$engine
+	new_store "$engine" takeover
+	printf '[server]\nstate = "%s"\nruntime_dir = "%s/run"\n' "$STORE" \
+	    "$T" >"$T/hakopod.toml"
+	export HAKOPOD_CONFIG="$T/hakopod.toml"
+
+	# SIGKILL of the holder.
+	extra= holder "$T/a"
+	ok $? "$E: the first holder runs prog"
+	t0=$(date +%s%N)
+	kill -KILL "$lpid"
+	wait_for 3 gone "$ppid"
+	wait_for 3 test -f "$T/a.term"
+	ok $? "$E: prog of a killed hk-lease gets SIGTERM"
+	kill -KILL "$ppid" "$spid" 2>/dev/null
+	wait_for 3 try_take
+	ok $? "$E: another hk-lease takes the lease over"
+	ms=$(ms_since "$t0")
+	[ "$ms" -lt 2000 ]
+	ok $? "$E: within the TTL of 2 s ($ms ms)"
+	is "$(cat "$T/take.out")" 2 "$E: at a bigger epoch"
+
+	# Loss under a running prog that stops on SIGTERM.
+	: >"$T/events.out"
+	extra= holder "$T/b"
+	t0=$(date +%s%N)
+	if [ "$engine" = sqlite ]; then
+		rm -f "$T/takeover.db.lease-gateway.lock"
+	else
+		db=$(echo "$STORE" | sed 's|^postgres:///\([^?]*\)?.*|\1|')
+		n=$(terminate "$db")
+		is "$n" 1 \
+		    "$E: the holder's connection is found by application_name"
+	fi
+	wait_for 3 test -f "$T/b.term"
+	ok $? "$E: a lost lease stops prog"
+	ms=$(ms_since "$t0")
+	[ "$ms" -lt 2000 ]
+	ok $? "$E: within the TTL of 2 s ($ms ms)"
+	wait "$lpid"
+	is "$?" 75 "$E: hk-lease exits 75"
+	like "$(cat "$T/b.log")" "error: lease gateway lost \(epoch 3\): " \
+	    "$E: the loss is logged at error level"
+	wait_for 3 grep -q LeaseLost "$T/events.out"
+	ok $? "$E: LeaseLost goes to events.sock"
+	like "$(cat "$T/events.out")" '"kind":"LeaseLost".*"reason":' \
+	    "$E: with its reason"
+	wait_for 3 try_take
+	ok $? "$E: the lease can be taken again afterwards"
+
+	# Loss under a prog that ignores SIGTERM: SIGKILL after the grace.
+	extra=ignore holder "$T/c" -g 1
+	t0=$(date +%s%N)
+	if [ "$engine" = sqlite ]; then
+		rm -f "$T/takeover.db.lease-gateway.lock"
+	else
+		terminate "$db" >/dev/null
+	fi
+	wait_for 5 gone "$lpid"
+	wait "$lpid"
+	is "$?" 75 "$E: a prog that ignores SIGTERM: hk-lease still exits 75"
+	ms=$(ms_since "$t0")
+	[ "$ms" -ge 1000 ] && [ "$ms" -lt 3500 ]
+	ok $? "$E: after the grace period of 1 s ($ms ms)"
+	test -f "$T/c.term" && ! alive "$ppid"
+	ok $? "$E: prog got SIGTERM, then SIGKILL"
+	like "$(cat "$T/c.log")" \
+	    "warning: prog pid $ppid did not stop within 1000 ms: killing it" \
+	    "$E: the SIGKILL is logged"
+	kill "$spid" 2>/dev/null
+
+	# Renewals that keep failing (SQLite: the database locked by another
+	# writer for longer than the TTL) lose the lease within the TTL.
+	[ "$engine" = sqlite ] || continue
+	extra= holder "$T/d" -g 1 -t 3
+	python3 -c '
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+open(sys.argv[2], "w").close()
+time.sleep(8)' "$T/takeover.db" "$T/locked" </dev/null >/dev/null 2>&1 &
+	locker=$!
+	_pids="$_pids $locker"
+	wait_for 5 test -f "$T/locked"
+	t0=$(date +%s%N)
+	wait_for 5 test -f "$T/d.term"
+	ok $? "$E: renewals failing past the TTL stop prog"
+	ms=$(ms_since "$t0")
+	[ "$ms" -lt 3000 ]
+	ok $? "$E: within the TTL of 3 s ($ms ms)"
+	wait "$lpid"
+	is "$?" 75 "$E: hk-lease exits 75"
+	like "$(cat "$T/d.log")" "warning: lease gateway: unable to renew: " \
+	    "$E: each failed renewal is a warning"
+	like "$(cat "$T/d.log")" \
+	    "lost \(epoch [0-9]+\): no renewal within the TTL" \
+	    "$E: the loss says why"
+	kill "$locker" "$spid" 2>/dev/null
+done
+pg_missing_is_failure
+done_testing
