@@ -14,7 +14,11 @@
 
 #include <jansson.h>
 
-#define IPC_MSG_MAX	65536	/* bytes in one message */
+/*
+ * Bytes in one message: a status reply of 512 services is about 75 KB.
+ * Below the default SO_SNDBUF, which bounds one SOCK_SEQPACKET message.
+ */
+#define IPC_MSG_MAX	196608
 #define IPC_ERR_LEN	256
 
 /* Parses one message; NULL with a reason on anything but an object. */

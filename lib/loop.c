@@ -358,6 +358,8 @@ loop_run(struct loop *l)
 	while (!l->stop) {
 		if (l->hook != NULL)
 			l->hook(l, l->hookarg);
+		if (l->stop)
+			break;
 		n = epoll_wait(l->epfd, evs, LOOP_EVENTS, next_wait_ms(l));
 		if (n == -1 && errno != EINTR)
 			return -1;

@@ -1,0 +1,309 @@
+/*
+ * activate.h - declarations private to hk-activate, the HTTP/1.1
+ * activation gateway.
+ *
+ * One process, one loop.  A client connection (struct conn) carries one
+ * request at a time through explicit states, one list per state.  Its
+ * buffers are embedded and bounded, and connections are recycled through a
+ * free list, so the steady state allocates nothing per request.  A service
+ * (struct service) holds the policy read from the store and what the
+ * gateway knows at run time: its endpoint, active requests, parked
+ * requests and idle keep-alive connections to its backend.
+ */
+#ifndef HK_ACTIVATE_H
+#define HK_ACTIVATE_H
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/tree.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <http_parser.h>
+
+#include "config.h"
+#include "loop.h"
+#include "spec.h"
+#include "store.h"
+
+#define PROG			"hk-activate"
+
+#define HEAD_MAX		16384	/* request or response head: 431 */
+#define HDR_MAX			128	/* header lines in one head */
+#define IN_SIZE			8192	/* client bytes read ahead */
+#define XBUF_SIZE		(HEAD_MAX + 4096)	/* each direction */
+#define FRAME_RESERVE		64	/* chunk framing per read */
+#define HEADER_TIMEOUT_MS	10000	/* slow-loris cut */
+#define KEEPALIVE_TIMEOUT_MS	60000	/* idle client connection */
+#define WRITE_TIMEOUT_MS	30000	/* own answer, stalled client */
+#define LINGER_MS		2000	/* input drained before close */
+#define POOL_IDLE_MS		2000	/* idle backend connection */
+#define FREE_CONNS_MAX		256	/* closed connections kept */
+#define DRAIN_DEFAULT_S		10
+#define REC_HOST_MAX		127
+#define REC_PATH_MAX		255
+#define SVC_ID_MAX		(2 * STORE_NAME_MAX + 1)
+#define REASON_MAX		255
+
+enum conn_state {
+	CS_IDLE,	/* keep-alive, no request yet */
+	CS_HEAD,	/* reading a request head */
+	CS_PARKED,	/* waiting for an endpoint (cold start) */
+	CS_FORWARD,	/* connecting, sending, receiving */
+	CS_TUNNEL,	/* after a 101: bytes both ways */
+	CS_ANSWER,	/* writing the gateway's own answer */
+	CS_COUNT
+};
+
+enum svc_state {
+	SVC_SLEEPING,
+	SVC_STARTING,
+	SVC_RUNNING,
+	SVC_DRAINING,	/* fenced: waiting for its down */
+};
+
+/* A byte queue with a stated bound. */
+struct xbuf {
+	size_t	off;
+	size_t	len;
+	char	data[XBUF_SIZE];
+};
+
+struct hdr {
+	uint16_t	name_off, name_len;
+	uint16_t	val_off, val_len;
+};
+
+/* A parsed head: every byte of it kept once, within HEAD_MAX. */
+struct head {
+	char		buf[HEAD_MAX];
+	size_t		len;
+	struct hdr	hdr[HDR_MAX];
+	int		nhdr;
+	int		in_value;
+	int		overflow;
+	uint16_t	url_off, url_len;	/* request */
+	uint16_t	st_off, st_len;		/* response reason */
+};
+
+struct service;
+struct conn;
+TAILQ_HEAD(parkq, conn);
+TAILQ_HEAD(connq, conn);
+
+struct upconn {
+	TAILQ_ENTRY(upconn)	 entry;		/* service pool */
+	int			 fd;
+	int			 connecting;
+	uint64_t		 gen;		/* endpoint generation */
+	struct service		*svc;
+	struct conn		*c;		/* NULL while pooled */
+	struct loop_timer	 timer;		/* pool idle */
+};
+
+struct conn {
+	TAILQ_ENTRY(conn)	 entry;		/* list of its state */
+	TAILQ_ENTRY(conn)	 park;		/* service's parked */
+	enum conn_state		 state;
+	int			 fd;
+	struct loop_timer	 timer;
+	char			 peer[64];
+	uint64_t		 seq;		/* arrival order */
+
+	http_parser		 req;
+	http_parser		 resp;
+	struct head		 head;
+	size_t			 head_bytes;
+	char			 in[IN_SIZE];
+	size_t			 in_off, in_len;
+	struct xbuf		 up;		/* to the backend */
+	struct xbuf		 out;		/* to the client */
+
+	struct service		*svc;
+	struct upconn		*upc;
+	size_t			 strip;		/* /fn/app/svc */
+
+	/* one request */
+	unsigned		 head_done:1, req_done:1, resp_started:1,
+				 resp_done:1, keepalive:1, chunked_in:1,
+				 chunked_out:1, expect100:1, upgrade:1,
+				 close_after:1, counted:1, head_sent:1,
+				 resp_close:1, resp_nobody:1, sent_100:1,
+				 eof_client:1, eof_up:1, cold:1,
+				 interim:1, overlimit:1, parse_paused:1,
+				 bad:1, linger:1, peeked:1;
+	const char		*outcome;	/* records: NULL = "ok" */
+	uint64_t		 body_len;	/* declared Content-Length */
+	int64_t			 start_deadline;	/* loop ms */
+	int64_t			 t_start_us;
+	int64_t			 t_park_us;
+	int64_t			 wait_us;
+	int64_t			 at_ms;		/* wall clock */
+	uint64_t		 bytes_in, bytes_out;
+	int			 status;
+	char			 method[16];
+	char			 host[REC_HOST_MAX + 1];
+	char			 path[REC_PATH_MAX + 1];
+};
+
+struct service {
+	RB_ENTRY(service)	 rb;
+	char			 id[SVC_ID_MAX + 1];
+	int64_t			 revision;
+	int			 routed;	/* public serverless */
+	int			 stopped;	/* desired = stopped */
+	struct serverless_policy policy;
+	char			**hosts;
+	size_t			 nhosts;
+
+	enum svc_state		 state;
+	char			 endpoint[STORE_ENDPOINT_MAX + 1];
+	struct sockaddr_storage	 addr;
+	socklen_t		 addrlen;
+	int64_t			 ep_revision;
+	uint64_t		 gen;
+	char			 fenced_ep[STORE_ENDPOINT_MAX + 1];
+	int64_t			 fenced_rev;
+	int			 active;
+	int			 nparked;
+	int64_t			 idle_since;	/* wall ms */
+	int64_t			 ready_at;	/* wall ms */
+	int64_t			 wake_at;	/* loop ms, 0 = none */
+	int64_t			 failed_until;	/* loop ms */
+	int			 retry_after;
+	char			 reason[REASON_MAX + 1];
+	struct parkq		 parked;
+	TAILQ_HEAD(, upconn)	 pool;
+	int			 npool;
+	struct loop_timer	 timer;		/* delayed wake */
+};
+
+RB_HEAD(svc_tree, service);
+
+struct route {
+	const char	*host;
+	struct service	*svc;
+};
+
+struct gw {
+	struct loop		*loop;
+	struct server_config	 cfg;
+	const char		*cfg_path;
+	const char		*listen_flag;
+	struct store		*store;
+	struct evsink		*ev;
+	int			 lfd;
+	int			 draining;
+	int			 drain_s;
+	struct loop_timer	 drain_timer;
+	struct loop_timer	 accept_timer;	/* pause after EMFILE */
+	int64_t			 start_wall;
+
+	struct connq		 conns[CS_COUNT];
+	size_t			 nconns[CS_COUNT];
+	struct connq		 free_conns;
+	size_t			 nfree;
+	size_t			 inflight;
+	uint64_t		 seq;
+
+	struct svc_tree		 services;
+	struct route		*routes;
+	size_t			 nroutes;
+
+	/* ctl.c */
+	int			 ctl_fd;
+	int			 sub_fd;
+	int			 wake_fd;
+	int			 sub_ok;	/* subscribe acknowledged */
+	int			 scale_backoff;
+	struct loop_timer	 scale_timer;
+};
+
+extern struct gw	*gw;
+
+/* conn.c */
+int	conn_listen(const char *, char *, size_t, int *);
+void	conn_accept(struct loop *, int, int, void *);
+void	conn_set_state(struct conn *, enum conn_state);
+void	conn_update(struct conn *);
+void	conn_answer(struct conn *, int, const char *, int);
+void	conn_close(struct conn *);
+void	conn_parse(struct conn *);
+void	conn_forward(struct conn *);
+void	conn_finish(struct conn *);
+void	conn_abort(struct conn *, const char *);
+void	conn_close_idle(void);
+void	conn_fail(struct conn *, int, const char *);
+void	conn_tunnel(struct conn *);
+void	conn_flush(struct conn *);
+void	conn_free_all(void);
+void	conn_trim(void);
+size_t	conn_count(void);
+int64_t	wall_ms(void);
+
+/* http.c */
+extern const http_parser_settings	req_settings;
+extern const http_parser_settings	resp_settings;
+void	head_reset(struct head *);
+int	head_find(const struct head *, const char *, const char **,
+	    size_t *);
+int	head_count(const struct head *, const char *);
+int	http_check_request(struct conn *);
+int	http_emit_request(struct conn *, struct xbuf *);
+int	http_emit_response(struct conn *, struct xbuf *);
+int	http_emit_answer(struct xbuf *, int, const char *, int, int, int);
+int	http_frame(struct xbuf *, const char *, size_t, int);
+int	http_frame_end(struct xbuf *, int);
+const char *http_reason(int);
+size_t	xbuf_room(const struct xbuf *);
+size_t	xbuf_used(const struct xbuf *);
+int	xbuf_add(struct xbuf *, const void *, size_t);
+void	xbuf_reset(struct xbuf *);
+void	xbuf_consumed(struct xbuf *, size_t);
+
+/* upstream.c */
+void	upstream_start(struct conn *);
+void	upstream_release(struct conn *, int);
+void	upstream_update(struct conn *);
+void	upstream_flush(struct conn *);
+void	upstream_pool_drop(struct service *);
+int	upstream_endpoint(const char *, struct sockaddr_storage *,
+	    socklen_t *);
+
+/* route.c */
+int	route_reload(char *, size_t);
+struct service *route_lookup(const char *, const char *, size_t, size_t *);
+struct service *route_service(const char *);
+void	route_free(void);
+int	route_set_desired(const char *, char *, size_t);
+RB_PROTOTYPE(svc_tree, service, rb, svc_cmp)
+
+/* park.c */
+int	park_dispatch(struct conn *);
+void	park_unlink(struct conn *);
+void	park_requeue(struct conn *);
+void	park_ready(struct service *, const char *, int64_t);
+void	park_down(struct service *, const char *);
+void	park_failed(struct service *, const char *, int);
+void	park_refused(struct service *, const char *);
+void	park_answer_all(struct service *, int, const char *, int);
+void	park_wake_reply(struct service *, int, const char *);
+void	park_release(struct conn *);
+int	park_fence(struct service *, int64_t, int64_t *);
+const char *park_state_name(const struct service *);
+
+/* ctl.c */
+int	ctl_listen(char *, size_t);
+void	ctl_scale_connect(void);
+int	ctl_scale_up(void);
+int	ctl_wake(struct service *);
+void	ctl_close(void);
+void	ctl_close_listener(void);
+
+/* records.c */
+void	records_add(const struct conn *, const char *);
+void	records_flush(int);
+uint64_t records_dropped(void);
+
+#endif

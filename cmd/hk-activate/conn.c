@@ -1,0 +1,858 @@
+/*
+ * conn.c - the client side: accept, read and parse request heads under a
+ * header deadline, dispatch, stream the request body to the backend as its
+ * buffer drains, write responses and the gateway's own answers, keep-alive.
+ *
+ * A connection is in one state at a time and on that state's list
+ * (pgbouncer).  Writes happen only when the loop reports the socket
+ * writable, so no path recurses.  A closed connection goes to a free list
+ * with fd -1; callers test conn_gone() after a call that may close it.
+ */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "activate.h"
+#include "log.h"
+
+#define ACCEPT_BURST	64
+
+static char	gw_scratch[16384];	/* input dropped while lingering */
+
+static struct conn *conn_new(int, const struct sockaddr_storage *);
+static void	conn_reset(struct conn *);
+static void	client_io(struct loop *, int, int, void *);
+static void	client_read(struct conn *);
+static void	client_write(struct conn *);
+static void	client_eof(struct conn *);
+static void	conn_timeout(struct loop *, void *);
+static void	conn_dispatch(struct conn *);
+static void	conn_facts(struct conn *);
+static void	conn_parse_error(struct conn *);
+static void	accept_resume(struct loop *, void *);
+static int	listener_inherit(void);
+static int	listener_bind(const char *, char *, size_t, int *);
+static void	conn_linger(struct conn *);
+static void	parked_peek(struct conn *);
+static size_t	skip_crlf(struct conn *);
+
+int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+conn_set_state(struct conn *c, enum conn_state s)
+{
+	TAILQ_REMOVE(&gw->conns[c->state], c, entry);
+	gw->nconns[c->state]--;
+	c->state = s;
+	TAILQ_INSERT_TAIL(&gw->conns[s], c, entry);
+	gw->nconns[s]++;
+}
+
+size_t
+conn_count(void)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < CS_COUNT; i++)
+		n += gw->nconns[i];
+	return n;
+}
+
+/*
+ * systemd socket activation: one inherited listener on fd 3.  -1 when
+ * there is none, -2 (errno set) when it cannot be used.
+ */
+static int
+listener_inherit(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	int fl;
+
+	if (pid == NULL || fds == NULL ||
+	    strtonum(pid, 1, INT32_MAX, NULL) != getpid())
+		return -1;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (strcmp(fds, "1") != 0) {
+		log_warnx("LISTEN_FDS=%s: only one listener is used", fds);
+		return -1;
+	}
+	if ((fl = fcntl(3, F_GETFL)) == -1 ||
+	    fcntl(3, F_SETFL, fl | O_NONBLOCK) == -1 ||
+	    fcntl(3, F_SETFD, FD_CLOEXEC) == -1)
+		return -2;
+	log_info("listening on the inherited socket (fd 3); "
+	    "serverless_listen is ignored");
+	return 3;
+}
+
+/* -1 with a reason; *bad says the address itself is wrong. */
+static int
+listener_bind(const char *addr, char *err, size_t errlen, int *bad)
+{
+	struct addrinfo hints, *res;
+	char host[CONFIG_ADDR_MAX + 1];
+	const char *colon;
+	size_t hl;
+	int fd, one = 1, r;
+
+	*bad = 1;
+	if ((colon = strrchr(addr, ':')) == NULL ||
+	    (hl = (size_t)(colon - addr)) >= sizeof(host)) {
+		snprintf(err, errlen, "%s: not host:port", addr);
+		return -1;
+	}
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	if (hl > 1 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = '\0';
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((r = getaddrinfo(host, colon + 1, &hints, &res)) != 0) {
+		snprintf(err, errlen, "%s: %s", addr, gai_strerror(r));
+		return -1;
+	}
+	*bad = 0;
+	fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+	    sizeof(one)) == -1 || bind(fd, res->ai_addr,
+	    res->ai_addrlen) == -1 || listen(fd, 1024) == -1) {
+		snprintf(err, errlen, "%s: %s", addr, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		fd = -1;
+	} else
+		log_info("listening on %s", addr);
+	freeaddrinfo(res);
+	return fd;
+}
+
+/*
+ * The client listener: inherited, else bound.  -1 with a reason; *bad
+ * tells a wrong address (a configuration error) from a failed call.
+ */
+int
+conn_listen(const char *addr, char *err, size_t errlen, int *bad)
+{
+	int fd;
+
+	*bad = 0;
+	if ((fd = listener_inherit()) == -2) {
+		snprintf(err, errlen, "inherited fd 3: %s", strerror(errno));
+		return -1;
+	}
+	if (fd == -1)
+		fd = listener_bind(addr, err, errlen, bad);
+	return fd;
+}
+
+static void
+accept_resume(struct loop *l, void *arg)
+{
+	(void)arg;
+	if (gw->lfd != -1)
+		loop_mod_fd(l, gw->lfd, LOOP_READ);
+}
+
+void
+conn_accept(struct loop *l, int fd, int mask, void *arg)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int i, cfd, one = 1;
+
+	(void)mask;
+	(void)arg;
+	for (i = 0; i < ACCEPT_BURST; i++) {
+		len = sizeof(ss);
+		cfd = accept4(fd, (struct sockaddr *)&ss, &len,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd == -1) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				log_warn("unable to accept");
+				loop_mod_fd(l, fd, 0);
+				loop_timer_init(&gw->accept_timer,
+				    accept_resume, NULL);
+				loop_timer_at(l, &gw->accept_timer,
+				    loop_now_ms(l) + 100);
+			}
+			return;
+		}
+		setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (conn_new(cfd, &ss) == NULL) {
+			log_warn("unable to take a connection");
+			close(cfd);
+			return;
+		}
+	}
+}
+
+static struct conn *
+conn_new(int fd, const struct sockaddr_storage *ss)
+{
+	struct conn *c;
+
+	if ((c = TAILQ_FIRST(&gw->free_conns)) != NULL) {
+		TAILQ_REMOVE(&gw->free_conns, c, entry);
+		gw->nfree--;
+	} else if ((c = malloc(sizeof(*c))) == NULL)
+		return NULL;
+	c->fd = fd;
+	c->state = CS_IDLE;
+	c->upc = NULL;
+	c->in_off = c->in_len = 0;
+	xbuf_reset(&c->up);
+	xbuf_reset(&c->out);
+	loop_timer_init(&c->timer, conn_timeout, c);
+	c->peer[0] = '\0';
+	if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr,
+		    c->peer, sizeof(c->peer));
+	else if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6,
+		    &((const struct sockaddr_in6 *)ss)->sin6_addr, c->peer,
+		    sizeof(c->peer));
+	TAILQ_INSERT_TAIL(&gw->conns[CS_IDLE], c, entry);
+	gw->nconns[CS_IDLE]++;
+	conn_reset(c);
+	if (loop_add_fd(gw->loop, fd, LOOP_READ, client_io, c) == -1) {
+		conn_close(c);
+		return NULL;
+	}
+	loop_timer_at(gw->loop, &c->timer, loop_now_ms(gw->loop) +
+	    HEADER_TIMEOUT_MS);
+	return c;
+}
+
+/* Per request: everything but the socket and its read-ahead. */
+static void
+conn_reset(struct conn *c)
+{
+	c->head_done = c->req_done = c->resp_started = c->resp_done = 0;
+	c->keepalive = c->chunked_in = c->chunked_out = c->expect100 = 0;
+	c->upgrade = c->close_after = c->counted = c->head_sent = 0;
+	c->resp_close = c->resp_nobody = c->sent_100 = c->eof_client = 0;
+	c->eof_up = c->cold = c->interim = c->overlimit = 0;
+	c->parse_paused = c->bad = c->linger = c->peeked = 0;
+	c->outcome = NULL;
+	c->svc = NULL;
+	c->strip = 0;
+	c->head_bytes = 0;
+	c->body_len = 0;
+	c->wait_us = c->t_park_us = 0;
+	c->bytes_in = c->bytes_out = 0;
+	c->status = 0;
+	c->method[0] = c->host[0] = c->path[0] = '\0';
+	head_reset(&c->head);
+	http_parser_init(&c->req, HTTP_REQUEST);
+	c->req.data = c;
+}
+
+void
+conn_close(struct conn *c)
+{
+	if (c->fd == -1)
+		return;
+	loop_timer_cancel(gw->loop, &c->timer);
+	if (c->state == CS_PARKED)
+		park_unlink(c);
+	if (c->upc != NULL)
+		upstream_release(c, 0);
+	park_release(c);
+	loop_del_fd(gw->loop, c->fd);
+	close(c->fd);
+	c->fd = -1;
+	TAILQ_REMOVE(&gw->conns[c->state], c, entry);
+	gw->nconns[c->state]--;
+	TAILQ_INSERT_HEAD(&gw->free_conns, c, entry);
+	gw->nfree++;
+	if (gw->draining && conn_count() == 0)
+		loop_stop(gw->loop);
+}
+
+/* Ends a request without an answer: recorded, then the socket closed. */
+void
+conn_abort(struct conn *c, const char *outcome)
+{
+	if (c->outcome == NULL)
+		c->outcome = outcome;
+	if (c->head_done)
+		records_add(c, c->outcome);
+	conn_close(c);
+}
+
+/*
+ * A failure after dispatch: the gateway's answer while the response has
+ * not started, else the connection is closed (the only signal left).
+ */
+void
+conn_fail(struct conn *c, int status, const char *msg)
+{
+	if (c->resp_started) {
+		conn_abort(c, c->outcome != NULL ? c->outcome : "cut");
+		return;
+	}
+	c->close_after = 1;
+	conn_answer(c, status, msg, 0);
+}
+
+void
+conn_answer(struct conn *c, int status, const char *msg, int retry)
+{
+	int head_only = c->head_done && c->req.method == HTTP_HEAD;
+
+	if (c->upc != NULL)
+		upstream_release(c, 0);
+	if (c->state == CS_PARKED)
+		park_unlink(c);
+	if (c->head_done && !c->chunked_in && c->body_len == 0 && !c->upgrade)
+		c->req_done = 1;	/* no body: a next request may follow */
+	if (status == 400 || status == 408 || status == 413 || status == 431 ||
+	    !c->keepalive || c->upgrade || gw->draining ||
+	    (!c->req_done && (c->chunked_in || c->body_len > 0)))
+		c->close_after = 1;
+	if (c->outcome == NULL)
+		c->outcome = status == 504 || status == 408 ? "timeout" :
+		    "rejected";
+	c->status = status;
+	if (http_emit_answer(&c->out, status, msg, retry, c->close_after,
+	    head_only) == -1) {
+		conn_abort(c, c->outcome);
+		return;
+	}
+	c->resp_started = c->resp_done = 1;
+	conn_set_state(c, CS_ANSWER);
+	loop_timer_at(gw->loop, &c->timer, loop_now_ms(gw->loop) +
+	    WRITE_TIMEOUT_MS);
+	conn_update(c);
+}
+
+void
+conn_update(struct conn *c)
+{
+	int m = 0;
+
+	switch (c->state) {
+	case CS_IDLE:
+	case CS_HEAD:
+		m = LOOP_READ;
+		break;
+	case CS_ANSWER:
+		m = c->linger ? LOOP_READ : 0;
+		break;
+	case CS_PARKED:
+		m = c->peeked ? 0 : LOOP_READ;	/* to see it leave */
+		break;
+	case CS_FORWARD:
+		if (c->head_sent && !c->req_done && c->upc != NULL &&
+		    c->in_len - c->in_off < IN_SIZE &&
+		    xbuf_room(&c->up) + c->up.off > FRAME_RESERVE)
+			m = LOOP_READ;
+		break;
+	case CS_TUNNEL:
+		if (!c->eof_client && xbuf_room(&c->up) + c->up.off > 0)
+			m = LOOP_READ;
+		break;
+	default:
+		break;
+	}
+	if (xbuf_used(&c->out) > 0)
+		m |= LOOP_WRITE;
+	loop_mod_fd(gw->loop, c->fd, m);
+	if (c->upc != NULL)
+		upstream_update(c);
+}
+
+static void
+client_io(struct loop *l, int fd, int mask, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)l;
+	(void)fd;
+	if (mask & LOOP_WRITE)
+		client_write(c);
+	if (c->fd != -1 && (mask & LOOP_READ)) {
+		client_read(c);
+		if (c->fd != -1)
+			upstream_flush(c);
+	}
+	if (c->fd != -1)
+		conn_update(c);
+}
+
+/* Writes what waits for the client now (called from the backend side). */
+void
+conn_flush(struct conn *c)
+{
+	client_write(c);
+}
+
+static void
+client_read(struct conn *c)
+{
+	size_t room;
+	ssize_t n;
+
+	if (c->state == CS_PARKED) {
+		parked_peek(c);
+		return;
+	}
+	if (c->linger) {
+		n = read(c->fd, gw_scratch, sizeof(gw_scratch));
+		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+			conn_close(c);
+		return;
+	}
+	if (c->in_off > 0) {
+		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+		c->in_len -= c->in_off;
+		c->in_off = 0;
+	}
+	if (c->state == CS_TUNNEL) {
+		room = xbuf_room(&c->up) + c->up.off;
+		n = room == 0 ? -2 : read(c->fd, c->in, room < IN_SIZE ?
+		    room : IN_SIZE);
+		if (n > 0)
+			xbuf_add(&c->up, c->in, (size_t)n);
+	} else {
+		room = IN_SIZE - c->in_len;
+		n = room == 0 ? -2 : read(c->fd, c->in + c->in_len, room);
+	}
+	if (n == -2 || (n == -1 && (errno == EAGAIN || errno == EINTR)))
+		return;
+	if (n <= 0) {
+		client_eof(c);
+		return;
+	}
+	if (c->state == CS_TUNNEL)
+		return;
+	c->in_len += (size_t)n;
+	if (c->state == CS_IDLE && skip_crlf(c) == 0)
+		return;		/* only line ends after a request */
+	if (c->state == CS_IDLE) {
+		conn_set_state(c, CS_HEAD);
+		c->t_start_us = loop_clock_us();
+		c->at_ms = wall_ms();
+		loop_timer_at(gw->loop, &c->timer, loop_now_ms(gw->loop) +
+		    HEADER_TIMEOUT_MS);
+	}
+	conn_parse(c);
+}
+
+static void
+client_eof(struct conn *c)
+{
+	c->eof_client = 1;
+	switch (c->state) {
+	case CS_TUNNEL:
+		if (c->upc != NULL && xbuf_used(&c->up) == 0)
+			shutdown(c->upc->fd, SHUT_WR);
+		if (c->eof_up || c->upc == NULL)
+			conn_abort(c, "ok");
+		break;
+	case CS_IDLE:
+	case CS_HEAD:
+	case CS_ANSWER:
+		conn_close(c);
+		break;
+	default:
+		conn_abort(c, "client_closed");
+		break;
+	}
+}
+
+static void
+client_write(struct conn *c)
+{
+	ssize_t n;
+
+	if (c->linger)
+		return;
+	while (xbuf_used(&c->out) > 0) {
+		n = send(c->fd, c->out.data + c->out.off, xbuf_used(&c->out),
+		    MSG_NOSIGNAL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			break;
+		if (n == -1) {
+			conn_abort(c, "client_closed");
+			return;
+		}
+		c->bytes_out += (uint64_t)n;
+		xbuf_consumed(&c->out, (size_t)n);
+	}
+	if (xbuf_used(&c->out) > 0)
+		return;
+	if (c->state == CS_TUNNEL) {
+		if (c->eof_up)
+			conn_abort(c, "ok");
+		return;
+	}
+	if (c->resp_done && c->state != CS_IDLE && c->state != CS_HEAD)
+		conn_finish(c);
+}
+
+/*
+ * Line ends between requests are not a request yet (the parser skips
+ * them too); what is left of the read-ahead after them.
+ */
+static size_t
+skip_crlf(struct conn *c)
+{
+	while (c->in_off < c->in_len && (c->in[c->in_off] == '\r' ||
+	    c->in[c->in_off] == '\n'))
+		c->in_off++;
+	if (c->in_off == c->in_len)
+		c->in_off = c->in_len = 0;
+	return c->in_len - c->in_off;
+}
+
+/*
+ * Feeds the parser what the next stage can take: a whole head, or body
+ * bytes as long as the backend's buffer has room for them re-framed.
+ */
+void
+conn_parse(struct conn *c)
+{
+	size_t avail, give, room, n;
+	enum http_errno e;
+	int in_head;
+
+	while (c->fd != -1 && (avail = c->in_len - c->in_off) > 0) {
+		if (!c->head_done) {
+			if (c->state == CS_IDLE) {
+				conn_set_state(c, CS_HEAD);
+				c->t_start_us = loop_clock_us();
+				c->at_ms = wall_ms();
+			}
+			give = avail;
+		} else if (c->req_done || c->state != CS_FORWARD ||
+		    !c->head_sent)
+			return;
+		else {
+			room = xbuf_room(&c->up) + c->up.off;
+			if (room <= FRAME_RESERVE)
+				return;
+			give = avail < room - FRAME_RESERVE ? avail :
+			    room - FRAME_RESERVE;
+		}
+		in_head = !c->head_done;
+		n = http_parser_execute(&c->req, &req_settings,
+		    c->in + c->in_off, give);
+		c->in_off += n;
+		e = HTTP_PARSER_ERRNO(&c->req);
+		if (in_head)
+			c->head_bytes += n;
+		if (e == HPE_PAUSED) {
+			http_parser_pause(&c->req, 0);
+			if (c->req_done)
+				return;
+			conn_dispatch(c);
+			continue;
+		}
+		if (e != HPE_OK || c->head.overflow ||
+		    (!c->head_done && c->head_bytes > HEAD_MAX)) {
+			conn_parse_error(c);
+			return;
+		}
+		if (n < give)
+			return;		/* after an upgrade request */
+	}
+}
+
+static void
+conn_parse_error(struct conn *c)
+{
+	if (c->overlimit) {
+		c->outcome = "too_large";
+		conn_fail(c, 413, "request body too large");
+	} else if (c->head.overflow || (!c->head_done &&
+	    c->head_bytes > HEAD_MAX))
+		conn_fail(c, 431, "request header fields too large");
+	else {
+		c->outcome = "bad_request";
+		conn_fail(c, 400, "malformed request");
+	}
+}
+
+/* What the records keep and the dispatch needs, from a complete head. */
+static void
+conn_facts(struct conn *c)
+{
+	const struct head *h = &c->head;
+	const char *v, *url = h->buf + h->url_off;
+	size_t n, i, j = 0;
+
+	strlcpy(c->method, http_method_str(c->req.method), sizeof(c->method));
+	if (head_find(h, "host", &v, &n) == 0) {
+		for (i = 0; i < n && j < sizeof(c->host) - 1; i++) {
+			if (v[i] == ':' && v[0] != '[')
+				break;
+			if (v[i] < 0x21 || v[i] > 0x7e)
+				continue;
+			c->host[j++] = (v[i] >= 'A' && v[i] <= 'Z') ?
+			    v[i] - 'A' + 'a' : v[i];
+			if (v[i] == ']')
+				break;
+		}
+	}
+	while (j > 0 && c->host[j - 1] == '.')
+		j--;
+	c->host[j] = '\0';
+	for (i = 0, j = 0; i < h->url_len && url[i] != '?' &&
+	    url[i] != '#' && j < sizeof(c->path) - 1; i++)
+		c->path[j++] = (url[i] < 0x21 || url[i] > 0x7e) ? '?' : url[i];
+	c->path[j] = '\0';
+	c->keepalive = http_should_keep_alive(&c->req);
+	c->chunked_in = (c->req.flags & F_CHUNKED) != 0;
+	c->body_len = (c->req.flags & F_CONTENTLENGTH) ?
+	    c->req.content_length : 0;
+	c->upgrade = c->req.upgrade;
+	if (head_find(h, "expect", &v, &n) == 0 && n == 12 &&
+	    strncasecmp(v, "100-continue", 12) == 0 && c->req.http_minor > 0)
+		c->expect100 = 1;
+}
+
+static void
+conn_dispatch(struct conn *c)
+{
+	int st;
+
+	conn_facts(c);
+	c->seq = ++gw->seq;
+	if (c->head.overflow) {
+		conn_fail(c, 431, "request header fields too large");
+		return;
+	}
+	if ((st = http_check_request(c)) != 0) {
+		c->outcome = "bad_request";
+		conn_fail(c, st, st == 405 ? "CONNECT is not served" :
+		    "malformed request framing");
+		return;
+	}
+	if (gw->draining)
+		c->close_after = 1;
+	park_dispatch(c);
+}
+
+/* The endpoint is known: the request goes to the backend, once. */
+void
+conn_forward(struct conn *c)
+{
+	struct service *svc = c->svc;
+
+	if (c->state == CS_PARKED)
+		park_unlink(c);
+	conn_set_state(c, CS_FORWARD);
+	if (!c->head_sent) {
+		if (http_emit_request(c, &c->up) == -1) {
+			conn_fail(c, 431, "request header fields too large");
+			return;
+		}
+		c->head_sent = 1;
+	}
+	loop_timer_at(gw->loop, &c->timer, loop_now_ms(gw->loop) +
+	    (int64_t)svc->policy.request_timeout_seconds * 1000);
+	http_parser_init(&c->resp, HTTP_RESPONSE);
+	c->resp.data = c;
+	upstream_start(c);
+	if (c->fd == -1 || c->state != CS_FORWARD)
+		return;
+	if (c->expect100 && !c->sent_100 && !c->req_done &&
+	    (c->chunked_in || c->body_len > 0)) {
+		xbuf_add(&c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		c->sent_100 = 1;
+	}
+	conn_parse(c);
+	if (c->fd != -1)
+		upstream_flush(c);
+	if (c->fd != -1)
+		conn_update(c);
+}
+
+/* After a 101: bytes both ways, no deadline, still an active request. */
+void
+conn_tunnel(struct conn *c)
+{
+	conn_set_state(c, CS_TUNNEL);
+	loop_timer_cancel(gw->loop, &c->timer);
+	if (c->in_len > c->in_off) {
+		xbuf_add(&c->up, c->in + c->in_off, c->in_len - c->in_off);
+		c->in_off = c->in_len = 0;
+	}
+	c->outcome = "tunnel";
+}
+
+/* The response is out: record, release, then keep-alive or close. */
+void
+conn_finish(struct conn *c)
+{
+	int reuse;
+
+	if (c->head_done)
+		records_add(c, c->outcome != NULL ? c->outcome : "ok");
+	park_release(c);
+	if (c->upc != NULL) {
+		reuse = c->state == CS_FORWARD && c->req_done &&
+		    !c->resp_close && http_should_keep_alive(&c->resp);
+		upstream_release(c, reuse);
+	}
+	if (c->close_after || !c->req_done || !c->keepalive || gw->draining) {
+		if (c->state == CS_ANSWER)
+			conn_linger(c);
+		else
+			conn_close(c);
+		return;
+	}
+	conn_reset(c);
+	conn_set_state(c, CS_IDLE);
+	loop_timer_at(gw->loop, &c->timer, loop_now_ms(gw->loop) +
+	    KEEPALIVE_TIMEOUT_MS);
+	if (skip_crlf(c) > 0) {
+		loop_timer_at(gw->loop, &c->timer, loop_now_ms(gw->loop) +
+		    HEADER_TIMEOUT_MS);
+		conn_parse(c);
+	}
+	if (c->fd != -1)
+		conn_update(c);
+}
+
+/*
+ * A parked client that hangs up is not forwarded.  Bytes it sends meanwhile
+ * (its body) stay in the socket; after the first, the socket is no longer
+ * watched until the request goes on.
+ */
+static void
+parked_peek(struct conn *c)
+{
+	char b;
+	ssize_t n;
+
+	n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+		conn_abort(c, "client_closed");
+	else if (n == 1)
+		c->peeked = 1;
+}
+
+/*
+ * After an answer that closes the connection, input the client may still
+ * be sending is read and dropped for a while: closing with unread input
+ * would reset the connection and lose the answer on the way.
+ */
+static void
+conn_linger(struct conn *c)
+{
+	c->linger = 1;
+	c->in_off = c->in_len = 0;
+	shutdown(c->fd, SHUT_WR);
+	loop_timer_at(gw->loop, &c->timer, loop_now_ms(gw->loop) + LINGER_MS);
+	conn_update(c);
+}
+
+static void
+conn_timeout(struct loop *l, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)l;
+	switch (c->state) {
+	case CS_IDLE:
+		conn_close(c);
+		break;
+	case CS_HEAD:
+		c->keepalive = 0;
+		conn_answer(c, 408, "request head not received in time", 0);
+		break;
+	case CS_PARKED:
+		c->outcome = "startup_timeout";
+		conn_answer(c, 504, "startup deadline exceeded", 0);
+		break;
+	case CS_FORWARD:
+		c->outcome = "request_timeout";
+		conn_fail(c, 504, "request deadline exceeded");
+		break;
+	case CS_ANSWER:
+		if (c->linger) {
+			conn_close(c);
+			break;
+		}
+		/* FALLTHROUGH */
+	default:
+		conn_abort(c, "timeout");
+		break;
+	}
+}
+
+/* Draining: idle keep-alive connections go at once. */
+void
+conn_close_idle(void)
+{
+	struct conn *c;
+
+	while ((c = TAILQ_FIRST(&gw->conns[CS_IDLE])) != NULL)
+		conn_close(c);
+}
+
+/*
+ * From the before-sleep hook, never from a callback (one may still hold a
+ * closed connection): the free list is cut back to FREE_CONNS_MAX.
+ */
+void
+conn_trim(void)
+{
+	struct conn *c;
+
+	while (gw->nfree > FREE_CONNS_MAX &&
+	    (c = TAILQ_LAST(&gw->free_conns, connq)) != NULL) {
+		TAILQ_REMOVE(&gw->free_conns, c, entry);
+		gw->nfree--;
+		free(c);
+	}
+}
+
+void
+conn_free_all(void)
+{
+	struct conn *c;
+	int i;
+
+	for (i = 0; i < CS_COUNT; i++)
+		while ((c = TAILQ_FIRST(&gw->conns[i])) != NULL)
+			conn_close(c);
+	while ((c = TAILQ_FIRST(&gw->free_conns)) != NULL) {
+		TAILQ_REMOVE(&gw->free_conns, c, entry);
+		gw->nfree--;
+		free(c);
+	}
+}

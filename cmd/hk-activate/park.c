@@ -1,0 +1,370 @@
+/*
+ * park.c - limits and the cold-start queue.
+ *
+ * A routed request takes its slots (installation and service), then either
+ * goes to the ready endpoint or is parked, in arrival order, with the
+ * deadline now + startup_timeout_seconds; the first parked request of a
+ * cold start sends the one wake.  hk-scale's ready forwards the queue, its
+ * failed answers it at once, and a fence (hk-idle) makes the service park
+ * again until the instance is down and a fresh one is ready.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "activate.h"
+#include "log.h"
+
+#define REFUSED_BACKOFF_MS	200	/* before waking after a refusal */
+#define DEADLINE_SLACK_MS	500	/* a failure this near: 504 */
+
+static void	park(struct conn *);
+static void	wake_now(struct service *);
+static void	wake_timer(struct loop *, void *);
+static void	clean_reason(char *, size_t, const char *);
+static void	park_deadline_due(struct service *);
+
+static void
+clean_reason(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i < len - 1 && src[i] != '\0'; i++)
+		dst[i] = (src[i] < 0x20 || src[i] > 0x7e) ? ' ' : src[i];
+	dst[i] = '\0';
+}
+
+const char *
+park_state_name(const struct service *svc)
+{
+	if (svc->stopped)
+		return "stopped";
+	if (svc->state != SVC_RUNNING &&
+	    svc->failed_until > loop_now_ms(gw->loop))
+		return "failed";
+	switch (svc->state) {
+	case SVC_STARTING:
+		return "starting";
+	case SVC_RUNNING:
+		return "running";
+	case SVC_DRAINING:
+		return "draining";
+	default:
+		return "sleeping";
+	}
+}
+
+/* Route, limits (DESIGN.md "Limits and answers"), then forward or park. */
+int
+park_dispatch(struct conn *c)
+{
+	struct service *svc;
+	int64_t now = loop_now_ms(gw->loop), left;
+	char msg[REASON_MAX + 32];
+
+	svc = route_lookup(c->host, c->head.buf + c->head.url_off,
+	    c->head.url_len, &c->strip);
+	if (svc == NULL) {
+		conn_answer(c, 404, "no such service", 0);
+		return 0;
+	}
+	c->svc = svc;
+	if (svc->stopped) {
+		conn_answer(c, 503, "service stopped", 0);
+		return 0;
+	}
+	if (svc->state != SVC_RUNNING && svc->failed_until > now) {
+		left = (svc->failed_until - now + 999) / 1000;
+		snprintf(msg, sizeof(msg), "service failed to start: %s",
+		    svc->reason);
+		conn_answer(c, 503, msg, (int)left);
+		return 0;
+	}
+	if (gw->cfg.max_body_bytes >= 0 &&
+	    c->body_len > (uint64_t)gw->cfg.max_body_bytes) {
+		c->outcome = "too_large";
+		conn_answer(c, 413, "request body too large", 0);
+		return 0;
+	}
+	if (gw->inflight >= (size_t)gw->cfg.max_concurrent_requests) {
+		conn_answer(c, 503, "gateway at capacity", 1);
+		return 0;
+	}
+	if (svc->active >= svc->policy.max_concurrency) {
+		conn_answer(c, 429, "service at its concurrency limit", 1);
+		return 0;
+	}
+	if (svc->state != SVC_RUNNING && !ctl_scale_up()) {
+		conn_answer(c, 503, "activation unavailable", 1);
+		return 0;
+	}
+	c->counted = 1;
+	svc->active++;
+	gw->inflight++;
+	c->start_deadline = now +
+	    (int64_t)svc->policy.startup_timeout_seconds * 1000;
+	if (svc->state == SVC_RUNNING)
+		conn_forward(c);
+	else
+		park(c);
+	return 0;
+}
+
+/* Queued by arrival (a refused request goes back to its own place). */
+static void
+park(struct conn *c)
+{
+	struct service *svc = c->svc;
+	struct conn *p;
+	int64_t now = loop_now_ms(gw->loop);
+
+	conn_set_state(c, CS_PARKED);
+	c->cold = 1;
+	c->t_park_us = loop_clock_us();
+	TAILQ_FOREACH_REVERSE(p, &svc->parked, parkq, park)
+		if (p->seq < c->seq)
+			break;
+	if (p == NULL)
+		TAILQ_INSERT_HEAD(&svc->parked, c, park);
+	else
+		TAILQ_INSERT_AFTER(&svc->parked, p, c, park);
+	svc->nparked++;
+	loop_timer_at(gw->loop, &c->timer, c->start_deadline);
+	if (svc->wake_at == 0 || (!loop_timer_armed(&svc->timer) &&
+	    now - svc->wake_at >=
+	    (int64_t)svc->policy.startup_timeout_seconds * 1000))
+		wake_now(svc);
+	if (c->fd != -1)
+		conn_update(c);
+}
+
+void
+park_requeue(struct conn *c)
+{
+	park(c);
+}
+
+void
+park_unlink(struct conn *c)
+{
+	TAILQ_REMOVE(&c->svc->parked, c, park);
+	c->svc->nparked--;
+	c->wait_us += loop_clock_us() - c->t_park_us;
+	c->t_park_us = 0;
+}
+
+void
+park_release(struct conn *c)
+{
+	struct service *svc = c->svc;
+
+	if (!c->counted)
+		return;
+	c->counted = 0;
+	svc->active--;
+	gw->inflight--;
+	if (svc->active == 0)
+		svc->idle_since = wall_ms();
+}
+
+/* One wake per cold start; a refusal of the send answers the queue. */
+static void
+wake_now(struct service *svc)
+{
+	if (loop_timer_armed(&svc->timer))
+		return;
+	svc->wake_at = loop_now_ms(gw->loop);
+	if (svc->state == SVC_SLEEPING)
+		svc->state = SVC_STARTING;
+	if (ctl_wake(svc) == -1) {
+		svc->wake_at = 0;
+		if (svc->state == SVC_STARTING)
+			svc->state = SVC_SLEEPING;
+		park_answer_all(svc, 503, "activation unavailable", 1);
+	}
+}
+
+static void
+wake_timer(struct loop *l, void *arg)
+{
+	struct service *svc = arg;
+
+	(void)l;
+	if (svc->nparked > 0)
+		wake_now(svc);
+	else if (svc->state == SVC_STARTING) {
+		svc->state = SVC_SLEEPING;
+		svc->wake_at = 0;
+	}
+}
+
+void
+park_answer_all(struct service *svc, int status, const char *msg, int retry)
+{
+	struct conn *c;
+
+	while ((c = TAILQ_FIRST(&svc->parked)) != NULL) {
+		c->outcome = "unavailable";
+		conn_answer(c, status, msg, retry);
+	}
+}
+
+void
+park_ready(struct service *svc, const char *ep, int64_t rev)
+{
+	struct parkq q;
+	struct conn *c;
+
+	if (svc->state == SVC_DRAINING && strcmp(ep, svc->fenced_ep) == 0 &&
+	    rev == svc->fenced_rev)
+		return;		/* the fenced instance, about to stop */
+	if (strcmp(ep, svc->endpoint) != 0 || rev != svc->ep_revision ||
+	    svc->state != SVC_RUNNING) {
+		if (upstream_endpoint(ep, &svc->addr, &svc->addrlen) == -1) {
+			log_warnx("service=%s: unusable endpoint %s", svc->id,
+			    ep);
+			return;
+		}
+		svc->gen++;
+		upstream_pool_drop(svc);
+		strlcpy(svc->endpoint, ep, sizeof(svc->endpoint));
+		svc->ep_revision = rev;
+		svc->ready_at = wall_ms();
+		log_info("service=%s endpoint=%s revision=%lld: ready",
+		    svc->id, ep, (long long)rev);
+	}
+	svc->state = SVC_RUNNING;
+	svc->wake_at = 0;
+	svc->failed_until = 0;
+	loop_timer_cancel(gw->loop, &svc->timer);
+	TAILQ_INIT(&q);
+	TAILQ_CONCAT(&q, &svc->parked, park);
+	svc->nparked = 0;
+	while ((c = TAILQ_FIRST(&q)) != NULL) {
+		TAILQ_REMOVE(&q, c, park);
+		c->wait_us += loop_clock_us() - c->t_park_us;
+		c->t_park_us = 0;
+		conn_set_state(c, CS_FORWARD);	/* off the parked queue */
+		conn_forward(c);
+	}
+}
+
+void
+park_down(struct service *svc, const char *reason)
+{
+	log_info("service=%s: down: %s", svc->id, reason);
+	svc->gen++;
+	upstream_pool_drop(svc);
+	svc->endpoint[0] = '\0';
+	svc->fenced_ep[0] = '\0';
+	svc->ready_at = 0;
+	svc->state = SVC_SLEEPING;
+	svc->wake_at = 0;
+	if (strcmp(reason, "stopped") == 0 || strcmp(reason, "removed") == 0)
+		park_answer_all(svc, 503, "service stopped", 0);
+	else if (svc->nparked > 0)
+		wake_now(svc);
+}
+
+/* The connect was refused: the endpoint is gone; wake after a pause. */
+void
+park_refused(struct service *svc, const char *why)
+{
+	log_info("service=%s endpoint=%s: %s", svc->id, svc->endpoint, why);
+	svc->gen++;
+	upstream_pool_drop(svc);
+	svc->endpoint[0] = '\0';
+	svc->state = SVC_STARTING;
+	svc->wake_at = loop_now_ms(gw->loop);
+	loop_timer_cancel(gw->loop, &svc->timer);
+	loop_timer_init(&svc->timer, wake_timer, svc);
+	loop_timer_at(gw->loop, &svc->timer, svc->wake_at +
+	    REFUSED_BACKOFF_MS);
+}
+
+void
+park_failed(struct service *svc, const char *reason, int retry)
+{
+	char msg[REASON_MAX + 32];
+
+	clean_reason(svc->reason, sizeof(svc->reason), reason);
+	if (svc->state == SVC_RUNNING) {
+		log_info("service=%s: new revision failed, %s keeps serving: "
+		    "%s", svc->id, svc->endpoint, svc->reason);
+		return;
+	}
+	log_info("service=%s: start failed: %s", svc->id, svc->reason);
+	if (retry < 1)
+		retry = 1;
+	svc->retry_after = retry;
+	svc->failed_until = loop_now_ms(gw->loop) + (int64_t)retry * 1000;
+	svc->state = SVC_SLEEPING;
+	svc->wake_at = 0;
+	snprintf(msg, sizeof(msg), "service failed to start: %s",
+	    svc->reason);
+	park_deadline_due(svc);
+	park_answer_all(svc, 503, msg, retry);
+}
+
+/*
+ * hk-scale gives up on a start at the same startup deadline as the
+ * gateway: requests whose own deadline is due get the 504 it means.
+ */
+static void
+park_deadline_due(struct service *svc)
+{
+	struct conn *c, *next;
+	int64_t now = loop_now_ms(gw->loop);
+
+	for (c = TAILQ_FIRST(&svc->parked); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, park);
+		if (c->start_deadline - now <= DEADLINE_SLACK_MS) {
+			c->outcome = "startup_timeout";
+			conn_answer(c, 504, "startup deadline exceeded", 0);
+		}
+	}
+}
+
+void
+park_wake_reply(struct service *svc, int ok, const char *error)
+{
+	char msg[REASON_MAX + 32];
+
+	if (ok)
+		return;
+	log_info("service=%s: wake refused: %s", svc->id, error);
+	if (svc->state == SVC_STARTING)
+		svc->state = SVC_SLEEPING;
+	svc->wake_at = 0;
+	if (strcmp(error, "stopped") == 0) {
+		svc->stopped = 1;
+		park_answer_all(svc, 503, "service stopped", 0);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "activation refused: %.*s", REASON_MAX,
+	    error);
+	clean_reason(msg, sizeof(msg), msg);
+	park_answer_all(svc, 503, msg, 1);
+}
+
+/*
+ * hk-idle asks whether the service may sleep: only with nothing active and
+ * the last request (or the instance's ready) idle_ms ago.  Then the
+ * instance gets no more requests; new ones park for a fresh start.
+ */
+int
+park_fence(struct service *svc, int64_t idle_ms, int64_t *since)
+{
+	*since = svc->idle_since > svc->ready_at ? svc->idle_since :
+	    svc->ready_at;
+	if (svc->active > 0 || wall_ms() - *since < idle_ms)
+		return 0;
+	if (svc->state == SVC_RUNNING) {
+		strlcpy(svc->fenced_ep, svc->endpoint, sizeof(svc->fenced_ep));
+		svc->fenced_rev = svc->ep_revision;
+		svc->state = SVC_DRAINING;
+		svc->gen++;
+		upstream_pool_drop(svc);
+		log_info("service=%s: fenced for sleep", svc->id);
+	}
+	return 1;
+}

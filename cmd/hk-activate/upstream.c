@@ -1,0 +1,397 @@
+/*
+ * upstream.c - the backend side: connect (or take an idle keep-alive
+ * connection from the service's pool), send the request as the client's
+ * body arrives, parse the response into the client's buffer only as far
+ * as that buffer has room, and give the connection back to the pool when
+ * the exchange ended cleanly.  A pool is dropped when its endpoint changes
+ * or goes down.
+ *
+ * A connection refused before any byte was sent is not a request: it goes
+ * back to the parked queue and may be tried again within its startup
+ * deadline.  Anything later is never retried.
+ */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "activate.h"
+#include "log.h"
+
+static void	upstream_io(struct loop *, int, int, void *);
+static void	pool_expire(struct loop *, void *);
+static struct upconn *pool_take(struct service *);
+static void	upconn_close(struct upconn *);
+static void	up_connected(struct conn *);
+static void	up_write(struct conn *);
+static void	up_read(struct conn *);
+static void	up_eof(struct conn *, int);
+static void	up_refused(struct conn *);
+
+static char	scratch[XBUF_SIZE];
+
+/* "127.0.0.1:8080" or "[::1]:8080", numeric only: nothing may block. */
+int
+upstream_endpoint(const char *ep, struct sockaddr_storage *ss,
+    socklen_t *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	char host[STORE_ENDPOINT_MAX + 1];
+	const char *colon, *errstr;
+	size_t hl;
+	long long port;
+
+	if ((colon = strrchr(ep, ':')) == NULL ||
+	    (hl = (size_t)(colon - ep)) == 0 || hl >= sizeof(host))
+		return -1;
+	port = strtonum(colon + 1, 1, 65535, &errstr);
+	if (errstr != NULL)
+		return -1;
+	memset(ss, 0, sizeof(*ss));
+	if (ep[0] == '[' && ep[hl - 1] == ']') {
+		memcpy(host, ep + 1, hl - 2);
+		host[hl - 2] = '\0';
+		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
+			return -1;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	memcpy(host, ep, hl);
+	host[hl] = '\0';
+	if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+		return -1;
+	in->sin_family = AF_INET;
+	in->sin_port = htons((uint16_t)port);
+	*len = sizeof(*in);
+	return 0;
+}
+
+static struct upconn *
+pool_take(struct service *svc)
+{
+	struct upconn *u;
+
+	while ((u = TAILQ_FIRST(&svc->pool)) != NULL) {
+		TAILQ_REMOVE(&svc->pool, u, entry);
+		svc->npool--;
+		loop_timer_cancel(gw->loop, &u->timer);
+		if (u->gen == svc->gen)
+			return u;
+		upconn_close(u);
+	}
+	return NULL;
+}
+
+static void
+upconn_close(struct upconn *u)
+{
+	loop_timer_cancel(gw->loop, &u->timer);
+	loop_del_fd(gw->loop, u->fd);
+	close(u->fd);
+	free(u);
+}
+
+void
+upstream_pool_drop(struct service *svc)
+{
+	struct upconn *u;
+
+	while ((u = TAILQ_FIRST(&svc->pool)) != NULL) {
+		TAILQ_REMOVE(&svc->pool, u, entry);
+		svc->npool--;
+		upconn_close(u);
+	}
+}
+
+static void
+pool_expire(struct loop *l, void *arg)
+{
+	struct upconn *u = arg;
+
+	(void)l;
+	TAILQ_REMOVE(&u->svc->pool, u, entry);
+	u->svc->npool--;
+	upconn_close(u);
+}
+
+void
+upstream_start(struct conn *c)
+{
+	struct service *svc = c->svc;
+	struct upconn *u;
+	int fd, one = 1;
+
+	if ((u = pool_take(svc)) == NULL) {
+		fd = socket(svc->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0);
+		if (fd == -1 || (u = calloc(1, sizeof(*u))) == NULL) {
+			log_warn("service=%s: unable to connect", svc->id);
+			if (fd != -1)
+				close(fd);
+			conn_fail(c, 502, "unable to reach the service");
+			return;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		u->fd = fd;
+		u->svc = svc;
+		u->gen = svc->gen;
+		loop_timer_init(&u->timer, pool_expire, u);
+		if (connect(fd, (struct sockaddr *)&svc->addr,
+		    svc->addrlen) == -1) {
+			if (errno != EINPROGRESS) {
+				c->upc = u;
+				u->c = c;
+				if (errno == ECONNREFUSED)
+					up_refused(c);
+				else
+					up_eof(c, errno);
+				return;
+			}
+			u->connecting = 1;
+		}
+	}
+	u->c = c;
+	c->upc = u;
+	if (loop_add_fd(gw->loop, u->fd, LOOP_WRITE, upstream_io, u) == -1) {
+		upstream_release(c, 0);
+		conn_fail(c, 502, "unable to reach the service");
+	}
+}
+
+void
+upstream_release(struct conn *c, int reuse)
+{
+	struct upconn *u = c->upc;
+	struct service *svc = u->svc;
+
+	c->upc = NULL;
+	u->c = NULL;
+	if (!reuse || u->gen != svc->gen || svc->state != SVC_RUNNING ||
+	    svc->npool >= svc->policy.max_concurrency || gw->draining) {
+		upconn_close(u);
+		return;
+	}
+	TAILQ_INSERT_HEAD(&svc->pool, u, entry);
+	svc->npool++;
+	loop_mod_fd(gw->loop, u->fd, LOOP_READ);
+	loop_timer_at(gw->loop, &u->timer, loop_now_ms(gw->loop) +
+	    POOL_IDLE_MS);
+}
+
+void
+upstream_update(struct conn *c)
+{
+	struct upconn *u = c->upc;
+	size_t room = xbuf_room(&c->out) + c->out.off;
+	int m = 0;
+
+	if (u->connecting)
+		m = LOOP_WRITE;
+	else {
+		if (xbuf_used(&c->up) > 0)
+			m |= LOOP_WRITE;
+		if (c->state == CS_FORWARD && !c->resp_done &&
+		    room > FRAME_RESERVE)
+			m |= LOOP_READ;
+		if (c->state == CS_TUNNEL && !c->eof_up && room > 0)
+			m |= LOOP_READ;
+	}
+	loop_mod_fd(gw->loop, u->fd, m);
+}
+
+static void
+upstream_io(struct loop *l, int fd, int mask, void *arg)
+{
+	struct upconn *u = arg;
+	struct conn *c = u->c;
+
+	(void)l;
+	(void)fd;
+	if (c == NULL) {	/* pooled: the backend closed or spoke */
+		TAILQ_REMOVE(&u->svc->pool, u, entry);
+		u->svc->npool--;
+		upconn_close(u);
+		return;
+	}
+	if (u->connecting) {
+		if (!(mask & LOOP_WRITE))
+			return;
+		up_connected(c);
+		if (c->fd == -1 || c->upc != u)
+			return;
+	}
+	if (mask & LOOP_WRITE)
+		up_write(c);
+	if (c->fd != -1 && c->upc == u && (mask & LOOP_READ)) {
+		up_read(c);
+		/* write at once rather than after another turn of the loop */
+		if (c->fd != -1 && xbuf_used(&c->out) > 0)
+			conn_flush(c);
+	}
+	if (c->fd != -1)
+		conn_update(c);
+}
+
+/* Sends what waits for the backend now, if it is connected. */
+void
+upstream_flush(struct conn *c)
+{
+	if (c->upc != NULL && !c->upc->connecting && xbuf_used(&c->up) > 0)
+		up_write(c);
+}
+
+static void
+up_connected(struct conn *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(int), sslen = sizeof(ss);
+	int err = 0;
+
+	if (getsockopt(c->upc->fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+		err = errno;
+	if (err == ECONNREFUSED) {
+		up_refused(c);
+		return;
+	}
+	if (err != 0) {
+		up_eof(c, err);
+		return;
+	}
+	if (getpeername(c->upc->fd, (struct sockaddr *)&ss, &sslen) == -1)
+		return;		/* not yet: a stale event */
+	c->upc->connecting = 0;
+}
+
+/* Nothing was sent: back to the queue within the startup deadline. */
+static void
+up_refused(struct conn *c)
+{
+	struct service *svc = c->svc;
+	uint64_t gen = c->upc->gen;
+
+	log_debug("service=%s endpoint=%s: connection refused", svc->id,
+	    svc->endpoint);
+	upstream_release(c, 0);
+	if (svc->state == SVC_RUNNING && gen == svc->gen)
+		park_refused(svc, "connection refused");
+	if (loop_now_ms(gw->loop) < c->start_deadline)
+		park_requeue(c);
+	else
+		conn_fail(c, 502, "the service refused the connection");
+}
+
+static void
+up_write(struct conn *c)
+{
+	ssize_t n;
+
+	while (xbuf_used(&c->up) > 0) {
+		n = send(c->upc->fd, c->up.data + c->up.off,
+		    xbuf_used(&c->up), MSG_NOSIGNAL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			break;
+		if (n == -1) {
+			up_eof(c, errno);
+			return;
+		}
+		xbuf_consumed(&c->up, (size_t)n);
+	}
+	if (c->state == CS_TUNNEL) {
+		if (xbuf_used(&c->up) == 0 && c->eof_client)
+			shutdown(c->upc->fd, SHUT_WR);
+		return;
+	}
+	conn_parse(c);		/* more body fits now */
+}
+
+static void
+up_read(struct conn *c)
+{
+	size_t room = xbuf_room(&c->out) + c->out.off, want, np;
+	enum http_errno e;
+	ssize_t n;
+
+	if (c->state != CS_TUNNEL) {
+		if (room <= FRAME_RESERVE || c->resp_done)
+			return;
+		room -= FRAME_RESERVE;
+	}
+	want = room < sizeof(scratch) ? room : sizeof(scratch);
+	if (want == 0)
+		return;
+	n = read(c->upc->fd, scratch, want);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		up_eof(c, n == 0 ? 0 : errno);
+		return;
+	}
+	if (c->state == CS_TUNNEL) {
+		xbuf_add(&c->out, scratch, (size_t)n);
+		return;
+	}
+	np = http_parser_execute(&c->resp, &resp_settings, scratch, (size_t)n);
+	e = HTTP_PARSER_ERRNO(&c->resp);
+	if (c->status == 101 && c->upgrade) {
+		c->resp_done = 0;
+		conn_tunnel(c);
+		if (np < (size_t)n)
+			xbuf_add(&c->out, scratch + np, (size_t)n - np);
+		return;
+	}
+	if (e == HPE_PAUSED) {
+		if (np < (size_t)n)
+			c->resp_close = 1;	/* bytes after the response */
+		return;
+	}
+	if (e != HPE_OK) {
+		log_debug("service=%s: invalid response: %s", c->svc->id,
+		    http_errno_name(e));
+		c->outcome = "bad_response";
+		upstream_release(c, 0);
+		conn_fail(c, 502, "invalid response from the service");
+		return;
+	}
+}
+
+/* The backend closed (err 0) or failed; a body read to EOF ends here. */
+static void
+up_eof(struct conn *c, int err)
+{
+	c->eof_up = 1;
+	if (c->state == CS_TUNNEL) {
+		if (xbuf_used(&c->out) == 0)
+			conn_abort(c, "tunnel");
+		else
+			loop_mod_fd(gw->loop, c->upc->fd, 0);
+		return;
+	}
+	if (err == 0 && c->resp_started && !c->resp_done) {
+		http_parser_execute(&c->resp, &resp_settings, NULL, 0);
+		if (c->resp_done) {
+			c->resp_close = 1;
+			upstream_release(c, 0);
+			return;
+		}
+	}
+	if (c->resp_done) {
+		upstream_release(c, 0);
+		return;
+	}
+	log_debug("service=%s: backend connection ended: %s", c->svc->id,
+	    err ? strerror(err) : "closed");
+	c->outcome = "upstream_error";
+	upstream_release(c, 0);
+	conn_fail(c, 502, "the service closed the connection");
+}
