@@ -6,6 +6,7 @@
 #	make fuzz		libFuzzer harnesses (clang); FUZZ_SECONDS=60
 #	make lint		mandoc -Tlint on every page
 #	make demo		the example applied and shown
+#	make bench		hk beside HAProxy and nginx (BENCH=--quick)
 #
 # Variables are expanded lazily (=, not :=) so pkg-config runs only after
 # scripts/deps has installed the -dev packages.
@@ -15,6 +16,7 @@ DESTDIR ?=
 BINDIR =	$(PREFIX)/bin
 MANDIR =	$(PREFIX)/share/man
 EXAMPLEDIR =	$(PREFIX)/share/hk
+UNITDIR =	$(PREFIX)/lib/systemd/system
 
 PKGS =		libpq libcurl jansson libbsd-overlay sqlite3
 WARN =		-Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes \
@@ -94,6 +96,11 @@ check: all tests
 demo: all
 	scripts/demo
 
+# hk beside HAProxy and nginx; BENCH=--quick for the short run.
+bench: all
+	scripts/deps --bench
+	scripts/bench $(BENCH)
+
 lint:
 	@command -v mandoc >/dev/null || { echo 'lint: mandoc missing' >&2; exit 1; }
 	mandoc -Tlint -Wwarning $(MANPAGES)
@@ -134,6 +141,15 @@ install: all
 	for p in $(MANPAGES); do \
 	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done
+	install -d $(DESTDIR)$(UNITDIR)
+	for u in etc/systemd/*.service; do \
+	    sed 's|@BINDIR@|$(BINDIR)|g' $$u \
+	        >$(DESTDIR)$(UNITDIR)/$${u##*/}; done
+	for d in etc/s6/*/; do \
+	    p=$$(basename $$d); install -d $(DESTDIR)$(EXAMPLEDIR)/s6/$$p/log; \
+	    install -m 755 $$d/run $$d/finish $(DESTDIR)$(EXAMPLEDIR)/s6/$$p; \
+	    install -m 644 $$d/notification-fd $(DESTDIR)$(EXAMPLEDIR)/s6/$$p; \
+	    install -m 755 $$d/log/run $(DESTDIR)$(EXAMPLEDIR)/s6/$$p/log; done
 	install -d $(DESTDIR)$(EXAMPLEDIR)/examples/functions
 	install -m 644 etc/examples/*.toml $(DESTDIR)$(EXAMPLEDIR)/examples
 	install -m 644 etc/examples/functions/* \
@@ -142,6 +158,6 @@ install: all
 clean:
 	rm -rf build/rel build/san build/fuzz
 
-.PHONY: all tests check lint fuzz install clean demo
+.PHONY: all tests check lint fuzz install clean demo bench
 .SECONDARY:
 -include $(wildcard $(BUILD)/lib/*.d $(BUILD)/cmd/*/*.d $(BUILD)/tests/*/*.d)
