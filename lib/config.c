@@ -69,6 +69,10 @@ struct server_rule {
 #define SERVER_KEYS(K)							\
 	K("base_domain", "HAKOPOD_BASE_DOMAIN", "localhost", 1,		\
 	    KT_DOMAIN, 0, 0, base_domain)				\
+	K("events_max_age_days", NULL, "30", 1,				\
+	    KT_INT, 1, 36500, events_max_age_days)			\
+	K("events_max_rows", NULL, "100000", 1,				\
+	    KT_INT, 1, 1000000000, events_max_rows)			\
 	K("max_body_bytes", NULL, "4194304", 1,				\
 	    KT_INT, 0, 1073741824, max_body_bytes)			\
 	K("max_concurrent_requests", NULL, "128", 1,			\
@@ -77,6 +81,10 @@ struct server_rule {
 	    KT_INT, 1, 64, max_concurrent_starts)			\
 	K("max_serverless_services", NULL, "512", 1,			\
 	    KT_INT, 1, 65536, max_serverless_services)			\
+	K("requests_max_age_days", NULL, "7", 1,			\
+	    KT_INT, 1, 36500, requests_max_age_days)			\
+	K("requests_max_rows", NULL, "1000000", 1,			\
+	    KT_INT, 1, 1000000000, requests_max_rows)			\
 	K("runtime_dir", "HAKOPOD_RUNTIME_DIR", "/run/hakopod", 0,	\
 	    KT_PATH, 0, 0, runtime_dir)					\
 	K("serverless_address", "HAKOPOD_SERVERLESS_ADDRESS", "", 0,	\
@@ -84,7 +92,9 @@ struct server_rule {
 	K("serverless_listen", "HAKOPOD_SERVERLESS_LISTEN", "", 0,	\
 	    KT_ADDR, 0, 0, serverless_listen)				\
 	K("state", "HAKOPOD_STATE", "sqlite:///var/lib/hakopod/state.db", 0, \
-	    KT_URL, 0, 0, state)
+	    KT_URL, 0, 0, state)					\
+	K("time_unit_ms", NULL, "1000", 0,				\
+	    KT_INT, 1, 1000, time_unit_ms)
 
 #define KEY_PUBLIC(n, e, d, r, t, lo, hi, f)	{ n, e, d, r },
 #define KEY_RULE(n, e, d, r, t, lo, hi, f)				\

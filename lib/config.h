@@ -52,6 +52,12 @@ struct server_config {
 	int64_t		max_concurrent_starts;		/* 1..64, 2 */
 	int64_t		max_body_bytes;			/* 0..1 GiB, 4 MiB */
 	int64_t		max_serverless_services;	/* 1..65536, 512 */
+	int64_t		events_max_age_days;	/* 1..36500, 30 */
+	int64_t		events_max_rows;	/* 1..1e9, 100000 */
+	int64_t		requests_max_age_days;	/* 1..36500, 7 */
+	int64_t		requests_max_rows;	/* 1..1e9, 1000000 */
+	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of
+					   idle_seconds, for tests only */
 	enum config_source source[16];	/* indexed like config_keys() */
 };
 

@@ -185,7 +185,7 @@ op_fence(const json_t *msg)
 	if ((s = route_service(id)) == NULL)
 		return error_reply("unknown service");
 	if (park_fence(s, ms != NULL ? json_integer_value(ms) :
-	    json_integer_value(v) * 1000, &since))
+	    json_integer_value(v) * gw->cfg.time_unit_ms, &since))
 		return json_pack("{s:b}", "ok", 1);
 	return json_pack("{s:b, s:i, s:I}", "ok", 0, "active", s->active,
 	    "idle_since", (json_int_t)since);

@@ -503,6 +503,26 @@ static const struct srv_case srv_cases[] = {
 	{ "max_serverless_services 65537",
 	    "[server]\nmax_serverless_services = 65537\n",
 	    "2: server.max_serverless_services: must be between 1 and 65536" },
+	{ "time_unit_ms 0", "[server]\ntime_unit_ms = 0\n",
+	    "2: server.time_unit_ms: must be between 1 and 1000" },
+	{ "time_unit_ms 1001", "[server]\ntime_unit_ms = 1001\n",
+	    "2: server.time_unit_ms: must be between 1 and 1000" },
+	{ "time_unit_ms a string", "[server]\ntime_unit_ms = \"10\"\n",
+	    "2: server.time_unit_ms: must be an integer" },
+
+	{ "events_max_rows 0", "[server]\nevents_max_rows = 0\n",
+	    "2: server.events_max_rows: must be between 1 and 1000000000" },
+	{ "requests_max_rows 1e9 + 1",
+	    "[server]\nrequests_max_rows = 1000000001\n",
+	    "2: server.requests_max_rows: must be between 1 and 1000000000" },
+	{ "events_max_age_days 0", "[server]\nevents_max_age_days = 0\n",
+	    "2: server.events_max_age_days: must be between 1 and 36500" },
+	{ "requests_max_age_days 36501",
+	    "[server]\nrequests_max_age_days = 36501\n",
+	    "2: server.requests_max_age_days: must be between 1 and 36500" },
+	{ "requests_max_age_days a string",
+	    "[server]\nrequests_max_age_days = \"7d\"\n",
+	    "2: server.requests_max_age_days: must be an integer" },
 
 	/* valid */
 	{ "empty file", "", NULL },
@@ -518,6 +538,10 @@ static const struct srv_case srv_cases[] = {
 	{ "bounds", "[server]\nmax_body_bytes = 0\nmax_concurrent_starts = 64\n"
 	    "max_concurrent_requests = 65536\nmax_serverless_services = 1\n",
 	    NULL },
+	{ "time_unit_ms bounds", "[server]\ntime_unit_ms = 1\n", NULL },
+	{ "retention bounds", "[server]\nevents_max_rows = 1\n"
+	    "events_max_age_days = 36500\nrequests_max_rows = 1000000000\n"
+	    "requests_max_age_days = 1\n", NULL },
 };
 
 static char tmpdir[200];
@@ -528,7 +552,9 @@ static const char *write_file(const char *, const char *, size_t);
 static void	 expand(char *, size_t, const char *);
 static void	 run_app_cases(void);
 static void	 run_srv_cases(void);
+static size_t	 key_at(const char *);
 static void	 test_defaults(void);
+static void	 test_retention(void);
 static void	 test_missing(void);
 static double	 now(void);
 static void	 test_sizes(void);
@@ -695,14 +721,31 @@ run_srv_cases(void)
 	}
 }
 
+/* The index of a key in config_keys() (and in source[]). */
+static size_t
+key_at(const char *name)
+{
+	const struct config_key *k;
+	size_t n, i;
+
+	k = config_keys(&n);
+	for (i = 0; i < n; i++)
+		if (strcmp(k[i].name, name) == 0)
+			return i;
+	diag("no key %s", name);
+	exit(1);
+}
+
 static void
 test_defaults(void)
 {
 	static const char *const names[] = {
-		"base_domain", "max_body_bytes", "max_concurrent_requests",
+		"base_domain", "events_max_age_days", "events_max_rows",
+		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
+		"requests_max_age_days", "requests_max_rows",
 		"runtime_dir", "serverless_address", "serverless_listen",
-		"state",
+		"state", "time_unit_ms",
 	};
 	const struct config_key *k;
 	struct server_config cfg;
@@ -711,7 +754,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 9 keys");
+	isint(n, nitems(names), "config_keys: 14 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -720,11 +763,17 @@ test_defaults(void)
 	}
 	ok(named && sorted, "config_keys: the keys, alphabetical");
 	is(k[0].env, "HAKOPOD_BASE_DOMAIN", "config_keys: env of base_domain");
-	ok(k[1].env == NULL, "config_keys: max_body_bytes has no env");
-	is(k[8].defval, "sqlite:///var/lib/hakopod/state.db",
+	ok(k[key_at("max_body_bytes")].env == NULL,
+	    "config_keys: max_body_bytes has no env");
+	is(k[key_at("state")].defval, "sqlite:///var/lib/hakopod/state.db",
 	    "config_keys: default of state");
-	ok(k[8].reloadable == 0 && k[2].reloadable == 1,
+	ok(k[key_at("state")].reloadable == 0 &&
+	    k[key_at("max_concurrent_requests")].reloadable == 1,
 	    "config_keys: state not reloadable, max_concurrent_requests is");
+	i = key_at("time_unit_ms");
+	ok(k[i].env == NULL && k[i].reloadable == 0 &&
+	    strcmp(k[i].defval, "1000") == 0,
+	    "config_keys: time_unit_ms: no env, not reloadable, 1000");
 
 	memset(&d, 0, sizeof(d));
 	rc = config_load_server(&cfg, "/dev/null", &d, &missing);
@@ -740,6 +789,7 @@ test_defaults(void)
 	isint(cfg.max_concurrent_starts, 2, "default starts");
 	isint(cfg.max_body_bytes, 4194304, "default body bytes");
 	isint(cfg.max_serverless_services, 512, "default serverless services");
+	isint(cfg.time_unit_ms, 1000, "default time_unit_ms: one second");
 	for (i = 0; i < n; i++)
 		if (cfg.source[i] != CONFIG_SRC_DEFAULT)
 			break;
@@ -758,6 +808,49 @@ test_defaults(void)
 		isint(cfg.max_concurrent_requests, 128,
 		    "no default file: default value");
 	}
+}
+
+/* The retention keys of hk-events: defaults, file, no env, SIGHUP. */
+static void
+test_retention(void)
+{
+	static const struct {
+		const char	*name, *defval;
+	} keys[] = {
+		{ "events_max_age_days", "30" },
+		{ "events_max_rows", "100000" },
+		{ "requests_max_age_days", "7" },
+		{ "requests_max_rows", "1000000" },
+	};
+	static const char text[] = "[server]\nevents_max_rows = 5\n"
+	    "events_max_age_days = 2\nrequests_max_rows = 7\n"
+	    "requests_max_age_days = 3\n";
+	const struct config_key *k;
+	struct server_config cfg;
+	struct config_diag d;
+	size_t n, i;
+	int rc, missing, good = 1;
+
+	k = config_keys(&n);
+	for (i = 0; i < nitems(keys); i++)
+		good &= k[key_at(keys[i].name)].env == NULL &&
+		    k[key_at(keys[i].name)].reloadable == 1 &&
+		    strcmp(k[key_at(keys[i].name)].defval,
+		    keys[i].defval) == 0;
+	ok(good, "retention keys: no env, reloadable, their defaults");
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&cfg, "/dev/null", &d, &missing);
+	ok(rc == 0 && cfg.events_max_rows == 100000 &&
+	    cfg.events_max_age_days == 30 && cfg.requests_max_rows == 1000000 &&
+	    cfg.requests_max_age_days == 7, "retention keys: default values");
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&cfg, write_file("ret.toml", text,
+	    strlen(text)), &d, &missing);
+	ok(rc == 0 && cfg.events_max_rows == 5 &&
+	    cfg.events_max_age_days == 2 && cfg.requests_max_rows == 7 &&
+	    cfg.requests_max_age_days == 3 &&
+	    cfg.source[key_at("events_max_rows")] == CONFIG_SRC_FILE,
+	    "retention keys: read from the file");
 }
 
 static void
@@ -885,7 +978,7 @@ test_precedence(void)
 	static const char text[] =
 	    "# operator\n[server]\nstate = \"sqlite:///tmp/file.db\"\n"
 	    "base_domain = \"Example.COM\"\nmax_concurrent_starts = 3\n"
-	    "serverless_address = \"10.0.0.10:8082\"\n";
+	    "serverless_address = \"10.0.0.10:8082\"\ntime_unit_ms = 10\n";
 	struct server_config cfg;
 	struct config_diag d;
 	const char *path;
@@ -898,8 +991,10 @@ test_precedence(void)
 	is(cfg.state, "sqlite:///tmp/file.db", "file: state");
 	is(cfg.base_domain, "example.com", "file: base_domain lower-cased");
 	isint(cfg.max_concurrent_starts, 3, "file: max_concurrent_starts");
-	ok(cfg.source[8] == CONFIG_SRC_FILE && cfg.source[5] ==
-	    CONFIG_SRC_DEFAULT, "file: sources FILE and DEFAULT");
+	isint(cfg.time_unit_ms, 10, "file: time_unit_ms");
+	ok(cfg.source[key_at("state")] == CONFIG_SRC_FILE &&
+	    cfg.source[key_at("runtime_dir")] == CONFIG_SRC_DEFAULT,
+	    "file: sources FILE and DEFAULT");
 	is(config_listen_address(&cfg), "10.0.0.10:8082",
 	    "listen address defaults to serverless_address");
 
@@ -907,14 +1002,20 @@ test_precedence(void)
 	setenv("HAKOPOD_STATE", "postgres://env/db", 1);
 	setenv("HAKOPOD_RUNTIME_DIR", "", 1);	/* empty: ignored */
 	setenv("HAKOPOD_SERVERLESS_LISTEN", "0.0.0.0:8082", 1);
+	setenv("HAKOPOD_TIME_UNIT_MS", "1", 1);	/* no such variable */
 	memset(&d, 0, sizeof(d));
 	rc = config_load_server(&cfg, NULL, &d, &missing);
 	ok(rc == 0 && d.count == 0, "env: loads $HAKOPOD_CONFIG");
+	ok(cfg.time_unit_ms == 10 &&
+	    cfg.source[key_at("time_unit_ms")] == CONFIG_SRC_FILE,
+	    "env: time_unit_ms is not taken from the environment");
+	unsetenv("HAKOPOD_TIME_UNIT_MS");
 	is(cfg.path, path, "env: path from $HAKOPOD_CONFIG");
 	is(cfg.state, "postgres://env/db", "env: overrides the file");
-	ok(cfg.source[8] == CONFIG_SRC_ENV, "env: source ENV");
+	ok(cfg.source[key_at("state")] == CONFIG_SRC_ENV, "env: source ENV");
 	is(cfg.runtime_dir, "/run/hakopod", "env: empty variable ignored");
-	ok(cfg.source[5] == CONFIG_SRC_DEFAULT, "env: empty keeps DEFAULT");
+	ok(cfg.source[key_at("runtime_dir")] == CONFIG_SRC_DEFAULT,
+	    "env: empty keeps DEFAULT");
 	is(config_listen_address(&cfg), "0.0.0.0:8082",
 	    "env: serverless_listen used for listening");
 
@@ -922,10 +1023,12 @@ test_precedence(void)
 	rc = config_set_flag(&cfg, "state", "sqlite:///flag.db", &d);
 	ok(rc == 0 && d.count == 0, "flag: set");
 	is(cfg.state, "sqlite:///flag.db", "flag: overrides env");
-	ok(cfg.source[8] == CONFIG_SRC_FLAG, "flag: source FLAG");
+	ok(cfg.source[key_at("state")] == CONFIG_SRC_FLAG,
+	    "flag: source FLAG");
 	rc = config_set_flag(&cfg, "server.max_body_bytes", "0", &d);
 	ok(rc == 0 && cfg.max_body_bytes == 0 &&
-	    cfg.source[1] == CONFIG_SRC_FLAG, "flag: server.KEY form");
+	    cfg.source[key_at("max_body_bytes")] == CONFIG_SRC_FLAG,
+	    "flag: server.KEY form");
 	rc = config_set_flag(&cfg, "serverless_address", "", &d);
 	ok(rc == 0 && cfg.serverless_address[0] == '\0',
 	    "flag: empty unsets serverless_address");
@@ -1301,6 +1404,7 @@ main(void)
 	run_app_cases();
 	run_srv_cases();
 	test_defaults();
+	test_retention();
 	test_missing();
 	test_sizes();
 	test_precedence();

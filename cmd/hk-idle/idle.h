@@ -1,0 +1,131 @@
+/*
+ * idle.h - declarations private to hk-idle, the idle policy: one timer per
+ * awake service, a fence at the gateway when it fires, then a sleep
+ * through hk-scale.
+ */
+#ifndef HK_IDLE_H
+#define HK_IDLE_H
+
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "loop.h"
+#include "store.h"
+
+#define PROG			"hk-idle"
+#define IDLE_ID_MAX		(2 * STORE_NAME_MAX + 2)
+#define IDLE_PATH_MAX		(CONFIG_URL_MAX + 16)
+#define IDLE_FENCE_MS		5000	/* the gateway answers at once */
+#define IDLE_STATUS_MS		5000
+#define IDLE_SLEEP_MS		3700000	/* hk-scale's longest grace, and some */
+#define IDLE_BACKOFF_MIN_MS	100	/* re-subscribing to hk-scale */
+#define IDLE_BACKOFF_MAX_MS	2000
+
+struct idle;
+struct call;
+
+/* The reply of a call, or NULL with a reason when there is none. */
+typedef void	call_fn(struct call *, json_t *, const char *);
+
+/* One request on its own connection, its reply awaited in the loop. */
+struct call {
+	struct idle		*ix;
+	int			 fd;		/* -1: none under way */
+	struct loop_timer	 timer;		/* no reply by then */
+	call_fn			*fn;
+	void			*arg;
+};
+
+enum isvc_step {
+	STEP_WAIT,	/* timer armed (if awake) */
+	STEP_FENCE,	/* fence asked of the gateway */
+	STEP_SLEEP,	/* sleep asked of hk-scale */
+};
+
+/* One service of the installation, as hk-idle sees it. */
+struct isvc {
+	TAILQ_ENTRY(isvc)	 entry;		/* idle.services */
+	struct idle		*ix;
+	char			 id[IDLE_ID_MAX];
+	int			 serverless;
+	int			 min_replicas;
+	int			 idle_seconds;
+	int			 removed;	/* not in the store any more */
+	int			 seen;		/* reload bookkeeping */
+	int			 awake;		/* ready, and no down since */
+	int			 refused;	/* fence refusal logged */
+	int64_t			 base;		/* loop ms: the period's start */
+	enum isvc_step		 step;
+	struct loop_timer	 timer;
+	struct call		 call;
+};
+
+enum sub_state {
+	SUB_DOWN,	/* waiting for the backoff */
+	SUB_WAIT_OK,	/* subscribe sent */
+	SUB_SNAPSHOT,	/* reading the ready of every running service */
+	SUB_STREAM,
+};
+
+struct idle {
+	struct loop		*loop;
+	struct store		*store;
+	struct server_config	 cfg;
+	const char		*config_path;
+	char			 idle_path[IDLE_PATH_MAX];
+	char			 scale_path[IDLE_PATH_MAX];
+	char			 gw_path[IDLE_PATH_MAX];
+	int			 listenfd;
+	int			 stopping;	/* SIGTERM: fences seen through */
+	struct loop_timer	 stop_timer;
+	TAILQ_HEAD(, isvc)	 services;
+
+	/* sub.c: the subscription to hk-scale */
+	enum sub_state		 sub;
+	int			 subfd;
+	int			 sub_backoff;	/* ms; 0 = was up */
+	struct loop_timer	 sub_timer;
+	struct call		 sync;		/* the gateway's status */
+	int			 gw_down;	/* warned: no gateway */
+	char			*rbuf;		/* IPC_MSG_MAX + 1 */
+};
+
+/* service.c: policies, timers, fence and sleep */
+int		 policy_reload(struct idle *);
+struct isvc	*isvc_find(struct idle *, const char *);
+void		 isvc_free(struct isvc *);
+void		 isvc_ready(struct idle *, const char *);
+void		 isvc_down(struct idle *, const char *);
+void		 isvc_forget_all(struct idle *);
+void		 isvc_sync(struct isvc *, const char *, json_t *);
+int64_t		 isvc_period(const struct isvc *);
+int64_t		 isvc_deadline_wall(const struct isvc *);
+const char	*isvc_step_name(const struct isvc *);
+void		 gw_seen(struct idle *, const char *);
+void		 isvc_stop_all(struct idle *);
+int64_t		 wall_ms(void);
+
+/* call.c: requests to activate.sock and scale.sock */
+void		 call_init(struct call *, struct idle *, void *);
+int		 call_start(struct call *, call_fn *, const char *, json_t *,
+		    int);
+void		 call_cancel(struct call *);
+int		 call_busy(const struct call *);
+
+/* sub.c: scale.sock subscription, and the gateway's status after it */
+void		 sub_start(struct idle *);
+void		 sub_close(struct idle *);
+
+/* ctl.c: idle.sock */
+int		 ctl_listen(struct idle *, char *, size_t);
+void		 ctl_close(struct idle *);
+
+/* check.c: -n -v */
+void		 check_print(const struct server_config *);
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * hk-idle - the idle policy: one timer per awake service; when it fires,
+ * the gateway fences the service if it has been idle long enough, and
+ * hk-scale puts it to sleep.
+ *
+ * main.c: options, config, setup, readiness, the loop; nothing else.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "idle.h"
+#include "ipc.h"
+#include "log.h"
+#include "loop.h"
+#include "notify.h"
+#include "store.h"
+
+static const char usage_text[] =
+    "usage: hk-idle [-nv] [-d fd] [-f config]\n";
+
+static void	usage(int) __attribute__((noreturn));
+static void	load_config(struct idle *, int, int);
+static void	sock_path(char *, const char *, const char *);
+static void	setup(struct idle *);
+static void	on_signal(struct loop *, int, void *);
+static void	reload_config(struct idle *);
+static void	teardown(struct idle *);
+
+static void
+usage(int code)
+{
+	fputs(usage_text, code == EX_OK ? stdout : stderr);
+	exit(code);
+}
+
+/* -n: check, say so and exit; otherwise a bad config exits 78 at once. */
+static void
+load_config(struct idle *ix, int check, int verbose)
+{
+	struct config_diag diag;
+	size_t i;
+	int missing = 0;
+
+	memset(&diag, 0, sizeof(diag));
+	if (config_load_server(&ix->cfg, ix->config_path, &diag,
+	    &missing) == -1) {
+		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
+			log_errorx("%s", diag.msg[i]);
+		if (diag.count == 0)
+			log_errorx("unable to load the configuration");
+		exit(missing ? EX_NOINPUT : EX_CONFIG);
+	}
+	if (!check)
+		return;
+	if (verbose)
+		check_print(&ix->cfg);
+	fprintf(stderr, "configuration OK\n");
+	exit(EX_OK);
+}
+
+/* runtime_dir is at most 80 bytes (hakopod.toml(5)): a name fits. */
+static void
+sock_path(char *dst, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(dst, IDLE_PATH_MAX, "%s/%s", dir, name) >=
+	    IDLE_PATH_MAX)
+		fatalx(EX_SOFTWARE, "%s/%s: path too long", dir, name);
+}
+
+static void
+setup(struct idle *ix)
+{
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
+	char err[STORE_ERR_LEN];
+
+	TAILQ_INIT(&ix->services);
+	signal(SIGPIPE, SIG_IGN);
+	if ((ix->rbuf = malloc(IPC_MSG_MAX + 1)) == NULL ||
+	    (ix->loop = loop_new()) == NULL)
+		fatal(EX_OSERR, "unable to set up");
+	if (loop_signals(ix->loop, sigs, sizeof(sigs) / sizeof(sigs[0]),
+	    on_signal, ix) == -1)
+		fatal(EX_OSERR, "unable to set up signals");
+	if ((ix->store = store_open(ix->cfg.state, err, sizeof(err))) == NULL)
+		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
+		    ix->cfg.state, err);
+	if (mkdir(ix->cfg.runtime_dir, 0755) == -1 && errno != EEXIST)
+		fatal(EX_OSERR, "unable to create %s", ix->cfg.runtime_dir);
+	sock_path(ix->idle_path, ix->cfg.runtime_dir, "idle.sock");
+	sock_path(ix->scale_path, ix->cfg.runtime_dir, "scale.sock");
+	sock_path(ix->gw_path, ix->cfg.runtime_dir, "activate.sock");
+	if (policy_reload(ix) == -1)
+		fatalx(EX_UNAVAILABLE, "unable to read services from the "
+		    "store");
+	if (ctl_listen(ix, err, sizeof(err)) == -1)
+		fatalx(EX_OSERR, "unable to listen: %s", err);
+	sub_start(ix);
+}
+
+static void
+on_signal(struct loop *l, int sig, void *arg)
+{
+	struct idle *ix = arg;
+
+	(void)l;
+	if (sig == SIGHUP) {
+		reload_config(ix);
+		return;
+	}
+	if (ix->stopping)
+		return;
+	log_info("%s: stopping", strsignal(sig));
+	notify_stopping();
+	ctl_close(ix);
+	sub_close(ix);
+	isvc_stop_all(ix);
+}
+
+/* SIGHUP: no key of hk-idle is reloadable; the policies are read again. */
+static void
+reload_config(struct idle *ix)
+{
+	struct server_config nc;
+	struct config_diag diag;
+	size_t i;
+	int missing = 0;
+
+	log_info("reloading");
+	notify_reloading();
+	memset(&diag, 0, sizeof(diag));
+	if (config_load_server(&nc, ix->config_path, &diag, &missing) == -1) {
+		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
+			log_warnx("%s", diag.msg[i]);
+		log_warnx("reload: the configuration is kept as it was");
+	} else if (strcmp(nc.state, ix->cfg.state) != 0 ||
+	    strcmp(nc.runtime_dir, ix->cfg.runtime_dir) != 0 ||
+	    nc.time_unit_ms != ix->cfg.time_unit_ms)
+		log_warnx("reload: state, runtime_dir and time_unit_ms "
+		    "change only with a restart");
+	policy_reload(ix);
+	notify_ready(-1);
+}
+
+static void
+teardown(struct idle *ix)
+{
+	struct isvc *s;
+
+	ctl_close(ix);
+	sub_close(ix);
+	loop_timer_cancel(ix->loop, &ix->stop_timer);
+	while ((s = TAILQ_FIRST(&ix->services)) != NULL)
+		isvc_free(s);
+	store_close(ix->store);
+	loop_free(ix->loop);
+	free(ix->rbuf);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct idle ix;
+	const char *errstr;
+	int ch, check = 0, verbose = 0, fd = -1;
+
+	log_init(PROG, 0);
+	if (argc > 1 && strcmp(argv[1], "--help") == 0)
+		usage(EX_OK);
+	memset(&ix, 0, sizeof(ix));
+	ix.listenfd = -1;
+	ix.subfd = -1;
+	while ((ch = getopt(argc, argv, "d:f:hnv")) != -1) {
+		switch (ch) {
+		case 'd':
+			fd = (int)strtonum(optarg, 0, INT_MAX, &errstr);
+			if (errstr != NULL || notify_fd_valid(fd) == -1) {
+				log_errorx("-d %s: not an open descriptor "
+				    "above 2", optarg);
+				usage(EX_USAGE);
+			}
+			break;
+		case 'f':
+			ix.config_path = optarg;
+			break;
+		case 'h':
+			usage(EX_OK);
+		case 'n':
+			check = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	if (optind != argc)
+		usage(EX_USAGE);
+	log_verbose(verbose);
+	load_config(&ix, check, verbose);
+	setup(&ix);
+	if (notify_ready(fd) == -1)
+		log_warn("unable to signal readiness");
+	log_info("ready: listening on %s", ix.idle_path);
+	if (loop_run(ix.loop) == -1)
+		fatal(EX_OSERR, "unable to wait for events");
+	teardown(&ix);
+	log_info("stopped");
+	return EX_OK;
+}

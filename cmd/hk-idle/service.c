@@ -1,0 +1,414 @@
+/*
+ * service.c - one timer per awake service that may sleep (serverless,
+ * min_replicas = 0), due idle_seconds after the period started: the ready
+ * of its instance, or the end of its last request as the gateway says.
+ *
+ *	wait  -> fence	the timer fired: the gateway is asked to fence
+ *	fence -> sleep	{"ok":true}: hk-scale is asked to sleep it
+ *	fence -> wait	refused: re-armed for idle_since + idle_seconds, or
+ *			a full period while requests are active or the
+ *			gateway cannot be reached
+ *	sleep -> wait	answered; its down (or a new ready) comes on the
+ *			subscription
+ *
+ * Nothing sleeps without the gateway's {"ok":true}.  Policies come from
+ * the store, at start, on reload and when an unknown service is ready.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+
+#include "idle.h"
+#include "log.h"
+#include "spec.h"
+
+static int	sleepy(const struct isvc *);
+static void	arm(struct isvc *);
+static struct isvc *isvc_new(struct idle *, const char *);
+static void	apply_policy(struct isvc *, const struct svc *);
+static void	timer_fire(struct loop *, void *);
+static void	fence_done(struct call *, json_t *, const char *);
+static void	refused(struct isvc *, json_t *, int64_t);
+static void	sleep_now(struct isvc *);
+static void	sleep_done(struct call *, json_t *, const char *);
+static void	stop_check(struct idle *);
+static void	stop_fire(struct loop *, void *);
+
+static const char *const step_names[] = { "wait", "fence", "sleep" };
+
+int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *
+isvc_step_name(const struct isvc *s)
+{
+	return step_names[s->step];
+}
+
+int64_t
+isvc_period(const struct isvc *s)
+{
+	return (int64_t)s->idle_seconds * s->ix->cfg.time_unit_ms;
+}
+
+/* Unix ms of the next deadline, -1 when no timer is armed. */
+int64_t
+isvc_deadline_wall(const struct isvc *s)
+{
+	if (!loop_timer_armed(&s->timer))
+		return -1;
+	return wall_ms() + (s->timer.deadline - loop_now_ms(s->ix->loop));
+}
+
+static int
+sleepy(const struct isvc *s)
+{
+	return !s->removed && s->serverless && s->min_replicas == 0 &&
+	    s->idle_seconds > 0;
+}
+
+/* The one timer: at base + period while the service may sleep. */
+static void
+arm(struct isvc *s)
+{
+	struct loop *l = s->ix->loop;
+
+	if (!s->awake || !sleepy(s) || s->step != STEP_WAIT ||
+	    s->ix->stopping) {
+		loop_timer_cancel(l, &s->timer);
+		return;
+	}
+	if (loop_timer_at(l, &s->timer, s->base + isvc_period(s)) == -1)
+		fatal(EX_OSERR, "unable to arm a timer");
+}
+
+struct isvc *
+isvc_find(struct idle *ix, const char *id)
+{
+	struct isvc *s;
+
+	TAILQ_FOREACH(s, &ix->services, entry)
+		if (!s->removed && strcmp(s->id, id) == 0)
+			return s;
+	return NULL;
+}
+
+static struct isvc *
+isvc_new(struct idle *ix, const char *id)
+{
+	struct isvc *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	s->ix = ix;
+	strlcpy(s->id, id, sizeof(s->id));
+	loop_timer_init(&s->timer, timer_fire, s);
+	call_init(&s->call, ix, s);
+	TAILQ_INSERT_TAIL(&ix->services, s, entry);
+	return s;
+}
+
+void
+isvc_free(struct isvc *s)
+{
+	loop_timer_cancel(s->ix->loop, &s->timer);
+	call_cancel(&s->call);
+	TAILQ_REMOVE(&s->ix->services, s, entry);
+	free(s);
+}
+
+/* A changed idle_seconds moves the deadline; base stays. */
+static void
+apply_policy(struct isvc *s, const struct svc *def)
+{
+	s->serverless = def->spec.serverless;
+	s->min_replicas = def->spec.policy.min_replicas;
+	s->idle_seconds = def->spec.policy.idle_seconds;
+	if (s->step == STEP_WAIT)
+		arm(s);
+}
+
+int
+policy_reload(struct idle *ix)
+{
+	struct isvc *s, *tmp;
+	struct svc *all;
+	char err[STORE_ERR_LEN + SPEC_ERR_LEN];
+	size_t n, i;
+	int partial;
+
+	if (svc_load_all(ix->store, &all, &n, err, sizeof(err)) == -1) {
+		log_warnx("unable to read services: %s", err);
+		return -1;
+	}
+	if ((partial = err[0] != '\0'))
+		log_warnx("service=%s: skipped, nothing removed", err);
+	TAILQ_FOREACH(s, &ix->services, entry)
+		s->seen = 0;
+	for (i = 0; i < n; i++) {
+		if ((s = isvc_find(ix, all[i].id)) == NULL &&
+		    (s = isvc_new(ix, all[i].id)) == NULL) {
+			log_warn("service=%s", all[i].id);
+			continue;
+		}
+		apply_policy(s, &all[i]);
+		s->seen = 1;
+	}
+	svc_free_all(all, n);
+	TAILQ_FOREACH_SAFE(s, &ix->services, entry, tmp) {
+		if (s->seen || s->removed || partial)
+			continue;
+		log_debug("service=%s: removed", s->id);
+		s->removed = 1;
+		if (call_busy(&s->call))
+			loop_timer_cancel(ix->loop, &s->timer);
+		else
+			isvc_free(s);
+	}
+	return 0;
+}
+
+/* A ready (from the snapshot or the stream): the period starts now. */
+void
+isvc_ready(struct idle *ix, const char *id)
+{
+	struct isvc *s;
+
+	if ((s = isvc_find(ix, id)) == NULL) {
+		policy_reload(ix);
+		if ((s = isvc_find(ix, id)) == NULL) {
+			log_debug("service=%s: ready, not in the store", id);
+			return;
+		}
+	}
+	if (!s->awake) {
+		s->awake = 1;
+		s->base = loop_now_ms(ix->loop);
+		if (sleepy(s))
+			log_debug("service=%s: awake, idle after %d s", s->id,
+			    s->idle_seconds);
+	}
+	arm(s);
+}
+
+void
+isvc_down(struct idle *ix, const char *id)
+{
+	struct isvc *s;
+
+	if ((s = isvc_find(ix, id)) == NULL)
+		return;
+	s->awake = 0;
+	loop_timer_cancel(ix->loop, &s->timer);
+}
+
+/* hk-scale is gone or subscribed again: what was awake is forgotten. */
+void
+isvc_forget_all(struct idle *ix)
+{
+	struct isvc *s;
+
+	TAILQ_FOREACH(s, &ix->services, entry) {
+		s->awake = 0;
+		loop_timer_cancel(ix->loop, &s->timer);
+	}
+}
+
+/*
+ * After a (re)subscription, the gateway's status for one awake service: a
+ * fence it granted stands (state "draining"), so the sleep is owed now;
+ * otherwise the period counts from its idle_since.
+ */
+void
+isvc_sync(struct isvc *s, const char *state, json_t *st)
+{
+	json_t *since = json_object_get(st, "idle_since");
+	json_t *active = json_object_get(st, "active");
+	int64_t now = loop_now_ms(s->ix->loop);
+
+	if (!s->awake || !sleepy(s) || s->step != STEP_WAIT)
+		return;
+	if (strcmp(state, "draining") == 0) {
+		log_info("service=%s: fenced by the gateway: sleeping", s->id);
+		loop_timer_cancel(s->ix->loop, &s->timer);
+		sleep_now(s);
+		return;
+	}
+	if (json_is_integer(since) && !(json_is_integer(active) &&
+	    json_integer_value(active) > 0))
+		s->base = now - (wall_ms() - json_integer_value(since));
+	arm(s);
+}
+
+/* Whether the gateway answers; a change is logged once. */
+void
+gw_seen(struct idle *ix, const char *why)
+{
+	if (why != NULL && !ix->gw_down) {
+		log_warnx("activate.sock: the gateway is unavailable, nothing "
+		    "sleeps: %s", why);
+		ix->gw_down = 1;
+	} else if (why == NULL && ix->gw_down) {
+		log_info("activate.sock: the gateway answers again");
+		ix->gw_down = 0;
+	}
+}
+
+static void
+timer_fire(struct loop *l, void *arg)
+{
+	struct isvc *s = arg;
+	json_t *req;
+
+	(void)l;
+	if (!s->awake || !sleepy(s) || s->step != STEP_WAIT)
+		return;
+	log_debug("service=%s: idle period over: fence", s->id);
+	s->step = STEP_FENCE;
+	req = json_pack("{s:s, s:s, s:i, s:I}", "op", "fence", "service",
+	    s->id, "idle_seconds", s->idle_seconds, "idle_ms",
+	    (json_int_t)isvc_period(s));
+	call_start(&s->call, fence_done, s->ix->gw_path, req, IDLE_FENCE_MS);
+	json_decref(req);
+}
+
+static void
+fence_done(struct call *c, json_t *reply, const char *why)
+{
+	struct isvc *s = c->arg;
+
+	s->step = STEP_WAIT;
+	if (s->removed) {
+		isvc_free(s);
+		return;
+	}
+	gw_seen(s->ix, reply == NULL ? why : NULL);
+	if (reply != NULL && json_is_true(json_object_get(reply, "ok"))) {
+		s->refused = 0;
+		log_info("service=%s: idle for %d s: sleeping", s->id,
+		    s->idle_seconds);
+		sleep_now(s);
+	} else {
+		s->base = loop_now_ms(s->ix->loop);
+		if (reply != NULL)
+			refused(s, reply, s->base);
+		arm(s);
+	}
+	stop_check(s->ix);
+}
+
+/* Not fenced: when may it be asked again? */
+static void
+refused(struct isvc *s, json_t *reply, int64_t now)
+{
+	const char *err = json_string_value(json_object_get(reply, "error"));
+	json_t *active = json_object_get(reply, "active");
+	json_t *since = json_object_get(reply, "idle_since");
+	int64_t base;
+
+	if (err != NULL || !json_is_integer(active) ||
+	    !json_is_integer(since)) {
+		if (!s->refused)
+			log_warnx("service=%s: the gateway refuses the fence: "
+			    "%s", s->id, err != NULL ? err : "bad reply");
+		s->refused = 1;
+		return;
+	}
+	s->refused = 0;
+	if (json_integer_value(active) > 0) {
+		log_debug("service=%s: %lld active requests", s->id,
+		    (long long)json_integer_value(active));
+		return;
+	}
+	base = now - (wall_ms() - json_integer_value(since));
+	/* A refusal that is already due by our clock: a full period. */
+	if (base + isvc_period(s) > now)
+		s->base = base;
+	log_debug("service=%s: idle since %lld", s->id,
+	    (long long)json_integer_value(since));
+}
+
+static void
+sleep_now(struct isvc *s)
+{
+	json_t *req;
+
+	s->step = STEP_SLEEP;
+	req = json_pack("{s:s, s:s}", "op", "sleep", "service", s->id);
+	call_start(&s->call, sleep_done, s->ix->scale_path, req,
+	    IDLE_SLEEP_MS);
+	json_decref(req);
+}
+
+static void
+sleep_done(struct call *c, json_t *reply, const char *why)
+{
+	struct isvc *s = c->arg;
+	const char *err;
+
+	s->step = STEP_WAIT;
+	if (s->removed) {
+		isvc_free(s);
+		return;
+	}
+	if (reply == NULL)
+		log_warnx("service=%s: unable to ask hk-scale for the sleep: "
+		    "%s", s->id, why);
+	else if (!json_is_true(json_object_get(reply, "ok"))) {
+		err = json_string_value(json_object_get(reply, "error"));
+		log_warnx("service=%s: hk-scale refuses the sleep: %s", s->id,
+		    err != NULL ? err : "no reason given");
+	} else
+		log_debug("service=%s: asleep", s->id);
+	/* Its down follows on the subscription; a fresh ready re-arms. */
+	s->base = loop_now_ms(s->ix->loop);
+	arm(s);
+}
+
+/*
+ * SIGTERM: no new fence; a fence under way is seen through, and a sleep
+ * it grants is sent (hk-scale carries it out without us), so that no
+ * service stays fenced at the gateway.  Then the loop ends.
+ */
+void
+isvc_stop_all(struct idle *ix)
+{
+	struct isvc *s;
+
+	ix->stopping = 1;
+	TAILQ_FOREACH(s, &ix->services, entry)
+		loop_timer_cancel(ix->loop, &s->timer);
+	loop_timer_init(&ix->stop_timer, stop_fire, ix);
+	loop_timer_at(ix->loop, &ix->stop_timer, loop_now_ms(ix->loop) +
+	    IDLE_FENCE_MS + 1000);
+	stop_check(ix);
+}
+
+static void
+stop_check(struct idle *ix)
+{
+	struct isvc *s;
+
+	if (!ix->stopping)
+		return;
+	TAILQ_FOREACH(s, &ix->services, entry)
+		if (s->step == STEP_FENCE)
+			return;
+	loop_stop(ix->loop);
+}
+
+static void
+stop_fire(struct loop *l, void *arg)
+{
+	(void)arg;
+	log_warnx("a fence is still unanswered: exiting");
+	loop_stop(l);
+}

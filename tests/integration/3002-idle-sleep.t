@@ -1,0 +1,106 @@
+#!/bin/sh
+# hk-idle with hk-scale and hk-activate, on SQLite and PostgreSQL: a
+# service goes to sleep on its own after idle_seconds (its process gone,
+# "hk ps" sleeping, HTTPIdleSleep) and the next request wakes it
+# (HTTPIdleWake); min_replicas = 1 never sleeps; a service still before
+# its readiness gate is not put to sleep; a long request keeps its
+# service awake.  time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
+. tests/integration/lib.sh
+. tests/integration/fn/idle-lib.sh
+
+# unready_for MS SERVICE PID: for MS milliseconds its instance PID is up,
+# hk-scale says starting and hk-idle has no timer for it.
+unready_for() {
+	_end=$(($(date +%s%3N) + $1))
+	while [ "$(date +%s%3N)" -lt "$_end" ]; do
+		alive "$3" && scale_is "$2" starting &&
+		    [ "$(ctl idle.sock '{"op":"status"}' \
+		    "services.$2.deadline")" = null ] || return 1
+		sleep 0.05
+	done
+}
+
+run_engine() {
+	e=$1
+	new_store "$e" sleep || { ok 1 "$e: store"; return; }
+	rm -f "$T"/*.log "$T/events.out"
+	idle_setup "$STORE" "max_concurrent_starts = 8"
+	app="$(fn_svc a)$(fn_svc keep 'min_replicas = 1')$(fn_svc slow)"
+	idle_apply "$app"
+	ok $? "$e: the application is applied"
+	start_events && start_scale && start_gw
+	ok $? "$e: hk-scale and hk-activate are ready"
+	for s in a keep slow; do
+		wait_t 5 scale_is fn/$s running
+	done
+	a=$(scale_pid fn/a)
+	keep=$(scale_pid fn/keep)
+	start_idle
+	ok $? "$e: hk-idle is ready"
+
+	wait_t 5 asleep fn/a "$a"
+	ok $? "$e: a service goes to sleep on its own (pid $a gone)"
+	is "$(ps_state a)" sleeping "$e: hk ps says sleeping"
+	wait_t 2 more_in "$T/events.out" '"HTTPIdleSleep".*"fn/a"' 0
+	ok $? "$e: HTTPIdleSleep recorded"
+	like "$(cat "$T/idle.log")" 'service=fn/a: idle for 30 s: sleeping' \
+	    "$e: hk-idle says why"
+
+	# A new service, not ready for ten idle periods.
+	idle_apply "$app$(fn_svc gate 'startup_timeout_seconds = 20')
+[services.gate.environment]
+IDLE_FN_DELAY = \"3\""
+	ok $? "$e: a new service is applied"
+	wait_t 5 scale_is fn/gate starting
+	gate=$(scale_pid fn/gate)
+	unready_for 1000 fn/gate "$gate"
+	ok $? "$e: a service before its readiness gate is not put to sleep, nor timed"
+	wait_t 10 asleep fn/gate "$gate"
+	ok $? "$e: it goes to sleep"
+	ready=$(grep -n 'service=fn/gate: ready at' "$T/scale.log" | cut -d: -f1)
+	drain=$(grep -n 'service=fn/gate: running -> draining' "$T/scale.log" |
+	    cut -d: -f1)
+	ok "$([ "${ready:-0}" -gt 0 ] && [ "${drain:-0}" -gt "$ready" ]; echo $?)" \
+	    "$e: only once it has passed its readiness gate"
+
+	is "$(get a.fn.localhost /)" 200 "$e: the next request is answered"
+	like "$(cat "$T/body")" '^idle-fn pid=[0-9]+$' "$e: by the function"
+	a2=$(sed 's/.*pid=//' "$T/body")
+	is "$(events_of HTTPIdleWake fn/a)" 1 "$e: with one HTTPIdleWake"
+	ok "$([ "$a2" != "$a" ])$?" "$e: by a fresh instance"
+	wait_t 5 asleep fn/a "$a2"
+	ok $? "$e: and it sleeps again after its idle period"
+
+	# A request streaming for 1.5 s (five idle periods).
+	curl -sSN -o "$T/slow.body" -w '%{http_code}' --max-time 30 \
+	    -H 'Host: slow.fn.localhost' "$URL/slow?s=1.5" >"$T/slow.code" &
+	curl_pid=$!
+	wait_t 10 grep -q tick "$T/slow.body"
+	slow=$(scale_pid fn/slow)
+	stays_for 1200 running fn/slow "$slow"
+	ok $? "$e: a service with an active request stays awake"
+	wait "$curl_pid"
+	is "$(cat "$T/slow.code") $(tail -n 1 "$T/slow.body")" \
+	    "200 done pid=$slow" "$e: the long request ends normally"
+	wait_t 5 asleep fn/slow "$slow"
+	ok $? "$e: then the service goes to sleep"
+
+	ok "$(alive "$keep" && scale_is fn/keep running; echo $?)" \
+	    "$e: min_replicas = 1 never sleeps (same pid after $(($(date +%s) - $(stat -c %Y "$T/app.toml"))) s)"
+	is "$(events_of HTTPIdleSleep fn/keep)" 0 "$e: no HTTPIdleSleep for it"
+	is "$(ctl idle.sock '{"op":"status"}' services.fn/keep.deadline)" null \
+	    "$e: and no timer"
+
+	stop_pid "$idle_pid"
+	stop_pid "$gw_pid"
+	stop_pid "$scale_pid"
+	stop_pid "$events_pid"
+	is "$(grep -Ec 'warning|Sanitizer|runtime error' "$T/idle.log")" 0 \
+	    "$e: hk-idle logged no warning (nor a sanitizer report)"
+}
+
+for engine in $(engines); do
+	run_engine "$engine"
+done
+pg_missing_is_failure
+done_testing

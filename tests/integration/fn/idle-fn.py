@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+# idle-fn.py - an HTTP function for the hk-idle tests (3xxx).
+#
+# Listens on $HOST:$PORT and answers every request, many at once:
+#   GET /          "idle-fn pid=PID"
+#   GET /slow?s=S  streams one line every 100 ms for S seconds (chunked),
+#                  then "done pid=PID"
+# One line per request on stdout (hk-scale's log): "idle-fn: pid=PID PATH".
+# IDLE_FN_DELAY=S: wait S seconds before listening (not ready meanwhile).
+# IDLE_FN_TERM_DELAY=S: on SIGTERM, exit only S seconds later, answering
+# 503 "stopping pid=PID" to any request that comes meanwhile: a request
+# forwarded to a stopping instance shows.
+import os
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+PID = os.getpid()
+stopping = False
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        print("idle-fn: pid=%d %s" % (PID, self.path), flush=True)
+        url = urlparse(self.path)
+        if stopping:
+            body = ("stopping pid=%d\n" % PID).encode()
+            self.send_response(503)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if url.path == "/slow":
+            secs = float(parse_qs(url.query).get("s", ["1"])[0])
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            end = time.monotonic() + secs
+            while time.monotonic() < end:
+                self.chunk(b"tick\n")
+                time.sleep(0.1)
+            self.chunk(("done pid=%d\n" % PID).encode())
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        body = ("idle-fn pid=%d\n" % PID).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def log_message(self, fmt, *args):
+        pass
+
+
+def term(signum, frame):
+    global stopping
+    stopping = True
+    print("idle-fn: pid=%d stopping" % PID, flush=True)
+    threading.Timer(float(os.environ["IDLE_FN_TERM_DELAY"]),
+                    lambda: os._exit(0)).start()
+
+
+def main():
+    if os.environ.get("IDLE_FN_TERM_DELAY"):
+        signal.signal(signal.SIGTERM, term)
+    time.sleep(float(os.environ.get("IDLE_FN_DELAY", "0")))
+    ThreadingHTTPServer.daemon_threads = True
+    srv = ThreadingHTTPServer((os.environ.get("HOST", "127.0.0.1"),
+                               int(os.environ["PORT"])), Handler)
+    print("idle-fn: listening pid=%d" % PID, flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
