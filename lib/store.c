@@ -166,6 +166,9 @@ static const char migrations_table[] =
 	"started_at, ready_at, updated_at"
 #define EVENT_COLS	"id, at, app, service, kind, detail"
 #define LEASE_COLS	"name, holder, epoch, acquired_at, expires_at"
+#define REQUEST_COLS \
+	"id, at, app, service, method, host, path, status, duration_us, " \
+	"wait_us, wake_id, bytes_in, bytes_out, outcome"
 
 const struct store_sql store_sql[Q_COUNT] = {
 	[Q_SCHEMA_VERSION] = { "schema version",
@@ -232,6 +235,35 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "WHERE ($1 IS NULL OR app = $1) AND ($2 IS NULL OR service = $2) "
 	    "AND ($3 IS NULL OR kind = $3) AND at >= $4 "
 	    "ORDER BY at DESC, id DESC LIMIT $5) AS t ORDER BY at, id" },
+	[Q_EVENT_AFTER] = { "event after",
+	    "SELECT " EVENT_COLS " FROM events WHERE id > $1 "
+	    "ORDER BY id LIMIT $2" },
+	/*
+	 * Retention: by age on the (at) index; by rows on the primary key,
+	 * keeping the newest $1 ids (O(1), no count of the table).
+	 */
+	[Q_EVENT_PRUNE_AGE] = { "event prune by age",
+	    "DELETE FROM events WHERE at < $1" },
+	[Q_EVENT_PRUNE_ROWS] = { "event prune by rows",
+	    "DELETE FROM events WHERE id <= "
+	    "(SELECT MAX(id) FROM events) - $1" },
+	[Q_REQUEST_ADD] = { "request add",
+	    "INSERT INTO requests (at, app, service, method, host, path, "
+	    "status, duration_us, wait_us, wake_id, bytes_in, bytes_out, "
+	    "outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+	    "NULLIF($10, 0), $11, $12, $13)" },
+	/* The newest $6, returned oldest first. */
+	[Q_REQUEST_LIST] = { "request list",
+	    "SELECT " REQUEST_COLS " FROM (SELECT " REQUEST_COLS
+	    " FROM requests "
+	    "WHERE ($1 IS NULL OR app = $1) AND ($2 IS NULL OR service = $2) "
+	    "AND ($3 = 0 OR status = $3) AND at >= $4 "
+	    "ORDER BY at DESC, id DESC LIMIT $5) AS t ORDER BY at, id" },
+	[Q_REQUEST_PRUNE_AGE] = { "request prune by age",
+	    "DELETE FROM requests WHERE at < $1" },
+	[Q_REQUEST_PRUNE_ROWS] = { "request prune by rows",
+	    "DELETE FROM requests WHERE id <= "
+	    "(SELECT MAX(id) FROM requests) - $1" },
 	[Q_SETTING_PUT] = { "setting put",
 	    "INSERT INTO settings (key, value) VALUES ($1, $2) "
 	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value" },
@@ -278,6 +310,13 @@ static int	 migrate(struct store *);
 static int	 read_service(struct store *, struct store_service *);
 static int	 read_instance(struct store *, struct store_instance *);
 static int	 read_event(struct store *, struct store_event *);
+static int	 read_events(struct store *, enum store_q,
+		    const struct store_arg *, size_t, struct store_event **,
+		    size_t *);
+static int	 check_request(struct store *, const struct store_request *);
+static int	 read_request(struct store *, struct store_request *);
+static int	 prune(struct store *, enum store_q, enum store_q, int64_t,
+		    int64_t, int64_t *);
 static const char *desired_word(enum store_desired);
 static int	 check_lease(struct store *, const char *,
 		    const struct store_lease *);
@@ -1079,16 +1118,37 @@ store_event_list(struct store *s, const char *app, const char *service,
 {
 	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service),
 	    ARG_TEXT(kind), ARG_INT(since), ARG_INT(INT64_MAX) };
+
+	call_start(s);
+	if (limit != 0 && limit < (uint64_t)INT64_MAX)
+		a[4].num = (int64_t)limit;
+	return read_events(s, Q_EVENT_LIST, a, NITEMS(a), out, nout);
+}
+
+int
+store_event_after(struct store *s, int64_t after, size_t limit,
+    struct store_event **out, size_t *nout)
+{
+	struct store_arg a[] = { ARG_INT(after), ARG_INT(INT64_MAX) };
+
+	call_start(s);
+	if (limit != 0 && limit < (uint64_t)INT64_MAX)
+		a[1].num = (int64_t)limit;
+	return read_events(s, Q_EVENT_AFTER, a, NITEMS(a), out, nout);
+}
+
+/* The rows of an event query, all or none. */
+static int
+read_events(struct store *s, enum store_q q, const struct store_arg *a,
+    size_t na, struct store_event **out, size_t *nout)
+{
 	struct store_event *v = NULL, *nv;
 	size_t n = 0, cap = 0;
 	int r;
 
-	call_start(s);
 	*out = NULL;
 	*nout = 0;
-	if (limit != 0 && limit < (uint64_t)INT64_MAX)
-		a[4].num = (int64_t)limit;
-	if ((r = s->ops->exec(s, Q_EVENT_LIST, a, NITEMS(a))) == 0) {
+	if ((r = s->ops->exec(s, q, a, na)) == 0) {
 		while ((r = s->ops->next(s)) == 1) {
 			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
 				r = -1;
@@ -1120,6 +1180,170 @@ store_event_free(struct store_event *v, size_t n)
 	for (i = 0; i < n; i++)
 		free(v[i].detail_json);
 	free(v);
+}
+
+/* A request row given by the caller: every text field terminated. */
+static int
+check_request(struct store *s, const struct store_request *rq)
+{
+	if (check_field(s, "app name", rq->app, sizeof(rq->app), 0) == -1 ||
+	    check_field(s, "service name", rq->service,
+	    sizeof(rq->service), 0) == -1 ||
+	    check_field(s, "method", rq->method, sizeof(rq->method), 0) == -1 ||
+	    check_field(s, "host", rq->host, sizeof(rq->host), 0) == -1 ||
+	    check_field(s, "path", rq->path, sizeof(rq->path), 0) == -1 ||
+	    check_field(s, "outcome", rq->outcome,
+	    sizeof(rq->outcome), 0) == -1)
+		return -1;
+	return 0;
+}
+
+int
+store_request_add(struct store *s, const struct store_request *v, size_t n)
+{
+	struct store_arg a[13];
+	const struct store_request *rq;
+	size_t i;
+	int own, r = 0;
+
+	call_start(s);
+	for (i = 0; i < n; i++)
+		if (check_request(s, &v[i]) == -1) {
+			errprefix(s, "request %zu", i);
+			return -1;
+		}
+	if (n == 0)
+		return 0;
+	if (own_begin(s, &own) == -1)
+		return -1;
+	for (i = 0; r == 0 && i < n; i++) {
+		rq = &v[i];
+		a[0] = (struct store_arg)ARG_INT(rq->at != 0 ? rq->at :
+		    store_now_ms());
+		a[1] = (struct store_arg)ARG_TEXT(rq->app);
+		a[2] = (struct store_arg)ARG_TEXT(rq->service);
+		a[3] = (struct store_arg)ARG_TEXT(rq->method);
+		a[4] = (struct store_arg)ARG_TEXT(rq->host);
+		a[5] = (struct store_arg)ARG_TEXT(rq->path);
+		a[6] = (struct store_arg)ARG_INT(rq->status);
+		a[7] = (struct store_arg)ARG_INT(rq->duration_us);
+		a[8] = (struct store_arg)ARG_INT(rq->wait_us);
+		a[9] = (struct store_arg)ARG_INT(rq->wake_id);
+		a[10] = (struct store_arg)ARG_INT(rq->bytes_in);
+		a[11] = (struct store_arg)ARG_INT(rq->bytes_out);
+		a[12] = (struct store_arg)ARG_TEXT(rq->outcome);
+		r = q_do(s, Q_REQUEST_ADD, a, NITEMS(a), NULL);
+	}
+	return own_end(s, own, r);
+}
+
+static int
+read_request(struct store *s, struct store_request *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->id = s->ops->col_int(s, 0);
+	rq->at = s->ops->col_int(s, 1);
+	if (col_copy(s, 2, rq->app, sizeof(rq->app), "app name") == -1 ||
+	    col_copy(s, 3, rq->service, sizeof(rq->service),
+	    "service name") == -1 ||
+	    col_copy(s, 4, rq->method, sizeof(rq->method), "method") == -1 ||
+	    col_copy(s, 5, rq->host, sizeof(rq->host), "host") == -1 ||
+	    col_copy(s, 6, rq->path, sizeof(rq->path), "path") == -1 ||
+	    col_copy(s, 13, rq->outcome, sizeof(rq->outcome),
+	    "outcome") == -1)
+		return -1;
+	rq->status = (int)s->ops->col_int(s, 7);
+	rq->duration_us = s->ops->col_int(s, 8);
+	rq->wait_us = s->ops->col_int(s, 9);
+	rq->wake_id = s->ops->col_int(s, 10);	/* NULL reads 0 */
+	rq->bytes_in = s->ops->col_int(s, 11);
+	rq->bytes_out = s->ops->col_int(s, 12);
+	return 0;
+}
+
+int
+store_request_list(struct store *s, const char *app, const char *service,
+    int status, int64_t since, size_t limit, struct store_request **out,
+    size_t *nout)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service),
+	    ARG_INT(status), ARG_INT(since), ARG_INT(INT64_MAX) };
+	struct store_request *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	int r;
+
+	call_start(s);
+	*out = NULL;
+	*nout = 0;
+	if (limit != 0 && limit < (uint64_t)INT64_MAX)
+		a[4].num = (int64_t)limit;
+	if ((r = s->ops->exec(s, Q_REQUEST_LIST, a, NITEMS(a))) == 0) {
+		while ((r = s->ops->next(s)) == 1) {
+			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
+				r = -1;
+				break;
+			}
+			v = nv;
+			if ((r = read_request(s, &v[n])) == -1)
+				break;
+			n++;
+		}
+	}
+	s->ops->finish(s);
+	if (r == -1) {
+		free(v);
+		return -1;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* Both deletes of one table, in a transaction of its own if need be. */
+static int
+prune(struct store *s, enum store_q by_age, enum store_q by_rows,
+    int64_t before, int64_t max_rows, int64_t *deleted)
+{
+	struct store_arg a[] = { ARG_INT(0) };
+	int64_t n1 = 0, n2 = 0;
+	int own, r = 0;
+
+	call_start(s);
+	if (deleted != NULL)
+		*deleted = 0;
+	if (before <= 0 && max_rows <= 0)
+		return 0;
+	if (own_begin(s, &own) == -1)
+		return -1;
+	if (before > 0) {
+		a[0].num = before;
+		r = q_do(s, by_age, a, NITEMS(a), &n1);
+	}
+	if (r == 0 && max_rows > 0) {
+		a[0].num = max_rows;
+		r = q_do(s, by_rows, a, NITEMS(a), &n2);
+	}
+	if (own_end(s, own, r) == -1)
+		return -1;
+	if (deleted != NULL)
+		*deleted = n1 + n2;
+	return 0;
+}
+
+int
+store_event_prune(struct store *s, int64_t before, int64_t max_rows,
+    int64_t *deleted)
+{
+	return prune(s, Q_EVENT_PRUNE_AGE, Q_EVENT_PRUNE_ROWS, before,
+	    max_rows, deleted);
+}
+
+int
+store_request_prune(struct store *s, int64_t before, int64_t max_rows,
+    int64_t *deleted)
+{
+	return prune(s, Q_REQUEST_PRUNE_AGE, Q_REQUEST_PRUNE_ROWS, before,
+	    max_rows, deleted);
 }
 
 int

@@ -136,7 +136,59 @@ int	store_event_add(struct store *, const struct store_event *);
 /* Newest last; app/service/kind NULL = any; since in ms; limit 0 = all. */
 int	store_event_list(struct store *, const char *, const char *,
 	    const char *, int64_t, size_t, struct store_event **, size_t *);
+/* Oldest first, ids greater than after_id, at most limit (0 = all). */
+int	store_event_after(struct store *, int64_t, size_t,
+	    struct store_event **, size_t *);
 void	store_event_free(struct store_event *, size_t);
+
+/*
+ * requests: the gateway's request log, one row per request, written by
+ * hk-events in batches.  Never a query string, a header value or a body:
+ * the path is stored as given, so the caller strips any query first.
+ */
+#define STORE_METHOD_MAX	15
+#define STORE_HOST_MAX		255
+#define STORE_PATH_MAX		1023
+#define STORE_OUTCOME_MAX	31
+
+struct store_request {
+	int64_t		 id;		/* assigned by the store */
+	int64_t		 at;		/* when the request arrived, ms */
+	char		 app[STORE_NAME_MAX + 1];	/* "" = no route */
+	char		 service[STORE_NAME_MAX + 1];
+	char		 method[STORE_METHOD_MAX + 1];
+	char		 host[STORE_HOST_MAX + 1];
+	char		 path[STORE_PATH_MAX + 1];	/* no query */
+	int		 status;	/* HTTP status, 0 if none was sent */
+	int64_t		 duration_us;	/* whole request, wait included */
+	int64_t		 wait_us;	/* of it, waiting for a cold start */
+	int64_t		 wake_id;	/* the wake it joined; 0 = none */
+	int64_t		 bytes_in;
+	int64_t		 bytes_out;
+	char		 outcome[STORE_OUTCOME_MAX + 1];	/* ok ... */
+};
+
+/*
+ * Adds n rows with one prepared statement, in one transaction of its own
+ * unless the caller has one open: all or none.
+ */
+int	store_request_add(struct store *, const struct store_request *,
+	    size_t);
+/*
+ * Newest last; app/service NULL = any, status 0 = any; since in ms;
+ * limit 0 = all (else the newest limit rows).
+ */
+int	store_request_list(struct store *, const char *, const char *, int,
+	    int64_t, size_t, struct store_request **, size_t *);
+
+/*
+ * Retention of events and requests: deletes the rows older than before
+ * (Unix ms) and all but the newest max_rows (by id; ids that a rolled
+ * back insert skipped count as rows, so a few fewer may be kept); 0 =
+ * no limit for either.  *deleted counts the rows gone (may be NULL).
+ */
+int	store_event_prune(struct store *, int64_t, int64_t, int64_t *);
+int	store_request_prune(struct store *, int64_t, int64_t, int64_t *);
 
 /* settings: small key/value pairs that belong to the installation */
 int	store_setting_put(struct store *, const char *, const char *);

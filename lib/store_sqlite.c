@@ -5,7 +5,9 @@
  * lock wait; SQLITE_BUSY or SQLITE_LOCKED after it is a temporary failure
  * (store_busy()).  Statements are prepared once (sqlite3_prepare_v3,
  * persistent) and cached per store; parameters are bound by their names,
- * $1 $2 ..., so store.c writes one SQL text for both engines.
+ * $1 $2 ..., so store.c writes one SQL text for both engines (each name's
+ * index is looked up once, when the statement is prepared).  hk has no
+ * threads, so connections are opened without SQLite's mutex (NOMUTEX).
  *
  * The lease lock is an open file description lock (F_OFD_SETLK, never
  * waiting) on "<db>.lease-<name>.lock", created mode 0600 beside the
@@ -32,9 +34,13 @@
 #include "store.h"
 #include "store_impl.h"
 
+#define LITE_MAXARGS	16
+
 struct lite {
 	sqlite3		*db;
 	sqlite3_stmt	*cache[Q_COUNT];
+	/* index of $1 $2 ... in each cached statement, found once */
+	unsigned char	 pidx[Q_COUNT][LITE_MAXARGS];
 	sqlite3_stmt	*cur;		/* the active statement */
 	enum store_q	 curq;
 	int64_t		 changes;
@@ -53,6 +59,8 @@ static int	 lite_script(struct store *, const char *);
 static int	 lite_begin(struct store *);
 static int	 lite_commit(struct store *);
 static int	 lite_rollback(struct store *);
+static int	 lite_params(struct store *, enum store_q, sqlite3_stmt *,
+		    size_t);
 static int	 lite_exec(struct store *, enum store_q,
 		    const struct store_arg *, size_t);
 static int	 lite_next(struct store *);
@@ -194,8 +202,10 @@ lite_open(struct store *s, const char *path)
 		store_seterr(s, 0, "sqlite: %s", strerror(errno));
 		return -1;
 	}
+	/* hk has no threads: no mutex on the connection (NOMUTEX). */
 	rc = sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE, NULL);
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX,
+	    NULL);
 	if (rc != SQLITE_OK)
 		return lite_open_fail(s, path, rc);
 	sqlite3_extended_result_codes(l->db, 1);
@@ -296,6 +306,33 @@ lite_rollback(struct store *s)
 	return lite_simple(s, "ROLLBACK", NULL, 0);
 }
 
+/* Where $1 .. $n are in a new statement, by name, once. */
+static int
+lite_params(struct store *s, enum store_q q, sqlite3_stmt *st, size_t n)
+{
+	struct lite *l = s->eng;
+	char pname[24];
+	size_t i, c = (size_t)sqlite3_bind_parameter_count(st);
+	int idx;
+
+	if (c > LITE_MAXARGS || c != n) {
+		store_seterr(s, 0, "sqlite: %s: takes %zu parameters, not %zu",
+		    store_sql[q].name, c, n);
+		return -1;
+	}
+	for (i = 0; i < c; i++) {
+		(void)snprintf(pname, sizeof(pname), "$%zu", i + 1);
+		if ((idx = sqlite3_bind_parameter_index(st, pname)) == 0 ||
+		    idx > LITE_MAXARGS) {
+			store_seterr(s, 0, "sqlite: %s: no parameter %s",
+			    store_sql[q].name, pname);
+			return -1;
+		}
+		l->pidx[q][i] = (unsigned char)idx;
+	}
+	return 0;
+}
+
 static int
 lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
     size_t n)
@@ -303,16 +340,23 @@ lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
 	struct lite *l = s->eng;
 	const char *what = store_sql[q].name;
 	sqlite3_stmt *st;
-	char pname[24];
 	size_t i;
 	int idx, rc;
 
 	lite_finish(s);
+	if (n > LITE_MAXARGS) {
+		store_seterr(s, 0, "sqlite: %s: too many parameters", what);
+		return -1;
+	}
 	if ((st = l->cache[q]) == NULL) {
 		rc = sqlite3_prepare_v3(l->db, store_sql[q].text, -1,
 		    SQLITE_PREPARE_PERSISTENT, &st, NULL);
 		if (rc != SQLITE_OK)
 			return lite_fail(s, rc, what);
+		if (lite_params(s, q, st, n) == -1) {
+			sqlite3_finalize(st);
+			return -1;
+		}
 		l->cache[q] = st;
 	}
 	if ((size_t)sqlite3_bind_parameter_count(st) != n) {
@@ -321,13 +365,7 @@ lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		(void)snprintf(pname, sizeof(pname), "$%zu", i + 1);
-		if ((idx = sqlite3_bind_parameter_index(st, pname)) == 0) {
-			store_seterr(s, 0, "sqlite: %s: no parameter %s",
-			    what, pname);
-			sqlite3_clear_bindings(st);
-			return -1;
-		}
+		idx = l->pidx[q][i];
 		/* Static: lite_finish() clears the bindings before return. */
 		if (a[i].type == STORE_ARG_INT)
 			rc = sqlite3_bind_int64(st, idx, a[i].num);

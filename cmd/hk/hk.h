@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "store.h"
+#include "table.h"
 
 #define PROG	"hk"
 
@@ -24,6 +25,7 @@ int	cmd_ps(struct hk *, int, char **);
 int	cmd_status(struct hk *, int, char **);
 int	cmd_start(struct hk *, int, char **);
 int	cmd_stop(struct hk *, int, char **);
+int	cmd_routes(struct hk *, int, char **);
 
 /* main.c */
 int	hk_store(struct hk *);
@@ -34,13 +36,6 @@ int	resolve_service(struct hk *, const char *, struct store_service *);
 
 /* daemons.c: tell the running daemons; absent ones are skipped */
 void	daemons_tell(const struct hk *, const char *, const char *);
-
-/* table.c: TSV for scripts, aligned columns with a header for a terminal */
-struct table;
-struct table	*table_new(size_t, const char *const *);
-int		 table_add(struct table *, const char *const *);
-void		 table_print(struct table *, int);
-void		 table_free(struct table *);
 
 /* util */
 void	fmt_time(char *, size_t, long long);

@@ -23,6 +23,7 @@ static const struct command {
 } commands[] = {
 	{ "apply",	cmd_apply },
 	{ "ps",		cmd_ps },
+	{ "routes",	cmd_routes },
 	{ "start",	cmd_start },
 	{ "status",	cmd_status },
 	{ "stop",	cmd_stop },
@@ -33,6 +34,7 @@ static const char usage_text[] =
     "usage: hk [-v] [-f config] validate file ...\n"
     "       hk [-v] [-f config] apply file ...\n"
     "       hk [-v] [-f config] ps [--json]\n"
+    "       hk [-v] [-f config] routes [--json]\n"
     "       hk [-v] [-f config] status [--json] service\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
@@ -155,8 +157,13 @@ main(int argc, char *argv[])
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[0], commands[i].name) == 0)
 			break;
-	if (i == sizeof(commands) / sizeof(commands[0]))
+	if (i == sizeof(commands) / sizeof(commands[0])) {
+		/* hk -f config events ...: hk-events reads the same file. */
+		if (config_path != NULL &&
+		    setenv("HAKOPOD_CONFIG", config_path, 1) == -1)
+			fatal(EX_OSERR, "setenv");
 		return run_external(argv[0], argc, argv);
+	}
 
 	memset(&hk, 0, sizeof(hk));
 	memset(&diag, 0, sizeof(diag));

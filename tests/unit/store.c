@@ -45,6 +45,8 @@ static void	 t_services(const char *, struct store *);
 static void	 t_instances(const char *, struct store *);
 static void	 t_prune(const char *, struct store *);
 static void	 t_events(const char *, struct store *);
+static void	 t_requests(const char *, struct store *);
+static void	 t_retention(const char *, struct store *);
 static void	 t_settings(const char *, struct store *);
 static void	 t_tx(const char *, struct store *);
 static void	 t_busy(const char *, struct store *, const char *);
@@ -470,6 +472,115 @@ t_events(const char *E, struct store *s)
 }
 
 static void
+t_requests(const char *E, struct store *s)
+{
+	static const struct {
+		int64_t		 at;
+		const char	*app, *service, *method, *path, *outcome;
+		int		 status;
+		int64_t		 wake;
+	} rqs[] = {
+		{ 1000, "fn", "py", "GET", "/a", "ok", 200, 7 },
+		{ 2000, "fn", "py", "POST", "/b", "ok", 201, 0 },
+		{ 3000, "fn", "db", "GET", "/", "unavailable", 503, 0 },
+		{ 4000, "", "", "GET", "/nope", "not_found", 404, 0 },
+		{ 5000, "fn", "py", "GET", "/c", "ok", 200, 0 },
+	};
+	struct store_request v[5], *o = NULL, bad;
+	size_t i, n = 0;
+	int good = 1;
+
+	memset(v, 0, sizeof(v));
+	for (i = 0; i < 5; i++) {
+		v[i].at = rqs[i].at;
+		(void)strlcpy(v[i].app, rqs[i].app, sizeof(v[i].app));
+		(void)strlcpy(v[i].service, rqs[i].service,
+		    sizeof(v[i].service));
+		(void)strlcpy(v[i].method, rqs[i].method, sizeof(v[i].method));
+		(void)strlcpy(v[i].host, "py.fn.localhost", sizeof(v[i].host));
+		(void)strlcpy(v[i].path, rqs[i].path, sizeof(v[i].path));
+		(void)strlcpy(v[i].outcome, rqs[i].outcome,
+		    sizeof(v[i].outcome));
+		v[i].status = rqs[i].status;
+		v[i].duration_us = 1000 + (int64_t)i;
+		v[i].wait_us = (int64_t)i;
+		v[i].wake_id = rqs[i].wake;
+		v[i].bytes_in = 10;
+		v[i].bytes_out = 20 + (int64_t)i;
+	}
+	ok(store_request_add(s, v, 5) == 0, "%s: request add, a batch of 5",
+	    E);
+	ok(store_request_add(s, v, 0) == 0, "%s: an empty batch is fine", E);
+	bad = v[0];
+	memset(bad.path, 'x', sizeof(bad.path));
+	ok(store_request_add(s, &bad, 1) == -1 &&
+	    strstr(store_error(s), "path") != NULL,
+	    "%s: an unterminated field is refused: %s", E, store_error(s));
+	ok(store_request_list(s, NULL, NULL, 0, 0, 0, &o, &n) == 0 && n == 5,
+	    "%s: request list: all", E);
+	for (i = 0; i < n; i++)
+		good &= o[i].at == rqs[i].at && o[i].status == rqs[i].status &&
+		    (i == 0 || o[i].id > o[i - 1].id) &&
+		    strcmp(o[i].app, rqs[i].app) == 0 &&
+		    strcmp(o[i].path, rqs[i].path) == 0 &&
+		    strcmp(o[i].method, rqs[i].method) == 0 &&
+		    strcmp(o[i].outcome, rqs[i].outcome) == 0 &&
+		    strcmp(o[i].host, "py.fn.localhost") == 0 &&
+		    o[i].duration_us == 1000 + (int64_t)i &&
+		    o[i].wait_us == (int64_t)i && o[i].wake_id == rqs[i].wake &&
+		    o[i].bytes_in == 10 && o[i].bytes_out == 20 + (int64_t)i;
+	ok(good && n == 5, "%s: request list: oldest first, every field", E);
+	free(o);
+	ok(store_request_list(s, "fn", "py", 0, 0, 0, &o, &n) == 0 && n == 3,
+	    "%s: requests of a service", E);
+	free(o);
+	ok(store_request_list(s, NULL, NULL, 200, 0, 0, &o, &n) == 0 &&
+	    n == 2, "%s: requests of a status", E);
+	free(o);
+	ok(store_request_list(s, "fn", NULL, 0, 3000, 0, &o, &n) == 0 &&
+	    n == 2 && o[0].at == 3000, "%s: requests since", E);
+	free(o);
+	ok(store_request_list(s, NULL, NULL, 0, 0, 2, &o, &n) == 0 &&
+	    n == 2 && o[0].at == 4000 && o[1].at == 5000,
+	    "%s: a limit keeps the newest requests, oldest first", E);
+	free(o);
+}
+
+/* After t_events and t_requests: 5 rows in each table. */
+static void
+t_retention(const char *E, struct store *s)
+{
+	struct store_event *ev = NULL;
+	struct store_request *rq = NULL;
+	int64_t gone = -1, first;
+	size_t n = 0;
+
+	ok(store_event_after(s, 0, 0, &ev, &n) == 0 && n == 5,
+	    "%s: events after id 0: all", E);
+	first = n > 0 ? ev[0].id : 0;
+	store_event_free(ev, n);
+	ok(store_event_after(s, first, 2, &ev, &n) == 0 && n == 2 &&
+	    ev[0].id > first && ev[1].id > ev[0].id,
+	    "%s: events after an id, by id, limited", E);
+	store_event_free(ev, n);
+	ok(store_event_prune(s, 0, 0, &gone) == 0 && gone == 0,
+	    "%s: no limit prunes nothing", E);
+	ok(store_event_prune(s, 2500, 0, &gone) == 0 && gone == 2,
+	    "%s: events pruned by age", E);
+	ok(store_event_prune(s, 0, 2, &gone) == 0 && gone == 1 &&
+	    store_event_list(s, NULL, NULL, NULL, 0, 0, &ev, &n) == 0 &&
+	    n == 2 && ev[0].at == 4000, "%s: events pruned by rows", E);
+	store_event_free(ev, n);
+	ok(store_event_prune(s, 0, 1000, &gone) == 0 && gone == 0,
+	    "%s: fewer rows than the limit: nothing pruned", E);
+	ok(store_request_prune(s, 3500, 1, &gone) == 0 && gone == 4 &&
+	    store_request_list(s, NULL, NULL, 0, 0, 0, &rq, &n) == 0 &&
+	    n == 1 && rq[0].at == 5000,
+	    "%s: requests pruned by age and rows at once", E);
+	free(rq);
+}
+
+static void
 t_settings(const char *E, struct store *s)
 {
 	char *v = NULL;
@@ -608,6 +719,8 @@ suite(const char *E, enum store_engine want, const char *url,
 		t_instances(E, s);
 		t_prune(E, s);
 		t_events(E, s);
+		t_requests(E, s);
+		t_retention(E, s);
 		t_settings(E, s);
 		t_tx(E, s);
 		t_busy(E, s, url);

@@ -1,0 +1,110 @@
+/*
+ * events.h - declarations private to hk-events, the event and request
+ * log: the daemon that takes records on events.sock and writes them to
+ * the store in batches, and the query modes that read them back.
+ */
+#ifndef HK_EVENTS_H
+#define HK_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "loop.h"
+#include "store.h"
+
+#define PROG			"hk-events"
+#define EV_FLUSH_MS		50	/* a record waits at most this long */
+#define EV_FLUSH_RECORDS	1000	/* or until this many wait */
+#define EV_PENDING_MAX		10000	/* kept of each kind, then dropped */
+#define EV_READ_BURST		64	/* datagrams per turn of the loop */
+#define EV_RETRY_MS		1000	/* after a failed write to the store */
+#define EV_PRUNE_MS		60000	/* retention runs this often */
+#define EV_PRUNE_AFTER		100000	/* or after this many new rows */
+#define EV_DETAIL_MAX		4096	/* bytes of an event's detail JSON */
+#define EV_ID_MAX		(2 * STORE_NAME_MAX + 1) /* app/service */
+#define EV_LINE_MAX		1536	/* an event in one log or TSV line */
+#define EV_DAY_MS		(24LL * 3600 * 1000)
+#define EV_TIME_MAX		32	/* "2026-11-29T17:05:18.123Z" */
+
+/* Counters since the start, logged when they change and at exit. */
+struct ev_stats {
+	uint64_t	 datagrams;
+	uint64_t	 events;	/* written to the store */
+	uint64_t	 requests;
+	uint64_t	 malformed;	/* records or datagrams refused */
+	uint64_t	 refused;	/* senders of another uid */
+	uint64_t	 dropped;	/* valid, but no room while waiting */
+	uint64_t	 pruned;
+};
+
+/* The daemon: one per process. */
+struct evd {
+	struct loop		*loop;
+	struct store		*store;
+	struct server_config	 cfg;
+	const char		*config_path;
+	int			 fd;		/* events.sock */
+	char			 sock_path[CONFIG_URL_MAX + 16];
+	char			*rbuf;		/* IPC_MSG_MAX + 1 */
+	struct store_event	*ev;		/* waiting for the store */
+	size_t			 nev;
+	struct store_request	*rq;
+	size_t			 nrq;
+	int64_t			 oldest;	/* loop ms, first waiting */
+	int64_t			 retry_at;	/* loop ms; 0 = may write now */
+	int			 failing;	/* the last write failed */
+	uint64_t		 dropped_logged;
+	uint64_t		 since_prune;	/* rows written since */
+	struct loop_timer	 flush_timer;
+	struct loop_timer	 prune_timer;
+	struct ev_stats		 st;
+	int			 stopping;
+};
+
+/* The fields of a request record, pointing into the message. */
+#define REC_NUMS	6
+struct rec_fields {
+	int64_t		 n[REC_NUMS];	/* at status duration_us wait_us
+					   bytes_in bytes_out */
+	const char	*svc;		/* NULL: null */
+	size_t		 svclen;
+	int64_t		 wake;		/* 0: absent or null */
+	const char	*method, *host, *path, *outcome;
+	size_t		 mlen, hlen, plen, olen;
+};
+
+/* record.c: strict validation of what senders send (pure) */
+int	record_event(const json_t *, struct store_event *, char *, size_t);
+int	record_request(const json_t *, struct store_request *, char *,
+	    size_t);
+int	record_fields(const struct rec_fields *, struct store_request *,
+	    char *, size_t);
+
+/*
+ * fast.c: a {"op":"requests"} datagram read without jansson, when it is
+ * plain (see there); -1 sends it to the general path, else the number of
+ * records refused, the good ones in out[0..*n).
+ */
+int	fast_requests(const char *, size_t, struct store_request *, size_t,
+	    size_t *, size_t *, char *, size_t);
+int	record_valid_kind(const char *);
+void	record_detail_text(const char *, char *, size_t);
+void	record_service(const char *, const char *, char *, size_t);
+
+/* ingest.c: events.sock, the waiting records, batches, retention */
+int	ingest_listen(struct evd *, char *, size_t);
+void	ingest_close(struct evd *);
+void	ingest_before_sleep(struct loop *, void *);
+int	ingest_flush(struct evd *);
+void	ingest_prune(struct loop *, void *);
+void	ingest_log_stats(struct evd *, const char *);
+
+/* query.c: list, tail, requests */
+int	query_main(const char *, int, char **);
+int	query_since(const char *, int64_t, int64_t *);
+void	query_time(int64_t, char *, size_t);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * fast.c - the gateway's request batches without jansson.
+ *
+ * Request records are the bulk of what hk-events reads (one per request
+ * of the installation), and jansson's general parser is most of the cost
+ * of taking them.  This reads the one shape the gateway sends, plain:
+ *
+ *	{"op":"requests","records":[{"at":1,...},...]}
+ *
+ * keys in any order, each at most once; strings of printable ASCII
+ * without escapes; integers without fraction or exponent (at most 18
+ * digits); null for service and wake_id only.  Anything else (an escape,
+ * a byte outside ASCII, an unknown or duplicate key, a missing key, a
+ * value of another type, trailing bytes) is not an error here: the
+ * datagram goes whole to the general path (ipc_decode() and
+ * record_request()), which decides.  So this path accepts a subset of
+ * what that one accepts, and the values of each record are checked by the
+ * same record_fields().  A pure function over bytes.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "events.h"
+
+struct scan {
+	const char	*p;
+	const char	*end;
+};
+
+enum { K_AT, K_STATUS, K_DURATION, K_WAIT, K_BYTES_IN, K_BYTES_OUT,
+    K_SERVICE, K_METHOD, K_HOST, K_PATH, K_OUTCOME, K_WAKE, K_COUNT };
+
+static const char *const keys[K_COUNT] = {
+	"at", "status", "duration_us", "wait_us", "bytes_in", "bytes_out",
+	"service", "method", "host", "path", "outcome", "wake_id",
+};
+
+#define K_REQUIRED	((1U << K_WAKE) - 1)
+
+static void	ws(struct scan *);
+static int	lit(struct scan *, char);
+static int	str(struct scan *, const char **, size_t *);
+static int	num(struct scan *, int64_t *);
+static int	null(struct scan *);
+static int	key(struct scan *);
+static int	record(struct scan *, struct rec_fields *);
+
+static void
+ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+	    *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+static int
+lit(struct scan *s, char c)
+{
+	ws(s);
+	if (s->p < s->end && *s->p == c) {
+		s->p++;
+		return 0;
+	}
+	return -1;
+}
+
+/* A string of 0x20..0x7e but '"' and '\\': the value, not terminated. */
+static int
+str(struct scan *s, const char **v, size_t *len)
+{
+	const char *q;
+
+	if (lit(s, '"') == -1)
+		return -1;
+	for (q = s->p; q < s->end && *q != '"'; q++)
+		if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e ||
+		    *q == '\\')
+			return -1;
+	if (q == s->end)
+		return -1;
+	*v = s->p;
+	*len = (size_t)(q - s->p);
+	s->p = q + 1;
+	return 0;
+}
+
+/* -?(0|[1-9][0-9]*), at most 18 digits, not followed by . e E. */
+static int
+num(struct scan *s, int64_t *v)
+{
+	int neg = 0, digits = 0;
+	int64_t n = 0;
+
+	ws(s);
+	if (s->p < s->end && *s->p == '-') {
+		neg = 1;
+		s->p++;
+	}
+	if (s->p < s->end && *s->p == '0' && s->p + 1 < s->end &&
+	    s->p[1] >= '0' && s->p[1] <= '9')
+		return -1;
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
+		if (++digits > 18)
+			return -1;
+		n = n * 10 + (*s->p++ - '0');
+	}
+	if (digits == 0 || (s->p < s->end && (*s->p == '.' || *s->p == 'e' ||
+	    *s->p == 'E')))
+		return -1;
+	*v = neg ? -n : n;
+	return 0;
+}
+
+static int
+null(struct scan *s)
+{
+	ws(s);
+	if (s->end - s->p >= 4 && memcmp(s->p, "null", 4) == 0) {
+		s->p += 4;
+		return 0;
+	}
+	return -1;
+}
+
+/* The index of the next key of a record, or -1. */
+static int
+key(struct scan *s)
+{
+	const char *k;
+	size_t len;
+	int i;
+
+	if (str(s, &k, &len) == -1 || lit(s, ':') == -1)
+		return -1;
+	for (i = 0; i < K_COUNT; i++)
+		if (strlen(keys[i]) == len && memcmp(keys[i], k, len) == 0)
+			return i;
+	return -1;
+}
+
+/* One record into f (values unchecked); -1: not plain. */
+static int
+record(struct scan *s, struct rec_fields *f)
+{
+	unsigned seen = 0;
+	int k, r;
+
+	memset(f, 0, sizeof(*f));
+	if (lit(s, '{') == -1)
+		return -1;
+	do {
+		if ((k = key(s)) == -1 || (seen & (1U << k)))
+			return -1;
+		seen |= 1U << k;
+		if (k < REC_NUMS)
+			r = num(s, &f->n[k]);
+		else if (k == K_WAKE)
+			r = null(s) == 0 ? 0 : num(s, &f->wake);
+		else if (k == K_SERVICE)
+			r = null(s) == 0 ? 0 : str(s, &f->svc, &f->svclen);
+		else
+			r = str(s, k == K_METHOD ? &f->method : k == K_HOST ?
+			    &f->host : k == K_PATH ? &f->path : &f->outcome,
+			    k == K_METHOD ? &f->mlen : k == K_HOST ? &f->hlen :
+			    k == K_PATH ? &f->plen : &f->olen);
+		if (r == -1)
+			return -1;
+	} while (lit(s, ',') == 0);
+	if (lit(s, '}') == -1 || (seen & K_REQUIRED) != K_REQUIRED)
+		return -1;
+	return 0;
+}
+
+/*
+ * The records that pass go to out[0..*nout), at most cap of them (more
+ * are counted in *dropped); returns how many were refused, or -1 when the
+ * datagram is not plain (nothing is taken then).  err: the last refusal.
+ */
+int
+fast_requests(const char *buf, size_t len, struct store_request *out,
+    size_t cap, size_t *nout, size_t *dropped, char *err, size_t errlen)
+{
+	struct scan s = { buf, buf + len };
+	struct store_request spare;
+	struct rec_fields f;
+	const char *v;
+	size_t vlen, n = 0, drop = 0;
+	int bad = 0, op = 0, recs = 0, k;
+
+	if (lit(&s, '{') == -1)
+		return -1;
+	for (k = 0; k < 2; k++) {
+		if (str(&s, &v, &vlen) == -1 || lit(&s, ':') == -1)
+			return -1;
+		if (vlen == 2 && memcmp(v, "op", 2) == 0 && !op) {
+			if (str(&s, &v, &vlen) == -1 || vlen != 8 ||
+			    memcmp(v, "requests", 8) != 0)
+				return -1;
+			op = 1;
+		} else if (vlen == 7 && memcmp(v, "records", 7) == 0 && !recs) {
+			if (lit(&s, '[') == -1)
+				return -1;
+			ws(&s);
+			if (s.p < s.end && *s.p == ']')
+				s.p++;
+			else {
+				do {
+					if (record(&s, &f) == -1)
+						return -1;
+					if (record_fields(&f, n < cap ?
+					    &out[n] : &spare, err,
+					    errlen) == -1)
+						bad++;
+					else if (n < cap)
+						n++;
+					else
+						drop++;
+				} while (lit(&s, ',') == 0);
+				if (lit(&s, ']') == -1)
+					return -1;
+			}
+			recs = 1;
+		} else
+			return -1;
+		if (k == 0 && lit(&s, ',') == -1)
+			return -1;
+	}
+	if (lit(&s, '}') == -1)
+		return -1;
+	ws(&s);
+	if (s.p != s.end)
+		return -1;
+	*nout = n;
+	*dropped = drop;
+	return bad;
+}

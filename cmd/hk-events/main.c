@@ -1,0 +1,248 @@
+/*
+ * hk-events - the event and request log.  With no command it is the
+ * daemon: it takes event and request records on events.sock (datagrams)
+ * and writes them to the store in batches, logs each event on stderr,
+ * and keeps both tables within their retention.  With a command (list,
+ * tail, requests) it reads the store and prints; no daemon is needed.
+ *
+ * main.c: options, config, setup, readiness, the loop; nothing else.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "events.h"
+#include "ipc.h"
+#include "log.h"
+#include "loop.h"
+#include "notify.h"
+#include "store.h"
+
+static const char usage_text[] =
+    "usage: hk-events [-nv] [-d fd] [-f config]\n"
+    "       hk-events [-v] [-f config] list [--json] [--kind kind] "
+    "[--service service]\n"
+    "                 [--since time] [-n count]\n"
+    "       hk-events [-v] [-f config] tail [-f] [--json] [-n count]\n"
+    "       hk-events [-v] [-f config] requests [--json] "
+    "[--service service]\n"
+    "                 [--since time] [--status code] [-n count]\n";
+
+static void	usage(int) __attribute__((noreturn));
+static void	load_config(struct evd *, int, int);
+static void	check_print(const struct server_config *);
+static void	setup(struct evd *);
+static void	on_signal(struct loop *, int, void *);
+static void	reload_config(struct evd *);
+static int	serve(struct evd *, int);
+
+static void
+usage(int code)
+{
+	fputs(usage_text, code == EX_OK ? stdout : stderr);
+	exit(code);
+}
+
+/* -n: check, say so and exit; otherwise a bad config exits 78 at once. */
+static void
+load_config(struct evd *d, int check, int verbose)
+{
+	struct config_diag diag;
+	size_t i;
+	int missing = 0;
+
+	memset(&diag, 0, sizeof(diag));
+	if (config_load_server(&d->cfg, d->config_path, &diag,
+	    &missing) == -1) {
+		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
+			log_errorx("%s", diag.msg[i]);
+		if (diag.count == 0)
+			log_errorx("unable to load the configuration");
+		exit(missing ? EX_NOINPUT : EX_CONFIG);
+	}
+	if (!check)
+		return;
+	if (verbose)
+		check_print(&d->cfg);
+	fprintf(stderr, "configuration OK\n");
+	exit(EX_OK);
+}
+
+/* -n -v: the keys hk-events uses, their values and where they came from. */
+static void
+check_print(const struct server_config *cfg)
+{
+	static const char *const from[] = {
+		"default", "file", "environment", "flag",
+	};
+	const struct {
+		const char	*name;
+		const char	*text;
+		int64_t		 num;
+	} mine[] = {
+		{ "events_max_age_days", NULL, cfg->events_max_age_days },
+		{ "events_max_rows", NULL, cfg->events_max_rows },
+		{ "requests_max_age_days", NULL, cfg->requests_max_age_days },
+		{ "requests_max_rows", NULL, cfg->requests_max_rows },
+		{ "runtime_dir", cfg->runtime_dir, 0 },
+		{ "state", cfg->state, 0 },
+	};
+	const struct config_key *keys;
+	size_t n, i, k;
+
+	keys = config_keys(&n);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < sizeof(mine) / sizeof(mine[0]); k++) {
+			if (strcmp(keys[i].name, mine[k].name) != 0)
+				continue;
+			if (mine[k].text != NULL)
+				fprintf(stderr, "%s = \"%s\" (%s)\n",
+				    mine[k].name, mine[k].text,
+				    from[cfg->source[i]]);
+			else
+				fprintf(stderr, "%s = %lld (%s)\n",
+				    mine[k].name, (long long)mine[k].num,
+				    from[cfg->source[i]]);
+		}
+}
+
+static void
+setup(struct evd *d)
+{
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
+	char err[STORE_ERR_LEN];
+
+	signal(SIGPIPE, SIG_IGN);
+	d->fd = -1;
+	if ((d->rbuf = malloc(IPC_MSG_MAX + 1)) == NULL ||
+	    (d->loop = loop_new()) == NULL)
+		fatal(EX_OSERR, "unable to set up");
+	if (loop_signals(d->loop, sigs, sizeof(sigs) / sizeof(sigs[0]),
+	    on_signal, d) == -1)
+		fatal(EX_OSERR, "unable to set up signals");
+	loop_before_sleep(d->loop, ingest_before_sleep, d);
+	if ((d->store = store_open(d->cfg.state, err, sizeof(err))) == NULL)
+		fatalx(errno == EAGAIN ? EX_TEMPFAIL : EX_UNAVAILABLE,
+		    "unable to open store %s: %s", d->cfg.state, err);
+	if (mkdir(d->cfg.runtime_dir, 0755) == -1 && errno != EEXIST)
+		fatal(EX_OSERR, "unable to create %s", d->cfg.runtime_dir);
+	if (ingest_listen(d, err, sizeof(err)) == -1)
+		fatalx(EX_OSERR, "unable to listen: %s", err);
+}
+
+static void
+on_signal(struct loop *l, int sig, void *arg)
+{
+	struct evd *d = arg;
+
+	if (sig == SIGHUP) {
+		reload_config(d);
+		return;
+	}
+	log_info("%s: stopping", strsignal(sig));
+	notify_stopping();
+	d->stopping = 1;
+	loop_stop(l);
+}
+
+/* SIGHUP: the retention keys apply; state and runtime_dir do not. */
+static void
+reload_config(struct evd *d)
+{
+	struct server_config nc;
+	struct config_diag diag;
+	size_t i;
+	int missing = 0;
+
+	log_info("reloading");
+	notify_reloading();
+	memset(&diag, 0, sizeof(diag));
+	if (config_load_server(&nc, d->config_path, &diag, &missing) == -1) {
+		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
+			log_warnx("%s", diag.msg[i]);
+		log_warnx("reload: the configuration is kept as it was");
+	} else {
+		if (strcmp(nc.state, d->cfg.state) != 0 ||
+		    strcmp(nc.runtime_dir, d->cfg.runtime_dir) != 0)
+			log_warnx("reload: state and runtime_dir change only "
+			    "with a restart");
+		d->cfg.events_max_age_days = nc.events_max_age_days;
+		d->cfg.events_max_rows = nc.events_max_rows;
+		d->cfg.requests_max_age_days = nc.requests_max_age_days;
+		d->cfg.requests_max_rows = nc.requests_max_rows;
+		ingest_prune(d->loop, d);
+	}
+	notify_ready(-1);
+}
+
+static int
+serve(struct evd *d, int fd)
+{
+	setup(d);
+	if (notify_ready(fd) == -1)
+		log_warn("unable to signal readiness");
+	log_info("ready: listening on %s", d->sock_path);
+	if (loop_run(d->loop) == -1)
+		fatal(EX_OSERR, "unable to wait for events");
+	ingest_close(d);
+	ingest_log_stats(d, "stopped");
+	store_close(d->store);
+	loop_free(d->loop);
+	free(d->rbuf);
+	return EX_OK;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct evd d;
+	const char *errstr;
+	int ch, check = 0, verbose = 0, fd = -1, daemon_flags = 0;
+
+	log_init(PROG, 0);
+	if (argc > 1 && strcmp(argv[1], "--help") == 0)
+		usage(EX_OK);
+	memset(&d, 0, sizeof(d));
+	while ((ch = getopt(argc, argv, "+d:f:hnv")) != -1) {
+		switch (ch) {
+		case 'd':
+			fd = (int)strtonum(optarg, 0, INT_MAX, &errstr);
+			if (errstr != NULL || notify_fd_valid(fd) == -1) {
+				log_errorx("-d %s: not an open descriptor "
+				    "above 2", optarg);
+				usage(EX_USAGE);
+			}
+			daemon_flags = 1;
+			break;
+		case 'f':
+			d.config_path = optarg;
+			break;
+		case 'h':
+			usage(EX_OK);
+		case 'n':
+			check = daemon_flags = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	log_verbose(verbose);
+	if (optind < argc) {
+		if (daemon_flags)
+			usage(EX_USAGE);
+		return query_main(d.config_path, argc - optind, argv + optind);
+	}
+	load_config(&d, check, verbose);
+	return serve(&d, fd);
+}
