@@ -23,14 +23,14 @@
 #include <http_parser.h>
 
 #include "config.h"
+#include "http.h"
 #include "loop.h"
 #include "spec.h"
 #include "store.h"
 
 #define PROG			"hk-activate"
 
-#define HEAD_MAX		16384	/* request or response head: 431 */
-#define HDR_MAX			128	/* header lines in one head */
+#define HEAD_MAX		HTTP_HEAD_MAX	/* request or response head */
 #define IN_SIZE			8192	/* client bytes read ahead */
 #define XBUF_SIZE		(HEAD_MAX + 4096)	/* each direction */
 #define FRAME_RESERVE		64	/* chunk framing per read */
@@ -70,23 +70,6 @@ struct xbuf {
 	char	data[XBUF_SIZE];
 };
 
-struct hdr {
-	uint16_t	name_off, name_len;
-	uint16_t	val_off, val_len;
-};
-
-/* A parsed head: every byte of it kept once, within HEAD_MAX. */
-struct head {
-	char		buf[HEAD_MAX];
-	size_t		len;
-	struct hdr	hdr[HDR_MAX];
-	int		nhdr;
-	int		in_value;
-	int		overflow;
-	uint16_t	url_off, url_len;	/* request */
-	uint16_t	st_off, st_len;		/* response reason */
-};
-
 struct service;
 struct conn;
 TAILQ_HEAD(parkq, conn);
@@ -113,7 +96,7 @@ struct conn {
 
 	http_parser		 req;
 	http_parser		 resp;
-	struct head		 head;
+	struct http_head	 head;
 	size_t			 head_bytes;
 	char			 in[IN_SIZE];
 	size_t			 in_off, in_len;
@@ -245,17 +228,8 @@ int64_t	wall_ms(void);
 /* http.c */
 extern const http_parser_settings	req_settings;
 extern const http_parser_settings	resp_settings;
-void	head_reset(struct head *);
-int	head_find(const struct head *, const char *, const char **,
-	    size_t *);
-int	head_count(const struct head *, const char *);
-int	http_check_request(struct conn *);
-int	http_emit_request(struct conn *, struct xbuf *);
-int	http_emit_response(struct conn *, struct xbuf *);
-int	http_emit_answer(struct xbuf *, int, const char *, int, int, int);
-int	http_frame(struct xbuf *, const char *, size_t, int);
-int	http_frame_end(struct xbuf *, int);
-const char *http_reason(int);
+int	emit_request(struct conn *, struct xbuf *);
+int	emit_answer(struct xbuf *, int, const char *, int, int, int);
 size_t	xbuf_room(const struct xbuf *);
 size_t	xbuf_used(const struct xbuf *);
 int	xbuf_add(struct xbuf *, const void *, size_t);

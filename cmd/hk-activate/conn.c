@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -271,7 +270,7 @@ conn_reset(struct conn *c)
 	c->bytes_in = c->bytes_out = 0;
 	c->status = 0;
 	c->method[0] = c->host[0] = c->path[0] = '\0';
-	head_reset(&c->head);
+	http_head_reset(&c->head);
 	http_parser_init(&c->req, HTTP_REQUEST);
 	c->req.data = c;
 }
@@ -343,7 +342,7 @@ conn_answer(struct conn *c, int status, const char *msg, int retry)
 		c->outcome = status == 504 || status == 408 ? "timeout" :
 		    "rejected";
 	c->status = status;
-	if (http_emit_answer(&c->out, status, msg, retry, c->close_after,
+	if (emit_answer(&c->out, status, msg, retry, c->close_after,
 	    head_only) == -1) {
 		conn_abort(c, c->outcome);
 		return;
@@ -596,8 +595,8 @@ conn_parse_error(struct conn *c)
 	if (c->overlimit) {
 		c->outcome = "too_large";
 		conn_fail(c, 413, "request body too large");
-	} else if (c->head.overflow || (!c->head_done &&
-	    c->head_bytes > HEAD_MAX))
+	} else if (http_head_error(&c->head, c->head_bytes,
+	    c->head_done) == 431)
 		conn_fail(c, 431, "request header fields too large");
 	else {
 		c->outcome = "bad_request";
@@ -609,38 +608,18 @@ conn_parse_error(struct conn *c)
 static void
 conn_facts(struct conn *c)
 {
-	const struct head *h = &c->head;
-	const char *v, *url = h->buf + h->url_off;
-	size_t n, i, j = 0;
+	const struct http_head *h = &c->head;
 
 	strlcpy(c->method, http_method_str(c->req.method), sizeof(c->method));
-	if (head_find(h, "host", &v, &n) == 0) {
-		for (i = 0; i < n && j < sizeof(c->host) - 1; i++) {
-			if (v[i] == ':' && v[0] != '[')
-				break;
-			if (v[i] < 0x21 || v[i] > 0x7e)
-				continue;
-			c->host[j++] = (v[i] >= 'A' && v[i] <= 'Z') ?
-			    v[i] - 'A' + 'a' : v[i];
-			if (v[i] == ']')
-				break;
-		}
-	}
-	while (j > 0 && c->host[j - 1] == '.')
-		j--;
-	c->host[j] = '\0';
-	for (i = 0, j = 0; i < h->url_len && url[i] != '?' &&
-	    url[i] != '#' && j < sizeof(c->path) - 1; i++)
-		c->path[j++] = (url[i] < 0x21 || url[i] > 0x7e) ? '?' : url[i];
-	c->path[j] = '\0';
+	http_request_host(h, c->host, sizeof(c->host));
+	http_request_path(h->buf + h->url_off, h->url_len, c->path,
+	    sizeof(c->path));
 	c->keepalive = http_should_keep_alive(&c->req);
 	c->chunked_in = (c->req.flags & F_CHUNKED) != 0;
 	c->body_len = (c->req.flags & F_CONTENTLENGTH) ?
 	    c->req.content_length : 0;
 	c->upgrade = c->req.upgrade;
-	if (head_find(h, "expect", &v, &n) == 0 && n == 12 &&
-	    strncasecmp(v, "100-continue", 12) == 0 && c->req.http_minor > 0)
-		c->expect100 = 1;
+	c->expect100 = http_expects_continue(h, &c->req);
 }
 
 static void
@@ -654,7 +633,7 @@ conn_dispatch(struct conn *c)
 		conn_fail(c, 431, "request header fields too large");
 		return;
 	}
-	if ((st = http_check_request(c)) != 0) {
+	if ((st = http_check_request(&c->head, &c->req)) != 0) {
 		c->outcome = "bad_request";
 		conn_fail(c, st, st == 405 ? "CONNECT is not served" :
 		    "malformed request framing");
@@ -675,7 +654,7 @@ conn_forward(struct conn *c)
 		park_unlink(c);
 	conn_set_state(c, CS_FORWARD);
 	if (!c->head_sent) {
-		if (http_emit_request(c, &c->up) == -1) {
+		if (emit_request(c, &c->up) == -1) {
 			conn_fail(c, 431, "request header fields too large");
 			return;
 		}

@@ -1,60 +1,65 @@
 #!/bin/sh
-# hk-activate's cold starts against a stand-in for hk-scale
-# (fn/gw-fake-scale.py): parked requests forwarded on ready with one wake,
-# failed and refused wakes answered 503 at once, the startup deadline 504,
-# a refused connection retried within the startup deadline, fence and
-# down, hk-scale going away and coming back, and the request records.
+# hk-activate's cold starts, with hk-scale (exec backend) running real
+# functions (fn/gw-backend.py, fn/gw-late.py): parked requests forwarded on
+# ready with one wake, a failed start and a wake refused as stopped
+# answered 503 at once, the startup deadline 504, a refused connection
+# retried within the startup deadline, fence and down, hk-scale going
+# away (killed) and coming back, and the request records.
 . tests/integration/lib.sh
 . tests/integration/fn/gw-lib.sh
 
-P1=$(free_port)
-P2=$(free_port)
-gw_config "max_concurrent_requests = 16"
-svc() {	# svc NAME PORT
+BE=$GW_FN/gw-backend.py
+gw_config "max_concurrent_requests = 16" "max_concurrent_starts = 4"
+svc() {	# svc NAME COMMAND [EXTRA]: a function, startup deadline 5 s
 	cat <<APP
 
 [services.$1]
-command = ["true"]
-port = $2
+command = ["sh", "-c", "$2"]
 public = true
-
+${3:-}
+[services.$1.environment]
+GW_LOG = "$T/$1.inv"
+GW_GO = "$T/$1.go"
 [services.$1.serverless]
 startup_timeout_seconds = 5
 APP
 }
+# hk-scale starts each new service once (its readiness gate), then each
+# is put to sleep as hk-idle would.  From then on $T/fail.go makes fn/fail
+# print "boom" and exit 1, $T/never.go makes fn/never hang without
+# listening, and fn/late (gw-late.py) listens only once $T/late.go exists.
 {
 	printf 'schema_version = 1\nname = "fn"\n'
-	svc cold "$P1"
-	svc fail 9
-	svc never 9
-	svc refuse 9
-	svc late "$P2"
-	svc leave "$P1"
+	svc cold "sleep 1; exec python3 $BE"
+	svc fail "[ -e $T/fail.go ] && { echo boom; exit 1; }; exec python3 $BE"
+	svc never "[ -e $T/never.go ] && exec sleep 1000; exec python3 $BE"
+	svc refuse "exec python3 $BE"
+	svc late "exec python3 $GW_FN/gw-late.py" 'readiness = "notify"'
+	svc leave "sleep 1.5; exec python3 $BE"
 } >"$T/app.toml"
 hk apply "$T/app.toml" >/dev/null
 
-bg_ready events python3 "$GW_FN/gw-events.py" "$T/run" "$T/events.out"
-ok $? "events.sock stand-in"
-gw_backend be1 "$P1"
-ok $? "backend on $P1"
-start_fake() {
-	bg_ready fake python3 "$GW_FN/gw-fake-scale.py" "$T/run" "$T/wake.log" \
-	    "fn/cold=ready:127.0.0.1:$P1:300" "fn/fail=fail:3" \
-	    "fn/refuse=refuse:stopped" "fn/late=ready:127.0.0.1:$P2" \
-	    "fn/leave=ready:127.0.0.1:$P1:1500"
+e2e_start
+ok $? "events.sock stand-in, hk-scale and hk-activate are up"
+for s in cold fail never refuse leave late; do
+	put_to_sleep fn/$s
+	ok $? "fn/$s passed its readiness gate and sleeps"
+done
+touch "$T/fail.go" "$T/never.go"
+wakes() {	# wakes SERVICE: wakes the gateway sent for it
+	count "service=$1: wake sent" "$T/gw.log"
 }
-start_fake
-ok $? "scale.sock stand-in"
-gw_start
-ok $? "hk-activate ready"
-wait_for 5 grep -q 'scale.sock: subscribed' "$T/gw.log"
-ok $? "subscribed to scale.sock"
+starts() {	# starts SERVICE: processes hk-scale started for it
+	count "service=$1: started pid" "$T/scale.log"
+}
 
 # The startup deadline runs in the background meanwhile (5 s).
 curl -sS -o "$T/never.body" -w '%{http_code} %{time_total}' --max-time 20 \
     -H 'Host: never.fn.localhost' "$GW_URL/" >"$T/never.out" &
 never=$!
 
+# fn/cold sleeps 1 s before it listens.
+cold_starts=$(starts fn/cold)
 for i in 1 2 3; do
 	curl -sS -o "$T/post$i" -w '%{http_code}' --max-time 20 \
 	    -H 'Host: cold.fn.localhost' -H 'Authorization: Bearer secret' \
@@ -62,58 +67,71 @@ for i in 1 2 3; do
 	    >"$T/post$i.code" &
 	eval "post$i=\$!"
 done
-wait_for 5 sh -c "[ \$(grep -c 'wake fn/cold' '$T/wake.log') -ge 1 ]"
+wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
+    '{\"op\":\"status\"}' services.fn/cold.parked) = 3 ]"
 is "$(gw_ctl '{"op":"status"}' services.fn/cold.state \
     services.fn/cold.parked)" "starting
 3" "three requests park while the service starts"
 wait "$post1" "$post2" "$post3"
 is "$(cat "$T/post1.code" "$T/post2.code" "$T/post3.code" | tr -d '\n')" \
     200200200 "all three are answered once it is ready"
-is "$(cat "$T/post1")" "POST /p bytes=3" "by the backend"
-is "$(count 'wake fn/cold' "$T/wake.log")" 1 "one wake for the cold start"
-is "$(count 'invocation POST /p' "$T/be1.inv")" 3 \
+is "$(cat "$T/post1")" "POST /p bytes=3" "by the function"
+is "$(wakes fn/cold)/$(($(starts fn/cold) - cold_starts))" 1/1 \
+    "one wake, one start for the cold start"
+is "$(count 'invocation POST /p' "$T/cold.inv")" 3 \
     "the handler saw exactly three requests"
 is "$(gw_ctl '{"op":"status"}' services.fn/cold.state \
     services.fn/cold.endpoint services.fn/cold.active)" "running
-127.0.0.1:$P1
-0" "status: running at its endpoint, nothing active"
+$(scale_ctl '{"op":"status"}' services.fn/cold.endpoint)
+0" "status: running at hk-scale's endpoint, nothing active"
 is "$(gw_code cold.fn.localhost /warm)" 200 "a warm request goes straight through"
-is "$(count 'wake fn/cold' "$T/wake.log")" 1 "without a wake"
+is "$(wakes fn/cold)" 1 "without a wake"
 
+# fn/fail prints "boom" and exits 1: hk-scale's first backoff is 1 s.
 is "$(gw_code fail.fn.localhost /)" 503 "a failed start: 503"
 is "$(cat "$T/body")" "service failed to start: exit status 1: boom" \
     "with the reason"
-is "$(gw_header retry-after)" 3 "and Retry-After from retry_after"
+is "$(gw_header retry-after)" 1 "and Retry-After from retry_after"
 is "$(gw_code fail.fn.localhost /)" 503 "again while retry_after lasts: 503"
-is "$(count 'wake fn/fail' "$T/wake.log")" 1 "at once, without a second wake"
+is "$(wakes fn/fail)" 1 "at once, without a second wake"
+is "$(count 'service=fn/fail: unable to start' "$T/scale.log")" 1 \
+    "hk-scale tried once"
 is "$(gw_ctl '{"op":"status"}' services.fn/fail.state)" failed \
     "status: failed"
 
+# hk stop as seen by hk-scale only (an hk that reaches scale.sock alone):
+# the gateway learns it from the refused wake.
+mkdir "$T/only-scale"
+ln -s "$T/run/scale.sock" "$T/only-scale/scale.sock"
+HAKOPOD_RUNTIME_DIR=$T/only-scale hk stop fn/refuse >/dev/null
 is "$(gw_code refuse.fn.localhost /)" 503 "a wake refused as stopped: 503"
 is "$(cat "$T/body")" "service stopped" "body: service stopped"
+like "$(cat "$T/gw.log")" 'service=fn/refuse: wake refused: stopped' \
+    "hk-scale refused the wake"
 is "$(gw_code refuse.fn.localhost /)" 503 "stays stopped"
-is "$(count 'wake fn/refuse' "$T/wake.log")" 1 "and is not woken again"
+is "$(wakes fn/refuse)" 1 "and is not woken again"
 
-# Nothing listens on P2 yet: the connection is refused, the request goes
-# back to the queue and another wake is sent, until the backend is there.
+# fn/late says it is ready (readiness = "notify") before it listens: the
+# connection is refused, the request goes back to the queue and
+# another wake is sent, until the function listens.
 curl -sS -o "$T/late.body" -w '%{http_code}' --max-time 20 \
     -H 'Host: late.fn.localhost' "$GW_URL/late" >"$T/late.code" &
 late=$!
-wait_for 5 sh -c "[ \$(grep -c 'wake fn/late' '$T/wake.log') -ge 2 ]"
+wait_t 5 sh -c "[ \$(grep -c 'service=fn/late: wake sent' '$T/gw.log') -ge 2 ]"
 ok $? "a refused connection is retried with a new wake"
-gw_backend be2 "$P2"
+touch "$T/late.go"
 wait "$late"
-is "$(cat "$T/late.code")" 200 "and answered once the backend listens"
-is "$(count 'invocation GET /late' "$T/be2.inv")" 1 "exactly once"
+is "$(cat "$T/late.code")" 200 "and answered once the function listens"
+is "$(count 'invocation GET /late' "$T/late.inv")" 1 "exactly once"
 
-# A client that leaves while parked is not forwarded.
+# A client that leaves while parked is not forwarded (fn/leave takes 1.5 s).
 curl -sS -o /dev/null --max-time 0.5 -H 'Host: leave.fn.localhost' \
     "$GW_URL/left" 2>/dev/null
 wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
     '{\"op\":\"status\"}' services.fn/leave.active) = 0 ]"
 ok $? "a client that hangs up while parked gives its slot back"
 wait_t 5 state_is fn/leave running
-is "$(count 'invocation GET /left' "$T/be1.inv")" 0 \
+is "$(count 'invocation GET /left' "$T/leave.inv")" 0 \
     "and its request is not forwarded"
 
 wait "$never"
@@ -122,43 +140,53 @@ like "$(cat "$T/never.out")" '^504 (4\.9|5\.|6\.)' \
 is "$(cat "$T/never.body")" "startup deadline exceeded" "body says so"
 
 # Fence: hk-idle's question.  Granted, new requests park and wake; the
-# fenced instance's ready is not used; its down, then a fresh start.
+# fenced instance's ready (sent again by hk-scale for the wake) is not
+# used; hk-idle's sleep brings its down, then a fresh start.
 is "$(gw_ctl '{"op":"fence","service":"fn/cold","idle_seconds":0}')" \
     '{"ok":true}' "fence granted to an idle service"
 is "$(gw_ctl '{"op":"status"}' services.fn/cold.state)" draining \
     "status: draining"
+cold_starts=$(starts fn/cold)
 curl -sS -o "$T/fenced.body" -w '%{http_code}' --max-time 20 \
     -H 'Host: cold.fn.localhost' "$GW_URL/fenced" >"$T/fenced.code" &
 fenced=$!
-wait_for 5 sh -c "[ \$(grep -c 'wake fn/cold' '$T/wake.log') -ge 2 ]"
+wait_t 5 sh -c "[ \$(grep -c 'service=fn/cold: wake sent' '$T/gw.log') -ge 2 ]"
 ok $? "a request after the fence wakes"
 wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
     '{\"op\":\"status\"}' services.fn/cold.parked) = 1 ]"
 ok $? "and parks: the fenced instance's ready is not used"
-is "$(count 'invocation GET /fenced' "$T/be1.inv")" 0 \
+is "$(count 'invocation GET /fenced' "$T/cold.inv")" 0 \
     "nothing reaches the fenced instance"
-echo '{"op":"down","service":"fn/cold","reason":"idle"}' >"$T/run/fake.cmd"
+is "$(scale_ctl '{"op":"sleep","service":"fn/cold"}')" '{"ok":true}' \
+    "hk-scale puts the fenced instance to sleep"
 wait "$fenced"
 is "$(cat "$T/fenced.code")" 200 "after its down, a fresh start answers"
-is "$(count 'wake fn/cold' "$T/wake.log")" 3 "woken again after the down"
+is "$(wakes fn/cold)/$(($(starts fn/cold) - cold_starts))" 3/1 \
+    "woken again after the down, one new process"
 
 is "$(gw_ctl '{"op":"fence","service":"fn/cold","idle_seconds":3600}' \
     ok active)" "false
 0" "fence refused before idle_seconds after the last request"
 
-# hk-scale goes away: wakes are impossible, warm services still work.
-stop_pid "$fake_pid"
-wait_for 5 grep -q 'hk-scale unavailable' "$T/gw.log"
+# hk-scale goes away (killed: its instances live on): wakes are
+# impossible, warm services still work; a new hk-scale adopts them.
+kill -KILL "$scale_pid"
+wait "$scale_pid" 2>/dev/null
+wait_t 5 grep -q 'hk-scale unavailable' "$T/gw.log"
 ok $? "the gateway notices hk-scale went away"
 is "$(gw_code never.fn.localhost /)" 503 "a sleeping service: 503"
 is "$(cat "$T/body")" "activation unavailable" "activation unavailable"
 is "$(gw_code cold.fn.localhost /)" 200 "a running service still answers"
-start_fake
-wait_for 5 sh -c "[ \$(grep -c 'scale.sock: subscribed' '$T/gw.log') -ge 2 ]"
-ok $? "and subscribes again when hk-scale is back"
+daemon scale2 hk-scale -v -g 2
+ok $? "hk-scale started again"
+wait_t 5 sh -c "[ \$(grep -c 'scale.sock: subscribed' '$T/gw.log') -ge 2 ]"
+ok $? "and the gateway subscribes again"
+like "$(cat "$T/scale2.log")" 'service=fn/cold: adopted pid' \
+    "the running instance is adopted"
+is "$(gw_code cold.fn.localhost /again)" 200 "and still answers"
 
 # Request records reach events.sock in batches.
-wait_for 5 grep -q '"path":"/fenced"' "$T/events.out"
+wait_t 5 grep -q '"path":"/fenced"' "$T/events.out"
 ok $? "request records are sent to events.sock"
 python3 - "$T/events.out" >"$T/recs.out" <<'EOF'
 import json, sys
@@ -184,4 +212,6 @@ is "$(sed -n 4p "$T/recs.out")" startup_timeout "outcome of a 504"
 is "$(count secret "$T/events.out")" 0 \
     "no query string, Authorization or Cookie value in the records"
 
+stop_pid "$gw_pid"
+stop_pid "$scale2_pid"
 done_testing

@@ -1,6 +1,6 @@
 #!/bin/sh
-# hk-activate as a reverse proxy (backend fn/gw-backend.py, hk-scale's
-# stand-in fn/gw-fake-scale.py): keep-alive with clients and backends,
+# hk-activate as a reverse proxy, with hk-scale (exec backend) running the
+# functions (fn/gw-backend.py): keep-alive with clients and backends,
 # chunked bodies both ways, Expect: 100-continue, HTTP/1.0, pipelining,
 # hop-by-hop headers and X-Forwarded-*, the /fn/ prefix, 413 while a
 # chunked body streams, 429, 503 at max_concurrent_requests, the request
@@ -8,16 +8,16 @@
 . tests/integration/lib.sh
 . tests/integration/fn/gw-lib.sh
 
-P1=$(free_port)
-gw_config "max_concurrent_requests = 5"
+BE=$GW_FN/gw-backend.py
+gw_config "max_concurrent_requests = 5" "max_concurrent_starts = 3"
 svc() {	# svc NAME REQUEST_TIMEOUT
 	cat <<APP
 
 [services.$1]
-command = ["true"]
-port = $P1
+command = ["python3", "$BE"]
 public = true
-
+[services.$1.environment]
+GW_LOG = "$T/$1.inv"
 [services.$1.serverless]
 request_timeout_seconds = $2
 max_concurrency = 4
@@ -31,16 +31,16 @@ APP
 } >"$T/app.toml"
 hk apply "$T/app.toml" >/dev/null
 
-gw_backend be "$P1"
-bg_ready fake python3 "$GW_FN/gw-fake-scale.py" "$T/run" "$T/wake.log" \
-    "fn/web=ready:127.0.0.1:$P1" "fn/other=ready:127.0.0.1:$P1" \
-    "fn/hold=ready:127.0.0.1:$P1"
-gw_start
-ok $? "hk-activate ready"
-wait_for 5 grep -q 'scale.sock: subscribed' "$T/gw.log"
+e2e_start
+ok $? "hk-scale and hk-activate are up"
+put_to_sleep fn/web
+ok $? "fn/web passed its readiness gate and sleeps"
+wait_t 20 state_is fn/other running && wait_t 20 state_is fn/hold running
+ok $? "fn/other and fn/hold running"
 H=web.fn.localhost
 
 is "$(gw_code $H /first)" 200 "first request (cold start)"
+is "$(count 'service=fn/web: wake sent' "$T/gw.log")" 1 "woken once"
 out=$(curl -sS --max-time 10 -H "Host: $H" "$GW_URL/conn" "$GW_URL/conn")
 is "$(echo "$out" | sort -u | wc -l | tr -d ' ')" 1 \
     "two requests on one client connection use one backend connection"
@@ -169,5 +169,6 @@ wait "$gw_pid"
 is "$?" 0 "then exits 0"
 is "$(curl -s -o /dev/null -w '%{http_code}' "$GW_URL/")" 000 \
     "no longer accepting"
+stop_pid "$scale_pid"
 
 done_testing

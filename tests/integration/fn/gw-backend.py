@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gw-backend.py - a test backend for hk-activate's tests.
+"""gw-backend.py - a test function for hk-activate's tests, run by hk-scale.
 
 Listens on 127.0.0.1:$PORT (HTTP/1.1, keep-alive, one thread per
 connection).  Every handled request appends "invocation METHOD PATH" to

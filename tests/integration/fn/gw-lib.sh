@@ -71,16 +71,6 @@ bg_ready() {
 	[ "$_got" = ready ]
 }
 
-# gw_backend NAME PORT: tests/integration/fn/gw-backend.py on PORT, its
-# invocations in $T/NAME.inv.
-gw_backend() {
-	PORT=$2 GW_LOG=$T/$1.inv python3 "$GW_FN/gw-backend.py" \
-	    2>>"$T/$1.log" &
-	_pids="$_pids $!"
-	eval "${1}_pid=$!"
-	wait_for 10 grep -q started "$T/$1.inv"
-}
-
 # count PATTERN FILE: lines of FILE matching PATTERN (0 if none or absent).
 count() {
 	if [ -f "$2" ]; then

@@ -1,0 +1,551 @@
+/*
+ * http.c - HTTP/1.1 heads over bytes (see http.h): a head kept within
+ * bounds as http_parser reads it, strict framing checks, and the heads a
+ * proxy writes, hop-by-hop headers removed and the body re-framed.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+
+#define CONN_TOKENS	16	/* header names listed in Connection */
+
+struct tokens {
+	const char	*p[CONN_TOKENS];
+	size_t		 len[CONN_TOKENS];
+	size_t		 n;
+};
+
+static int	head_add(struct http_head *, const char *, size_t);
+static int	name_is(const struct http_head *, int, const char *);
+static void	conn_tokens(const struct http_head *, struct tokens *);
+static int	skip_header(const struct http_head *, int,
+		    const struct tokens *, int);
+static int	copy_headers(const struct http_head *, struct http_out *,
+		    const struct tokens *, int);
+static int	cb_begin(http_parser *);
+static int	cb_url(http_parser *, const char *, size_t);
+static int	cb_status(http_parser *, const char *, size_t);
+static int	cb_field(http_parser *, const char *, size_t);
+static int	cb_value(http_parser *, const char *, size_t);
+static int	cb_headers(http_parser *);
+
+/* Hop-by-hop headers, removed in both directions (RFC 9110 7.6.1). */
+static const char *const hop_headers[] = {
+	"connection", "keep-alive", "proxy-connection", "te", "trailer",
+	"transfer-encoding", "upgrade", "expect",
+};
+
+/* A head alone: the parser pauses once it is complete. */
+static const http_parser_settings head_req_settings = {
+	.on_url = cb_url,
+	.on_header_field = cb_field,
+	.on_header_value = cb_value,
+	.on_headers_complete = cb_headers,
+};
+
+static const http_parser_settings head_resp_settings = {
+	.on_message_begin = cb_begin,
+	.on_status = cb_status,
+	.on_header_field = cb_field,
+	.on_header_value = cb_value,
+	.on_headers_complete = cb_headers,
+};
+
+void
+http_head_reset(struct http_head *h)
+{
+	h->len = 0;
+	h->nhdr = 0;
+	h->in_value = 0;
+	h->overflow = 0;
+	h->url_off = h->url_len = h->st_off = h->st_len = 0;
+	h->raw = 0;
+}
+
+static int
+head_add(struct http_head *h, const char *p, size_t n)
+{
+	if (n > sizeof(h->buf) - h->len) {
+		h->overflow = 1;
+		return -1;
+	}
+	memcpy(h->buf + h->len, p, n);
+	h->len += n;
+	return 0;
+}
+
+int
+http_head_url(struct http_head *h, const char *at, size_t n)
+{
+	if (h->url_len == 0)
+		h->url_off = (uint16_t)h->len;
+	if (head_add(h, at, n) == -1)
+		return -1;
+	h->url_len += (uint16_t)n;
+	return 0;
+}
+
+int
+http_head_status(struct http_head *h, const char *at, size_t n)
+{
+	if (h->st_len == 0)
+		h->st_off = (uint16_t)h->len;
+	if (head_add(h, at, n) == -1)
+		return -1;
+	h->st_len += (uint16_t)n;
+	return 0;
+}
+
+int
+http_head_field(struct http_head *h, const char *at, size_t n)
+{
+	if (h->nhdr == 0 || h->in_value) {
+		if (h->nhdr == HTTP_HDR_MAX) {
+			h->overflow = 1;
+			return -1;
+		}
+		h->hdr[h->nhdr].name_off = (uint16_t)h->len;
+		h->hdr[h->nhdr].name_len = 0;
+		h->hdr[h->nhdr].val_off = (uint16_t)h->len;
+		h->hdr[h->nhdr].val_len = 0;
+		h->nhdr++;
+		h->in_value = 0;
+	}
+	if (head_add(h, at, n) == -1)
+		return -1;
+	h->hdr[h->nhdr - 1].name_len += (uint16_t)n;
+	return 0;
+}
+
+int
+http_head_value(struct http_head *h, const char *at, size_t n)
+{
+	if (h->nhdr == 0)
+		return -1;
+	if (!h->in_value) {
+		h->hdr[h->nhdr - 1].val_off = (uint16_t)h->len;
+		h->in_value = 1;
+	}
+	if (head_add(h, at, n) == -1)
+		return -1;
+	h->hdr[h->nhdr - 1].val_len += (uint16_t)n;
+	return 0;
+}
+
+static int
+cb_begin(http_parser *p)
+{
+	http_head_reset(p->data);
+	return 0;
+}
+
+static int
+cb_url(http_parser *p, const char *at, size_t n)
+{
+	return http_head_url(p->data, at, n) == -1;
+}
+
+static int
+cb_status(http_parser *p, const char *at, size_t n)
+{
+	return http_head_status(p->data, at, n) == -1;
+}
+
+static int
+cb_field(http_parser *p, const char *at, size_t n)
+{
+	return http_head_field(p->data, at, n) == -1;
+}
+
+static int
+cb_value(http_parser *p, const char *at, size_t n)
+{
+	return http_head_value(p->data, at, n) == -1;
+}
+
+static int
+cb_headers(http_parser *p)
+{
+	http_parser_pause(p, 1);
+	return 0;
+}
+
+int
+http_head_error(const struct http_head *h, size_t raw, int done)
+{
+	if (h->overflow || (!done && raw > HTTP_HEAD_MAX))
+		return 431;
+	return 400;
+}
+
+int
+http_head_parse(http_parser *p, struct http_head *h, const char *buf,
+    size_t len, size_t *used)
+{
+	size_t raw, n;
+	enum http_errno e;
+
+	p->data = h;
+	raw = h->raw;
+	n = http_parser_execute(p, p->type == HTTP_REQUEST ?
+	    &head_req_settings : &head_resp_settings, buf, len);
+	/* a response's on_message_begin resets the head, raw with it */
+	h->raw = raw + n;
+	*used = n;
+	e = HTTP_PARSER_ERRNO(p);
+	if (e == HPE_PAUSED) {
+		http_parser_pause(p, 0);
+		return h->overflow ? 431 : HTTP_HEAD_DONE;
+	}
+	if (e != HPE_OK || h->overflow || h->raw > HTTP_HEAD_MAX)
+		return http_head_error(h, h->raw, 0);
+	return HTTP_HEAD_MORE;
+}
+
+static int
+name_is(const struct http_head *h, int i, const char *name)
+{
+	return strlen(name) == h->hdr[i].name_len &&
+	    strncasecmp(h->buf + h->hdr[i].name_off, name,
+	    h->hdr[i].name_len) == 0;
+}
+
+int
+http_head_find(const struct http_head *h, const char *name, const char **v,
+    size_t *n)
+{
+	int i;
+
+	for (i = 0; i < h->nhdr; i++)
+		if (name_is(h, i, name)) {
+			*v = h->buf + h->hdr[i].val_off;
+			*n = h->hdr[i].val_len;
+			while (*n > 0 && (**v == ' ' || **v == '\t')) {
+				(*v)++;
+				(*n)--;
+			}
+			while (*n > 0 && ((*v)[*n - 1] == ' ' ||
+			    (*v)[*n - 1] == '\t'))
+				(*n)--;
+			return 0;
+		}
+	return -1;
+}
+
+int
+http_head_count(const struct http_head *h, const char *name)
+{
+	int i, n = 0;
+
+	for (i = 0; i < h->nhdr; i++)
+		n += name_is(h, i, name);
+	return n;
+}
+
+int
+http_check_request(const struct http_head *h, const http_parser *p)
+{
+	const char *v;
+	size_t n;
+	int te;
+
+	te = http_head_count(h, "transfer-encoding");
+	if (http_head_count(h, "content-length") > 1 || te > 1)
+		return 400;
+	if (te == 1 && http_head_count(h, "content-length") > 0)
+		return 400;
+	if (te == 1 && (http_head_find(h, "transfer-encoding", &v, &n) == -1 ||
+	    n != 7 || strncasecmp(v, "chunked", 7) != 0))
+		return 400;
+	if (http_head_count(h, "host") > 1)
+		return 400;
+	if (p->method == HTTP_CONNECT)
+		return 405;
+	if (p->http_major == 1 && p->http_minor >= 1 &&
+	    http_head_count(h, "host") == 0)
+		return 400;
+	return 0;
+}
+
+void
+http_request_host(const struct http_head *h, char *host, size_t size)
+{
+	const char *v;
+	size_t n, i, j = 0;
+
+	if (size == 0)
+		return;
+	if (http_head_find(h, "host", &v, &n) == 0) {
+		for (i = 0; i < n && j < size - 1; i++) {
+			if (v[i] == ':' && v[0] != '[')
+				break;
+			if (v[i] < 0x21 || v[i] > 0x7e)
+				continue;
+			host[j++] = (v[i] >= 'A' && v[i] <= 'Z') ?
+			    v[i] - 'A' + 'a' : v[i];
+			if (v[i] == ']')
+				break;
+		}
+	}
+	while (j > 0 && host[j - 1] == '.')
+		j--;
+	host[j] = '\0';
+}
+
+void
+http_request_path(const char *url, size_t len, char *path, size_t size)
+{
+	size_t i, j;
+
+	if (size == 0)
+		return;
+	for (i = 0, j = 0; i < len && url[i] != '?' && url[i] != '#' &&
+	    j < size - 1; i++)
+		path[j++] = (url[i] < 0x21 || url[i] > 0x7e) ? '?' : url[i];
+	path[j] = '\0';
+}
+
+int
+http_expects_continue(const struct http_head *h, const http_parser *p)
+{
+	const char *v;
+	size_t n;
+
+	return http_head_find(h, "expect", &v, &n) == 0 && n == 12 &&
+	    strncasecmp(v, "100-continue", 12) == 0 && p->http_minor > 0;
+}
+
+int
+http_out_add(struct http_out *o, const void *p, size_t n)
+{
+	if (n > o->size - o->len)
+		return -1;
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+int
+http_out_printf(struct http_out *o, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -1;
+	return http_out_add(o, line, (size_t)n);
+}
+
+static void
+conn_tokens(const struct http_head *h, struct tokens *t)
+{
+	const char *v, *e, *s;
+	int i;
+
+	t->n = 0;
+	for (i = 0; i < h->nhdr; i++) {
+		if (!name_is(h, i, "connection"))
+			continue;
+		v = h->buf + h->hdr[i].val_off;
+		e = v + h->hdr[i].val_len;
+		while (v < e && t->n < CONN_TOKENS) {
+			while (v < e && (*v == ' ' || *v == '\t' || *v == ','))
+				v++;
+			for (s = v; v < e && *v != ',' && *v != ' ' &&
+			    *v != '\t'; v++)
+				;
+			if (v > s) {
+				t->p[t->n] = s;
+				t->len[t->n++] = (size_t)(v - s);
+			}
+		}
+	}
+}
+
+/* Hop-by-hop, named by Connection, or set by the gateway itself. */
+static int
+skip_header(const struct http_head *h, int i, const struct tokens *t,
+    int request)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(hop_headers) / sizeof(hop_headers[0]); k++)
+		if (name_is(h, i, hop_headers[k]))
+			return 1;
+	for (k = 0; k < t->n; k++)
+		if (t->len[k] == h->hdr[i].name_len && strncasecmp(t->p[k],
+		    h->buf + h->hdr[i].name_off, t->len[k]) == 0)
+			return 1;
+	if (request && name_is(h, i, "x-forwarded-for"))
+		return 1;
+	return 0;
+}
+
+static int
+copy_headers(const struct http_head *h, struct http_out *o,
+    const struct tokens *t, int request)
+{
+	const struct http_hdr *x;
+	int i;
+
+	for (i = 0; i < h->nhdr; i++) {
+		if (skip_header(h, i, t, request))
+			continue;
+		x = &h->hdr[i];
+		if (http_out_add(o, h->buf + x->name_off, x->name_len) == -1 ||
+		    http_out_add(o, ": ", 2) == -1 ||
+		    http_out_add(o, h->buf + x->val_off, x->val_len) == -1 ||
+		    http_out_add(o, "\r\n", 2) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The request as the backend sees it: HTTP/1.1, f->strip bytes of the URL
+ * removed, hop-by-hop headers gone, X-Forwarded-* added, the body framed
+ * by Content-Length (kept) or chunked.
+ */
+int
+http_request_head(struct http_out *o, const struct http_head *h,
+    const http_parser *p, const struct http_fwd *f)
+{
+	struct tokens t;
+	const char *url = h->buf + h->url_off, *v, *up;
+	size_t ulen = h->url_len, n, strip;
+
+	conn_tokens(h, &t);
+	strip = f->strip < ulen ? f->strip : ulen;
+	url += strip;
+	ulen -= strip;
+	if (http_out_printf(o, "%s ", http_method_str(p->method)) == -1)
+		return -1;
+	if ((ulen == 0 || url[0] != '/') && http_out_add(o, "/", 1) == -1)
+		return -1;
+	if (http_out_add(o, url, ulen) == -1 ||
+	    http_out_add(o, " HTTP/1.1\r\n", 11) == -1 ||
+	    copy_headers(h, o, &t, 1) == -1)
+		return -1;
+	if (http_head_find(h, "x-forwarded-for", &v, &n) == 0 && n > 0 &&
+	    n < 1024) {
+		if (http_out_printf(o, "X-Forwarded-For: %.*s, %s\r\n", (int)n,
+		    v, f->peer) == -1)
+			return -1;
+	} else if (http_out_printf(o, "X-Forwarded-For: %s\r\n",
+	    f->peer) == -1)
+		return -1;
+	if (http_head_count(h, "x-forwarded-proto") == 0 &&
+	    http_out_printf(o, "X-Forwarded-Proto: http\r\n") == -1)
+		return -1;
+	if (http_head_count(h, "x-forwarded-host") == 0 &&
+	    http_head_find(h, "host", &v, &n) == 0 && n < 256 &&
+	    http_out_printf(o, "X-Forwarded-Host: %.*s\r\n", (int)n, v) == -1)
+		return -1;
+	if (f->chunked && http_out_printf(o,
+	    "Transfer-Encoding: chunked\r\n") == -1)
+		return -1;
+	if (http_head_count(h, "host") == 0 && http_out_printf(o,
+	    "Host: %s\r\n", f->host) == -1)
+		return -1;	/* HTTP/1.0 without Host */
+	if (f->upgrade && http_head_find(h, "upgrade", &up, &n) == 0 &&
+	    n < 256) {
+		if (http_out_printf(o, "Connection: upgrade\r\n"
+		    "Upgrade: %.*s\r\n", (int)n, up) == -1)
+			return -1;
+	}
+	return http_out_add(o, "\r\n", 2);
+}
+
+/*
+ * The response as the client sees it.  Decides the framing: Content-Length
+ * kept, chunked kept for HTTP/1.1 clients, a body delimited by the
+ * backend's close re-chunked for HTTP/1.1 clients; HTTP/1.0 clients get
+ * the bare body and the connection closes after it.  An interim (1xx) head
+ * and a 101 leave r->close as it was.
+ */
+int
+http_response_head(struct http_out *o, const struct http_head *h,
+    const http_parser *p, struct http_resp *r)
+{
+	struct tokens t;
+	const char *up;
+	size_t n;
+	int st = p->status_code;
+
+	conn_tokens(h, &t);
+	if (http_out_printf(o, "HTTP/1.%d %d %.*s\r\n", r->old ? 0 : 1, st,
+	    (int)h->st_len, h->buf + h->st_off) == -1 ||
+	    copy_headers(h, o, &t, 0) == -1)
+		return -1;
+	if (st < 200 && st != 101)
+		return http_out_add(o, "\r\n", 2);
+	r->chunked = r->until_close = 0;
+	if (st == 101) {
+		if (http_head_find(h, "upgrade", &up, &n) == -1 || n >= 256)
+			return -1;
+		return http_out_printf(o, "Connection: upgrade\r\n"
+		    "Upgrade: %.*s\r\n\r\n", (int)n, up);
+	}
+	if (!r->nobody && !(p->flags & F_CONTENTLENGTH)) {
+		if ((p->flags & F_CHUNKED) == 0)
+			r->until_close = 1;	/* backend closes to end it */
+		if (r->old)
+			r->close = 1;
+		else
+			r->chunked = 1;
+	}
+	if (r->chunked && http_out_printf(o,
+	    "Transfer-Encoding: chunked\r\n") == -1)
+		return -1;
+	if (r->close)
+		return http_out_printf(o, "Connection: close\r\n\r\n");
+	if (r->old)
+		return http_out_printf(o, "Connection: keep-alive\r\n\r\n");
+	return http_out_add(o, "\r\n", 2);
+}
+
+const char *
+http_reason(int status)
+{
+	switch (status) {
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Error";
+	}
+}
+
+/* A proxy's own answer: a short text/plain line. */
+int
+http_answer(struct http_out *o, int status, const char *msg, int retry,
+    int close, int head_only)
+{
+	char extra[64] = "";
+
+	if (retry > 0)
+		snprintf(extra, sizeof(extra), "Retry-After: %d\r\n", retry);
+	if (http_out_printf(o, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; "
+	    "charset=utf-8\r\nContent-Length: %zu\r\n%s%s\r\n", status,
+	    http_reason(status), strlen(msg) + 1, extra, close ?
+	    "Connection: close\r\n" : "") == -1)
+		return -1;
+	if (head_only)
+		return 0;
+	if (http_out_add(o, msg, strlen(msg)) == -1)
+		return -1;
+	return http_out_add(o, "\n", 1);
+}
