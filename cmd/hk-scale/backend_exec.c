@@ -5,9 +5,15 @@
  * stderr come back through a pipe and are logged one line at a time.  A
  * stop is SIGTERM to the group, SIGKILL after the grace period.
  *
- * An adopted instance (left running by an earlier hk-scale) is not our
- * child: its exit is seen through a pidfd, and its output is lost.
+ * Until the instance is ready we read the pipe ourselves: its last line is
+ * the reason of a failed start.  Once it is ready, an output relay (a fork
+ * of ours that keeps nothing else) takes the read end over and copies the
+ * lines to our stderr until EOF, so that the output outlives a killed
+ * hk-scale, as s6's logger outlives its daemon.  An adopted instance (left
+ * running by an earlier hk-scale) is not our child: its exit is seen
+ * through a pidfd, and its output goes on through the earlier relay.
  */
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -22,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -46,6 +53,7 @@ static void	out_read(struct loop *, int, int, void *);
 static void	out_feed(struct inst *, const char *, size_t);
 static void	out_line(struct inst *);
 static void	out_drain(struct inst *);
+static void	relay(struct inst *) __attribute__((noreturn));
 static void	exec_read(struct loop *, int, int, void *);
 static void	pidfd_read(struct loop *, int, int, void *);
 static void	kill_fire(struct loop *, void *);
@@ -436,6 +444,67 @@ out_drain(struct inst *in)
 		out_line(in);
 }
 
+/*
+ * The output relay, in a fork of ours: the instance's pipe as fd 0, our
+ * stderr as 1 and 2, nothing else.  A session of its own keeps it out of
+ * the instance's group and away from our terminal; SIGPIPE stays ignored,
+ * so that a broken log loses lines but never breaks the instance's
+ * output.  It copies the lines as we did, until EOF: every writer (the
+ * instance and whatever it left holding its stdout) is gone.
+ */
+static void
+relay(struct inst *in)
+{
+	sigset_t none;
+	char buf[4096];
+	ssize_t n;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	setsid();
+	prctl(PR_SET_NAME, "hk-scale-relay");
+	if (dup2(in->outfd, 0) == -1 || dup2(2, 1) == -1)
+		_exit(EX_OSERR);
+	syscall(SYS_close_range, 3, ~0U, 0);
+	fcntl(0, F_SETFL, 0);
+	for (;;) {
+		if ((n = read(0, buf, sizeof(buf))) > 0)
+			out_feed(in, buf, (size_t)n);
+		else if (n == 0 || errno != EINTR)
+			break;
+	}
+	if (in->linelen > 0)
+		out_line(in);
+	_exit(0);
+}
+
+/*
+ * Ready: the instance's output goes on through a relay of its own, which
+ * outlives us; the reason of a later exit is then its status alone.  If
+ * the fork fails, we keep reading the pipe ourselves.  The relay is our
+ * child (exec_reap() reaps it); after our death, whoever reaps orphans.
+ */
+void
+exec_relay(struct inst *in)
+{
+	pid_t pid;
+
+	if (in->outfd == -1)
+		return;
+	if ((pid = fork()) == -1) {
+		log_warn("service=%s: unable to start an output relay: "
+		    "hk-scale keeps reading", in->id);
+		return;
+	}
+	if (pid == 0)
+		relay(in);
+	log_debug("service=%s: output relay pid %ld", in->id, (long)pid);
+	close_fd(in->sc->loop, &in->outfd);
+	in->linelen = 0;
+	in->last[0] = '\0';
+}
+
 /* EOF: the exec happened.  A byte: it failed (the child said why). */
 static void
 exec_read(struct loop *l, int fd, int mask, void *arg)
@@ -467,7 +536,10 @@ pidfd_read(struct loop *l, int fd, int mask, void *arg)
 	inst_exited(in, -1);
 }
 
-/* SIGCHLD: every child that exited; strangers (we are a subreaper) too. */
+/*
+ * SIGCHLD: every child that exited; output relays and strangers (we are a
+ * subreaper) too.
+ */
 void
 exec_reap(struct scale *sc)
 {

@@ -60,7 +60,7 @@ struct inst {
 	int			 pidfd;
 	int			 port;
 	char			 endpoint[SCALE_ENDPOINT_MAX];
-	int			 outfd;		/* its stdout and stderr */
+	int			 outfd;	/* its stdout and stderr, until ready */
 	int			 execfd;	/* EOF once exec succeeded */
 	char			 line[SCALE_LINE_MAX + 1];
 	size_t			 linelen;
@@ -174,6 +174,7 @@ struct inst	*exec_adopt(struct scale *, const struct store_instance *, int);
 void		 exec_stop(struct inst *);
 void		 exec_kill(struct inst *);
 void		 exec_retire(struct inst *);
+void		 exec_relay(struct inst *);
 void		 exec_reap(struct scale *);
 void		 exec_free(struct inst *);
 

@@ -432,6 +432,7 @@ service_inst_ready(struct inst *in)
 	struct inst *old;
 	int64_t ms;
 
+	exec_relay(in);		/* before the row says running */
 	queue_settle(in);
 	loop_timer_cancel(sc->loop, &s->deadline);
 	in->ready = 1;

@@ -63,19 +63,20 @@ for svc in http sock note env; do
 	wait_for 10 seen "$T/sub.out" "\"op\":\"ready\".*\"service\":\"fn/$svc\""
 	ok $? "readiness of fn/$svc"
 done
+# The output goes through a relay once ready: lines may come a bit later.
+wait_for 5 grep -q 'service=fn/http: request "GET /health HTTP/1.0" 200' "$T/scale.log"
+ok $? "http:/path: ready on a 2xx answer"
 is "$(count "$T/scale.log" 'service=fn/http: request "GET /health HTTP/1.0" 503')" 3 \
     "http:/path: 503 answers are retried"
-grep -q 'service=fn/http: request "GET /health HTTP/1.0" 200' "$T/scale.log"
-ok $? "http:/path: ready on a 2xx answer"
 like "$(get "http://$(status_of fn/http endpoint)/")" '^http pid=' \
     "the environment of the spec is given to the child"
-grep -q 'service=fn/sock: listening on the socket from LISTEN_FDS' "$T/scale.log"
+wait_for 5 grep -q 'service=fn/sock: listening on the socket from LISTEN_FDS' "$T/scale.log"
 ok $? "socket: the child got fd 3 with LISTEN_FDS=1 and LISTEN_PID"
 like "$(get "http://$(status_of fn/sock endpoint)/")" '^hello pid=' \
     "socket: the handed-over listener answers"
-grep -q 'service=fn/note: sent READY=1' "$T/scale.log"
+wait_for 5 grep -q 'service=fn/note: sent READY=1' "$T/scale.log"
 ok $? "notify: ready after READY=1"
-grep -q "service=fn/env: NOTIFY_SOCKET=unset PORT=$port HOST=127.0.0.1 LISTEN_FDS=unset" \
+wait_for 5 grep -q "service=fn/env: NOTIFY_SOCKET=unset PORT=$port HOST=127.0.0.1 LISTEN_FDS=unset" \
     "$T/scale.log"
 ok $? "tcp: PORT (the spec's) and HOST are set; our NOTIFY_SOCKET is not"
 is "$(status_of fn/env endpoint)" "127.0.0.1:$port" "the endpoint is on the spec's port"

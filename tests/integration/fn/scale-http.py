@@ -3,7 +3,8 @@
 #
 # Listens on $HOST:$PORT, or on fd 3 when LISTEN_FDS=1 and LISTEN_PID is
 # its own pid; sends READY=1 to $NOTIFY_SOCKET once listening.  Logs one
-# line per request on stdout.  Knobs (environment):
+# line per request on stdout; as in a real function, a failed write (a
+# broken pipe) fails the request.  Knobs (environment):
 #   SCALE_DELAY=S        sleep S seconds before listening
 #   SCALE_NOTIFY=never   never send READY=1
 #   SCALE_HEALTH_AFTER=N answer GET /health 503 N times, then 200
@@ -34,10 +35,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, fmt, *args):
-        try:
-            print("request " + fmt % args, flush=True)
-        except OSError:
-            pass
+        print("request " + fmt % args, flush=True)
 
 
 def term(signum, frame):

@@ -1,0 +1,111 @@
+#!/bin/sh
+# The whole stack under a real s6-svscan, from the service directories in
+# etc/s6: every daemon becomes ready; SIGKILL of each daemon in turn is
+# followed by a restart by s6; afterwards a sleeping service still wakes on
+# a request and an idle one still sleeps.  time_unit_ms = 10 makes
+# idle_seconds = 30 last 300 ms.
+. tests/integration/lib.sh
+
+for tool in s6-svscan s6-svwait s6-svstat s6-svok s6-svscanctl curl; do
+	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
+done
+
+scan=$T/service
+mkdir -p "$scan" "$T/run"
+PORT=$(free_port)
+URL=http://127.0.0.1:$PORT/
+cat >"$T/hakopod.toml" <<CONF
+[server]
+serverless_address = "127.0.0.1:$PORT"
+state = "sqlite://$T/state.db"
+runtime_dir = "$T/run"
+time_unit_ms = 10
+CONF
+cat >"$T/app.toml" <<APP
+schema_version = 1
+name = "st"
+
+[services.sl]
+command = ["python3", "$HK_TOP/tests/integration/fn/idle-fn.py"]
+public = true
+[services.sl.serverless]
+idle_seconds = 30
+
+[services.warm]
+command = ["python3", "$HK_TOP/tests/integration/fn/idle-fn.py"]
+public = true
+[services.warm.serverless]
+min_replicas = 1
+idle_seconds = 30
+APP
+HAKOPOD_CONFIG=$T/hakopod.toml
+export HAKOPOD_CONFIG
+hk apply "$T/app.toml" >/dev/null
+ok $? "the app is applied"
+
+for d in "$HK_TOP"/etc/s6/*/; do
+	cp -R "$d" "$scan/"
+done
+daemons=$(ls "$scan")
+s6-svscan "$scan" >"$T/svscan.log" 2>&1 &
+svscan_pid=$!
+_pids="$_pids $svscan_pid"
+
+stop_stack() {
+	s6-svscanctl -t "$scan" 2>/dev/null
+	wait_for 20 sh -c "! kill -0 $svscan_pid"
+}
+
+svc_pid() { s6-svstat -o pid "$scan/$1" 2>/dev/null; }
+svc_ready() { s6-svstat -o up,ready "$scan/$1" 2>/dev/null | grep -qx 'true true'; }
+
+for d in $daemons; do
+	wait_for 10 s6-svok "$scan/$d"
+	s6-svwait -U -t 15000 "$scan/$d"
+	ok $? "$d is up and ready under s6"
+done
+
+state() {	# state SERVICE: what hk ps says
+	hk ps | awk -F '\t' -v s="$1" '$2 == s { print $3 }'
+}
+get() {
+	curl -sS -m 20 -o "$T/body" -w '%{http_code}' -H "Host: $1.st.localhost" "$URL"
+}
+is_state() { [ "$(state "$1")" = "$2" ]; }
+
+# The gate started both; sl then sleeps on its own after 300 ms idle.
+wait_for 20 is_state sl sleeping
+ok $? "the serverless service goes to sleep on its own"
+is "$(get sl)" 200 "a request wakes it"
+like "$(cat "$T/body")" '^idle-fn pid=' "and is answered by the function"
+wait_for 20 is_state sl sleeping
+ok $? "and it sleeps again when idle"
+
+for d in $daemons; do
+	old=$(svc_pid "$d")
+	kill -KILL "$old"
+	restarted() {
+		p=$(svc_pid "$d")
+		[ -n "$p" ] && [ "$p" != -1 ] && [ "$p" != "$old" ] && svc_ready "$d"
+	}
+	wait_for 20 restarted
+	ok $? "$d killed with SIGKILL is restarted by s6 and ready again"
+done
+
+# Consistent afterwards: a sleeping service wakes, an idle one sleeps, the
+# warm one was never put to sleep.
+wait_for 20 is_state sl sleeping
+ok $? "after the kills the service is asleep"
+# Until the gateway has subscribed to the new hk-scale it answers 503 with
+# Retry-After; a client that honours it gets through.
+woke() { [ "$(get sl)" = 200 ]; }
+wait_for 10 woke
+ok $? "after the kills a request still wakes it"
+wait_for 20 is_state sl sleeping
+ok $? "and an idle service still sleeps"
+is "$(state warm)" running "the min_replicas = 1 service is still running"
+is "$(get warm)" 200 "and answers"
+
+stop_stack
+ok $? "s6-svscanctl -t stops the stack"
+done_testing
