@@ -4,7 +4,7 @@
 # ready with one wake, a failed start and a wake refused as stopped
 # answered 503 at once, the startup deadline 504, a refused connection
 # retried within the startup deadline, fence and down, hk-scale going
-# away (killed) and coming back, and the request records.
+# away (killed) and coming back, and the request records hk-events keeps.
 . tests/integration/lib.sh
 . tests/integration/fn/gw-lib.sh
 
@@ -40,7 +40,7 @@ APP
 hk apply "$T/app.toml" >/dev/null
 
 e2e_start
-ok $? "events.sock stand-in, hk-scale and hk-activate are up"
+ok $? "hk-events, hk-scale and hk-activate are up"
 for s in cold fail never refuse leave late; do
 	put_to_sleep fn/$s
 	ok $? "fn/$s passed its readiness gate and sleeps"
@@ -185,16 +185,16 @@ like "$(cat "$T/scale2.log")" 'service=fn/cold: adopted pid' \
     "the running instance is adopted"
 is "$(gw_code cold.fn.localhost /again)" 200 "and still answers"
 
-# Request records reach events.sock in batches.
-wait_t 5 grep -q '"path":"/fenced"' "$T/events.out"
-ok $? "request records are sent to events.sock"
-python3 - "$T/events.out" >"$T/recs.out" <<'EOF'
+# Request records reach hk-events, which writes them in batches.
+has_fenced() {
+	requests_json | grep -q '"path": "/fenced"'
+}
+wait_t 5 has_fenced
+ok $? "request records reach the store (hk-events requests)"
+requests_json >"$T/recs.json"
+python3 - "$T/recs.json" >"$T/recs.out" <<'EOF'
 import json, sys
-recs = []
-for line in open(sys.argv[1]):
-    m = json.loads(line)
-    if m.get("op") == "requests":
-        recs += m["records"]
+recs = json.load(open(sys.argv[1]))
 posts = [r for r in recs if r["path"] == "/p"]
 print(len(posts))
 print(sorted(posts[0].keys()))
@@ -204,14 +204,19 @@ print([r["outcome"] for r in recs if r["path"] == "/" and
        r["host"] == "never.fn.localhost"][0])
 EOF
 is "$(sed -n 1p "$T/recs.out")" 3 "one record per request"
-is "$(sed -n 2p "$T/recs.out")" "['at', 'bytes_in', 'bytes_out', 'duration_us', 'host', 'method', 'outcome', 'path', 'service', 'status', 'wait_us']" \
+is "$(sed -n 2p "$T/recs.out")" "['at', 'bytes_in', 'bytes_out', 'duration_us', 'host', 'id', 'method', 'outcome', 'path', 'service', 'status', 'time', 'wait_us', 'wake_id']" \
     "with the protocol's fields"
 is "$(sed -n 3p "$T/recs.out")" "True 200 fn/cold POST 3" \
     "cold-start wait reported separately"
 is "$(sed -n 4p "$T/recs.out")" startup_timeout "outcome of a 504"
-is "$(count secret "$T/events.out")" 0 \
+is "$(count secret "$T/recs.json")" 0 \
     "no query string, Authorization or Cookie value in the records"
 
 stop_pid "$gw_pid"
 stop_pid "$scale2_pid"
+stop_pid "$events_pid"
+events_clean
+ok $? "hk-events took every record as the gateway sent it: the protocol's fields only"
+is "$(grep -l secret "$T/events.log" "$T/gw.log")" "" \
+    "and no secret reached the logs of hk-events or the gateway"
 done_testing

@@ -32,7 +32,7 @@ APP
 hk apply "$T/app.toml" >/dev/null
 
 e2e_start
-ok $? "hk-scale and hk-activate are up"
+ok $? "hk-events, hk-scale and hk-activate are up"
 put_to_sleep fn/web
 ok $? "fn/web passed its readiness gate and sleeps"
 wait_t 20 state_is fn/other running && wait_t 20 state_is fn/hold running
@@ -170,5 +170,6 @@ is "$?" 0 "then exits 0"
 is "$(curl -s -o /dev/null -w '%{http_code}' "$GW_URL/")" 000 \
     "no longer accepting"
 stop_pid "$scale_pid"
+stop_pid "$events_pid"
 
 done_testing

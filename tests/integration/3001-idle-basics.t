@@ -72,7 +72,7 @@ is "$(ctl idle.sock '{"op":"start","service":"fn/a"}')" '{"ok":true}' \
     "start answers ok"
 
 start_events && start_scale
-ok $? "hk-scale starts"
+ok $? "hk-events and hk-scale start"
 wait_t 5 more_in "$T/idle.log" 'info: scale.sock: subscribed' 0
 ok $? "hk-idle subscribes within its backoff"
 is "$(count_in "$T/idle.log" 'warning: scale.sock')" 1 \
@@ -101,4 +101,5 @@ ok "$([ ! -e "$RUN/idle.sock" ]; echo $?)" "idle.sock is removed"
 is "$(grep -Ec 'Sanitizer|runtime error' "$T/idle.log")" 0 \
     "no sanitizer report from hk-idle"
 stop_pid "$scale_pid"
+stop_pid "$events_pid"
 done_testing

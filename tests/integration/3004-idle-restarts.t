@@ -13,7 +13,7 @@ idle_setup "$STORE"
 idle_apply "$(fn_svc a)"
 ok $? "the application is applied"
 start_all
-ok $? "hk-scale, hk-activate and hk-idle are ready"
+ok $? "hk-events, hk-scale, hk-activate and hk-idle are ready"
 
 # wake: a request answered 200 by the function; its pid in $pid.
 wake() {
@@ -110,6 +110,7 @@ ok $? "and wakes on a request"
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"
 stop_pid "$scale_pid"
+stop_pid "$events_pid"
 is "$(grep -Ec 'Sanitizer|runtime error' "$T/idle.log")" 0 \
     "no sanitizer report from hk-idle"
 done_testing

@@ -43,7 +43,7 @@ APP
 write_app "revision one"
 
 e2e_start
-ok $? "hk-scale and hk-activate are up"
+ok $? "hk-events, hk-scale and hk-activate are up"
 for s in fn/py fn/js fn/rev; do
 	put_to_sleep $s
 	ok $? "$s passed its readiness gate and was put to sleep"
@@ -57,6 +57,7 @@ is "$(gw_code js.fn.localhost /hello)" 200 \
     "the first request to a sleeping Node function"
 is "$(cat "$T/body")" "hello from javascript: GET /hello, 0 bytes received" \
     "is answered by it"
+wait_t 5 events_reach 1 HTTPIdleWake fn/py
 is "$(events_of HTTPIdleWake fn/py)" 1 "HTTPIdleWake recorded for the wake"
 
 put_to_sleep fn/py
@@ -71,6 +72,7 @@ done
 wait "$p1" "$p2" "$p3"
 is "$(cat "$T/p1.code" "$T/p2.code" "$T/p3.code" | tr -d '\n')" 200200200 \
     "three simultaneous POSTs to a sleeping service are answered"
+wait_t 5 events_reach 2 HTTPIdleWake fn/py
 is "$(events_of HTTPIdleWake fn/py)" 2 "with one HTTPIdleWake"
 is "$(($(count 'service=fn/py: started pid' "$T/scale.log") - starts))" 1 \
     "and one start"
@@ -114,4 +116,5 @@ is "$(gw_ctl '{"op":"status"}' services.fn/rev.revision)" 2 \
 
 stop_pid "$gw_pid"
 stop_pid "$scale_pid"
+stop_pid "$events_pid"
 done_testing

@@ -36,7 +36,7 @@ APP
 hk apply "$T/app.toml" >/dev/null
 
 e2e_start
-ok $? "hk-scale and hk-activate are up"
+ok $? "hk-events, hk-scale and hk-activate are up"
 for s in s1 s2 s3 nr; do
 	put_to_sleep fn/$s
 	ok $? "fn/$s asleep"
@@ -130,4 +130,5 @@ is "$(tr '\n' '/' <"$T/ws.out")" "HTTP/1.1 101 Switching Protocols/echo me/" \
 
 stop_pid "$gw_pid"
 stop_pid "$scale_pid"
+stop_pid "$events_pid"
 done_testing

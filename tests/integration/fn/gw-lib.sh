@@ -57,20 +57,6 @@ gw_raw() {
 	python3 "$GW_FN/gw-raw.py" "$GW_PORT" "$@"
 }
 
-# bg_ready NAME CMD...: a helper that prints "ready" when it is; waits
-# 10 s at most.  Its pid is in ${NAME}_pid, its stderr in $T/NAME.log.
-bg_ready() {
-	_n=$1
-	shift
-	rm -f "$T/$_n.fifo"
-	mkfifo "$T/$_n.fifo"
-	"$@" >"$T/$_n.fifo" 2>>"$T/$_n.log" &
-	_pids="$_pids $!"
-	eval "${_n}_pid=$!"
-	_got=$(timeout 10 head -n 1 "$T/$_n.fifo")
-	[ "$_got" = ready ]
-}
-
 # count PATTERN FILE: lines of FILE matching PATTERN (0 if none or absent).
 count() {
 	if [ -f "$2" ]; then
@@ -80,10 +66,10 @@ count() {
 	fi
 }
 
-# e2e_start: events.sock stand-in, hk-scale and hk-activate, all ready.
+# e2e_start: hk-events, hk-scale and hk-activate, all ready (pids in
+# $events_pid, $scale_pid, $gw_pid; logs in $T/events.log ...).
 e2e_start() {
-	bg_ready events python3 "$GW_FN/gw-events.py" "$T/run" \
-	    "$T/events.out" &&
+	daemon events hk-events -v &&
 	    daemon scale hk-scale -v -g 2 &&
 	    gw_start &&
 	    wait_for 5 grep -q 'scale.sock: subscribed' "$T/gw.log"
@@ -120,7 +106,30 @@ put_to_sleep() {
 	    wait_t 5 state_is "$1" sleeping
 }
 
-# events_of KIND SERVICE: how many such events hk-scale sent.
+# events_of KIND SERVICE [list flags...]: how many such events
+# "hk-events list --json" shows.
 events_of() {
-	grep -c "\"kind\": *\"$1\".*\"service\": *\"$2\"" "$T/events.out"
+	_k=$1
+	_s=$2
+	shift 2
+	hk-events list --json -n 0 --kind "$_k" --service "$_s" "$@" |
+	    python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
+}
+
+# events_reach N KIND SERVICE: at least N such events are in the store
+# (for wait_t: hk-events writes its records in batches, every 50 ms).
+events_reach() {
+	[ "$(events_of "$2" "$3")" -ge "$1" ]
+}
+
+# requests_json: every request record, as "hk-events requests --json".
+requests_json() {
+	hk-events requests --json -n 0
+}
+
+# events_clean: hk-events (stopped) refused and dropped nothing it was
+# sent: each record had the protocol's fields, and no others.
+events_clean() {
+	grep -q 'stopped: .* 0 malformed, 0 refused, 0 dropped;' \
+	    "$T/events.log" && ! grep -q 'refused:' "$T/events.log"
 }

@@ -1,7 +1,7 @@
 # idle-lib.sh - shell helpers of the hk-idle tests (3*-idle-*.t), sourced
 # after tests/integration/lib.sh.  Every daemon is real: hk-scale (exec
-# backend), hk-activate and hk-idle, with a stand-in for hk-events.  Time
-# is shortened with time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
+# backend), hk-activate, hk-idle and hk-events.  Time is shortened with
+# time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
 
 IFN=$HK_TOP/tests/integration/fn
 RUN=$T/run
@@ -47,13 +47,7 @@ idle_apply() {
 # start_events / start_scale / start_gw / start_idle: ready, logs in
 # $T/NAME.log, pids in ${NAME}_pid.
 start_events() {
-	rm -f "$T/events.fifo"
-	mkfifo "$T/events.fifo"
-	python3 "$IFN/gw-events.py" "$RUN" "$T/events.out" \
-	    >"$T/events.fifo" 2>>"$T/events.log" &
-	_pids="$_pids $!"
-	events_pid=$!
-	[ "$(timeout 10 head -n 1 "$T/events.fifo")" = ready ]
+	daemon events hk-events -v
 }
 
 start_scale() {
@@ -71,7 +65,7 @@ start_idle() {
 	daemon idle hk-idle -v
 }
 
-# start_all: events, hk-scale, hk-activate, hk-idle.
+# start_all: hk-events, hk-scale, hk-activate, hk-idle.
 start_all() {
 	start_events && start_scale && start_gw && start_idle
 }
@@ -131,9 +125,20 @@ get() {
 	    -H "Host: $1" "$URL$2"
 }
 
-# events_of KIND SERVICE: how many such events hk-scale sent.
+# events_of KIND SERVICE [list flags...]: how many such events
+# "hk-events list --json" shows.
 events_of() {
-	count_in "$T/events.out" "\"kind\": *\"$1\".*\"service\": *\"$2\""
+	_k=$1
+	_s=$2
+	shift 2
+	hk-events list --json -n 0 --kind "$_k" --service "$_s" "$@" |
+	    python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
+}
+
+# events_reach N KIND SERVICE: at least N such events are in the store
+# (for wait_t: hk-events writes its records in batches, every 50 ms).
+events_reach() {
+	[ "$(events_of "$2" "$3")" -ge "$1" ]
 }
 
 # gone PID: the process has exited (or is a zombie).
