@@ -596,6 +596,40 @@ config_keys(size_t *n)
 	return server_keys;
 }
 
+/*
+ * "-n -v": every key's effective value and where it came from, in the
+ * order of the key table.  A password in the state URL is not shown.
+ */
+void
+config_print(FILE *fp, const struct server_config *cfg)
+{
+	static const char *const from[] = {
+		[CONFIG_SRC_DEFAULT] = "default", [CONFIG_SRC_FILE] = "file",
+		[CONFIG_SRC_ENV] = "environment", [CONFIG_SRC_FLAG] = "flag",
+	};
+	const char *base = (const char *)cfg, *text, *at, *colon;
+	size_t i;
+
+	for (i = 0; i < nitems(server_keys); i++) {
+		fprintf(fp, "%s = ", server_keys[i].name);
+		if (server_rules[i].type == KT_INT) {
+			fprintf(fp, "%lld", (long long)*(const int64_t *)
+			    (base + server_rules[i].off));
+		} else {
+			text = base + server_rules[i].off;
+			at = strchr(text, '@');
+			colon = strstr(text, "://");
+			colon = colon != NULL ? strchr(colon + 3, ':') : NULL;
+			if (at != NULL && colon != NULL && colon < at)
+				fprintf(fp, "\"%.*s:***%s\"",
+				    (int)(colon - text), text, at);
+			else
+				fprintf(fp, "\"%s\"", text);
+		}
+		fprintf(fp, " (%s)\n", from[cfg->source[i]]);
+	}
+}
+
 const char *
 config_listen_address(const struct server_config *cfg)
 {

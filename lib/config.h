@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CONFIG_DEFAULT_PATH	"/etc/hakopod/hakopod.toml"
 #define CONFIG_MAX_FILE		(1024 * 1024)	/* larger files are refused */
@@ -83,6 +84,8 @@ int	config_load_server(struct server_config *, const char *,
 /* Sets one key as a command-line flag would (source FLAG). -1 on bad value. */
 int	config_set_flag(struct server_config *, const char *, const char *,
 	    struct config_diag *);
+/* "-n -v": each key = value (source), one per line; passwords hidden. */
+void	config_print(FILE *, const struct server_config *);
 /* Effective listen address: serverless_listen, else serverless_address. */
 const char *config_listen_address(const struct server_config *);
 

@@ -38,7 +38,6 @@ static const char usage_text[] =
 
 static void	usage(int) __attribute__((noreturn));
 static void	load_config(struct evd *, int, int);
-static void	check_print(const struct server_config *);
 static void	setup(struct evd *);
 static void	on_signal(struct loop *, int, void *);
 static void	reload_config(struct evd *);
@@ -71,48 +70,11 @@ load_config(struct evd *d, int check, int verbose)
 	if (!check)
 		return;
 	if (verbose)
-		check_print(&d->cfg);
+		config_print(stderr, &d->cfg);
 	fprintf(stderr, "configuration OK\n");
 	exit(EX_OK);
 }
 
-/* -n -v: the keys hk-events uses, their values and where they came from. */
-static void
-check_print(const struct server_config *cfg)
-{
-	static const char *const from[] = {
-		"default", "file", "environment", "flag",
-	};
-	const struct {
-		const char	*name;
-		const char	*text;
-		int64_t		 num;
-	} mine[] = {
-		{ "events_max_age_days", NULL, cfg->events_max_age_days },
-		{ "events_max_rows", NULL, cfg->events_max_rows },
-		{ "requests_max_age_days", NULL, cfg->requests_max_age_days },
-		{ "requests_max_rows", NULL, cfg->requests_max_rows },
-		{ "runtime_dir", cfg->runtime_dir, 0 },
-		{ "state", cfg->state, 0 },
-	};
-	const struct config_key *keys;
-	size_t n, i, k;
-
-	keys = config_keys(&n);
-	for (i = 0; i < n; i++)
-		for (k = 0; k < sizeof(mine) / sizeof(mine[0]); k++) {
-			if (strcmp(keys[i].name, mine[k].name) != 0)
-				continue;
-			if (mine[k].text != NULL)
-				fprintf(stderr, "%s = \"%s\" (%s)\n",
-				    mine[k].name, mine[k].text,
-				    from[cfg->source[i]]);
-			else
-				fprintf(stderr, "%s = %lld (%s)\n",
-				    mine[k].name, (long long)mine[k].num,
-				    from[cfg->source[i]]);
-		}
-}
 
 static void
 setup(struct evd *d)

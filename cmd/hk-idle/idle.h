@@ -125,7 +125,5 @@ void		 sub_close(struct idle *);
 int		 ctl_listen(struct idle *, char *, size_t);
 void		 ctl_close(struct idle *);
 
-/* check.c: -n -v */
-void		 check_print(const struct server_config *);
 
 #endif

@@ -62,7 +62,7 @@ load_config(struct idle *ix, int check, int verbose)
 	if (!check)
 		return;
 	if (verbose)
-		check_print(&ix->cfg);
+		config_print(stderr, &ix->cfg);
 	fprintf(stderr, "configuration OK\n");
 	exit(EX_OK);
 }

@@ -66,7 +66,7 @@ load_config(struct scale *sc, int check, int verbose)
 	if (!check)
 		return;
 	if (verbose)
-		check_print(&sc->cfg);
+		config_print(stderr, &sc->cfg);
 	fprintf(stderr, "configuration OK\n");
 	exit(EX_OK);
 }

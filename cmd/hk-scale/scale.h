@@ -201,7 +201,5 @@ void		 gate_mark(struct scale *, const struct svc *, int64_t);
 void		 adopt_all(struct scale *);
 int		 proc_starttime(pid_t, int64_t *);
 
-/* check.c: -n */
-void		 check_print(const struct server_config *);
 
 #endif

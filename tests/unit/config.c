@@ -1371,6 +1371,41 @@ test_examples(void)
 	app_free(&app);
 }
 
+/* config_print: every key once, its source, and no password. */
+static void
+test_print(void)
+{
+	struct server_config cfg;
+	struct config_diag diag;
+	const struct config_key *keys;
+	char *text = NULL, line[128];
+	size_t len = 0, n, i;
+	FILE *fp;
+	int missing = 0;
+
+	memset(&diag, 0, sizeof(diag));
+	setenv("HAKOPOD_STATE", "postgres://hk:s3cret@db.example/hk", 1);
+	ok(config_load_server(&cfg, NULL, &diag, &missing) == 0,
+	    "print: defaults load");
+	unsetenv("HAKOPOD_STATE");
+	fp = open_memstream(&text, &len);
+	config_print(fp, &cfg);
+	fclose(fp);
+	keys = config_keys(&n);
+	for (i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "\n%s = ", keys[i].name);
+		ok(strstr(text, line) != NULL || strncmp(text, line + 1,
+		    strlen(line + 1)) == 0, "print: %s is shown", keys[i].name);
+	}
+	ok(strstr(text, "s3cret") == NULL &&
+	    strstr(text, "state = \"postgres://hk:***@db.example/hk\" "
+	    "(environment)\n") != NULL,
+	    "print: the state URL's password is hidden, its source shown");
+	ok(strstr(text, "max_concurrent_starts = 2 (default)\n") != NULL,
+	    "print: an integer key with its source");
+	free(text);
+}
+
 static void
 cleanup(void)
 {
@@ -1414,6 +1449,7 @@ main(void)
 	test_spec_decode();
 	test_many();
 	test_examples();
+	test_print();
 	cleanup();
 	return done();
 }
