@@ -213,6 +213,8 @@ options(int argc, char *argv[], const char **listen, int *check)
 	if (optind != argc)
 		usage(EX_USAGE);
 	log_verbose(verbose);
+	if (*check && verbose)
+		*check = 2;	/* -n -v: also print the effective keys */
 	return dfd;
 }
 
@@ -230,6 +232,8 @@ main(int argc, char *argv[])
 	dfd = options(argc, argv, &listen, &check);
 	load_config(listen);
 	if (check) {
+		if (check == 2)
+			config_print(stderr, &gw->cfg);
 		fprintf(stderr, "configuration OK\n");
 		return EX_OK;
 	}
