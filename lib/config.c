@@ -20,11 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "config.h"
+#include "log.h"
 #include "spec.h"
 #include "toml.h"
 
@@ -594,6 +596,37 @@ config_keys(size_t *n)
 	if (n != NULL)
 		*n = nitems(server_keys);
 	return server_keys;
+}
+
+/*
+ * The start of every daemon: load the operator config, logging each
+ * diagnostic.  Returns -1 to go on, else the status to exit with: 66 when
+ * the named file is missing, 78 when the configuration is invalid, and 0
+ * after "-n" (check) has said "configuration OK" (with "-v", every key
+ * first).
+ */
+int
+config_load_daemon(struct server_config *cfg, const char *path, int check,
+    int verbose)
+{
+	struct config_diag diag;
+	size_t i;
+	int missing = 0;
+
+	memset(&diag, 0, sizeof(diag));
+	if (config_load_server(cfg, path, &diag, &missing) == -1) {
+		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
+			log_errorx("%s", diag.msg[i]);
+		if (diag.count == 0)
+			log_errorx("unable to load the configuration");
+		return missing ? EX_NOINPUT : EX_CONFIG;
+	}
+	if (!check)
+		return -1;
+	if (verbose)
+		config_print(stderr, cfg);
+	fprintf(stderr, "configuration OK\n");
+	return EX_OK;
 }
 
 /*

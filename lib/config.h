@@ -84,6 +84,11 @@ int	config_load_server(struct server_config *, const char *,
 /* Sets one key as a command-line flag would (source FLAG). -1 on bad value. */
 int	config_set_flag(struct server_config *, const char *, const char *,
 	    struct config_diag *);
+/*
+ * A daemon's start: loads the operator config and logs what is wrong.
+ * -1 = go on; else exit with it (0 after a check, 66 missing, 78 invalid).
+ */
+int	config_load_daemon(struct server_config *, const char *, int, int);
 /* "-n -v": each key = value (source), one per line; passwords hidden. */
 void	config_print(FILE *, const struct server_config *);
 /* Effective listen address: serverless_listen, else serverless_address. */

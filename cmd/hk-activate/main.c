@@ -44,15 +44,11 @@ static void
 load_config(const char *listen)
 {
 	struct config_diag d;
-	size_t i;
-	int missing;
+	int code;
 
+	if ((code = config_load_daemon(&gw->cfg, gw->cfg_path, 0, 0)) != -1)
+		exit(code);
 	memset(&d, 0, sizeof(d));
-	if (config_load_server(&gw->cfg, gw->cfg_path, &d, &missing) == -1) {
-		for (i = 0; i < d.count && i < CONFIG_DIAG_MAX; i++)
-			log_errorx("%s", d.msg[i]);
-		exit(missing ? EX_NOINPUT : EX_CONFIG);
-	}
 	if (listen != NULL && config_set_flag(&gw->cfg, "serverless_listen",
 	    listen, &d) == -1) {
 		log_errorx("-l %s: %s", listen, d.count > 0 ? d.msg[0] :

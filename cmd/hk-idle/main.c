@@ -46,25 +46,10 @@ usage(int code)
 static void
 load_config(struct idle *ix, int check, int verbose)
 {
-	struct config_diag diag;
-	size_t i;
-	int missing = 0;
+	int code;
 
-	memset(&diag, 0, sizeof(diag));
-	if (config_load_server(&ix->cfg, ix->config_path, &diag,
-	    &missing) == -1) {
-		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
-			log_errorx("%s", diag.msg[i]);
-		if (diag.count == 0)
-			log_errorx("unable to load the configuration");
-		exit(missing ? EX_NOINPUT : EX_CONFIG);
-	}
-	if (!check)
-		return;
-	if (verbose)
-		config_print(stderr, &ix->cfg);
-	fprintf(stderr, "configuration OK\n");
-	exit(EX_OK);
+	if ((code = config_load_daemon(&ix->cfg, ix->config_path, check, verbose)) != -1)
+		exit(code);
 }
 
 /* runtime_dir is at most 80 bytes (hakopod.toml(5)): a name fits. */

@@ -50,25 +50,10 @@ usage(int code)
 static void
 load_config(struct scale *sc, int check, int verbose)
 {
-	struct config_diag diag;
-	size_t i;
-	int missing = 0;
+	int code;
 
-	memset(&diag, 0, sizeof(diag));
-	if (config_load_server(&sc->cfg, sc->config_path, &diag,
-	    &missing) == -1) {
-		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
-			log_errorx("%s", diag.msg[i]);
-		if (diag.count == 0)
-			log_errorx("unable to load the configuration");
-		exit(EX_CONFIG);
-	}
-	if (!check)
-		return;
-	if (verbose)
-		config_print(stderr, &sc->cfg);
-	fprintf(stderr, "configuration OK\n");
-	exit(EX_OK);
+	if ((code = config_load_daemon(&sc->cfg, sc->config_path, check, verbose)) != -1)
+		exit(code);
 }
 
 /* Closed standard fds would be taken by pipes and given to children. */
