@@ -1451,5 +1451,9 @@ main(void)
 	test_examples();
 	test_print();
 	cleanup();
+	/* make check shows stderr: the rule tests are seen to run */
+	fprintf(stderr, "# config: %zu application and %zu operator rule cases "
+	    "(exact messages), %d checks, %d failed\n", nitems(app_cases),
+	    nitems(srv_cases), tap_run, tap_failed);
 	return done();
 }
