@@ -72,9 +72,10 @@ IDLE_FN_DELAY = \"3\""
 	wait_t 5 asleep fn/a "$a2"
 	ok $? "$e: and it sleeps again after its idle period"
 
-	# A request streaming for 1.5 s (five idle periods).
+	# A request streaming for 3 s (ten idle periods); the check below watches
+	# 1.2 s of it, leaving the stream time to spare on a loaded machine.
 	curl -sSN -o "$T/slow.body" -w '%{http_code}' --max-time 30 \
-	    -H 'Host: slow.fn.localhost' "$URL/slow?s=1.5" >"$T/slow.code" &
+	    -H 'Host: slow.fn.localhost' "$URL/slow?s=3" >"$T/slow.code" &
 	curl_pid=$!
 	wait_t 10 grep -q tick "$T/slow.body"
 	slow=$(scale_pid fn/slow)
