@@ -37,7 +37,6 @@ static const char usage_text[] =
     "                 [--since time] [--status code] [-n count]\n";
 
 static void	usage(int) __attribute__((noreturn));
-static void	load_config(struct evd *, int, int);
 static void	setup(struct evd *);
 static void	on_signal(struct loop *, int, void *);
 static void	reload_config(struct evd *);
@@ -49,17 +48,6 @@ usage(int code)
 	fputs(usage_text, code == EX_OK ? stdout : stderr);
 	exit(code);
 }
-
-/* -n: check, say so and exit; otherwise a bad config exits 78 at once. */
-static void
-load_config(struct evd *d, int check, int verbose)
-{
-	int code;
-
-	if ((code = config_load_daemon(&d->cfg, d->config_path, check, verbose)) != -1)
-		exit(code);
-}
-
 
 static void
 setup(struct evd *d)
@@ -152,7 +140,7 @@ main(int argc, char *argv[])
 {
 	struct evd d;
 	const char *errstr;
-	int ch, check = 0, verbose = 0, fd = -1, daemon_flags = 0;
+	int ch, check = 0, verbose = 0, fd = -1, daemon_flags = 0, code;
 
 	log_init(PROG, 0);
 	if (argc > 1 && strcmp(argv[1], "--help") == 0)
@@ -190,6 +178,9 @@ main(int argc, char *argv[])
 			usage(EX_USAGE);
 		return query_main(d.config_path, argc - optind, argv + optind);
 	}
-	load_config(&d, check, verbose);
+	/* -n: say "configuration OK" and exit; a bad config exits at once. */
+	if ((code = config_load_daemon(&d.cfg, d.config_path, check,
+	    verbose)) != -1)
+		return code;
 	return serve(&d, fd);
 }

@@ -28,7 +28,6 @@ static const char usage_text[] =
     "usage: hk-idle [-nv] [-d fd] [-f config]\n";
 
 static void	usage(int) __attribute__((noreturn));
-static void	load_config(struct idle *, int, int);
 static void	sock_path(char *, const char *, const char *);
 static void	setup(struct idle *);
 static void	on_signal(struct loop *, int, void *);
@@ -40,16 +39,6 @@ usage(int code)
 {
 	fputs(usage_text, code == EX_OK ? stdout : stderr);
 	exit(code);
-}
-
-/* -n: check, say so and exit; otherwise a bad config exits 78 at once. */
-static void
-load_config(struct idle *ix, int check, int verbose)
-{
-	int code;
-
-	if ((code = config_load_daemon(&ix->cfg, ix->config_path, check, verbose)) != -1)
-		exit(code);
 }
 
 /* runtime_dir is at most 80 bytes (hakopod.toml(5)): a name fits. */
@@ -155,7 +144,7 @@ main(int argc, char *argv[])
 {
 	struct idle ix;
 	const char *errstr;
-	int ch, check = 0, verbose = 0, fd = -1;
+	int ch, check = 0, verbose = 0, fd = -1, code;
 
 	log_init(PROG, 0);
 	if (argc > 1 && strcmp(argv[1], "--help") == 0)
@@ -191,7 +180,10 @@ main(int argc, char *argv[])
 	if (optind != argc)
 		usage(EX_USAGE);
 	log_verbose(verbose);
-	load_config(&ix, check, verbose);
+	/* -n: say "configuration OK" and exit; a bad config exits at once. */
+	if ((code = config_load_daemon(&ix.cfg, ix.config_path, check,
+	    verbose)) != -1)
+		return code;
 	setup(&ix);
 	if (notify_ready(fd) == -1)
 		log_warn("unable to signal readiness");

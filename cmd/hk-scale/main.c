@@ -31,7 +31,6 @@ static const char usage_text[] =
     "usage: hk-scale [-nv] [-d fd] [-f config] [-g seconds]\n";
 
 static void	usage(int) __attribute__((noreturn));
-static void	load_config(struct scale *, int, int);
 static void	open_stdio(void);
 static void	setup(struct scale *);
 static void	on_signal(struct loop *, int, void *);
@@ -44,16 +43,6 @@ usage(int code)
 {
 	fputs(usage_text, code == EX_OK ? stdout : stderr);
 	exit(code);
-}
-
-/* -n: check, say so and exit; otherwise a bad config exits 78 at once. */
-static void
-load_config(struct scale *sc, int check, int verbose)
-{
-	int code;
-
-	if ((code = config_load_daemon(&sc->cfg, sc->config_path, check, verbose)) != -1)
-		exit(code);
 }
 
 /* Closed standard fds would be taken by pipes and given to children. */
@@ -192,7 +181,7 @@ main(int argc, char *argv[])
 {
 	struct scale sc;
 	const char *errstr;
-	int ch, check = 0, verbose = 0, fd = -1;
+	int ch, check = 0, verbose = 0, fd = -1, code;
 
 	log_init(PROG, 0);
 	if (argc > 1 && strcmp(argv[1], "--help") == 0)
@@ -236,7 +225,10 @@ main(int argc, char *argv[])
 	if (optind != argc)
 		usage(EX_USAGE);
 	log_verbose(verbose);
-	load_config(&sc, check, verbose);
+	/* -n: say "configuration OK" and exit; a bad config exits at once. */
+	if ((code = config_load_daemon(&sc.cfg, sc.config_path, check,
+	    verbose)) != -1)
+		return code;
 	setup(&sc);
 	if (notify_ready(fd) == -1)
 		log_warn("unable to signal readiness");
