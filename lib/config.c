@@ -49,6 +49,7 @@
  */
 enum key_type {
 	KT_ADDR,	/* host:port; "" = unset */
+	KT_BOOL,	/* int64_t 0 or 1; TOML true/false */
 	KT_DOMAIN,	/* a DNS name, lower-cased */
 	KT_INT,		/* int64_t within [min, max] */
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
@@ -83,6 +84,8 @@ struct server_rule {
 	    KT_INT, 1, 64, max_concurrent_starts)			\
 	K("max_serverless_services", NULL, "512", 1,			\
 	    KT_INT, 1, 65536, max_serverless_services)			\
+	K("request_log", NULL, "true", 1,				\
+	    KT_BOOL, 0, 1, request_log)					\
 	K("requests_max_age_days", NULL, "7", 1,			\
 	    KT_INT, 1, 36500, requests_max_age_days)			\
 	K("requests_max_rows", NULL, "1000000", 1,			\
@@ -645,7 +648,10 @@ config_print(FILE *fp, const struct server_config *cfg)
 
 	for (i = 0; i < nitems(server_keys); i++) {
 		fprintf(fp, "%s = ", server_keys[i].name);
-		if (server_rules[i].type == KT_INT) {
+		if (server_rules[i].type == KT_BOOL) {
+			fprintf(fp, "%s", *(const int64_t *)(base +
+			    server_rules[i].off) ? "true" : "false");
+		} else if (server_rules[i].type == KT_INT) {
 			fprintf(fp, "%lld", (long long)*(const int64_t *)
 			    (base + server_rules[i].off));
 		} else {
@@ -724,6 +730,9 @@ check_server_str(size_t i, const char *s, char *why, size_t whysz)
 		(void)snprintf(why, whysz,
 		    "must be sqlite://PATH or postgres://...");
 		return -1;
+	case KT_BOOL:
+		(void)snprintf(why, whysz, "must be true or false");
+		return -1;
 	case KT_INT:
 		break;
 	}
@@ -758,6 +767,15 @@ server_set_text(struct server_config *cfg, size_t i, const char *s,
 	char *dst;
 	int64_t v;
 
+	if (r->type == KT_BOOL) {
+		if (strcmp(s, "true") != 0 && strcmp(s, "false") != 0) {
+			(void)snprintf(why, whysz, "must be true or false");
+			return -1;
+		}
+		v = s[0] == 't';
+		memcpy((char *)cfg + r->off, &v, sizeof(v));
+		return 0;
+	}
 	if (r->type == KT_INT) {
 		for (p = s; *p != '\0'; p++)
 			if (!is_digit((unsigned char)*p))
@@ -819,7 +837,19 @@ server_file_key(struct server_config *cfg, const struct toml_kv *kv,
 		    v->type == TOML_TABLE ? "unknown table" : "unknown key");
 		return -1;
 	}
-	if (server_rules[i].type == KT_INT) {
+	if (server_rules[i].type == KT_BOOL) {
+		if (v->type != TOML_BOOL) {
+			(void)snprintf(why, sizeof(why),
+			    "must be true or false");
+			rc = -1;
+		} else {
+			int64_t b = v->u.boolean != 0;
+
+			memcpy((char *)cfg + server_rules[i].off, &b,
+			    sizeof(b));
+			rc = 0;
+		}
+	} else if (server_rules[i].type == KT_INT) {
 		if (v->type != TOML_INTEGER) {
 			(void)snprintf(why, sizeof(why), "must be an integer");
 			rc = -1;

@@ -84,6 +84,7 @@ reload(void)
 			log_warnx("state and runtime_dir need a restart");
 		gw->cfg.max_concurrent_requests = cfg.max_concurrent_requests;
 		gw->cfg.max_body_bytes = cfg.max_body_bytes;
+		gw->cfg.request_log = cfg.request_log;
 	}
 	if (route_reload(err, sizeof(err)) == -1)
 		log_warnx("unable to reload routes: %s", err);

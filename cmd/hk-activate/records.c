@@ -56,6 +56,8 @@ records_add(const struct conn *c, const char *outcome)
 {
 	struct rec *r;
 
+	if (!gw->cfg.request_log)
+		return;
 	if (nrecs == REC_MAX) {
 		overflow++;
 		return;

@@ -429,6 +429,13 @@ static const struct srv_case srv_cases[] = {
 	{ "integer key given a string",
 	    "[server]\nmax_concurrent_starts = \"2\"\n",
 	    "2: server.max_concurrent_starts: must be an integer" },
+	{ "boolean key given an integer", "[server]\nrequest_log = 0\n",
+	    "2: server.request_log: must be true or false" },
+	{ "boolean key given a string", "[server]\nrequest_log = \"no\"\n",
+	    "2: server.request_log: must be true or false" },
+	{ "boolean key false", "[server]\nrequest_log = false\n", NULL },
+	{ "string key given a boolean", "[server]\nstate = true\n",
+	    "2: server.state: must be a string" },
 	{ "string with NUL", "[server]\nbase_domain = \"a\\u0000b\"\n",
 	    "2: server.base_domain: must not contain NUL" },
 	{ "address without port",
@@ -743,7 +750,7 @@ test_defaults(void)
 		"base_domain", "events_max_age_days", "events_max_rows",
 		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
-		"requests_max_age_days", "requests_max_rows",
+		"request_log", "requests_max_age_days", "requests_max_rows",
 		"runtime_dir", "serverless_address", "serverless_listen",
 		"state", "time_unit_ms",
 	};
@@ -754,7 +761,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 14 keys");
+	isint(n, nitems(names), "config_keys: 15 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -790,6 +797,7 @@ test_defaults(void)
 	isint(cfg.max_body_bytes, 4194304, "default body bytes");
 	isint(cfg.max_serverless_services, 512, "default serverless services");
 	isint(cfg.time_unit_ms, 1000, "default time_unit_ms: one second");
+	isint(cfg.request_log, 1, "default request_log: on");
 	for (i = 0; i < n; i++)
 		if (cfg.source[i] != CONFIG_SRC_DEFAULT)
 			break;
