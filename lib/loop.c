@@ -15,17 +15,28 @@
 
 #define LOOP_EVENTS	256	/* epoll events taken per turn */
 
+/*
+ * Interest is changed lazily, as HAProxy does: "mask" is what the owner
+ * wants, "applied" what epoll has.  Dropping interest costs nothing until
+ * an unwanted event actually arrives; adding it is applied once, before the
+ * next epoll_wait.  A proxy that turns a socket's reading off and on again
+ * for every request so makes no epoll_ctl call at all in the common case.
+ */
 struct loop_fd {
 	loop_fd_fn	*fn;
 	void		*arg;
 	int		 mask;
+	int		 applied;
 	int		 used;
+	int		 dirty;		/* in loop.dirty[] */
 };
 
 struct loop {
 	int			 epfd;
 	struct loop_fd		*fds;		/* indexed by fd */
 	size_t			 nfds;
+	int			*dirty;		/* fds whose interest grew */
+	size_t			 ndirty;
 	struct loop_timer	**heap;		/* min-heap on deadline */
 	size_t			 nheap;
 	size_t			 capheap;
@@ -39,6 +50,8 @@ struct loop {
 };
 
 static int	grow_fds(struct loop *, int);
+static int	apply_mask(struct loop *, int);
+static void	apply_dirty(struct loop *);
 static uint32_t	epoll_mask(int);
 static void	heap_swap(struct loop *, size_t, size_t);
 static void	heap_up(struct loop *, size_t);
@@ -92,6 +105,7 @@ loop_free(struct loop *l)
 		close(l->sigfd);
 	close(l->epfd);
 	free(l->fds);
+	free(l->dirty);
 	free(l->heap);
 	free(l);
 }
@@ -100,6 +114,7 @@ static int
 grow_fds(struct loop *l, int fd)
 {
 	struct loop_fd *fds;
+	int *dirty;
 	size_t n;
 
 	if ((size_t)fd < l->nfds)
@@ -107,6 +122,9 @@ grow_fds(struct loop *l, int fd)
 	n = l->nfds ? l->nfds : 64;
 	while (n <= (size_t)fd)
 		n *= 2;
+	if ((dirty = reallocarray(l->dirty, n, sizeof(*dirty))) == NULL)
+		return -1;
+	l->dirty = dirty;
 	if ((fds = reallocarray(l->fds, n, sizeof(*fds))) == NULL)
 		return -1;
 	memset(fds + l->nfds, 0, (n - l->nfds) * sizeof(*fds));
@@ -126,50 +144,93 @@ int
 loop_add_fd(struct loop *l, int fd, int mask, loop_fd_fn *fn, void *arg)
 {
 	struct epoll_event ev;
-	int op;
 
 	if (fd < 0 || grow_fds(l, fd) == -1)
 		return -1;
+	if (l->fds[fd].used) {		/* a new owner: interest is lazy */
+		l->fds[fd].fn = fn;
+		l->fds[fd].arg = arg;
+		return loop_mod_fd(l, fd, mask);
+	}
 	memset(&ev, 0, sizeof(ev));
 	ev.events = epoll_mask(mask);
 	ev.data.fd = fd;
-	op = l->fds[fd].used ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-	if (epoll_ctl(l->epfd, op, fd, &ev) == -1)
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) == -1)
 		return -1;
 	l->fds[fd].fn = fn;
 	l->fds[fd].arg = arg;
 	l->fds[fd].mask = mask;
+	l->fds[fd].applied = mask;
 	l->fds[fd].used = 1;
 	return 0;
+}
+
+/* Makes epoll's interest in fd what its owner wants now. */
+static int
+apply_mask(struct loop *l, int fd)
+{
+	struct loop_fd *f = &l->fds[fd];
+	struct epoll_event ev;
+
+	if (f->applied == f->mask)
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = epoll_mask(f->mask);
+	ev.data.fd = fd;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) == -1)
+		return -1;
+	f->applied = f->mask;
+	return 0;
+}
+
+/* Before sleeping: interest that grew during the turn goes to epoll. */
+static void
+apply_dirty(struct loop *l)
+{
+	struct loop_fd *f;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < l->ndirty; i++) {
+		fd = l->dirty[i];
+		f = &l->fds[fd];
+		f->dirty = 0;
+		if (f->used && (f->mask & ~f->applied) != 0)
+			(void)apply_mask(l, fd);
+	}
+	l->ndirty = 0;
 }
 
 int
 loop_mod_fd(struct loop *l, int fd, int mask)
 {
-	struct epoll_event ev;
+	struct loop_fd *f;
 
 	if (fd < 0 || (size_t)fd >= l->nfds || !l->fds[fd].used) {
 		errno = EBADF;
 		return -1;
 	}
-	if (l->fds[fd].mask == mask)
-		return 0;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = epoll_mask(mask);
-	ev.data.fd = fd;
-	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) == -1)
-		return -1;
-	l->fds[fd].mask = mask;
+	f = &l->fds[fd];
+	f->mask = mask;
+	if ((mask & ~f->applied) != 0 && !f->dirty) {
+		f->dirty = 1;
+		l->dirty[l->ndirty++] = fd;
+	}
 	return 0;
 }
 
 void
 loop_del_fd(struct loop *l, int fd)
 {
+	int dirty;
+
 	if (fd < 0 || (size_t)fd >= l->nfds || !l->fds[fd].used)
 		return;
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+	/* Still listed in dirty[] if set: keep it so, listed only once. */
+	dirty = l->fds[fd].dirty;
 	memset(&l->fds[fd], 0, sizeof(l->fds[fd]));
+	l->fds[fd].dirty = dirty;
 }
 
 void
@@ -360,6 +421,7 @@ loop_run(struct loop *l)
 			l->hook(l, l->hookarg);
 		if (l->stop)
 			break;
+		apply_dirty(l);
 		n = epoll_wait(l->epfd, evs, LOOP_EVENTS, next_wait_ms(l));
 		if (n == -1 && errno != EINTR)
 			return -1;
@@ -375,6 +437,9 @@ loop_run(struct loop *l)
 				mask |= LOOP_READ;
 			if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
 				mask |= LOOP_WRITE;
+			if ((evs[i].events & (EPOLLIN | EPOLLOUT)) &
+			    ~epoll_mask(f->mask))
+				(void)apply_mask(l, fd);	/* lazily dropped */
 			mask &= f->mask | ((evs[i].events &
 			    (EPOLLERR | EPOLLHUP)) ? LOOP_READ | LOOP_WRITE : 0);
 			if (mask)

@@ -35,7 +35,11 @@ struct loop_timer {
 struct loop	*loop_new(void);
 void		 loop_free(struct loop *);
 
-/* Watches fd for mask (LOOP_READ|LOOP_WRITE); a second call replaces. */
+/*
+ * Watches fd for mask (LOOP_READ|LOOP_WRITE); a second call replaces the
+ * callback and the mask.  Masks change lazily (see loop.c): no system call
+ * until an unwanted event arrives or the next wait needs more interest.
+ */
 int	loop_add_fd(struct loop *, int, int, loop_fd_fn *, void *);
 /* Changes the mask of a watched fd; 0 keeps it registered but silent. */
 int	loop_mod_fd(struct loop *, int, int);
