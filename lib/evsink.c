@@ -55,8 +55,7 @@ int
 evsink_send(struct evsink *s, const json_t *rec)
 {
 	char *text;
-	size_t len;
-	ssize_t n;
+	int rc;
 
 	if (s == NULL)
 		return -1;
@@ -64,10 +63,20 @@ evsink_send(struct evsink *s, const json_t *rec)
 		s->dropped++;
 		return -1;
 	}
-	len = strlen(text);
+	rc = evsink_send_raw(s, text, strlen(text));
+	free(text);
+	return rc;
+}
+
+int
+evsink_send_raw(struct evsink *s, const char *text, size_t len)
+{
+	ssize_t n;
+
+	if (s == NULL)
+		return -1;
 	n = len > IPC_MSG_MAX ? -1 : sendto(s->fd, text, len, MSG_NOSIGNAL,
 	    (struct sockaddr *)&s->addr, sizeof(s->addr));
-	free(text);
 	if (n != (ssize_t)len) {
 		s->dropped++;
 		return -1;

@@ -25,6 +25,8 @@ void		 evsink_event(struct evsink *, const char *, const char *,
 		    json_t *);
 /* Sends any record (not consumed); 0 sent, -1 dropped. */
 int		 evsink_send(struct evsink *, const json_t *);
+/* Sends one datagram already encoded as JSON; 0 sent, -1 dropped. */
+int		 evsink_send_raw(struct evsink *, const char *, size_t);
 /* Records dropped since the sink was opened. */
 uint64_t	 evsink_dropped(const struct evsink *);
 
