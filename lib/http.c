@@ -343,6 +343,22 @@ http_out_printf(struct http_out *o, const char *fmt, ...)
 	return http_out_add(o, line, (size_t)n);
 }
 
+static int
+out_str(struct http_out *o, const char *s)
+{
+	return http_out_add(o, s, strlen(s));
+}
+
+/* "Name: value\r\n" without printf: the gateway writes these per request. */
+static int
+out_header(struct http_out *o, const char *name, const char *v, size_t n)
+{
+	if (out_str(o, name) == -1 || http_out_add(o, ": ", 2) == -1 ||
+	    http_out_add(o, v, n) == -1)
+		return -1;
+	return http_out_add(o, "\r\n", 2);
+}
+
 static void
 conn_tokens(const struct http_head *h, struct tokens *t)
 {
@@ -425,7 +441,8 @@ http_request_head(struct http_out *o, const struct http_head *h,
 	strip = f->strip < ulen ? f->strip : ulen;
 	url += strip;
 	ulen -= strip;
-	if (http_out_printf(o, "%s ", http_method_str(p->method)) == -1)
+	if (out_str(o, http_method_str(p->method)) == -1 ||
+	    http_out_add(o, " ", 1) == -1)
 		return -1;
 	if ((ulen == 0 || url[0] != '/') && http_out_add(o, "/", 1) == -1)
 		return -1;
@@ -433,31 +450,30 @@ http_request_head(struct http_out *o, const struct http_head *h,
 	    http_out_add(o, " HTTP/1.1\r\n", 11) == -1 ||
 	    copy_headers(h, o, &t, 1) == -1)
 		return -1;
+	if (out_str(o, "X-Forwarded-For: ") == -1)
+		return -1;
 	if (http_head_find(h, "x-forwarded-for", &v, &n) == 0 && n > 0 &&
-	    n < 1024) {
-		if (http_out_printf(o, "X-Forwarded-For: %.*s, %s\r\n", (int)n,
-		    v, f->peer) == -1)
-			return -1;
-	} else if (http_out_printf(o, "X-Forwarded-For: %s\r\n",
-	    f->peer) == -1)
+	    n < 1024 && (http_out_add(o, v, n) == -1 ||
+	    http_out_add(o, ", ", 2) == -1))
+		return -1;
+	if (out_str(o, f->peer) == -1 || http_out_add(o, "\r\n", 2) == -1)
 		return -1;
 	if (http_head_count(h, "x-forwarded-proto") == 0 &&
-	    http_out_printf(o, "X-Forwarded-Proto: http\r\n") == -1)
+	    out_str(o, "X-Forwarded-Proto: http\r\n") == -1)
 		return -1;
 	if (http_head_count(h, "x-forwarded-host") == 0 &&
 	    http_head_find(h, "host", &v, &n) == 0 && n < 256 &&
-	    http_out_printf(o, "X-Forwarded-Host: %.*s\r\n", (int)n, v) == -1)
+	    out_header(o, "X-Forwarded-Host", v, n) == -1)
 		return -1;
-	if (f->chunked && http_out_printf(o,
-	    "Transfer-Encoding: chunked\r\n") == -1)
+	if (f->chunked && out_str(o, "Transfer-Encoding: chunked\r\n") == -1)
 		return -1;
-	if (http_head_count(h, "host") == 0 && http_out_printf(o,
-	    "Host: %s\r\n", f->host) == -1)
+	if (http_head_count(h, "host") == 0 &&
+	    out_header(o, "Host", f->host, strlen(f->host)) == -1)
 		return -1;	/* HTTP/1.0 without Host */
 	if (f->upgrade && http_head_find(h, "upgrade", &up, &n) == 0 &&
 	    n < 256) {
-		if (http_out_printf(o, "Connection: upgrade\r\n"
-		    "Upgrade: %.*s\r\n", (int)n, up) == -1)
+		if (out_str(o, "Connection: upgrade\r\n") == -1 ||
+		    out_header(o, "Upgrade", up, n) == -1)
 			return -1;
 	}
 	return http_out_add(o, "\r\n", 2);
@@ -476,12 +492,21 @@ http_response_head(struct http_out *o, const struct http_head *h,
 {
 	struct tokens t;
 	const char *up;
+	char line[4];
 	size_t n;
 	int st = p->status_code;
 
 	conn_tokens(h, &t);
-	if (http_out_printf(o, "HTTP/1.%d %d %.*s\r\n", r->old ? 0 : 1, st,
-	    (int)h->st_len, h->buf + h->st_off) == -1 ||
+	if (st < 100 || st > 999)
+		return -1;	/* http_parser allows no other */
+	line[0] = (char)('0' + st / 100);
+	line[1] = (char)('0' + st / 10 % 10);
+	line[2] = (char)('0' + st % 10);
+	line[3] = ' ';
+	if (out_str(o, r->old ? "HTTP/1.0 " : "HTTP/1.1 ") == -1 ||
+	    http_out_add(o, line, 4) == -1 ||
+	    http_out_add(o, h->buf + h->st_off, h->st_len) == -1 ||
+	    http_out_add(o, "\r\n", 2) == -1 ||
 	    copy_headers(h, o, &t, 0) == -1)
 		return -1;
 	if (st < 200 && st != 101)
@@ -490,8 +515,10 @@ http_response_head(struct http_out *o, const struct http_head *h,
 	if (st == 101) {
 		if (http_head_find(h, "upgrade", &up, &n) == -1 || n >= 256)
 			return -1;
-		return http_out_printf(o, "Connection: upgrade\r\n"
-		    "Upgrade: %.*s\r\n\r\n", (int)n, up);
+		if (out_str(o, "Connection: upgrade\r\n") == -1 ||
+		    out_header(o, "Upgrade", up, n) == -1)
+			return -1;
+		return http_out_add(o, "\r\n", 2);
 	}
 	if (!r->nobody && !(p->flags & F_CONTENTLENGTH)) {
 		if ((p->flags & F_CHUNKED) == 0)
@@ -501,13 +528,12 @@ http_response_head(struct http_out *o, const struct http_head *h,
 		else
 			r->chunked = 1;
 	}
-	if (r->chunked && http_out_printf(o,
-	    "Transfer-Encoding: chunked\r\n") == -1)
+	if (r->chunked && out_str(o, "Transfer-Encoding: chunked\r\n") == -1)
 		return -1;
 	if (r->close)
-		return http_out_printf(o, "Connection: close\r\n\r\n");
+		return out_str(o, "Connection: close\r\n\r\n");
 	if (r->old)
-		return http_out_printf(o, "Connection: keep-alive\r\n\r\n");
+		return out_str(o, "Connection: keep-alive\r\n\r\n");
 	return http_out_add(o, "\r\n", 2);
 }
 
