@@ -23,8 +23,8 @@
 #define SCALE_LINE_MAX		512	/* bytes kept of one output line */
 #define SCALE_GRACE_DEFAULT	10	/* s from SIGTERM to SIGKILL */
 #define SCALE_ORDINARY_TIMEOUT	60 /* s, startup deadline, no [serverless] */
-#define SCALE_PROBE_MIN_MS	1	/* first probe retry, doubling */
-#define SCALE_PROBE_MAX_MS	50
+#define SCALE_PROBE_MIN_MS	1	/* probe retries: start time / 32, */
+#define SCALE_PROBE_MAX_MS	50	/* within these bounds */
 #define SCALE_RESTART_MIN_MS	100	/* restart of an always-on service */
 #define SCALE_RESTART_MAX_MS	30000
 #define SCALE_RESTART_RESET_MS	10000	/* ran this long: backoff reset */

@@ -424,15 +424,20 @@ start_failed(struct service *s, const char *why, json_t *detail)
 		loop_timer_at(sc->loop, &s->retry, s->retry_at);
 }
 
+/*
+ * The instance answers.  Subscribers hear it first: parked requests wait
+ * for this message, and everything else here (the output relay's fork, the
+ * store's commit with its fsync, the event) took tens of milliseconds of a
+ * cold start when it came before.
+ */
 void
 service_inst_ready(struct inst *in)
 {
 	struct service *s = in->svc;
 	struct scale *sc = s->sc;
-	struct inst *old;
+	struct inst *old = NULL;
 	int64_t ms;
 
-	exec_relay(in);		/* before the row says running */
 	queue_settle(in);
 	loop_timer_cancel(sc->loop, &s->deadline);
 	in->ready = 1;
@@ -443,12 +448,16 @@ service_inst_ready(struct inst *in)
 		old = s->inst;
 		s->inst = in;
 		s->pending = NULL;
+	}
+	set_state(s, SVC_RUNNING);
+	ctl_ready(s);
+	if (old != NULL) {
 		log_info("service=%s: revision %lld replaces %lld", s->def.id,
 		    (long long)in->revision, (long long)old->revision);
 		exec_retire(old);
 	}
+	exec_relay(in);		/* before the row says running */
 	in->in_store = 1;
-	set_state(s, SVC_RUNNING);
 	row_put(in, "running");
 	s->fail_backoff = 0;
 	s->retry_at = 0;
@@ -463,7 +472,6 @@ service_inst_ready(struct inst *in)
 		    s->wake_reason, "readiness_ms", (json_int_t)ms));
 		s->wake_reason[0] = '\0';
 	}
-	ctl_ready(s);
 	service_converge(s);
 }
 
