@@ -201,6 +201,9 @@ struct gw {
 	int			 sub_ok;	/* subscribe acknowledged */
 	int			 scale_backoff;
 	struct loop_timer	 scale_timer;
+	int			 scale_was_up;	/* subscribed since last loss */
+	int64_t			 scale_lost_at;	/* loop ms; 0 = never up */
+	struct loop_timer	 grace_timer;	/* end of the restart grace */
 };
 
 extern struct gw	*gw;
@@ -261,6 +264,7 @@ void	park_ready(struct service *, const char *, int64_t);
 void	park_down(struct service *, const char *);
 void	park_failed(struct service *, const char *, int);
 void	park_refused(struct service *, const char *);
+void	park_wake_again(struct service *);
 void	park_answer_all(struct service *, int, const char *, int);
 void	park_wake_reply(struct service *, int, const char *);
 void	park_release(struct conn *);
@@ -271,6 +275,7 @@ const char *park_state_name(const struct service *);
 int	ctl_listen(char *, size_t);
 void	ctl_scale_connect(void);
 int	ctl_scale_up(void);
+int	ctl_scale_grace(void);
 int	ctl_wake(struct service *);
 void	ctl_close(void);
 void	ctl_close_listener(void);

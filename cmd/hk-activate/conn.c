@@ -774,6 +774,11 @@ conn_timeout(struct loop *l, void *arg)
 		conn_answer(c, 408, "request head not received in time", 0);
 		break;
 	case CS_PARKED:
+		if (!ctl_scale_up()) {	/* hk-scale never came back */
+			c->outcome = "unavailable";
+			conn_answer(c, 503, "activation unavailable", 1);
+			break;
+		}
 		c->outcome = "startup_timeout";
 		conn_answer(c, 504, "startup deadline exceeded", 0);
 		break;

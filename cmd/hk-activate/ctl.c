@@ -25,6 +25,8 @@
 #define WAKEQ_MAX	1024	/* wakes awaiting hk-scale's reply */
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	2000
+#define GRACE_MS	5000	/* hk-scale restarting: requests park */
+#define GRACE_RETRY_MS	50	/* and the subscription is retried often */
 
 static void	ctl_accept(struct loop *, int, int, void *);
 static void	ctl_read(struct loop *, int, int, void *);
@@ -218,6 +220,47 @@ ctl_scale_up(void)
 	return gw->sub_fd != -1 && gw->wake_fd != -1;
 }
 
+/*
+ * hk-scale was subscribed until less than GRACE_MS ago: a supervisor is
+ * most likely restarting it, so requests for services that are not
+ * running park (within their own deadline) instead of failing at once.
+ */
+int
+ctl_scale_grace(void)
+{
+	return !ctl_scale_up() && gw->scale_lost_at != 0 &&
+	    loop_now_ms(gw->loop) - gw->scale_lost_at < GRACE_MS;
+}
+
+/* The grace is over and hk-scale is still away: what waits gets 503. */
+static void
+grace_over(struct loop *l, void *arg)
+{
+	struct service *s;
+
+	(void)l;
+	(void)arg;
+	if (ctl_scale_up())
+		return;
+	log_warnx("scale.sock: hk-scale still unavailable after %d ms",
+	    GRACE_MS);
+	RB_FOREACH(s, svc_tree, &gw->services)
+		if (s->nparked > 0)
+			park_answer_all(s, 503, "activation unavailable", 1);
+}
+
+/* Resubscribed: the requests that parked meanwhile send their wakes. */
+static void
+wake_parked(void)
+{
+	struct service *s;
+
+	loop_timer_cancel(gw->loop, &gw->grace_timer);
+	RB_FOREACH(s, svc_tree, &gw->services)
+		if (s->nparked > 0 && s->state != SVC_RUNNING)
+			park_wake_again(s);
+}
+
 static void
 scale_retry(struct loop *l, void *arg)
 {
@@ -268,8 +311,10 @@ ctl_scale_connect(void)
 	json_decref(req);
 	if (rc == 0) {
 		gw->scale_backoff = 0;
+		gw->scale_was_up = 1;
 		log_info("scale.sock: subscribed");
 		forget_endpoints();
+		wake_parked();
 		return;
 	}
 	scale_lost(err);
@@ -295,16 +340,27 @@ scale_lost(const char *why)
 	gw->sub_fd = gw->wake_fd = -1;
 	gw->sub_ok = 0;
 	wakeq_head = wakeq_len = 0;
+	if (gw->scale_was_up) {
+		gw->scale_was_up = 0;
+		gw->scale_lost_at = loop_now_ms(gw->loop);
+		loop_timer_init(&gw->grace_timer, grace_over, NULL);
+		loop_timer_at(gw->loop, &gw->grace_timer,
+		    gw->scale_lost_at + GRACE_MS);
+	}
 	RB_FOREACH(s, svc_tree, &gw->services)
 		if (s->state == SVC_STARTING || s->nparked > 0) {
 			s->state = SVC_SLEEPING;
 			s->wake_at = 0;
-			park_answer_all(s, 503, "activation unavailable", 1);
+			if (!ctl_scale_grace())
+				park_answer_all(s, 503,
+				    "activation unavailable", 1);
 		}
 	gw->scale_backoff = gw->scale_backoff == 0 ? BACKOFF_MIN_MS :
 	    gw->scale_backoff * 2;
 	if (gw->scale_backoff > BACKOFF_MAX_MS)
 		gw->scale_backoff = BACKOFF_MAX_MS;
+	if (ctl_scale_grace())
+		gw->scale_backoff = GRACE_RETRY_MS;
 	loop_timer_init(&gw->scale_timer, scale_retry, NULL);
 	loop_timer_at(gw->loop, &gw->scale_timer, loop_now_ms(gw->loop) +
 	    gw->scale_backoff);

@@ -93,7 +93,8 @@ park_dispatch(struct conn *c)
 		conn_answer(c, 429, "service at its concurrency limit", 1);
 		return 0;
 	}
-	if (svc->state != SVC_RUNNING && !ctl_scale_up()) {
+	if (svc->state != SVC_RUNNING && !ctl_scale_up() &&
+	    !ctl_scale_grace()) {
 		conn_answer(c, 503, "activation unavailable", 1);
 		return 0;
 	}
@@ -166,12 +167,20 @@ park_release(struct conn *c)
 		svc->idle_since = wall_ms();
 }
 
-/* One wake per cold start; a refusal of the send answers the queue. */
+/*
+ * One wake per cold start; a refusal of the send answers the queue.
+ * While hk-scale restarts (ctl_scale_grace) the queue waits instead, and
+ * the new subscription sends the wake (park_wake_again).
+ */
 static void
 wake_now(struct service *svc)
 {
 	if (loop_timer_armed(&svc->timer))
 		return;
+	if (ctl_scale_grace()) {
+		svc->wake_at = 0;
+		return;
+	}
 	svc->wake_at = loop_now_ms(gw->loop);
 	if (svc->state == SVC_SLEEPING)
 		svc->state = SVC_STARTING;
@@ -181,6 +190,14 @@ wake_now(struct service *svc)
 			svc->state = SVC_SLEEPING;
 		park_answer_all(svc, 503, "activation unavailable", 1);
 	}
+}
+
+void
+park_wake_again(struct service *svc)
+{
+	loop_timer_cancel(gw->loop, &svc->timer);
+	svc->wake_at = 0;
+	wake_now(svc);
 }
 
 static void
