@@ -122,6 +122,7 @@ struct conn {
 	int64_t			 t_start_us;
 	int64_t			 t_park_us;
 	int64_t			 wait_us;
+	int64_t			 wake_id;	/* the wake it joined; 0 none */
 	int64_t			 at_ms;		/* wall clock */
 	uint64_t		 bytes_in, bytes_out;
 	int			 status;
@@ -153,6 +154,7 @@ struct service {
 	int64_t			 idle_since;	/* wall ms */
 	int64_t			 ready_at;	/* wall ms */
 	int64_t			 wake_at;	/* loop ms, 0 = none */
+	int64_t			 wake_id;	/* of the last wake sent */
 	int64_t			 failed_until;	/* loop ms */
 	int			 retry_after;
 	char			 reason[REASON_MAX + 1];
@@ -189,6 +191,7 @@ struct gw {
 	size_t			 nfree;
 	size_t			 inflight;
 	uint64_t		 seq;
+	uint64_t		 wake_seq;	/* makes wake ids unique */
 
 	struct svc_tree		 services;
 	struct route		*routes;

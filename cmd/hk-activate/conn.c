@@ -266,7 +266,7 @@ conn_reset(struct conn *c)
 	c->strip = 0;
 	c->head_bytes = 0;
 	c->body_len = 0;
-	c->wait_us = c->t_park_us = 0;
+	c->wait_us = c->t_park_us = c->wake_id = 0;
 	c->bytes_in = c->bytes_out = 0;
 	c->status = 0;
 	c->method[0] = c->host[0] = c->path[0] = '\0';

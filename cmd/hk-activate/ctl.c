@@ -375,8 +375,8 @@ ctl_wake(struct service *s)
 
 	if (!ctl_scale_up() || wakeq_len == WAKEQ_MAX)
 		return -1;
-	req = json_pack("{s:s, s:s, s:s}", "op", "wake", "service", s->id,
-	    "reason", "request");
+	req = json_pack("{s:s, s:s, s:s, s:I}", "op", "wake", "service", s->id,
+	    "reason", "request", "wake_id", (json_int_t)s->wake_id);
 	rc = req == NULL ? -1 : ipc_send(gw->wake_fd, req, err, sizeof(err));
 	json_decref(req);
 	if (rc == -1)

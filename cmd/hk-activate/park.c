@@ -134,6 +134,7 @@ park(struct conn *c)
 	    now - svc->wake_at >=
 	    (int64_t)svc->policy.startup_timeout_seconds * 1000))
 		wake_now(svc);
+	c->wake_id = svc->wake_id;
 	if (c->fd != -1)
 		conn_update(c);
 }
@@ -184,6 +185,9 @@ wake_now(struct service *svc)
 	svc->wake_at = loop_now_ms(gw->loop);
 	if (svc->state == SVC_SLEEPING)
 		svc->state = SVC_STARTING;
+	/* Unique per installation: one gateway (hk-lease), at most 1024
+	 * wakes in a millisecond. */
+	svc->wake_id = wall_ms() * 1024 + (int64_t)(gw->wake_seq++ % 1024);
 	if (ctl_wake(svc) == -1) {
 		svc->wake_at = 0;
 		if (svc->state == SVC_STARTING)
@@ -260,6 +264,7 @@ park_ready(struct service *svc, const char *ep, int64_t rev)
 		TAILQ_REMOVE(&q, c, park);
 		c->wait_us += loop_clock_us() - c->t_park_us;
 		c->t_park_us = 0;
+		c->wake_id = svc->wake_id;	/* a later wake may have served */
 		conn_set_state(c, CS_FORWARD);	/* off the parked queue */
 		conn_forward(c);
 	}

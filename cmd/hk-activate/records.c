@@ -131,6 +131,10 @@ records_add(const struct conn *c, const char *outcome)
 	p = put_int(p, ",\"duration_us\":", now_us - c->t_start_us);
 	p = put_int(p, ",\"wait_us\":", c->wait_us +
 	    (c->t_park_us != 0 ? now_us - c->t_park_us : 0));
+	if (c->wake_id != 0)
+		p = put_int(p, ",\"wake_id\":", c->wake_id);
+	else
+		p = put(p, ",\"wake_id\":null");
 	p = put_int(p, ",\"bytes_in\":", (int64_t)c->bytes_in);
 	p = put_int(p, ",\"bytes_out\":", (int64_t)c->bytes_out);
 	p = put_str(p, ",\"outcome\":", outcome);

@@ -290,10 +290,15 @@ static void
 op_wake(struct conn *c, json_t *msg)
 {
 	json_t *r = json_object_get(msg, "reason");
+	json_t *w = json_object_get(msg, "wake_id");
 	struct service *s;
 
 	if (r != NULL && !json_is_string(r)) {
 		reply_err(c, "reason: not a string");
+		return;
+	}
+	if (w != NULL && (!json_is_integer(w) || json_integer_value(w) < 0)) {
+		reply_err(c, "wake_id: not a positive integer");
 		return;
 	}
 	if ((s = arg_service(c, msg)) == NULL)
@@ -304,7 +309,8 @@ op_wake(struct conn *c, json_t *msg)
 		reply_err(c, "stopped");
 	else {
 		reply(c, json_pack("{s:b}", "ok", 1));
-		service_wake(s, r != NULL ? json_string_value(r) : "request");
+		service_wake(s, r != NULL ? json_string_value(r) : "request",
+		    w != NULL ? json_integer_value(w) : 0);
 	}
 }
 

@@ -101,6 +101,7 @@ struct service {
 	char			 fail_reason[SCALE_REASON_MAX];
 	char			 wake_reason[32];	/* "" = not woken */
 	int64_t			 wake_mono;
+	int64_t			 wake_id;	/* the gateway's, 0 = none */
 	const char		*down_reason;	/* of the stop under way */
 	int			 wake_after_stop;
 	int			 gated;		/* this revision was ready */
@@ -150,7 +151,7 @@ void		 service_free(struct service *);
 int		 service_always_on(const struct service *);
 int		 service_timeout(const struct service *);
 void		 service_converge(struct service *);
-void		 service_wake(struct service *, const char *);
+void		 service_wake(struct service *, const char *, int64_t);
 void		 service_stop(struct service *, const char *);
 void		 service_spawn(struct service *);
 void		 service_deadline(struct loop *, void *);

@@ -253,11 +253,12 @@ retry_fire(struct loop *l, void *arg)
 
 /* A wake from the gateway (the caller refused stopped services). */
 void
-service_wake(struct service *s, const char *reason)
+service_wake(struct service *s, const char *reason, int64_t wake_id)
 {
 	if (s->wake_reason[0] == '\0') {
 		strlcpy(s->wake_reason, reason, sizeof(s->wake_reason));
 		s->wake_mono = loop_now_ms(s->sc->loop);
+		s->wake_id = wake_id;
 	}
 	switch (s->state) {
 	case SVC_RUNNING:
@@ -413,6 +414,9 @@ start_failed(struct service *s, const char *why, json_t *detail)
 		detail = json_object();
 	json_object_set_new(detail, "reason", json_string(why));
 	json_object_set_new(detail, "revision", json_integer(s->def.revision));
+	if (s->wake_reason[0] != '\0' && s->wake_id != 0)
+		json_object_set_new(detail, "wake_id",
+		    json_integer(s->wake_id));
 	emit(s, "StartFailed", detail);
 	ctl_failed(s);
 	s->wake_reason[0] = '\0';
@@ -468,8 +472,12 @@ service_inst_ready(struct inst *in)
 	log_info("service=%s: ready at %s, revision %lld, after %lld ms",
 	    s->def.id, in->endpoint, (long long)in->revision, (long long)ms);
 	if (s->wake_reason[0] != '\0') {
-		emit(s, "HTTPIdleWake", json_pack("{s:s, s:I}", "reason",
-		    s->wake_reason, "readiness_ms", (json_int_t)ms));
+		emit(s, "HTTPIdleWake", s->wake_id != 0 ?
+		    json_pack("{s:s, s:I, s:I}", "reason", s->wake_reason,
+		    "readiness_ms", (json_int_t)ms, "wake_id",
+		    (json_int_t)s->wake_id) :
+		    json_pack("{s:s, s:I}", "reason", s->wake_reason,
+		    "readiness_ms", (json_int_t)ms));
 		s->wake_reason[0] = '\0';
 	}
 	service_converge(s);

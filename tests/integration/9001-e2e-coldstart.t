@@ -74,6 +74,19 @@ is "$(cat "$T/p1.code" "$T/p2.code" "$T/p3.code" | tr -d '\n')" 200200200 \
     "three simultaneous POSTs to a sleeping service are answered"
 wait_t 5 events_reach 2 HTTPIdleWake fn/py
 is "$(events_of HTTPIdleWake fn/py)" 2 "with one HTTPIdleWake"
+# The wake that served them: its id is in the event and in all three
+# request records, and no other request of fn/py joined it.
+wake_id=$(hk-events list --json -n 1 --kind HTTPIdleWake --service fn/py |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["detail"]["wake_id"])')
+like "$wake_id" '^[1-9][0-9]{12,}$' "the HTTPIdleWake event carries the wake's id"
+wait_t 5 sh -c "[ \$(hk-events requests --json --service fn/py |
+    grep -o '\"path\": *\"/three\"' | wc -l) -ge 3 ]"
+is "$(hk-events requests --json --service fn/py | python3 -c '
+import json, sys
+print(sorted((r["path"], r["wake_id"]) for r in json.load(sys.stdin)
+             if r["wake_id"] == int(sys.argv[1]) or r["path"] == "/three"))
+' "$wake_id")" "[('/three', $wake_id), ('/three', $wake_id), ('/three', $wake_id)]" \
+    "the three requests joined that wake, and only they"
 is "$(($(count 'service=fn/py: started pid' "$T/scale.log") - starts))" 1 \
     "and one start"
 wait_for 5 sh -c "[ \$(grep -c 'hello.py: info: POST /three 200' '$T/scale.log') -ge $((handled + 3)) ]"
