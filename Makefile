@@ -36,7 +36,9 @@ CC ?=		cc
 HK_CFLAGS =	-std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -Ilib \
 		$(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
 HK_LDFLAGS =	$(SANFLAGS) $(LDFLAGS)
-HK_LIBS =	$(shell pkg-config --libs $(PKGS)) -lhttp_parser -lm
+# libpq is not linked: lib/pq.c opens it when a store is PostgreSQL.
+LINK_PKGS =	$(filter-out libpq,$(PKGS))
+HK_LIBS =	$(shell pkg-config --libs $(LINK_PKGS)) -lhttp_parser -lm
 
 PROGS =		$(notdir $(wildcard cmd/*))
 LIB_SRCS =	$(wildcard lib/*.c)

@@ -46,6 +46,7 @@
 
 #include <libpq-fe.h>
 
+#include "pq.h"
 #include "store.h"
 #include "store_impl.h"
 
@@ -306,6 +307,10 @@ pg_open(struct store *s, const char *url)
 		return -1;
 	}
 	s->eng = p;
+	if (pq_load(msg, sizeof(msg)) == -1) {
+		store_seterr(s, 0, "postgres: %s", msg);
+		return -1;
+	}
 	if ((p->conn = PQconnectdbParams(kw, val, 1)) == NULL) {
 		store_seterr(s, 0, "postgres: %s", strerror(ENOMEM));
 		return -1;
