@@ -24,9 +24,11 @@ SCALE_TAG = "http"
 	cat <<APP
 
 [services.env]
-command = ["sh", "-c", "echo NOTIFY_SOCKET=\${NOTIFY_SOCKET:-unset} PORT=\$PORT HOST=\$HOST LISTEN_FDS=\${LISTEN_FDS:-unset}; exec python3 $FN/scale-http.py"]
+command = ["sh", "-c", "echo NOTIFY_SOCKET=\${NOTIFY_SOCKET:-unset} PORT=\$PORT HOST=\$HOST LISTEN_FDS=\${LISTEN_FDS:-unset}; echo STRAY=\${HK_TEST_STRAY:-unset} TZ=\${TZ:-unset} MINE=\${HK_TEST_MINE:-unset}; exec python3 $FN/scale-http.py"]
 port = $port
 public = true
+[services.env.environment]
+HK_TEST_MINE = "spec"
 [services.env.serverless]
 APP
 } >"$T/app.toml"
@@ -53,7 +55,8 @@ APP
 # hk-scale's own NOTIFY_SOCKET gets READY=1; its children never see it.
 events "$T/sd.out"
 mv "$T/run/events.sock" "$T/sd.sock"
-NOTIFY_SOCKET=$T/sd.sock daemon scale hk-scale -g 1
+HK_TEST_STRAY=leak TZ=UTC HK_TEST_MINE=theirs NOTIFY_SOCKET=$T/sd.sock \
+    daemon scale hk-scale -g 1
 ok $? "hk-scale starts"
 wait_for 5 grep -q '^READY=1$' "$T/sd.out"
 ok $? "READY=1 is sent to NOTIFY_SOCKET"
@@ -79,6 +82,8 @@ ok $? "notify: ready after READY=1"
 wait_for 5 grep -q "service=fn/env: NOTIFY_SOCKET=unset PORT=$port HOST=127.0.0.1 LISTEN_FDS=unset" \
     "$T/scale.log"
 ok $? "tcp: PORT (the spec's) and HOST are set; our NOTIFY_SOCKET is not"
+wait_for 5 grep -q "service=fn/env: STRAY=unset TZ=UTC MINE=spec" "$T/scale.log"
+ok $? "a clean environment: hk-scale's TZ is passed on, a stray variable is not, the spec's wins"
 is "$(status_of fn/env endpoint)" "127.0.0.1:$port" "the endpoint is on the spec's port"
 
 # A command that exits at once.
