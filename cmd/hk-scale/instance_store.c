@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "proc.h"
 #include "scale.h"
 
 #define GATE_KEY_MAX	(SCALE_ID_MAX + 16)
@@ -122,34 +123,6 @@ gate_mark(struct scale *sc, const struct svc *def, int64_t rev)
 	if (store_setting_put(sc->store, key, val) == -1)
 		log_warnx("service=%s: unable to record gate: %s", def->id,
 		    store_error(sc->store));
-}
-
-/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. */
-int
-proc_starttime(pid_t pid, int64_t *out)
-{
-	char path[64], buf[1024], *p, *end;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* After "pid (comm) " comes field 3, the state: a zombie is gone. */
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == 'Z')
-		return -1;
-	for (p++, field = 3; field < 22 && p != NULL; field++)
-		p = strchr(p + 1, ' ');
-	if (p == NULL)
-		return -1;
-	errno = 0;
-	*out = strtoll(p + 1, &end, 10);
-	return errno != 0 || end == p + 1 ? -1 : 0;
 }
 
 static void

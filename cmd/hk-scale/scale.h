@@ -200,7 +200,6 @@ void		 row_failed(struct service *);
 int		 gate_passed(struct scale *, const struct svc *);
 void		 gate_mark(struct scale *, const struct svc *, int64_t);
 void		 adopt_all(struct scale *);
-int		 proc_starttime(pid_t, int64_t *);
 
 
 #endif
