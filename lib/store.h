@@ -56,6 +56,18 @@ int	store_begin(struct store *);
 int	store_commit(struct store *);
 int	store_rollback(struct store *);
 
+/*
+ * Whether the commits of this handle wait for the disk, from the next
+ * transaction on (not inside one): 1, the default, they do; 0 they return
+ * once the transaction is in SQLite's write-ahead log, which is on disk
+ * with the next commit that waits, the next checkpoint, or when the
+ * kernel writes it back (synchronous=NORMAL).  A crash of the process
+ * loses nothing either way; a crash of the host may lose the commits
+ * that did not wait, and never corrupts the store.  PostgreSQL ignores
+ * it: its server decides (synchronous_commit).
+ */
+int	store_durable(struct store *, int);
+
 int64_t	store_now_ms(void);
 
 /* apps */
@@ -133,6 +145,11 @@ struct store_event {
 };
 
 int	store_event_add(struct store *, const struct store_event *);
+/*
+ * n events, as store_request_add() adds requests: all or none, each
+ * checked before any is written; SQLite runs one statement per row.
+ */
+int	store_events_add(struct store *, const struct store_event *, size_t);
 /* Newest last; app/service/kind NULL = any; since in ms; limit 0 = all. */
 int	store_event_list(struct store *, const char *, const char *,
 	    const char *, int64_t, size_t, struct store_event **, size_t *);
@@ -169,14 +186,20 @@ struct store_request {
 };
 
 /*
- * Adds n rows with one prepared statement, in one transaction of its own
- * unless the caller has one open: all or none.
+ * Adds n rows, in one transaction of its own unless the caller has one
+ * open: all or none (a row with a field not terminated refuses the
+ * batch; a caller's transaction must then be rolled back, as after any
+ * error).  Ids follow the order of v.  SQLite runs one prepared
+ * statement of 32 rows at a time, then one per row for the rest;
+ * PostgreSQL one prepared statement for the whole batch, each column an
+ * array, so a batch costs one round trip.
  */
 int	store_request_add(struct store *, const struct store_request *,
 	    size_t);
 /*
- * Newest last; app/service NULL = any, status 0 = any; since in ms;
- * limit 0 = all (else the newest limit rows).
+ * app/service NULL = any, status 0 = any; since in ms; limit 0 = all,
+ * else the newest limit rows written (by id: the table has no index on
+ * at); returned in the order of their at, then id.
  */
 int	store_request_list(struct store *, const char *, const char *, int,
 	    int64_t, size_t, struct store_request **, size_t *);
@@ -186,6 +209,12 @@ int	store_request_list(struct store *, const char *, const char *, int,
  * (Unix ms) and all but the newest max_rows (by id; ids that a rolled
  * back insert skipped count as rows, so a few fewer may be kept); 0 =
  * no limit for either.  *deleted counts the rows gone (may be NULL).
+ * Requests go by age in id order, from the oldest: the rows written
+ * before the first one at or after before (ignoring rows dated more than
+ * a day ahead of this host's clock); a row written later than rows
+ * younger than it goes when they go.  Request ids only grow while rows
+ * remain; once retention has emptied the table, SQLite may number from
+ * 1 again.
  */
 int	store_event_prune(struct store *, int64_t, int64_t, int64_t *);
 int	store_request_prune(struct store *, int64_t, int64_t, int64_t *);
@@ -204,8 +233,17 @@ int	store_setting_get(struct store *, const char *, char **);
  * hk-lease opens a store of its own for it; SQLite: an fcntl lock on
  * "<db>.lease-<name>.lock", mode 0600, beside the database), and the leases
  * row says who holds it, since when, until when, and its epoch.  The lock
- * is the truth: a row whose holder died (its lock is free) is taken over at
- * once, expired or not, and every acquisition bumps the epoch by one.
+ * is the truth: a row whose holder lost its lock is taken over at once,
+ * expired or not, and every acquisition bumps the epoch by one.
+ *
+ * The row also bounds how long what its holder runs may outlive it: until
+ * expires_at + grace_ms.  A holder that lost its lock may still be running
+ * prog until then (it stops prog by that time on its own clock), so a new
+ * holder starts nothing before: store_lease_acquire() says how long to
+ * wait (wait_ms).  A release sets grace_ms to 0 and expires_at to the
+ * release time, so a released lease is taken over without a wait.  Times
+ * under a lease come from the store's clock (PostgreSQL: the server's,
+ * clock_timestamp()), so hosts with different clocks agree on them.
  *
  * Names are 1..STORE_NAME_MAX bytes of [A-Za-z0-9._-], starting with a
  * letter or digit.  The holder is free text ("host=h pid=123"); a renewal
@@ -219,15 +257,22 @@ struct store_lease {
 	int64_t		 epoch;		/* 1 for the first acquisition */
 	int64_t		 acquired_at;
 	int64_t		 expires_at;	/* the release time once released */
+	int64_t		 grace_ms;	/* prog may outlive expires_at by it */
+	int64_t		 wait_ms;	/* acquire: start nothing before */
 };
 
 /*
- * Takes the lease for ttl ms: 0 got (*l is the new row, with its epoch),
+ * Takes the lease for ttl ms, for a holder that stops what it runs within
+ * grace ms of the expiry: 0 got (*l is the new row, with its epoch, and
+ * wait_ms how long the previous holder's prog may still run, from the
+ * return of the call: 0 if its row was released or is past its grace),
  * 1 held elsewhere (*l is the stored row, naming the holder; all zero if
- * there is none yet), -1 error.
+ * there is none yet), -1 error.  The new row's grace_ms covers the wait
+ * too, so that a holder gone before its own prog started passes the wait
+ * on to the next.
  */
 int	store_lease_acquire(struct store *, const char *, const char *,
-	    int64_t, struct store_lease *);
+	    int64_t, int64_t, struct store_lease *);
 /*
  * Extends the lease held through this handle to now + ttl ms (new expiry in
  * *l): 0 renewed, 1 lost (the engine's lock is gone with its connection or
@@ -236,15 +281,19 @@ int	store_lease_acquire(struct store *, const char *, const char *,
  * call on its store waits at most STORE_LEASE_WAIT(ttl) ms (PostgreSQL:
  * past that the connection is closed, and the lease lost; SQLite: the busy
  * timeout), so that a renewal can be retried before the lease expires.
+ * A renewal is two statements, a check of the lock and the update.
  */
 #define STORE_LEASE_WAIT(ttl)	((ttl) / 4 > 0 ? (ttl) / 4 : 1)
 int	store_lease_renew(struct store *, struct store_lease *, int64_t);
 /*
- * Marks the row released (expires_at = now, if the epoch is still ours)
- * and drops the engine's lock, even when the update fails.
+ * Marks the row released (expires_at = now, grace_ms = 0, if the lock and
+ * the epoch are still ours) and drops the engine's lock, even when the
+ * update fails.  Only once nothing started under the lease runs any more:
+ * the next holder starts at once.  To give a lease up otherwise, close the
+ * store: the row then keeps its expiry and grace for the next holder.
  */
 int	store_lease_release(struct store *, struct store_lease *);
-/* Reads the row of a lease: 0 found, 1 no such lease. */
+/* Reads the row of a lease: 0 found, 1 no such lease (wait_ms is 0). */
 int	store_lease_get(struct store *, const char *, struct store_lease *);
 
 #endif

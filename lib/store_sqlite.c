@@ -1,9 +1,10 @@
 /*
  * store_sqlite.c - the SQLite engine of the state store (store_impl.h).
  *
- * WAL journal, foreign keys on, a busy timeout of STORE_BUSY_MS on every
- * lock wait; SQLITE_BUSY or SQLITE_LOCKED after it is a temporary failure
- * (store_busy()).  Statements are prepared once (sqlite3_prepare_v3,
+ * WAL journal, synchronous FULL unless the handle asks otherwise
+ * (store_durable()), foreign keys on, a busy timeout of STORE_BUSY_MS on
+ * every lock wait; SQLITE_BUSY or SQLITE_LOCKED after it is a temporary
+ * failure (store_busy()).  Statements are prepared once (sqlite3_prepare_v3,
  * persistent) and cached per store; parameters are bound by their names,
  * $1 $2 ..., so store.c writes one SQL text for both engines (each name's
  * index is looked up once, when the statement is prepared).  hk has no
@@ -47,6 +48,7 @@ struct lite {
 	char		*path;		/* the database file */
 	char		*lease_path;	/* the lease's lock file */
 	int		 lease_fd;	/* -1 = no lease */
+	int		 durable;	/* synchronous: 1 FULL, 0 NORMAL */
 };
 
 static int	 lite_fail(struct store *, int, const char *);
@@ -61,16 +63,20 @@ static int	 lite_commit(struct store *);
 static int	 lite_rollback(struct store *);
 static int	 lite_params(struct store *, enum store_q, sqlite3_stmt *,
 		    size_t);
+static int	 lite_bind(sqlite3_stmt *, int, const struct store_arg *);
 static int	 lite_exec(struct store *, enum store_q,
 		    const struct store_arg *, size_t);
+static int	 lite_exec_rows(struct store *, enum store_q, enum store_q,
+		    size_t, size_t, store_row_fn *, const void *);
 static int	 lite_next(struct store *);
 static int	 lite_isnull(struct store *, int);
 static int64_t	 lite_col_int(struct store *, int);
 static const char *lite_col_text(struct store *, int);
 static int64_t	 lite_changes(struct store *);
 static void	 lite_finish(struct store *);
+static int	 lite_durable(struct store *, int);
 static int	 lite_lease_lock(struct store *, const char *, int64_t);
-static int	 lite_lease_check(struct store *);
+static int	 lite_lease_check(struct store *, int64_t *);
 static void	 lite_lease_unlock(struct store *);
 
 const struct store_ops store_sqlite_ops = {
@@ -89,6 +95,8 @@ const struct store_ops store_sqlite_ops = {
 	.col_text = lite_col_text,
 	.changes = lite_changes,
 	.finish = lite_finish,
+	.exec_rows = lite_exec_rows,
+	.durable = lite_durable,
 	.lease_lock = lite_lease_lock,
 	.lease_check = lite_lease_check,
 	.lease_unlock = lite_lease_unlock,
@@ -219,7 +227,9 @@ lite_open(struct store *s, const char *path)
 		    "is \"%s\")", path, mode);
 		return -1;
 	}
-	return 0;
+	/* Whatever SQLite was built with: a commit is on disk (FULL). */
+	l->durable = 1;
+	return lite_simple(s, "PRAGMA synchronous = FULL", NULL, 0);
 }
 
 static void
@@ -333,6 +343,21 @@ lite_params(struct store *s, enum store_q q, sqlite3_stmt *st, size_t n)
 	return 0;
 }
 
+/*
+ * Text is bound SQLITE_STATIC, not copied: the caller's text lives until
+ * the statement has run, and the bindings are cleared before we return
+ * to the caller (lite_finish(), lite_exec_rows()).
+ */
+static int
+lite_bind(sqlite3_stmt *st, int idx, const struct store_arg *a)
+{
+	if (a->type == STORE_ARG_INT)
+		return sqlite3_bind_int64(st, idx, a->num);
+	if (a->text == NULL)
+		return sqlite3_bind_null(st, idx);
+	return sqlite3_bind_text(st, idx, a->text, a->len, SQLITE_STATIC);
+}
+
 static int
 lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
     size_t n)
@@ -341,7 +366,7 @@ lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
 	const char *what = store_sql[q].name;
 	sqlite3_stmt *st;
 	size_t i;
-	int idx, rc;
+	int rc;
 
 	lite_finish(s);
 	if (n > LITE_MAXARGS) {
@@ -365,16 +390,7 @@ lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		idx = l->pidx[q][i];
-		/* Static: lite_finish() clears the bindings before return. */
-		if (a[i].type == STORE_ARG_INT)
-			rc = sqlite3_bind_int64(st, idx, a[i].num);
-		else if (a[i].text == NULL)
-			rc = sqlite3_bind_null(st, idx);
-		else
-			rc = sqlite3_bind_text(st, idx, a[i].text, -1,
-			    SQLITE_STATIC);
-		if (rc != SQLITE_OK) {
+		if ((rc = lite_bind(st, l->pidx[q][i], &a[i])) != SQLITE_OK) {
 			sqlite3_clear_bindings(st);
 			return lite_fail(s, rc, what);
 		}
@@ -382,6 +398,79 @@ lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
 	l->cur = st;
 	l->curq = q;
 	l->changes = 0;
+	return 0;
+}
+
+/*
+ * A batch: STORE_LITE_ROWS rows a step through the SQLite text of many,
+ * prepared in its slot of the cache (SQLite runs nothing else there),
+ * the rest one row a step through q.  A step per row spent a fifth of
+ * the row's instructions starting and ending its statement.
+ */
+static int
+lite_exec_rows(struct store *s, enum store_q q, enum store_q many,
+    size_t nargs, size_t nrows, store_row_fn *row, const void *arg)
+{
+	struct lite *l = s->eng;
+	struct store_arg a[LITE_MAXARGS];
+	sqlite3_stmt *st = l->cache[many];
+	size_t i = 0, j, k;
+	int rc = SQLITE_OK;
+
+	lite_finish(s);
+	if (nargs > LITE_MAXARGS) {
+		store_seterr(s, 0, "sqlite: %s: too many parameters",
+		    store_sql[q].name);
+		return -1;
+	}
+	if (store_sql[many].lite != NULL && nrows >= STORE_LITE_ROWS &&
+	    st == NULL) {
+		rc = sqlite3_prepare_v3(l->db, store_sql[many].lite, -1,
+		    SQLITE_PREPARE_PERSISTENT, &st, NULL);
+		if (rc != SQLITE_OK)
+			return lite_fail(s, rc, store_sql[many].name);
+		if ((size_t)sqlite3_bind_parameter_count(st) !=
+		    nargs * STORE_LITE_ROWS) {
+			sqlite3_finalize(st);
+			store_seterr(s, 0, "sqlite: %s: not %d rows of %zu "
+			    "parameters", store_sql[many].name,
+			    STORE_LITE_ROWS, nargs);
+			return -1;
+		}
+		l->cache[many] = st;
+	}
+	for (; st != NULL && nrows - i >= STORE_LITE_ROWS;
+	    i += STORE_LITE_ROWS) {
+		for (j = 0; j < STORE_LITE_ROWS; j++) {
+			if (row(s, arg, i + j, a) == -1) {
+				sqlite3_clear_bindings(st);
+				return -1;
+			}
+			for (k = 0; k < nargs && rc == SQLITE_OK; k++)
+				rc = lite_bind(st, (int)(j * nargs + k + 1),
+				    &a[k]);
+		}
+		if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE)
+			rc = SQLITE_OK;
+		if (rc != SQLITE_OK)
+			(void)lite_fail(s, rc, store_sql[many].name);
+		sqlite3_reset(st);
+		if (rc != SQLITE_OK) {
+			sqlite3_clear_bindings(st);
+			return -1;
+		}
+	}
+	if (st != NULL)
+		sqlite3_clear_bindings(st);
+	for (; i < nrows; i++) {
+		if (row(s, arg, i, a) == -1)
+			return -1;
+		if (lite_exec(s, q, a, nargs) == -1 || lite_next(s) == -1) {
+			lite_finish(s);
+			return -1;
+		}
+		lite_finish(s);
+	}
 	return 0;
 }
 
@@ -432,6 +521,25 @@ lite_changes(struct store *s)
 	struct lite *l = s->eng;
 
 	return l->changes;
+}
+
+/*
+ * In WAL mode NORMAL drops the sync of each commit only: the log is
+ * still synced before a checkpoint copies it into the database, and its
+ * checksums cut it at the first frame a crash tore.
+ */
+static int
+lite_durable(struct store *s, int on)
+{
+	struct lite *l = s->eng;
+
+	if (l->durable == on)
+		return 0;
+	if (lite_simple(s, on ? "PRAGMA synchronous = FULL" :
+	    "PRAGMA synchronous = NORMAL", NULL, 0) == -1)
+		return -1;
+	l->durable = on;
+	return 0;
 }
 
 static void
@@ -492,9 +600,12 @@ lite_lease_lock(struct store *s, const char *name, int64_t ttl_ms)
 	return 0;
 }
 
-/* The lock holds as long as our file is the one at the path. */
+/*
+ * The lock holds as long as our file is the one at the path.  SQLite is
+ * for one host: its clock is the store's.
+ */
 static int
-lite_lease_check(struct store *s)
+lite_lease_check(struct store *s, int64_t *now)
 {
 	struct lite *l = s->eng;
 	struct stat mine, there;
@@ -523,6 +634,7 @@ lite_lease_check(struct store *s)
 		    "replaced", l->lease_path);
 		return 1;
 	}
+	*now = store_now_ms();
 	return 0;
 }
 

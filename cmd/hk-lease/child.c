@@ -1,6 +1,7 @@
 /*
  * child.c - prog as hk-lease's child.  It is spawned only once the lease
- * is taken; an exec failure comes back through a close-on-exec pipe, so it
+ * is taken and the previous holder's prog may no longer run (the start
+ * timer); an exec failure comes back through a close-on-exec pipe, so it
  * is reported (126, 127) after the acquisition.  prog gets the signal mask
  * hk-lease inherited and every fd hk-lease did not open itself, and dies
  * with SIGTERM if hk-lease dies first (PR_SET_PDEATHSIG): it never runs on
@@ -22,12 +23,60 @@
 static void	child_exec(char **, int, pid_t, const sigset_t *)
 		    __attribute__((noreturn));
 
+/*
+ * The start timer: the lease is ours and nothing else runs under it.  Past
+ * the TTL (the loop was held up), the next renewal finds the lease lost.
+ */
+void
+child_start(struct loop *loop, void *arg)
+{
+	struct lease *l = arg;
+
+	if (l->lost || l->started || renew_clock() >= l->valid_until)
+		return;
+	if (l->prev_pid > 0 && local_alive(l->prev_pid, l->prev_start)) {
+		/* Past its grace: what its own hk-lease would have done. */
+		log_warnx("the previous holder's prog, pid %ld, still runs "
+		    "past its grace period: killing it",
+		    (long)l->prev_pid);
+		(void)kill(l->prev_pid, SIGKILL);
+		(void)loop_timer_at(loop, &l->start, loop_now_ms(loop) +
+		    LEASE_LOCAL_POLL_MS);
+		return;
+	}
+	l->started = 1;
+	if ((l->code = child_spawn(l, l->argv)) != 0)
+		loop_stop(loop);
+	else
+		local_record(l);
+}
+
+/* The previous holder's prog ran here: start once it is gone. */
+void
+child_poll_previous(struct loop *loop, void *arg)
+{
+	struct lease *l = arg;
+
+	if (l->started || l->lost)
+		return;
+	if (!local_alive(l->prev_pid, l->prev_start)) {
+		log_info("the previous holder's prog, pid %ld, is gone: "
+		    "prog starts", (long)l->prev_pid);
+		l->prev_pid = 0;
+		(void)loop_timer_at(loop, &l->start, loop_now_ms(loop));
+		return;
+	}
+	(void)loop_timer_at(loop, &l->poll, loop_now_ms(loop) +
+	    LEASE_LOCAL_POLL_MS);
+}
+
 /* In the child, between fork and exec (hk-lease has one thread). */
 static void
 child_exec(char **argv, int fd, pid_t parent, const sigset_t *mask)
 {
 	int e;
 
+	watchdog_child_reset();
 	(void)sigprocmask(SIG_SETMASK, mask, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
 		_exit(EX_TEMPFAIL);
@@ -67,6 +116,7 @@ child_spawn(struct lease *l, char **argv)
 	(void)close(p[0]);
 	if (n != (ssize_t)sizeof(e)) {
 		l->child = pid;
+		watchdog_child(pid);
 		log_debug("prog %s runs as pid %ld", argv[0], (long)pid);
 		return 0;
 	}
@@ -83,18 +133,25 @@ child_signal(struct lease *l, int sig)
 		log_warn("unable to signal prog pid %ld", (long)l->child);
 }
 
-/* SIGCHLD: reaps every child; prog's status is kept. */
+/*
+ * SIGCHLD: reaps every child; prog's status is kept.  The watchdog must
+ * not signal a pid once it is free for reuse: SIGALRM waits meanwhile.
+ */
 void
 child_reap(struct lease *l)
 {
+	sigset_t old;
 	pid_t pid;
 	int st;
 
+	watchdog_hold(1, &old);
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 		if (pid == l->child) {
 			l->status = st;
 			l->child = -1;
+			watchdog_child(0);
 		}
+	watchdog_hold(0, &old);
 }
 
 /* execline's rule: signal n is 128+n, prog's own 128+ becomes 128. */

@@ -1,10 +1,12 @@
 /*
  * hk-lease - runs prog only while it holds the installation-wide lease
  * NAME: takes it in the state store (a second holder is refused with 75),
- * runs prog as its child with HAKOPOD_LEASE_EPOCH and HAKOPOD_LEASE_NAME,
- * renews the lease, stops prog if the lease is lost (75), and exits with
- * prog's status once it ends, releasing the lease.  A chainloader in the
- * s6-setlock manner: fds it did not open pass through to prog untouched.
+ * waits until the previous holder's prog may no longer run if that holder
+ * did not release the lease, runs prog as its child with
+ * HAKOPOD_LEASE_EPOCH and HAKOPOD_LEASE_NAME, renews the lease, stops prog
+ * if the lease is lost (75), and exits with prog's status once it ends,
+ * releasing the lease.  A chainloader in the s6-setlock manner: fds it did
+ * not open pass through to prog untouched.
  *
  * main.c: options, config, store, acquisition, the loop; nothing else.
  */
@@ -95,6 +97,7 @@ open_store(struct lease *l, const char *config_path)
 		    EX_TEMPFAIL : EX_UNAVAILABLE;
 	}
 	l->ev = evsink_open(cfg.runtime_dir);
+	(void)strlcpy(l->rundir, cfg.runtime_dir, sizeof(l->rundir));
 	return EX_OK;
 }
 
@@ -123,7 +126,8 @@ acquire(struct lease *l, const char *name)
 	host[sizeof(host) - 1] = '\0';
 	(void)snprintf(holder, sizeof(holder), "host=%s pid=%ld", host,
 	    (long)getpid());
-	r = store_lease_acquire(l->store, name, holder, l->ttl_ms, &cur);
+	r = store_lease_acquire(l->store, name, holder, l->ttl_ms, l->grace_ms,
+	    &cur);
 	if (r == -1) {
 		(void)snprintf(msg, sizeof(msg), "unable to acquire lease %s: "
 		    "%s", name, store_error(l->store));
@@ -147,8 +151,19 @@ acquire(struct lease *l, const char *name)
 		fatalx(code, "%s", msg);
 	}
 	l->row = cur;
+	/* Whole ms: a deadline of the loop may fire up to 1 ms early. */
+	l->start_at = renew_clock() + (cur.wait_ms > 0 ? cur.wait_ms + 1 : 0);
 	log_info("lease %s acquired by %s (epoch %jd)", name, holder,
 	    (intmax_t)cur.epoch);
+	if (cur.wait_ms > 0)
+		log_info("lease %s was not released: prog starts in %jd ms, "
+		    "once the previous holder's may no longer run", name,
+		    (intmax_t)cur.wait_ms);
+	if (cur.wait_ms > 0 && local_previous(l, &l->prev_pid,
+	    &l->prev_start))
+		log_info("lease %s: the previous holder's prog ran here as "
+		    "pid %ld: prog starts as soon as it is gone", name,
+		    (long)l->prev_pid);
 	renew_event(l, "LeaseAcquired", NULL);
 }
 
@@ -157,14 +172,19 @@ on_signal(struct loop *loop, int sig, void *arg)
 {
 	struct lease *l = arg;
 
-	if (sig != SIGCHLD) {
+	if (sig != SIGCHLD && l->started) {
 		log_debug("passing signal %d to prog", sig);
 		child_signal(l, sig);
-		return;
-	}
-	child_reap(l);
-	if (l->child == -1)
+	} else if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT) {
+		log_info("lease %s: signal %d before prog started: giving "
+		    "the lease up", l->row.name, sig);
+		l->quit = sig;
 		loop_stop(loop);
+	} else if (sig == SIGCHLD) {
+		child_reap(l);
+		if (l->started && l->child == -1)
+			loop_stop(loop);
+	}
 }
 
 /* From the acquisition to prog's end: the exit code. */
@@ -174,7 +194,6 @@ run(struct lease *l, char **argv, int64_t start)
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP,
 	    SIGQUIT, SIGUSR1, SIGUSR2 };
 	char epoch[24];
-	int code;
 
 	(void)snprintf(epoch, sizeof(epoch), "%jd", (intmax_t)l->row.epoch);
 	if (sigprocmask(SIG_BLOCK, NULL, &l->mask) == -1 ||
@@ -182,18 +201,31 @@ run(struct lease *l, char **argv, int64_t start)
 	    loop_signals(l->loop, sigs, sizeof(sigs) / sizeof(sigs[0]),
 	    on_signal, l) == -1 ||
 	    setenv("HAKOPOD_LEASE_EPOCH", epoch, 1) == -1 ||
-	    setenv("HAKOPOD_LEASE_NAME", l->row.name, 1) == -1) {
+	    setenv("HAKOPOD_LEASE_NAME", l->row.name, 1) == -1 ||
+	    watchdog_init() == -1) {
 		log_error("unable to set up");
 		return EX_OSERR;
 	}
-	renew_start(l, start);
-	if ((code = child_spawn(l, argv)) != 0)
-		return code;
+	l->argv = argv;
+	loop_timer_init(&l->start, child_start, l);
+	if (renew_start(l, start) == -1) {
+		renew_lose(l, "the TTL passed during the acquisition");
+		return EX_TEMPFAIL;
+	}
+	(void)loop_timer_at(l->loop, &l->start, l->start_at);
+	if (l->prev_pid > 0) {
+		loop_timer_init(&l->poll, child_poll_previous, l);
+		(void)loop_timer_at(l->loop, &l->poll, loop_now_ms(l->loop));
+	}
 	if (loop_run(l->loop) == -1) {
 		log_error("unable to run the loop");
 		renew_lose(l, "the event loop failed");
 		return EX_OSERR;
 	}
+	if (l->quit != 0)
+		return 128 + l->quit;
+	if (l->code != 0)
+		return l->code;
 	return l->lost ? EX_TEMPFAIL : child_exit_code(l->status);
 }
 
@@ -236,12 +268,22 @@ options(struct lease *l, int argc, char *argv[], const char **config_path)
 	return optind;
 }
 
-/* After prog: the lease goes back, unless it is already lost. */
+/*
+ * After prog: the lease goes back, unless it is already lost.  Given up
+ * before prog started, it is not marked released: closing the store drops
+ * the lock, and the row still makes the next holder wait as long as this
+ * one had to (store.h).
+ */
 static void
 release(struct lease *l, int code)
 {
 	if (l->lost)
 		return;
+	if (!l->started) {
+		log_info("lease %s given up (epoch %jd)", l->row.name,
+		    (intmax_t)l->row.epoch);
+		return;
+	}
 	if (store_lease_release(l->store, &l->row) == -1)
 		log_warnx("unable to release lease %s: %s", l->row.name,
 		    store_error(l->store));

@@ -6,10 +6,13 @@
  * period; hk-lease exits 75 once prog is gone.
  *
  * The TTL is counted on the monotonic clock from the start of the last
- * renewal that succeeded, so it never outlives what the store granted.  A
- * store call under a lease returns within STORE_LEASE_WAIT(ttl) (store.h),
- * so a failed renewal is retried only while another attempt can end before
- * the TTL does; after that the lease counts as lost.
+ * renewal that succeeded, so it never outlives what the store granted (the
+ * row's expiry is counted from a later moment).  A store call under a
+ * lease returns within STORE_LEASE_WAIT(ttl) (store.h), so a failed
+ * renewal is retried only while another attempt can end before the TTL
+ * does; after that the lease counts as lost.  Those are the loop's
+ * deadlines; the watchdog (watchdog.c) keeps the same ones for prog even
+ * while a store call blocks, and a renewal that ends after them is a loss.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -32,14 +35,18 @@ renew_clock(void)
 	return loop_clock_us() / 1000;
 }
 
-/* start: when the acquisition began. */
-void
+/* start: when the acquisition began; -1 if the TTL has passed since. */
+int
 renew_start(struct lease *l, int64_t start)
 {
 	l->valid_until = start + l->ttl_ms;
 	loop_timer_init(&l->renew, on_renew, l);
 	loop_timer_init(&l->grace, on_grace, l);
+	if (watchdog_extend(l->valid_until, l->valid_until + l->grace_ms) ==
+	    -1 || renew_clock() >= l->valid_until)
+		return -1;
 	(void)loop_timer_at(l->loop, &l->renew, start + l->ttl_ms / 3);
+	return 0;
 }
 
 static void
@@ -58,14 +65,16 @@ on_renew(struct loop *loop, void *arg)
 		renew_lose(l, store_error(l->store));
 		return;
 	}
-	if (r == 0) {
+	if (r == 0 && watchdog_extend(start + l->ttl_ms,
+	    start + l->ttl_ms + l->grace_ms) == 0) {
 		l->valid_until = start + l->ttl_ms;
 		log_debug("lease %s renewed (epoch %jd)", l->row.name,
 		    (intmax_t)l->row.epoch);
 		next = start + l->ttl_ms / 3;
-	} else if (now + bound > l->valid_until) {
+	} else if (r == 0 || now + bound > l->valid_until) {
 		(void)snprintf(reason, sizeof(reason), "no renewal within "
-		    "the TTL: %s", store_error(l->store));
+		    "the TTL: %s", r == 0 ? "the last one ended after it" :
+		    store_error(l->store));
 		renew_lose(l, reason);
 		return;
 	} else {
@@ -80,22 +89,34 @@ on_renew(struct loop *loop, void *arg)
 	(void)loop_timer_at(loop, &l->renew, next);
 }
 
-/* The lease is gone: prog must stop. */
+/*
+ * The lease is gone: prog must stop, with SIGKILL a grace period after
+ * the loss or the TTL, whichever came first (the watchdog may have sent
+ * both already, if a store call held the loop past them).  Without prog
+ * (a wait for the previous holder's), the loop just ends.
+ */
 void
 renew_lose(struct lease *l, const char *reason)
 {
+	int64_t now, kill_at;
+
 	if (l->lost)
 		return;
 	l->lost = 1;
 	loop_timer_cancel(l->loop, &l->renew);
+	loop_timer_cancel(l->loop, &l->start);
 	log_errorx("lease %s lost (epoch %jd): %s", l->row.name,
 	    (intmax_t)l->row.epoch, reason);
 	renew_event(l, "LeaseLost", reason);
-	if (l->child > 0) {
-		child_signal(l, SIGTERM);
-		(void)loop_timer_at(l->loop, &l->grace,
-		    renew_clock() + l->grace_ms);
-	}
+	now = renew_clock();
+	kill_at = (now < l->valid_until ? now : l->valid_until) + l->grace_ms;
+	watchdog_stop(kill_at);
+	if (l->child <= 0)
+		loop_stop(l->loop);
+	else if (now >= kill_at)
+		on_grace(l->loop, l);
+	else
+		(void)loop_timer_at(l->loop, &l->grace, kill_at);
 }
 
 static void

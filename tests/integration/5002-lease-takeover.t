@@ -2,12 +2,15 @@
 # hk-lease when a holder goes away, on SQLite and PostgreSQL: after SIGKILL
 # of the holding hk-lease, its prog is stopped too (PR_SET_PDEATHSIG) and
 # another hk-lease takes the lease over within the TTL, at a bigger epoch;
-# a lease lost under a running prog (SQLite: its lock file removed;
-# PostgreSQL: pg_terminate_backend on its connection, found by
+# the old holder did not release it, but its prog ran on this host and is
+# gone, so the new prog starts at once.  If the old prog ignores SIGTERM,
+# the new holder waits until the old row's expiry plus its grace period
+# and then kills it, as the old hk-lease would have.  A lease lost under a running prog (SQLite: its lock file
+# removed; PostgreSQL: pg_terminate_backend on its connection, found by
 # application_name) stops prog within the TTL, with SIGKILL after the grace
 # period if prog ignores SIGTERM, and hk-lease exits 75 with LeaseLost; so
 # do renewals that keep failing (SQLite: the database locked by another
-# writer).
+# writer).  5006 checks that a takeover never overlaps two progs.
 . tests/integration/lib.sh
 
 # prog FILE [ignore]: writes "pid sleeper epoch" to FILE, then waits; on
@@ -73,6 +76,32 @@ try_take() {
 	    >"$T/take.out" 2>/dev/null
 }
 
+# take_loop: tries to take the lease until it gets it (at most 10 s), its
+# prog printing "epoch wall-clock-ms" to take.out; its log in take.log.
+take_loop() {
+	_n=0
+	while [ "$_n" -lt 500 ]; do
+		hk-lease -t 2 gateway sh -c \
+		    'echo $HAKOPOD_LEASE_EPOCH $(($(date +%s%N) / 1000000))' \
+		    >"$T/take.out" 2>>"$T/take.log" </dev/null
+		[ $? -eq 75 ] || return 0
+		_n=$((_n + 1))
+		sleep 0.02
+	done
+}
+
+# row_end: the stored lease's expires_at + grace_ms (Unix ms).
+row_end() {
+	_q="SELECT expires_at + grace_ms FROM leases WHERE name = 'gateway'"
+	if [ "$engine" = sqlite ]; then
+		python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' \
+		    "$T/takeover.db" "$_q"
+	else
+		psql "$STORE" -qAtc "$_q"
+	fi
+}
+
 for engine in $(engines); do
 	E=$engine
 	new_store "$engine" takeover
@@ -81,7 +110,7 @@ for engine in $(engines); do
 	export HAKOPOD_CONFIG="$T/hakopod.toml"
 
 	# SIGKILL of the holder.
-	extra= holder "$T/a"
+	extra= holder "$T/a" -g 1
 	ok $? "$E: the first holder runs prog"
 	t0=$(date +%s%N)
 	kill -KILL "$lpid"
@@ -89,16 +118,61 @@ for engine in $(engines); do
 	wait_for 3 test -f "$T/a.term"
 	ok $? "$E: prog of a killed hk-lease gets SIGTERM"
 	kill -KILL "$ppid" "$spid" 2>/dev/null
-	wait_for 3 try_take
+	end=$(row_end)
+	: >"$T/take.log"
+	take_loop &
+	tl=$!
+	_pids="$_pids $tl"
+	wait_for 3 grep -q 'lease gateway acquired' "$T/take.log"
 	ok $? "$E: another hk-lease takes the lease over"
 	ms=$(ms_since "$t0")
 	[ "$ms" -lt 2000 ]
 	ok $? "$E: within the TTL of 2 s ($ms ms)"
-	is "$(cat "$T/take.out")" 2 "$E: at a bigger epoch"
+	like "$(cat "$T/take.log")" \
+	    'lease gateway was not released: prog starts in [0-9]+ ms' \
+	    "$E: and says its prog waits for the old holder's grace"
+	wait_for 10 gone "$tl"
+	wait "$tl"
+	read -r epoch at <"$T/take.out"
+	is "$epoch" 2 "$E: at a bigger epoch"
+	like "$(cat "$T/take.log")" \
+	    "the previous holder's prog ran here as pid $ppid" \
+	    "$E: which ran on this host"
+	ms=$(( at - t0 / 1000000 ))
+	[ "$ms" -lt 1500 ] && [ "$at" -lt "$end" ]
+	ok $? "$E: so its prog starts once that one is gone, before the old row's end ($ms ms)"
+
+	# SIGKILL of a holder whose prog ignores SIGTERM: the new holder
+	# waits until the old row's end, then kills the old prog itself.
+	extra=ignore holder "$T/c" -g 1
+	ok $? "$E: a holder whose prog ignores SIGTERM runs it"
+	kill -KILL "$lpid"
+	wait_for 3 test -f "$T/c.term"
+	ok $? "$E: its hk-lease killed, prog gets SIGTERM and goes on"
+	end=$(row_end)
+	: >"$T/take.log"
+	take_loop &
+	tl=$!
+	_pids="$_pids $tl"
+	wait_for 10 gone "$tl"
+	wait "$tl"
+	read -r epoch at <"$T/take.out"
+	is "$epoch" 4 "$E: the next holder takes over"
+	after=$((at - end))
+	[ "$after" -ge 0 ]
+	ok $? "$E: its prog starts after the old row's end ($after ms after)"
+	[ "$after" -lt 1000 ]
+	ok $? "$E: and not much later"
+	ok "$(gone "$ppid" && echo 0 || echo 1)" \
+	    "$E: the old prog was killed by then"
+	like "$(cat "$T/take.log")" \
+	    "prog, pid $ppid, still runs past its grace period: killing it" \
+	    "$E: and the new holder says so"
+	kill -KILL "$spid" 2>/dev/null
 
 	# Loss under a running prog that stops on SIGTERM.
 	: >"$T/events.out"
-	extra= holder "$T/b"
+	extra= holder "$T/b" -g 1
 	t0=$(date +%s%N)
 	if [ "$engine" = sqlite ]; then
 		rm -f "$T/takeover.db.lease-gateway.lock"
@@ -115,7 +189,7 @@ for engine in $(engines); do
 	ok $? "$E: within the TTL of 2 s ($ms ms)"
 	wait "$lpid"
 	is "$?" 75 "$E: hk-lease exits 75"
-	like "$(cat "$T/b.log")" "error: lease gateway lost \(epoch 3\): " \
+	like "$(cat "$T/b.log")" "error: lease gateway lost \(epoch 5\): " \
 	    "$E: the loss is logged at error level"
 	wait_for 3 grep -q LeaseLost "$T/events.out"
 	ok $? "$E: LeaseLost goes to events.sock"

@@ -2,9 +2,11 @@
 # hk-lease across a PostgreSQL restart: the session advisory lock dies with
 # the server's sessions, so the holder loses the lease, stops prog within
 # the TTL and exits 75; once the server is back, the lease can be taken
-# again at a bigger epoch.  PostgreSQL only: the test restarts a private
-# server of its own (scripts/pg start, in $T), so that tests running in
-# parallel on the shared one are not disturbed.
+# again at a bigger epoch, its prog starting once the old row's expiry plus
+# its grace period has passed (the holder did not release it).  PostgreSQL
+# only: the test restarts a private server of its own (scripts/pg start, in
+# $T), so that tests running in parallel on the shared one are not
+# disturbed.
 . tests/integration/lib.sh
 
 cat >"$T/prog.sh" <<'PROG'
@@ -48,7 +50,7 @@ if [ -n "${HK_TEST_PG:-}" ]; then
 		[ -x "$pgbin/pg_ctl" ] && break
 	done
 	export HAKOPOD_STATE="$url" HAKOPOD_RUNTIME_DIR="$T"
-	hk-lease -t 2 gateway "$T/prog.sh" "$T/a" </dev/null >/dev/null \
+	hk-lease -t 2 -g 1 gateway "$T/prog.sh" "$T/a" </dev/null >/dev/null \
 	    2>"$T/a.log" &
 	lpid=$!
 	_pids="$_pids $lpid"

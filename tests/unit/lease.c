@@ -3,8 +3,10 @@
  * SQLite (a temp file) and on PostgreSQL (HK_TEST_PG, in a database
  * hk_lease_PID of its own): acquisition, refusal naming the holder, epochs
  * that only grow, renewal, release, takeover from a holder that went away
- * without releasing, names refused, and the loss of the engine's lock
- * (SQLite: its lock file removed; PostgreSQL: its connection terminated).
+ * without releasing (the new holder is told to wait for the old row's
+ * expiry plus its grace, and its own row passes that wait on), names
+ * refused, and the loss of the engine's lock (SQLite: its lock file
+ * removed; PostgreSQL: its connection terminated).
  */
 #include <sys/stat.h>
 
@@ -23,6 +25,7 @@
 
 #define URL_MAX		1024
 #define TTL		5000
+#define GRACE		3000
 #define RETRY_MS	5000	/* PostgreSQL frees a session's locks late */
 
 static struct store *t_open(const char *, const char *);
@@ -57,7 +60,7 @@ acquire_retry(struct store *s, const char *name, const char *holder,
 	int r, waited;
 
 	for (waited = 0;; waited += 20) {
-		r = store_lease_acquire(s, name, holder, TTL, l);
+		r = store_lease_acquire(s, name, holder, TTL, GRACE, l);
 		if (r != 1 || waited >= RETRY_MS)
 			return r;
 		(void)nanosleep(&pause, NULL);
@@ -76,19 +79,22 @@ t_basic(const char *E, const char *url)
 		return;
 	}
 	isint(store_lease_get(s1, "gw", &g), 1, "%s: no lease yet", E);
-	isint(store_lease_acquire(s1, "gw", "host=a pid=1", TTL, &a), 0,
-	    "%s: the first holder gets the lease", E);
+	isint(store_lease_acquire(s1, "gw", "host=a pid=1", TTL, GRACE, &a),
+	    0, "%s: the first holder gets the lease", E);
 	isint(a.epoch, 1, "%s: at epoch 1", E);
 	ok(a.expires_at - a.acquired_at == TTL, "%s: for the TTL", E);
-	isint(store_lease_acquire(s2, "gw", "host=b pid=2", TTL, &b), 1,
+	ok(a.grace_ms == GRACE && a.wait_ms == 0,
+	    "%s: with its grace, and no wait for a first holder", E);
+	isint(store_lease_acquire(s2, "gw", "host=b pid=2", TTL, GRACE, &b), 1,
 	    "%s: a second holder is refused", E);
 	is(b.holder, "host=a pid=1", "%s: and told who holds it", E);
 	ok(b.epoch == 1 && b.acquired_at == a.acquired_at,
 	    "%s: since when, at which epoch", E);
-	isint(store_lease_acquire(s2, "other", "host=b pid=2", TTL, &b), 0,
-	    "%s: another name is not refused", E);
+	isint(store_lease_acquire(s2, "other", "host=b pid=2", TTL, GRACE,
+	    &b), 0, "%s: another name is not refused", E);
 	isint(store_lease_release(s2, &b), 0, "%s: release", E);
-	isint(store_lease_acquire(s1, "third", "host=a pid=1", TTL, &b), -1,
+	isint(store_lease_acquire(s1, "third", "host=a pid=1", TTL, GRACE,
+	    &b), -1,
 	    "%s: one lease per store", E);
 	diag("%s", store_error(s1));
 	exp = a.expires_at;
@@ -96,13 +102,17 @@ t_basic(const char *E, const char *url)
 	isint(store_lease_renew(s1, &a, TTL), 0, "%s: renew", E);
 	ok(a.expires_at > exp, "%s: renewal moves the expiry", E);
 	ok(store_lease_get(s2, "gw", &g) == 0 && g.expires_at ==
-	    a.expires_at && g.epoch == 1, "%s: get reads the row", E);
+	    a.expires_at && g.epoch == 1 && g.grace_ms == GRACE,
+	    "%s: get reads the row", E);
 	isint(store_lease_release(s1, &a), 0, "%s: release", E);
 	ok(store_lease_get(s2, "gw", &g) == 0 && g.expires_at <=
-	    store_now_ms() && g.epoch == 1, "%s: a released row expired", E);
+	    store_now_ms() && g.epoch == 1 && g.grace_ms == 0,
+	    "%s: a released row expired, without grace", E);
 	isint(acquire_retry(s2, "gw", "host=b pid=2", &b), 0,
 	    "%s: the lease is free after release", E);
 	isint(b.epoch, 2, "%s: at a bigger epoch", E);
+	isint(b.wait_ms, 0, "%s: a released lease is taken without a wait",
+	    E);
 	g = b;
 	g.epoch = 1;
 	isint(store_lease_renew(s2, &g, TTL), 1,
@@ -113,12 +123,19 @@ t_basic(const char *E, const char *url)
 	store_close(s1);
 }
 
-/* A holder that goes without releasing: its unexpired row is taken. */
+/*
+ * A holder that goes without releasing: its unexpired row is taken, and
+ * the new holder told to wait for its expiry plus its grace.  A holder
+ * gone during that wait passes it on; one whose grace is over is not
+ * waited for.
+ */
 static void
 t_takeover(const char *E, const char *url)
 {
-	struct store *s1, *s2;
-	struct store_lease a, b;
+	const struct timespec pause = { 0, 150 * 1000 * 1000 };
+	struct store *s1, *s2, *s3;
+	struct store_lease a, b, c;
+	int64_t now;
 
 	if ((s1 = t_open(E, url)) == NULL || (s2 = t_open(E, url)) == NULL) {
 		store_close(s1);
@@ -129,8 +146,40 @@ t_takeover(const char *E, const char *url)
 	store_close(s1);
 	isint(acquire_retry(s2, "tk", "host=b pid=2", &b), 0,
 	    "%s: a holder gone without release is taken over", E);
-	ok(b.epoch == a.epoch + 1 && a.expires_at > store_now_ms(),
+	now = store_now_ms();
+	ok(b.epoch == a.epoch + 1 && a.expires_at > now,
 	    "%s: before its row expired, at the next epoch", E);
+	ok(b.wait_ms > 0 && b.wait_ms <= a.expires_at + GRACE - now + 50 &&
+	    b.wait_ms >= a.expires_at + GRACE - now - RETRY_MS - 50,
+	    "%s: told to wait for its expiry plus its grace (%jd ms)", E,
+	    (intmax_t)b.wait_ms);
+	ok(b.expires_at + b.grace_ms >= a.expires_at + GRACE,
+	    "%s: the new row covers that wait", E);
+	store_close(s2);
+	if ((s3 = t_open(E, url)) == NULL)
+		return;
+	isint(acquire_retry(s3, "tk", "host=c pid=3", &c), 0,
+	    "%s: a holder gone during its wait is taken over", E);
+	ok(c.wait_ms > 0 && c.acquired_at + c.wait_ms >= a.expires_at +
+	    GRACE && c.acquired_at + c.wait_ms >= b.expires_at + b.grace_ms,
+	    "%s: with the wait passed on, and its own", E);
+	store_close(s3);
+
+	/* A short lease, gone: once its expiry and grace pass, no wait. */
+	if ((s1 = t_open(E, url)) == NULL)
+		return;
+	isint(acquire_retry(s1, "short", "host=a pid=1", &a), 0,
+	    "%s: a short lease", E);
+	isint(store_lease_release(s1, &a), 0, "%s: released", E);
+	isint(store_lease_acquire(s1, "short", "host=a pid=1", 50, 50, &a), 0,
+	    "%s: taken again for 50 ms, grace 50 ms", E);
+	store_close(s1);
+	(void)nanosleep(&pause, NULL);
+	if ((s2 = t_open(E, url)) == NULL)
+		return;
+	isint(acquire_retry(s2, "short", "host=b pid=2", &b), 0,
+	    "%s: taken over once gone", E);
+	isint(b.wait_ms, 0, "%s: without a wait after expiry and grace", E);
 	store_close(s2);
 }
 
@@ -149,13 +198,15 @@ t_names(const char *E, const char *url)
 	if ((s = t_open(E, url)) == NULL)
 		return;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		isint(store_lease_acquire(s, bad[i], "h", TTL, &l), -1,
+		isint(store_lease_acquire(s, bad[i], "h", TTL, GRACE, &l), -1,
 		    "%s: lease name \"%s\" refused", E, bad[i]);
-	isint(store_lease_acquire(s, "ok_1.x-y", "", TTL, &l), -1,
+	isint(store_lease_acquire(s, "ok_1.x-y", "", TTL, GRACE, &l), -1,
 	    "%s: an empty holder is refused", E);
-	isint(store_lease_acquire(s, "ok_1.x-y", "h", 0, &l), -1,
+	isint(store_lease_acquire(s, "ok_1.x-y", "h", 0, GRACE, &l), -1,
 	    "%s: a TTL of 0 is refused", E);
-	isint(store_lease_acquire(s, "ok_1.x-y", "h", TTL, &l), 0,
+	isint(store_lease_acquire(s, "ok_1.x-y", "h", TTL, -1, &l), -1,
+	    "%s: a negative grace is refused", E);
+	isint(store_lease_acquire(s, "ok_1.x-y", "h", TTL, GRACE, &l), 0,
 	    "%s: a name of letters, digits, . _ - is taken", E);
 	(void)store_lease_release(s, &l);
 	store_close(s);
@@ -171,7 +222,7 @@ t_lost_sqlite(const char *E, const char *url)
 
 	if ((s = t_open(E, url)) == NULL)
 		return;
-	isint(store_lease_acquire(s, "lost", "h", TTL, &l), 0,
+	isint(store_lease_acquire(s, "lost", "h", TTL, GRACE, &l), 0,
 	    "%s: loss: acquire", E);
 	(void)snprintf(lock, sizeof(lock), "%s.lease-lost.lock",
 	    url + strlen("sqlite://"));
