@@ -116,13 +116,19 @@ FUZZ_CFLAGS =	-std=c11 -D_GNU_SOURCE -g -O1 -Ilib \
 FUZZ_FLAGS =	-max_len=65536 -timeout=10
 TOML_TEST ?=	../shared/toml-test
 
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(DEPSTAMP)
+# A harness of a program's code names its sources outside lib/ in
+# FUZZ_SRCS_<target>; their directories join the include path.
+FUZZ_SRCS_events_fast = cmd/hk-events/fast.c cmd/hk-events/record.c
+
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $$(FUZZ_SRCS_$$*) | $(DEPSTAMP)
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(HK_LIBS)
+	clang $(FUZZ_CFLAGS) $(addprefix -I,$(sort $(dir $(FUZZ_SRCS_$*)))) \
+	    -o $@ $< $(FUZZ_SRCS_$*) $(LIB_SRCS) $(HK_LIBS)
 
 # New inputs go to build/fuzz/corpus-<target> (kept between runs, out of
 # git).  Seeds, read only, in build/fuzz/seed-<target>: tests/fuzz/corpus/
-# <target> if it exists and, for toml, every .toml case of toml-test.
+# <target> if it exists and, for toml, every .toml case of toml-test.  A
+# dictionary tests/fuzz/<target>.dict, if there is one, is given too.
 fuzz: $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 	    n=$$(basename $$t); c=build/fuzz/corpus-$$n; \
@@ -132,8 +138,10 @@ fuzz: $(FUZZ_TARGETS)
 	    if [ $$n = toml ] && [ -d $(TOML_TEST) ]; then \
 	        (cd $(TOML_TEST) && find valid invalid -name '*.toml' \
 	            -exec cp --parents {} $(CURDIR)/$$s \;); fi; \
+	    d=; if [ -f tests/fuzz/$$n.dict ]; then \
+	        d=-dict=tests/fuzz/$$n.dict; fi; \
 	    echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
-	    $$t -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) $$c $$s || \
+	    $$t -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) $$d $$c $$s || \
 	        exit 1; \
 	done
 

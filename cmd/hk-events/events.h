@@ -80,13 +80,16 @@ struct rec_fields {
 int	record_event(const json_t *, struct store_event *, char *, size_t);
 int	record_request(const json_t *, struct store_request *, char *,
 	    size_t);
+int	record_requests(const json_t *, struct store_request *, size_t,
+	    size_t *, size_t *, char *, size_t);
 int	record_fields(const struct rec_fields *, struct store_request *,
 	    char *, size_t);
 
 /*
  * fast.c: a {"op":"requests"} datagram read without jansson, when it is
- * plain (see there); -1 sends it to the general path, else the number of
- * records refused, the good ones in out[0..*n).
+ * plain (see there); -1 sends it to the general path (record_requests()),
+ * else the number of records refused, the good ones in out[0..*n), as
+ * that path would have them.
  */
 int	fast_requests(const char *, size_t, struct store_request *, size_t,
 	    size_t *, size_t *, char *, size_t);

@@ -30,6 +30,7 @@ static int	sender_allowed(struct msghdr *);
 static void	take(struct evd *, const char *, size_t);
 static void	take_event(struct evd *, const json_t *);
 static void	take_requests(struct evd *, const json_t *);
+static void	took(struct evd *, size_t, size_t, int, const char *);
 static void	log_event(const struct store_event *);
 static void	waiting(struct evd *);
 static void	flush_due(struct loop *, void *);
@@ -171,11 +172,7 @@ take(struct evd *d, const char *buf, size_t len)
 
 	if ((bad = fast_requests(buf, len, &d->rq[d->nrq],
 	    EV_PENDING_MAX - d->nrq, &n, &drop, err, sizeof(err))) != -1) {
-		d->nrq += n;
-		d->st.dropped += drop;
-		d->st.malformed += (uint64_t)bad;
-		if (bad > 0)
-			log_debug("%d records refused: %s", bad, err);
+		took(d, n, drop, bad, err);
 		if (before == 0 && d->nev + d->nrq > 0)
 			waiting(d);
 		return;
@@ -222,32 +219,28 @@ take_event(struct evd *d, const json_t *msg)
 static void
 take_requests(struct evd *d, const json_t *msg)
 {
-	json_error_t jerr;
-	json_t *recs, *r;
-	const char *op;
 	char err[IPC_ERR_LEN];
-	size_t i;
+	size_t n, drop;
+	int bad;
 
-	if (json_unpack_ex((json_t *)msg, &jerr, JSON_STRICT, "{s:s, s:o}",
-	    "op", &op, "records", &recs) == -1 || !json_is_array(recs)) {
+	if ((bad = record_requests(msg, &d->rq[d->nrq],
+	    EV_PENDING_MAX - d->nrq, &n, &drop, err, sizeof(err))) == -1) {
 		d->st.malformed++;
-		log_debug("datagram refused: requests: %s",
-		    json_is_array(recs) ? jerr.text : "records: not an array");
+		log_debug("datagram refused: %s", err);
 		return;
 	}
-	json_array_foreach(recs, i, r) {
-		if (d->nrq == EV_PENDING_MAX) {
-			d->st.dropped++;
-			continue;
-		}
-		if (record_request(r, &d->rq[d->nrq], err,
-		    sizeof(err)) == -1) {
-			d->st.malformed++;
-			log_debug("record refused: %s", err);
-			continue;
-		}
-		d->nrq++;
-	}
+	took(d, n, drop, bad, err);
+}
+
+/* A batch of request records read, by either path. */
+static void
+took(struct evd *d, size_t n, size_t drop, int bad, const char *err)
+{
+	d->nrq += n;
+	d->st.dropped += drop;
+	d->st.malformed += (uint64_t)bad;
+	if (bad > 0)
+		log_debug("%d records refused: %s", bad, err);
 }
 
 /* Each event on stderr too: the supervisor's log keeps it. */
@@ -295,18 +288,30 @@ ingest_before_sleep(struct loop *l, void *arg)
 		(void)ingest_flush(d);
 }
 
-/* One transaction for everything that waits; kept as it was on failure. */
+/*
+ * One transaction for everything that waits, one batch per table (on
+ * PostgreSQL one round trip each); kept as it was on failure.
+ *
+ * A batch of request records only does not wait for the disk (SQLite:
+ * the sync of each commit was about a tenth of the cost of a record):
+ * the request log already loses what waits here when the process dies,
+ * and what the gateway cannot send; a crash of the host may now also
+ * lose the batches of the last seconds.  A batch with an event, and the
+ * last one at exit, wait for the disk, and so make every batch before
+ * them durable too.
+ */
 int
 ingest_flush(struct evd *d)
 {
-	size_t i;
 	int r;
 
 	if (d->nev + d->nrq == 0)
 		return 0;
-	r = store_begin(d->store);
-	for (i = 0; r == 0 && i < d->nev; i++)
-		r = store_event_add(d->store, &d->ev[i]);
+	r = store_durable(d->store, d->nev > 0 || d->stopping);
+	if (r == 0)
+		r = store_begin(d->store);
+	if (r == 0)
+		r = store_events_add(d->store, d->ev, d->nev);
 	if (r == 0)
 		r = store_request_add(d->store, d->rq, d->nrq);
 	if (r == 0)

@@ -27,6 +27,8 @@
 
 #define AT_MAX		253402300799999LL	/* 9999-12-31T23:59:59.999Z */
 
+enum { B_VISIBLE, B_TOKEN, B_WORD };	/* bounded() */
+
 static const char *const kinds[] = {
 	"Applied", "HTTPIdleSleep", "HTTPIdleWake", "InstanceExited",
 	"LeaseAcquired", "LeaseLost", "ManualStart", "ManualStop",
@@ -37,7 +39,7 @@ static int	fail(char *, size_t, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 static int	split_service(const char *, size_t, char *, char *, char *,
 		    size_t);
-static int	bounded(const char *, size_t, size_t, size_t, const char *);
+static int	bounded(const char *, size_t, size_t, size_t, int);
 static int	copy_path(const char *, size_t, char *, size_t);
 static void	append(char *, size_t, size_t *, const char *);
 
@@ -91,18 +93,27 @@ split_service(const char *id, size_t len, char *app, char *svc, char *err,
 	return 0;
 }
 
-/* min..max bytes, no NUL, each byte in alphabet (NULL: 0x21..0x7e). */
+/*
+ * min..max bytes, each of its class: B_VISIBLE 0x21..0x7e, B_TOKEN an
+ * HTTP token's, B_WORD a-z and _ (by ranges first: strchr() for every
+ * byte of every record showed in profiles).
+ */
 static int
-bounded(const char *v, size_t len, size_t min, size_t max,
-    const char *alphabet)
+bounded(const char *v, size_t len, size_t min, size_t max, int class)
 {
+	unsigned char c;
 	size_t i;
 
-	if (len < min || len > max || memchr(v, '\0', len) != NULL)
+	if (len < min || len > max)
 		return 0;
 	for (i = 0; i < len; i++) {
-		if (alphabet != NULL ? strchr(alphabet, v[i]) == NULL :
-		    (unsigned char)v[i] < 0x21 || (unsigned char)v[i] > 0x7e)
+		c = (unsigned char)v[i];
+		if ((c >= 'a' && c <= 'z') || (class != B_WORD &&
+		    ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))))
+			continue;
+		if (class == B_VISIBLE ? c < 0x21 || c > 0x7e :
+		    class == B_WORD ? c != '_' :
+		    c == '\0' || strchr("!#$%&'*+-.^_`|~", c) == NULL)
 			return 0;
 	}
 	return 1;
@@ -226,15 +237,53 @@ record_request(const json_t *r, struct store_request *rq, char *err,
 	return record_fields(&f, rq, err, errlen);
 }
 
+/*
+ * A decoded {"op":"requests","records":[...]}: as fast_requests() (the
+ * same results for the same bytes; tests/fuzz/events_fast.c holds them to
+ * it), -1 when the message is not that shape, else the number of records
+ * refused, the good ones in out[0..*nout), at most cap; good ones beyond
+ * are counted in *dropped.  err: the last refusal.
+ */
+int
+record_requests(const json_t *msg, struct store_request *out, size_t cap,
+    size_t *nout, size_t *dropped, char *err, size_t errlen)
+{
+	struct store_request spare;
+	json_error_t jerr;
+	json_t *recs = NULL, *r;
+	const char *op;
+	size_t i, n = 0, drop = 0;
+	int bad = 0;
+
+	if (json_unpack_ex((json_t *)msg, &jerr, JSON_STRICT, "{s:s, s:o}",
+	    "op", &op, "records", &recs) == -1)
+		return fail(err, errlen, "requests: %s", jerr.text);
+	if (strcmp(op, "requests") != 0)
+		return fail(err, errlen, "requests: op: not requests");
+	if (!json_is_array(recs))
+		return fail(err, errlen, "requests: records: not an array");
+	json_array_foreach(recs, i, r) {
+		if (record_request(r, n < cap ? &out[n] : &spare, err,
+		    errlen) == -1)
+			bad++;
+		else if (n < cap)
+			n++;
+		else
+			drop++;
+	}
+	*nout = n;
+	*dropped = drop;
+	return bad;
+}
+
 /* The values of a request record, however it was parsed. */
 int
 record_fields(const struct rec_fields *f, struct store_request *rq,
     char *err, size_t errlen)
 {
-	static const char token[] = "!#$%&'*+-.^_`|~0123456789"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-	memset(rq, 0, sizeof(*rq));
+	/* Field by field, not memset(): the struct is 1.5 KiB, mostly path. */
+	rq->id = 0;
+	rq->app[0] = rq->service[0] = '\0';
 	if (f->n[0] <= 0 || f->n[0] > AT_MAX || f->n[1] < 0 ||
 	    f->n[1] > 999 || f->n[2] < 0 || f->n[3] < 0 || f->n[4] < 0 ||
 	    f->n[5] < 0 || f->wake < 0)
@@ -242,19 +291,21 @@ record_fields(const struct rec_fields *f, struct store_request *rq,
 	if (f->svc != NULL && split_service(f->svc, f->svclen, rq->app,
 	    rq->service, err, errlen) == -1)
 		return -1;
-	if (!bounded(f->method, f->mlen, 1, STORE_METHOD_MAX, token))
+	if (!bounded(f->method, f->mlen, 1, STORE_METHOD_MAX, B_TOKEN))
 		return fail(err, errlen, "request: method: not a token");
-	if (!bounded(f->host, f->hlen, 0, STORE_HOST_MAX, NULL))
+	if (!bounded(f->host, f->hlen, 0, STORE_HOST_MAX, B_VISIBLE))
 		return fail(err, errlen, "request: host: not a host");
 	if (copy_path(f->path, f->plen, rq->path, sizeof(rq->path)) == -1)
 		return fail(err, errlen, "request: path: too long or "
 		    "control bytes");
-	if (!bounded(f->outcome, f->olen, 1, STORE_OUTCOME_MAX,
-	    "abcdefghijklmnopqrstuvwxyz_"))
+	if (!bounded(f->outcome, f->olen, 1, STORE_OUTCOME_MAX, B_WORD))
 		return fail(err, errlen, "request: outcome: not a word");
 	memcpy(rq->method, f->method, f->mlen);
+	rq->method[f->mlen] = '\0';
 	memcpy(rq->host, f->host, f->hlen);
+	rq->host[f->hlen] = '\0';
 	memcpy(rq->outcome, f->outcome, f->olen);
+	rq->outcome[f->olen] = '\0';
 	rq->at = f->n[0];
 	rq->status = (int)f->n[1];
 	rq->duration_us = f->n[2];
@@ -302,7 +353,7 @@ record_detail_text(const char *detail_json, char *buf, size_t len)
 		append(buf, len, &off, "=");
 		s = json_string_value(v);
 		if (s != NULL && *s != '\0' && bounded(s, strlen(s), 1,
-		    SIZE_MAX, NULL) && strpbrk(s, "\"\\=") == NULL) {
+		    SIZE_MAX, B_VISIBLE) && strpbrk(s, "\"\\=") == NULL) {
 			append(buf, len, &off, s);
 			continue;
 		}
