@@ -606,6 +606,47 @@ grow(struct store *s, void *v, size_t n, size_t *cap, size_t size)
 	return nv;
 }
 
+/*
+ * The rows of query q, all or none: each read into the next element of a
+ * growing array of size-byte elements by read; on error the rows read so
+ * far go to release (NULL: nothing of theirs is allocated).
+ */
+static int
+read_rows(struct store *s, enum store_q q, const struct store_arg *a,
+    size_t na, size_t size, int (*read)(struct store *, void *),
+    void (*release)(void *, size_t), void **out, size_t *nout)
+{
+	char *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	int r;
+
+	*out = NULL;
+	*nout = 0;
+	if ((r = s->ops->exec(s, q, a, na)) == 0) {
+		while ((r = s->ops->next(s)) == 1) {
+			if ((nv = grow(s, v, n, &cap, size)) == NULL) {
+				r = -1;
+				break;
+			}
+			v = nv;
+			if ((r = read(s, v + n * size)) == -1)
+				break;
+			n++;
+		}
+	}
+	s->ops->finish(s);
+	if (r == -1) {
+		if (release != NULL)
+			release(v, n);
+		else
+			free(v);
+		return -1;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
 /* A transaction of our own, unless the caller has one open. */
 static int
 own_begin(struct store *s, int *own)
@@ -951,37 +992,30 @@ store_service_get(struct store *s, const char *app, const char *name,
 	return r;
 }
 
+static int
+read_service_row(struct store *s, void *p)
+{
+	return read_service(s, p);
+}
+
+static void
+service_rows_free(void *v, size_t n)
+{
+	store_service_free(v, n);
+}
+
 int
 store_service_list(struct store *s, struct store_service **out,
     size_t *nout)
 {
-	struct store_service *v = NULL, *nv;
-	size_t n = 0, cap = 0;
+	void *v;
 	int r;
 
 	call_start(s);
-	*out = NULL;
-	*nout = 0;
-	if ((r = s->ops->exec(s, Q_SERVICE_LIST, NULL, 0)) == 0) {
-		while ((r = s->ops->next(s)) == 1) {
-			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
-				r = -1;
-				break;
-			}
-			v = nv;
-			if ((r = read_service(s, &v[n])) == -1)
-				break;
-			n++;
-		}
-	}
-	s->ops->finish(s);
-	if (r == -1) {
-		store_service_free(v, n);
-		return -1;
-	}
+	r = read_rows(s, Q_SERVICE_LIST, NULL, 0, sizeof(**out),
+	    read_service_row, service_rows_free, &v, nout);
 	*out = v;
-	*nout = n;
-	return 0;
+	return r;
 }
 
 int
@@ -1182,37 +1216,24 @@ store_instance_delete(struct store *s, const char *app, const char *service)
 	return q_do(s, Q_INSTANCE_DELETE, a, NITEMS(a), NULL);
 }
 
+static int
+read_instance_row(struct store *s, void *p)
+{
+	return read_instance(s, p);
+}
+
 int
 store_instance_list(struct store *s, struct store_instance **out,
     size_t *nout)
 {
-	struct store_instance *v = NULL, *nv;
-	size_t n = 0, cap = 0;
+	void *v;
 	int r;
 
 	call_start(s);
-	*out = NULL;
-	*nout = 0;
-	if ((r = s->ops->exec(s, Q_INSTANCE_LIST, NULL, 0)) == 0) {
-		while ((r = s->ops->next(s)) == 1) {
-			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
-				r = -1;
-				break;
-			}
-			v = nv;
-			if ((r = read_instance(s, &v[n])) == -1)
-				break;
-			n++;
-		}
-	}
-	s->ops->finish(s);
-	if (r == -1) {
-		free(v);
-		return -1;
-	}
+	r = read_rows(s, Q_INSTANCE_LIST, NULL, 0, sizeof(**out),
+	    read_instance_row, NULL, &v, nout);
 	*out = v;
-	*nout = n;
-	return 0;
+	return r;
 }
 
 /* An event given by the caller: terminated fields, a kind. */
@@ -1317,37 +1338,30 @@ store_event_after(struct store *s, int64_t after, size_t limit,
 	return read_events(s, Q_EVENT_AFTER, a, NITEMS(a), out, nout);
 }
 
+static int
+read_event_row(struct store *s, void *p)
+{
+	return read_event(s, p);
+}
+
+static void
+event_rows_free(void *v, size_t n)
+{
+	store_event_free(v, n);
+}
+
 /* The rows of an event query, all or none. */
 static int
 read_events(struct store *s, enum store_q q, const struct store_arg *a,
     size_t na, struct store_event **out, size_t *nout)
 {
-	struct store_event *v = NULL, *nv;
-	size_t n = 0, cap = 0;
+	void *v;
 	int r;
 
-	*out = NULL;
-	*nout = 0;
-	if ((r = s->ops->exec(s, q, a, na)) == 0) {
-		while ((r = s->ops->next(s)) == 1) {
-			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
-				r = -1;
-				break;
-			}
-			v = nv;
-			if ((r = read_event(s, &v[n])) == -1)
-				break;
-			n++;
-		}
-	}
-	s->ops->finish(s);
-	if (r == -1) {
-		store_event_free(v, n);
-		return -1;
-	}
+	r = read_rows(s, q, a, na, sizeof(**out), read_event_row,
+	    event_rows_free, &v, nout);
 	*out = v;
-	*nout = n;
-	return 0;
+	return r;
 }
 
 void
@@ -1452,6 +1466,12 @@ read_request(struct store *s, struct store_request *rq)
 	return 0;
 }
 
+static int
+read_request_row(struct store *s, void *p)
+{
+	return read_request(s, p);
+}
+
 int
 store_request_list(struct store *s, const char *app, const char *service,
     int status, int64_t since, size_t limit, struct store_request **out,
@@ -1459,35 +1479,16 @@ store_request_list(struct store *s, const char *app, const char *service,
 {
 	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service),
 	    ARG_INT(status), ARG_INT(since), ARG_INT(INT64_MAX) };
-	struct store_request *v = NULL, *nv;
-	size_t n = 0, cap = 0;
+	void *v;
 	int r;
 
 	call_start(s);
-	*out = NULL;
-	*nout = 0;
 	if (limit != 0 && limit < (uint64_t)INT64_MAX)
 		a[4].num = (int64_t)limit;
-	if ((r = s->ops->exec(s, Q_REQUEST_LIST, a, NITEMS(a))) == 0) {
-		while ((r = s->ops->next(s)) == 1) {
-			if ((nv = grow(s, v, n, &cap, sizeof(*v))) == NULL) {
-				r = -1;
-				break;
-			}
-			v = nv;
-			if ((r = read_request(s, &v[n])) == -1)
-				break;
-			n++;
-		}
-	}
-	s->ops->finish(s);
-	if (r == -1) {
-		free(v);
-		return -1;
-	}
+	r = read_rows(s, Q_REQUEST_LIST, a, NITEMS(a), sizeof(**out),
+	    read_request_row, NULL, &v, nout);
 	*out = v;
-	*nout = n;
-	return 0;
+	return r;
 }
 
 /*
