@@ -633,6 +633,49 @@ config_load_daemon(struct server_config *cfg, const char *path, int check,
 }
 
 /*
+ * SIGHUP, for every daemon: the file is read again and the keys the table
+ * marks reloadable take their new values in *cfg; a change to any other
+ * key is reported and waits for a restart.  0 reloaded, -1 the file did
+ * not load and *cfg is as it was (the reasons are logged).
+ */
+int
+config_reload(struct server_config *cfg, const char *path)
+{
+	struct server_config nc;
+	struct config_diag diag;
+	const struct server_rule *r;
+	char *cur, *new;
+	size_t i;
+	int missing = 0, same;
+
+	memset(&diag, 0, sizeof(diag));
+	if (config_load_server(&nc, path, &diag, &missing) == -1) {
+		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
+			log_warnx("%s", diag.msg[i]);
+		log_warnx("reload: the configuration is kept as it was");
+		return -1;
+	}
+	for (i = 0; i < nitems(server_keys); i++) {
+		r = &server_rules[i];
+		cur = (char *)cfg + r->off;
+		new = (char *)&nc + r->off;
+		same = r->type == KT_INT || r->type == KT_BOOL ?
+		    memcmp(cur, new, sizeof(int64_t)) == 0 :
+		    strcmp(cur, new) == 0;
+		if (same)
+			continue;
+		if (!server_keys[i].reloadable) {
+			log_warnx("reload: %s changes only with a restart",
+			    server_keys[i].name);
+			continue;
+		}
+		memcpy(cur, new, r->size);
+		cfg->source[i] = nc.source[i];
+	}
+	return 0;
+}
+
+/*
  * "-n -v": every key's effective value and where it came from, in the
  * order of the key table.  A password in the state URL is not shown.
  */

@@ -90,6 +90,8 @@ int	config_set_flag(struct server_config *, const char *, const char *,
  * -1 = go on; else exit with it (0 after a check, 66 missing, 78 invalid).
  */
 int	config_load_daemon(struct server_config *, const char *, int, int);
+/* SIGHUP: reloadable keys take their new values; 0, or -1 kept. */
+int	config_reload(struct server_config *, const char *);
 /* "-n -v": each key = value (source), one per line; passwords hidden. */
 void	config_print(FILE *, const struct server_config *);
 /* Effective listen address: serverless_listen, else serverless_address. */

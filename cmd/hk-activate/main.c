@@ -67,25 +67,10 @@ load_config(const char *listen)
 static void
 reload(void)
 {
-	struct server_config cfg;
-	struct config_diag d;
 	char err[SPEC_ERR_LEN];
-	size_t i;
 
 	notify_reloading();
-	memset(&d, 0, sizeof(d));
-	if (config_load_server(&cfg, gw->cfg_path, &d, NULL) == -1) {
-		for (i = 0; i < d.count && i < CONFIG_DIAG_MAX; i++)
-			log_warnx("%s", d.msg[i]);
-		log_warnx("configuration not reloaded");
-	} else {
-		if (strcmp(cfg.state, gw->cfg.state) != 0 ||
-		    strcmp(cfg.runtime_dir, gw->cfg.runtime_dir) != 0)
-			log_warnx("state and runtime_dir need a restart");
-		gw->cfg.max_concurrent_requests = cfg.max_concurrent_requests;
-		gw->cfg.max_body_bytes = cfg.max_body_bytes;
-		gw->cfg.request_log = cfg.request_log;
-	}
+	(void)config_reload(&gw->cfg, gw->cfg_path);
 	if (route_reload(err, sizeof(err)) == -1)
 		log_warnx("unable to reload routes: %s", err);
 	notify_ready(-1);

@@ -88,33 +88,14 @@ on_signal(struct loop *l, int sig, void *arg)
 	loop_stop(l);
 }
 
-/* SIGHUP: the retention keys apply; state and runtime_dir do not. */
+/* SIGHUP: reloadable keys (retention among them) apply, then a prune. */
 static void
 reload_config(struct evd *d)
 {
-	struct server_config nc;
-	struct config_diag diag;
-	size_t i;
-	int missing = 0;
-
 	log_info("reloading");
 	notify_reloading();
-	memset(&diag, 0, sizeof(diag));
-	if (config_load_server(&nc, d->config_path, &diag, &missing) == -1) {
-		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
-			log_warnx("%s", diag.msg[i]);
-		log_warnx("reload: the configuration is kept as it was");
-	} else {
-		if (strcmp(nc.state, d->cfg.state) != 0 ||
-		    strcmp(nc.runtime_dir, d->cfg.runtime_dir) != 0)
-			log_warnx("reload: state and runtime_dir change only "
-			    "with a restart");
-		d->cfg.events_max_age_days = nc.events_max_age_days;
-		d->cfg.events_max_rows = nc.events_max_rows;
-		d->cfg.requests_max_age_days = nc.requests_max_age_days;
-		d->cfg.requests_max_rows = nc.requests_max_rows;
+	if (config_reload(&d->cfg, d->config_path) == 0)
 		ingest_prune(d->loop, d);
-	}
 	notify_ready(-1);
 }
 

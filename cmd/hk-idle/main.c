@@ -99,27 +99,13 @@ on_signal(struct loop *l, int sig, void *arg)
 	isvc_stop_all(ix);
 }
 
-/* SIGHUP: no key of hk-idle is reloadable; the policies are read again. */
+/* SIGHUP: the configuration (config_reload), then the policies. */
 static void
 reload_config(struct idle *ix)
 {
-	struct server_config nc;
-	struct config_diag diag;
-	size_t i;
-	int missing = 0;
-
 	log_info("reloading");
 	notify_reloading();
-	memset(&diag, 0, sizeof(diag));
-	if (config_load_server(&nc, ix->config_path, &diag, &missing) == -1) {
-		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
-			log_warnx("%s", diag.msg[i]);
-		log_warnx("reload: the configuration is kept as it was");
-	} else if (strcmp(nc.state, ix->cfg.state) != 0 ||
-	    strcmp(nc.runtime_dir, ix->cfg.runtime_dir) != 0 ||
-	    nc.time_unit_ms != ix->cfg.time_unit_ms)
-		log_warnx("reload: state, runtime_dir and time_unit_ms "
-		    "change only with a restart");
+	(void)config_reload(&ix->cfg, ix->config_path);
 	policy_reload(ix);
 	notify_ready(-1);
 }

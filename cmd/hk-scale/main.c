@@ -123,27 +123,11 @@ on_signal(struct loop *l, int sig, void *arg)
 static void
 reload_config(struct scale *sc)
 {
-	struct server_config nc;
-	struct config_diag diag;
-	size_t i;
-	int missing = 0;
-
 	if (sc->stopping)
 		return;
 	log_info("reloading");
 	notify_reloading();
-	memset(&diag, 0, sizeof(diag));
-	if (config_load_server(&nc, sc->config_path, &diag, &missing) == -1) {
-		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
-			log_warnx("%s", diag.msg[i]);
-		log_warnx("reload: the configuration is kept as it was");
-	} else {
-		if (strcmp(nc.state, sc->cfg.state) != 0 ||
-		    strcmp(nc.runtime_dir, sc->cfg.runtime_dir) != 0)
-			log_warnx("reload: state and runtime_dir change only "
-			    "with a restart");
-		sc->cfg.max_concurrent_starts = nc.max_concurrent_starts;
-	}
+	(void)config_reload(&sc->cfg, sc->config_path);
 	scale_reload(sc, 1);
 	notify_ready(-1);
 }

@@ -562,6 +562,7 @@ static void	 run_srv_cases(void);
 static size_t	 key_at(const char *);
 static void	 test_defaults(void);
 static void	 test_retention(void);
+static void	 test_reload(void);
 static void	 test_missing(void);
 static double	 now(void);
 static void	 test_sizes(void);
@@ -819,6 +820,38 @@ test_defaults(void)
 }
 
 /* The retention keys of hk-events: defaults, file, no env, SIGHUP. */
+/*
+ * SIGHUP: reloadable keys take the file's new values, the others keep
+ * theirs until a restart, and a file that does not load changes nothing.
+ */
+static void
+test_reload(void)
+{
+	static const char one[] = "[server]\nstate = \"sqlite:///a.db\"\n"
+	    "max_concurrent_starts = 2\n";
+	static const char two[] = "[server]\nstate = \"sqlite:///b.db\"\n"
+	    "max_concurrent_starts = 5\nrequest_log = false\n";
+	static const char bad[] = "[server]\nmax_concurrent_starts = 0\n";
+	struct server_config cfg, before;
+	struct config_diag d;
+	const char *path;
+
+	clear_env();
+	memset(&d, 0, sizeof(d));
+	path = write_file("reload.toml", one, sizeof(one) - 1);
+	ok(config_load_server(&cfg, path, &d, NULL) == 0, "reload: loads");
+	(void)write_file("reload.toml", two, sizeof(two) - 1);
+	isint(config_reload(&cfg, path), 0, "reload: a good file reloads");
+	isint(cfg.max_concurrent_starts, 5, "reload: a reloadable key changes");
+	isint(cfg.request_log, 0, "reload: so does request_log");
+	is(cfg.state, "sqlite:///a.db", "reload: state waits for a restart");
+	memcpy(&before, &cfg, sizeof(cfg));
+	(void)write_file("reload.toml", bad, sizeof(bad) - 1);
+	isint(config_reload(&cfg, path), -1, "reload: a bad file is refused");
+	ok(memcmp(&before, &cfg, sizeof(cfg)) == 0,
+	    "reload: and changes nothing");
+}
+
 static void
 test_retention(void)
 {
@@ -1448,6 +1481,7 @@ main(void)
 	run_srv_cases();
 	test_defaults();
 	test_retention();
+	test_reload();
 	test_missing();
 	test_sizes();
 	test_precedence();
