@@ -26,6 +26,7 @@
 	X(ExecStatusType, PQresultStatus, (const PGresult *r), (r))	\
 	X(char *, PQgetvalue, (const PGresult *r, int t, int f), (r, t, f)) \
 	X(int, PQgetisnull, (const PGresult *r, int t, int f), (r, t, f)) \
+	X(int, PQgetlength, (const PGresult *r, int t, int f), (r, t, f)) \
 	X(int, PQntuples, (const PGresult *r), (r))			\
 	X(char *, PQresultErrorField, (const PGresult *r, int f), (r, f)) \
 	X(char *, PQcmdTuples, (PGresult *r), (r))			\

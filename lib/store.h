@@ -159,9 +159,10 @@ int	store_event_after(struct store *, int64_t, size_t,
 void	store_event_free(struct store_event *, size_t);
 
 /*
- * requests: the gateway's request log, one row per request, written by
- * hk-events in batches.  Never a query string, a header value or a body:
- * the path is stored as given, so the caller strips any query first.
+ * requests: the gateway's request log, written by hk-events a row per
+ * batch of records, packed (reqbatch.h).  Never a query string, a header
+ * value or a body: the path is stored as given, so the caller strips any
+ * query first.
  */
 #define STORE_METHOD_MAX	15
 #define STORE_HOST_MAX		255
@@ -186,20 +187,19 @@ struct store_request {
 };
 
 /*
- * Adds n rows, in one transaction of its own unless the caller has one
- * open: all or none (a row with a field not terminated refuses the
- * batch; a caller's transaction must then be rolled back, as after any
- * error).  Ids follow the order of v.  SQLite runs one prepared
- * statement of 32 rows at a time, then one per row for the rest;
- * PostgreSQL one prepared statement for the whole batch, each column an
- * array, so a batch costs one round trip.
+ * Adds n records as one batch, in one transaction of its own unless the
+ * caller has one open: all or none (a record with a field not terminated
+ * refuses the batch; a caller's transaction must then be rolled back, as
+ * after any error).  Ids follow the order of v, from the id after the
+ * newest batch's last.
  */
 int	store_request_add(struct store *, const struct store_request *,
 	    size_t);
 /*
  * app/service NULL = any, status 0 = any; since in ms; limit 0 = all,
- * else the newest limit rows written (by id: the table has no index on
- * at); returned in the order of their at, then id.
+ * else the newest limit records written (by id: the table has no index
+ * on at); returned in the order of their at, then id.  A batch that does
+ * not unpack fails the call, its id in the error.
  */
 int	store_request_list(struct store *, const char *, const char *, int,
 	    int64_t, size_t, struct store_request **, size_t *);
@@ -208,13 +208,13 @@ int	store_request_list(struct store *, const char *, const char *, int,
  * Retention of events and requests: deletes the rows older than before
  * (Unix ms) and all but the newest max_rows (by id; ids that a rolled
  * back insert skipped count as rows, so a few fewer may be kept); 0 =
- * no limit for either.  *deleted counts the rows gone (may be NULL).
- * Requests go by age in id order, from the oldest: the rows written
- * before the first one at or after before (ignoring rows dated more than
- * a day ahead of this host's clock); a row written later than rows
- * younger than it goes when they go.  Request ids only grow while rows
- * remain; once retention has emptied the table, SQLite may number from
- * 1 again.
+ * no limit for either.  *deleted counts the rows (records) gone (may be
+ * NULL).  Requests go by whole batches: by age in id order, from the
+ * oldest, the batches written before the first one with a record at or
+ * after before (ignoring batches dated all more than a day ahead of this
+ * host's clock); by rows, the batches that end before the newest
+ * max_rows ids.  Request ids only grow while records remain; once
+ * retention has emptied the table, they number from 1 again.
  */
 int	store_event_prune(struct store *, int64_t, int64_t, int64_t *);
 int	store_request_prune(struct store *, int64_t, int64_t, int64_t *);

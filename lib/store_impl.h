@@ -49,10 +49,13 @@ enum store_q {
 	Q_EVENT_AFTER,
 	Q_EVENT_PRUNE_AGE,
 	Q_EVENT_PRUNE_ROWS,
+	Q_REQUEST_NEXT_ID,
 	Q_REQUEST_ADD,
 	Q_REQUEST_LIST,
-	Q_REQUEST_PRUNE_AGE,
-	Q_REQUEST_PRUNE_ROWS,
+	Q_REQUEST_AGE_CUT,
+	Q_REQUEST_COUNT_BEFORE,
+	Q_REQUEST_DELETE_BEFORE,
+	Q_REQUEST_V3_READ,
 	Q_SETTING_PUT,
 	Q_SETTING_GET,
 	Q_LEASE_ACQUIRE,
@@ -60,11 +63,10 @@ enum store_q {
 	Q_LEASE_RELEASE,
 	Q_LEASE_GET,
 	/*
-	 * PostgreSQL only: Q_EVENT_ADD and Q_REQUEST_ADD for a whole batch,
-	 * each column one array parameter (exec_rows below).
+	 * PostgreSQL only: Q_EVENT_ADD for a whole batch, each column one
+	 * array parameter (exec_rows below).
 	 */
 	Q_EVENT_ADD_MANY,
-	Q_REQUEST_ADD_MANY,
 	Q_COUNT
 };
 
@@ -91,11 +93,12 @@ extern const struct store_sql store_sql[Q_COUNT];
 enum store_argtype {
 	STORE_ARG_TEXT,
 	STORE_ARG_INT,
+	STORE_ARG_BLOB,		/* bytes: text and len */
 };
 
 struct store_arg {
 	enum store_argtype	 type;
-	const char		*text;	/* STORE_ARG_TEXT; NULL is SQL NULL */
+	const char		*text;	/* _TEXT or _BLOB; NULL: NULL */
 	int64_t			 num;	/* STORE_ARG_INT */
 	int			 len;	/* of text, if known; else -1 */
 };
@@ -103,6 +106,7 @@ struct store_arg {
 #define ARG_TEXT(t)	{ STORE_ARG_TEXT, (t), 0, -1 }
 #define ARG_TEXTN(t, n)	{ STORE_ARG_TEXT, (t), 0, (n) }
 #define ARG_INT(n)	{ STORE_ARG_INT, NULL, (n), 0 }
+#define ARG_BLOB(b, n)	{ STORE_ARG_BLOB, (const char *)(b), 0, (int)(n) }
 
 /*
  * Fills the arguments of row i of a batch (exec_rows): every row has the
@@ -136,6 +140,9 @@ struct store_ops {
 	int		 (*isnull)(struct store *, int);
 	int64_t		 (*col_int)(struct store *, int);
 	const char	*(*col_text)(struct store *, int); /* NULL if NULL */
+	/* A blob column's bytes (NULL if NULL), valid until next(). */
+	const unsigned char *(*col_blob)(struct store *, int,
+			    size_t *);
 	int64_t		 (*changes)(struct store *);	/* after next() == 0 */
 	void		 (*finish)(struct store *);
 	/*

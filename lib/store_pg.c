@@ -57,6 +57,7 @@
 #define PG_MAXARGS	16
 #define PG_INT8OID	20		/* catalog/pg_type.h, stable */
 #define PG_TEXTOID	25
+#define PG_BYTEAOID	17
 #define PG_INT8ARRAYOID	1016
 #define PG_TEXTARRAYOID	1009
 #define PG_MIN_VERSION	90500		/* INSERT ... ON CONFLICT */
@@ -89,6 +90,8 @@ struct pg {
 	int64_t		 bound_ms;	/* under a lease: longest wait, or 0 */
 	int		 timed_out;	/* the last wait went past bound_ms */
 	unsigned char	 prepared[Q_COUNT];
+	unsigned char	*blob;		/* pg_col_blob()'s bytes */
+	size_t		 blobcap;
 };
 
 /* An array literal being built (pg_exec_rows). */
@@ -120,6 +123,8 @@ static int	 pg_next(struct store *);
 static int	 pg_isnull(struct store *, int);
 static int64_t	 pg_col_int(struct store *, int);
 static const char *pg_col_text(struct store *, int);
+static const unsigned char *pg_col_blob(struct store *, int, size_t *);
+static char	*pg_hex(const struct store_arg *);
 static int64_t	 pg_changes(struct store *);
 static void	 pg_finish(struct store *);
 static int	 pg_run(struct store *, enum store_q, const char *const *,
@@ -157,6 +162,7 @@ const struct store_ops store_pg_ops = {
 	.isnull = pg_isnull,
 	.col_int = pg_col_int,
 	.col_text = pg_col_text,
+	.col_blob = pg_col_blob,
 	.changes = pg_changes,
 	.finish = pg_finish,
 	.exec_rows = pg_exec_rows,
@@ -270,6 +276,8 @@ pg_session(struct store *s)
 
 	memset(p->prepared, 0, sizeof(p->prepared));
 	p->locked = 0;
+	if (pg_cmd(s, "SET bytea_output = hex", "session", NULL) == -1)
+		return -1;
 	return pg_cmd(s, "SET lock_timeout = " STORE_STR(STORE_BUSY_MS),
 	    "session", NULL);
 }
@@ -362,6 +370,7 @@ pg_close(struct store *s)
 	pg_finish(s);
 	if (p->conn != NULL)
 		PQfinish(p->conn);
+	free(p->blob);
 	free(p);
 	s->eng = NULL;
 }
@@ -468,9 +477,10 @@ pg_exec(struct store *s, enum store_q q, const struct store_arg *a,
     size_t n)
 {
 	const char *vals[PG_MAXARGS];
-	char nums[PG_MAXARGS][24];
+	char nums[PG_MAXARGS][24], *hex[PG_MAXARGS];
 	Oid types[PG_MAXARGS];
 	size_t i;
+	int r = -1;
 
 	pg_finish(s);
 	if (n > PG_MAXARGS) {
@@ -478,18 +488,58 @@ pg_exec(struct store *s, enum store_q q, const struct store_arg *a,
 		    store_sql[q].name);
 		return -1;
 	}
+	memset(hex, 0, sizeof(hex));
 	for (i = 0; i < n; i++) {
 		if (a[i].type == STORE_ARG_INT) {
 			(void)snprintf(nums[i], sizeof(nums[i]), "%" PRId64,
 			    a[i].num);
 			vals[i] = nums[i];
 			types[i] = PG_INT8OID;
+		} else if (a[i].type == STORE_ARG_BLOB && a[i].text != NULL) {
+			if ((hex[i] = pg_hex(&a[i])) == NULL) {
+				store_seterr(s, errno, "postgres: %s",
+				    store_sql[q].name);
+				goto out;
+			}
+			vals[i] = hex[i];
+			types[i] = PG_BYTEAOID;
 		} else {
 			vals[i] = a[i].text;
-			types[i] = PG_TEXTOID;
+			types[i] = a[i].type == STORE_ARG_BLOB ? PG_BYTEAOID :
+			    PG_TEXTOID;
 		}
 	}
-	return pg_run(s, q, vals, types, n);
+	r = pg_run(s, q, vals, types, n);
+out:
+	for (i = 0; i < n; i++)
+		free(hex[i]);
+	return r;
+}
+
+/*
+ * A blob parameter in bytea's hex text form ("\x" then two digits a
+ * byte): parameters go as text, and this one is parsed by the server's
+ * byteain like any other, no escaping to get wrong.
+ */
+static char *
+pg_hex(const struct store_arg *a)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *b = (const unsigned char *)a->text;
+	size_t i, len = a->len > 0 ? (size_t)a->len : 0;
+	char *t, *o;
+
+	if ((t = malloc(2 * len + 3)) == NULL)
+		return NULL;
+	o = t;
+	*o++ = '\\';
+	*o++ = 'x';
+	for (i = 0; i < len; i++) {
+		*o++ = digits[b[i] >> 4];
+		*o++ = digits[b[i] & 15];
+	}
+	*o = '\0';
+	return t;
 }
 
 /* Prepares q once per connection (types: its parameters), then runs it. */
@@ -566,6 +616,57 @@ pg_col_text(struct store *s, int col)
 	if (PQgetisnull(p->res, p->row, col))
 		return NULL;
 	return PQgetvalue(p->res, p->row, col);
+}
+
+static int
+pg_unhex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Results come as text, so a bytea column reads "\x" and hex digits
+ * (bytea_output = hex, the default since 9.0; the session sets it).
+ * Anything else reads as NULL with *len 0, which callers refuse as a
+ * damaged value.
+ */
+static const unsigned char *
+pg_col_blob(struct store *s, int col, size_t *len)
+{
+	struct pg *p = s->eng;
+	const char *t;
+	unsigned char *nb;
+	size_t n, i;
+	int hi, lo;
+
+	*len = 0;
+	if (PQgetisnull(p->res, p->row, col))
+		return NULL;
+	t = PQgetvalue(p->res, p->row, col);
+	n = (size_t)PQgetlength(p->res, p->row, col);
+	if (n < 2 || t[0] != '\\' || t[1] != 'x' || n % 2 != 0)
+		return NULL;
+	n = (n - 2) / 2;
+	if (n + 1 > p->blobcap) {
+		if ((nb = realloc(p->blob, n + 1)) == NULL)
+			return NULL;
+		p->blob = nb;
+		p->blobcap = n + 1;
+	}
+	for (i = 0; i < n; i++) {
+		if ((hi = pg_unhex(t[2 + 2 * i])) == -1 ||
+		    (lo = pg_unhex(t[3 + 2 * i])) == -1)
+			return NULL;
+		p->blob[i] = (unsigned char)(hi << 4 | lo);
+	}
+	*len = n;
+	return p->blob;
 }
 
 static int64_t

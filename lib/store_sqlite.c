@@ -72,6 +72,7 @@ static int	 lite_next(struct store *);
 static int	 lite_isnull(struct store *, int);
 static int64_t	 lite_col_int(struct store *, int);
 static const char *lite_col_text(struct store *, int);
+static const unsigned char *lite_col_blob(struct store *, int, size_t *);
 static int64_t	 lite_changes(struct store *);
 static void	 lite_finish(struct store *);
 static int	 lite_durable(struct store *, int);
@@ -93,6 +94,7 @@ const struct store_ops store_sqlite_ops = {
 	.isnull = lite_isnull,
 	.col_int = lite_col_int,
 	.col_text = lite_col_text,
+	.col_blob = lite_col_blob,
 	.changes = lite_changes,
 	.finish = lite_finish,
 	.exec_rows = lite_exec_rows,
@@ -355,6 +357,9 @@ lite_bind(sqlite3_stmt *st, int idx, const struct store_arg *a)
 		return sqlite3_bind_int64(st, idx, a->num);
 	if (a->text == NULL)
 		return sqlite3_bind_null(st, idx);
+	if (a->type == STORE_ARG_BLOB)
+		return sqlite3_bind_blob(st, idx, a->text, a->len,
+		    SQLITE_STATIC);
 	return sqlite3_bind_text(st, idx, a->text, a->len, SQLITE_STATIC);
 }
 
@@ -513,6 +518,17 @@ lite_col_text(struct store *s, int col)
 	struct lite *l = s->eng;
 
 	return (const char *)sqlite3_column_text(l->cur, col);
+}
+
+static const unsigned char *
+lite_col_blob(struct store *s, int col, size_t *len)
+{
+	struct lite *l = s->eng;
+	const unsigned char *b;
+
+	b = sqlite3_column_blob(l->cur, col);
+	*len = (size_t)sqlite3_column_bytes(l->cur, col);
+	return b;
 }
 
 static int64_t

@@ -4,9 +4,11 @@
  * own database hk_store_PID and drops it).  Without HK_TEST_PG the
  * PostgreSQL half skips, except under CI=true where that is a failure.
  *
- * Batches (store_request_add(), store_events_add()) go through each
- * engine's batch path, on PostgreSQL arrays of text: strings that would
- * break an array literal must come back as they went, NULL as NULL.
+ * Batches of events go through each engine's batch path, on PostgreSQL
+ * arrays of text: strings that would break an array literal must come
+ * back as they went, NULL as NULL.  A batch of requests is one packed
+ * value (lib/reqbatch.h), a blob on SQLite and hex bytea on PostgreSQL:
+ * every byte of every field must come back as it went.
  *
  * Each engine also runs two races between processes: three processes
  * opening (and migrating) a fresh store at once, and two writers doing
@@ -64,6 +66,9 @@ static void	 fill_requests(struct store_request *, size_t, const char *,
 		    int64_t);
 static void	 t_batch_sizes(const char *, struct store *);
 static void	 t_request_log(const char *, struct store *, const char *);
+static void	 t_request_damage(const char *, struct store *,
+		    const char *);
+static struct store_request rq_one(int64_t);
 static void	 t_migrate_requests(const char *);
 static void	 t_settings(const char *, struct store *);
 static void	 t_tx(const char *, struct store *);
@@ -591,11 +596,23 @@ t_retention(const char *E, struct store *s)
 	store_event_free(ev, n);
 	ok(store_event_prune(s, 0, 1000, &gone) == 0 && gone == 0,
 	    "%s: fewer rows than the limit: nothing pruned", E);
-	ok(store_request_prune(s, 3500, 1, &gone) == 0 && gone == 4 &&
+	/* The 5 requests are one batch, which goes whole or stays. */
+	ok(store_request_prune(s, 3500, 1, &gone) == 0 && gone == 0 &&
 	    store_request_list(s, NULL, NULL, 0, 0, 0, &rq, &n) == 0 &&
-	    n == 1 && rq[0].at == 5000,
-	    "%s: requests pruned by age and rows at once", E);
+	    n == 5, "%s: a batch with a young or a newest record stays "
+	    "whole", E);
 	free(rq);
+	rq = NULL;
+	if (n > 0) {
+		struct store_request one = rq_one(6000);
+
+		ok(store_request_add(s, &one, 1) == 0 &&
+		    store_request_prune(s, 0, 1, &gone) == 0 && gone == 5 &&
+		    store_request_list(s, NULL, NULL, 0, 0, 0, &rq, &n) == 0 &&
+		    n == 1 && rq[0].at == 6000,
+		    "%s: the older batch goes whole, by rows", E);
+		free(rq);
+	}
 }
 
 /*
@@ -613,11 +630,14 @@ sql_count(const char *url, const char *sql)
 	int64_t n = -1;
 
 	if (strncmp(url, "sqlite://", 9) == 0) {
-		if (sqlite3_open_v2(url + 9, &db, SQLITE_OPEN_READONLY,
-		    NULL) == SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st,
+		if (sqlite3_open_v2(url + 9, &db, SQLITE_OPEN_READWRITE,
+		    NULL) == SQLITE_OK && sqlite3_busy_timeout(db, 5000) ==
+		    SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st,
 		    NULL) == SQLITE_OK) {
 			if (sqlite3_step(st) == SQLITE_ROW)
 				n = sqlite3_column_int64(st, 0);
+			while (sqlite3_step(st) == SQLITE_ROW)
+				;
 			sqlite3_finalize(st);
 		}
 		sqlite3_close(db);
@@ -662,7 +682,7 @@ t_batch_requests(const char *E, struct store *s, const char *url)
 	const size_t nr = sizeof(rqs) / sizeof(rqs[0]);
 	struct store_request v[sizeof(rqs) / sizeof(rqs[0])], *big, *o = NULL;
 	char sql[160];
-	size_t i, n = 0, nulls = 0;
+	size_t i, n = 0;
 	int good = 1;
 
 	memset(v, 0, sizeof(v));
@@ -682,7 +702,6 @@ t_batch_requests(const char *E, struct store *s, const char *url)
 		v[i].wake_id = rqs[i].wake;
 		v[i].bytes_in = 0;
 		v[i].bytes_out = (int64_t)1 << 40;
-		nulls += rqs[i].wake == 0;
 	}
 	/* The longest path, every byte of it escaped on PostgreSQL. */
 	for (i = 0; i < STORE_PATH_MAX; i++)
@@ -712,13 +731,10 @@ t_batch_requests(const char *E, struct store *s, const char *url)
 			    o[i].path, o[i].outcome);
 	free(o);
 	(void)snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM requests "
-	    "WHERE at = %d AND wake_id IS NULL", BATCH_AT);
-	isint(sql_count(url, sql), (int64_t)nulls,
-	    "%s: batch: no wake is SQL NULL", E);
-	(void)snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM requests "
-	    "WHERE at = %d AND path = 'NULL' AND host = 'NULL'", BATCH_AT);
-	isint(sql_count(url, sql), 1,
-	    "%s: batch: the word NULL is a string, not SQL NULL", E);
+	    "WHERE n = %zu AND min_at = %d AND max_at = %d", nr, BATCH_AT,
+	    BATCH_AT);
+	isint(sql_count(url, sql), 1, "%s: batch: one row, its count and "
+	    "times", E);
 
 	if ((big = calloc(BATCH_BIG, sizeof(*big))) == NULL) {
 		ok(0, "%s: calloc: %s", E, strerror(errno));
@@ -778,10 +794,20 @@ fill_requests(struct store_request *v, size_t n, const char *service,
 	}
 }
 
+/* One request at at. */
+static struct store_request
+rq_one(int64_t at)
+{
+	struct store_request r;
+
+	fill_requests(&r, 1, "one", at);
+	return r;
+}
+
 /*
- * SQLite writes a batch 32 rows a statement, the rest a row at a time:
- * sizes around those bounds come back whole and in order, and a refused
- * row, in a statement of 32 or in the rest, leaves nothing of its batch.
+ * Batches of many sizes come back whole and in order, ids following each
+ * other, and a refused record, early or late in its batch, leaves
+ * nothing of the batch.
  */
 static void
 t_batch_sizes(const char *E, struct store *s)
@@ -834,17 +860,29 @@ t_batch_sizes(const char *E, struct store *s)
 	}
 }
 
+/* Adds v[0..n) a record a batch: -1 if one is refused. */
+static int
+add_singly(struct store *s, const struct store_request *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (store_request_add(s, &v[i], 1) == -1)
+			return -1;
+	return 0;
+}
+
 /*
- * The request log has no index but its primary key (migration 3):
- * retention walks it from the oldest row, queries from the newest, and
- * ids only grow while rows are pruned from the oldest end.
+ * The request log is a row per batch, with no index but its primary key
+ * (migration 4): retention drops whole batches, walking them from the
+ * oldest, queries walk from the newest, and ids follow each other.
  */
 static void
 t_request_log(const char *E, struct store *s, const char *url)
 {
 	struct store_request v[6], *o = NULL;
 	int64_t now = store_now_ms(), gone = -1, top = 0;
-	size_t i, n = 0;
+	size_t i, n = 0, n0;
 
 	isint(sql_count(url, store_engine(s) == STORE_SQLITE ?
 	    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND "
@@ -857,18 +895,31 @@ t_request_log(const char *E, struct store *s, const char *url)
 	for (i = 0; i < n; i++)
 		top = o[i].id > top ? o[i].id : top;
 	free(o);
-	ok(store_request_prune(s, 0, 3, &gone) == 0 &&
-	    gone == (int64_t)n - 3, "%s: pruned to the newest 3 rows", E);
-	fill_requests(v, 1, "ids", now);
-	ok(store_request_add(s, v, 1) == 0 &&
-	    store_request_list(s, NULL, NULL, 0, 0, 1, &o, &n) == 0 &&
-	    n == 1 && o[0].id == top + 1,
+	n0 = n;
+
+	/* By rows: the batches that end before the newest max_rows ids. */
+	fill_requests(v, 5, "one", now);
+	ok(add_singly(s, v, 5) == 0 && store_request_prune(s, 0, 3,
+	    &gone) == 0 && gone == (int64_t)n0 + 2 &&
+	    store_request_list(s, NULL, NULL, 0, 0, 0, &o, &n) == 0 &&
+	    n == 3 && o[0].id == top + 3 && o[2].id == top + 5,
+	    "%s: by rows, the newest 3 ids kept", E);
+	free(o);
+	fill_requests(v, 4, "four", now);
+	ok(store_request_add(s, v, 4) == 0 &&
+	    store_request_list(s, NULL, "four", 0, 0, 0, &o, &n) == 0 &&
+	    n == 4 && o[0].id == top + 6 && o[3].id == top + 9,
 	    "%s: after pruning, the next id is still the next one", E);
 	free(o);
+	ok(store_request_prune(s, 0, 2, &gone) == 0 && gone == 3 &&
+	    store_request_list(s, NULL, NULL, 0, 0, 0, &o, &n) == 0 &&
+	    n == 4, "%s: a batch that holds one of the newest 2 stays "
+	    "whole", E);
+	free(o);
 
-	/* Retention by age, in id order: the walk stops at a young row. */
+	/* By age, in id order: the walk stops at a young batch. */
 	ok(store_request_prune(s, now + DAY_MS / 2, 0, &gone) == 0 &&
-	    gone == 4, "%s: every row older than the limit is pruned", E);
+	    gone == 4, "%s: every batch older than the limit is pruned", E);
 	fill_requests(v, 6, "age", 0);
 	v[0].at = now - 10 * DAY_MS;
 	v[1].at = now + 2 * DAY_MS;	/* a clock set wrong: no stop */
@@ -876,13 +927,13 @@ t_request_log(const char *E, struct store *s, const char *url)
 	v[3].at = now - DAY_MS;		/* young: retention stops here */
 	v[4].at = now - 10 * DAY_MS;	/* written late: goes later */
 	v[5].at = now;
-	ok(store_request_add(s, v, 6) == 0 &&
+	ok(add_singly(s, v, 6) == 0 &&
 	    store_request_prune(s, now - 7 * DAY_MS, 0, &gone) == 0 &&
 	    gone == 3 && store_request_list(s, NULL, "age", 0, 0, 0, &o,
 	    &n) == 0 && n == 3 && o[0].at == v[4].at && o[1].at == v[3].at &&
 	    o[2].at == v[5].at,
-	    "%s: by age, walking the ids from the oldest to the first young "
-	    "row; listed by time", E);
+	    "%s: by age, walking the batches from the oldest to the first "
+	    "young one; listed by time", E);
 	free(o);
 	ok(store_request_list(s, NULL, NULL, 0, now - 2 * DAY_MS, 0, &o,
 	    &n) == 0 && n == 2, "%s: requests since, without an index", E);
@@ -891,6 +942,15 @@ t_request_log(const char *E, struct store *s, const char *url)
 	    n == 2 && o[0].at == v[4].at && o[1].at == v[5].at,
 	    "%s: a limit keeps the newest written, in time order", E);
 	free(o);
+	fill_requests(v, 2, "mixed", now - 10 * DAY_MS);
+	v[1].at = now;
+	ok(store_request_add(s, v, 2) == 0 &&
+	    store_request_prune(s, now - 7 * DAY_MS, 0, &gone) == 0 &&
+	    gone == 0 && store_request_list(s, NULL, "mixed", 0, 0, 0, &o,
+	    &n) == 0 && n == 2, "%s: an old record in a young batch stays "
+	    "with it", E);
+	free(o);
+	t_request_damage(E, s, url);
 
 	ok(store_durable(s, 0) == 0, "%s: commits that do not wait", E);
 	fill_requests(v, 2, "lazy", now);
@@ -902,6 +962,45 @@ t_request_log(const char *E, struct store *s, const char *url)
 	    store_rollback(s) == 0, "%s: not changed inside a transaction",
 	    E);
 	ok(store_durable(s, 1) == 0, "%s: commits that wait again", E);
+}
+
+/*
+ * A damaged batch (written by something else than hk) makes a list
+ * that reaches it fail and say which batch, rather than read garbage.
+ */
+static void
+t_request_damage(const char *E, struct store *s, const char *url)
+{
+	struct store_request v[1], *o = NULL;
+	char want[64];
+	int64_t id = 0;
+	size_t n = 0;
+
+	fill_requests(v, 1, "damaged", store_now_ms());
+	if (!ok(store_request_add(s, v, 1) == 0 &&
+	    store_request_list(s, NULL, "damaged", 0, 0, 0, &o, &n) == 0 &&
+	    n == 1, "%s: a batch to damage", E))
+		return;
+	id = o[0].id;
+	free(o);
+	o = NULL;
+	isint(sql_count(url, store_engine(s) == STORE_SQLITE ?
+	    "UPDATE requests SET records = X'0102' WHERE id = "
+	    "(SELECT MAX(id) FROM requests) RETURNING n" :
+	    "UPDATE requests SET records = '\\x0102'::bytea WHERE id = "
+	    "(SELECT MAX(id) FROM requests) RETURNING n"), 1,
+	    "%s: ... damaged", E);
+	(void)snprintf(want, sizeof(want), "request batch %jd, record 0",
+	    (intmax_t)id);
+	ok(store_request_list(s, NULL, NULL, 0, 0, 0, &o, &n) == -1 &&
+	    strstr(store_error(s), want) != NULL,
+	    "%s: a damaged batch fails the list: %s", E, store_error(s));
+	free(o);
+	o = NULL;
+	ok(store_request_prune(s, store_now_ms() + DAY_MS / 2, 0, NULL) ==
+	    0 && store_request_list(s, NULL, NULL, 0, 0, 0, &o, &n) == 0 &&
+	    n == 0, "%s: ... until retention drops it", E);
+	free(o);
 }
 
 /*

@@ -1,0 +1,604 @@
+/*
+ * reqbatch.c - lib/reqbatch.c: records packed into a batch value come
+ * back field for field, ids counted from first_id; strings at their
+ * limits and numbers at theirs survive; a damaged value (every proper
+ * prefix, trailing bytes, a NUL or overlong string, a status out of
+ * range, a varint over 64 bits) is an error, never a wrong record; and a
+ * typical batch is small.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reqbatch.h"
+#include "tap.h"
+
+#define NVARIED		48
+#define NTYPICAL	1000
+#define FIRST_ID	1000
+
+/* The records fn was given; stop_at > 0 stops at that many with 7. */
+struct got {
+	struct store_request	*v;
+	size_t			 n, cap;
+	size_t			 stop_at;
+};
+
+static int	collect(const struct store_request *, void *);
+static int	same(const struct store_request *,
+		    const struct store_request *);
+static void	fill(char *, int, size_t);
+static uint64_t	rnd(void);
+static int64_t	rnd_int(void);
+static void	varied(struct store_request *, size_t);
+static size_t	put_uint(unsigned char *, uint64_t);
+static size_t	one_string(unsigned char *, int, size_t);
+static int	decode(const unsigned char *, size_t, struct got *, char *,
+		    size_t);
+static void	t_round_trip(void);
+static void	t_repeat(void);
+static void	t_empty(void);
+static void	t_unterminated(void);
+static void	t_prefixes(void);
+static void	t_damaged(void);
+static void	t_limits(void);
+static void	t_varint(void);
+static void	t_stop(void);
+static void	t_compact(void);
+
+static uint64_t	rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static int
+collect(const struct store_request *r, void *arg)
+{
+	struct got *g = arg;
+
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 16;
+		if ((g->v = realloc(g->v, g->cap * sizeof(*g->v))) == NULL)
+			exit(1);
+	}
+	g->v[g->n++] = *r;
+	if (g->stop_at != 0 && g->n == g->stop_at)
+		return 7;
+	return 0;
+}
+
+/* Every field, id included. */
+static int
+same(const struct store_request *a, const struct store_request *b)
+{
+	return a->id == b->id && a->at == b->at &&
+	    strcmp(a->app, b->app) == 0 &&
+	    strcmp(a->service, b->service) == 0 &&
+	    strcmp(a->method, b->method) == 0 &&
+	    strcmp(a->host, b->host) == 0 && strcmp(a->path, b->path) == 0 &&
+	    a->status == b->status && a->duration_us == b->duration_us &&
+	    a->wait_us == b->wait_us && a->wake_id == b->wake_id &&
+	    a->bytes_in == b->bytes_in && a->bytes_out == b->bytes_out &&
+	    strcmp(a->outcome, b->outcome) == 0;
+}
+
+/* len bytes of c, terminated: the field must hold len + 1. */
+static void
+fill(char *field, int c, size_t len)
+{
+	memset(field, c, len);
+	field[len] = '\0';
+}
+
+/* xorshift64: the same "random" records on every run. */
+static uint64_t
+rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* Mostly small numbers of either sign, sometimes the extremes. */
+static int64_t
+rnd_int(void)
+{
+	switch (rnd() % 6) {
+	case 0:
+		return INT64_MIN;
+	case 1:
+		return INT64_MAX;
+	case 2:
+		return (int64_t)rnd();
+	case 3:
+		return -(int64_t)(rnd() % 1000);
+	default:
+		return (int64_t)(rnd() % 100000);
+	}
+}
+
+/*
+ * n >= 7.  Hand-picked records first (empty, every string at its limit, the same
+ * again, back to empty, a string changing back, a prefix of the one
+ * before), then random picks from small pools so that strings repeat.
+ */
+static void
+varied(struct store_request *v, size_t n)
+{
+	static const char *const apps[] = { "", "fn", "f", "http-functions" };
+	static const char *const paths[] = { "/", "/a", "/a/b", "" };
+	static const char *const outcomes[] = { "ok", "timeout", "" };
+	size_t i;
+
+	memset(v, 0, n * sizeof(*v));
+	/* v[0]: all empty, all zero */
+	fill(v[1].app, 'a', STORE_NAME_MAX);
+	fill(v[1].service, 's', STORE_NAME_MAX);
+	fill(v[1].method, 'M', STORE_METHOD_MAX);
+	fill(v[1].host, 'h', STORE_HOST_MAX);
+	fill(v[1].path, 'p', STORE_PATH_MAX);
+	fill(v[1].outcome, 'o', STORE_OUTCOME_MAX);
+	v[1].at = INT64_MAX;
+	v[1].status = 999;
+	v[1].duration_us = INT64_MIN;
+	v[1].wait_us = -1;
+	v[1].wake_id = INT64_MIN;
+	v[1].bytes_in = INT64_MAX;
+	v[1].bytes_out = INT64_MIN;
+	v[2] = v[1];
+	v[2].at = INT64_MIN;
+	v[2].duration_us = INT64_MAX;
+	v[2].bytes_in = INT64_MIN;
+	v[2].bytes_out = INT64_MAX;
+	v[3].at = -5;
+	strcpy(v[4].app, "fn");
+	strcpy(v[4].method, "GET");
+	strcpy(v[4].path, "/abc");
+	v[4].at = 1700000000000;
+	v[5] = v[4];
+	strcpy(v[5].app, "other");
+	strcpy(v[5].path, "/ab");
+	v[5].at = 1699999999999;
+	v[6] = v[5];
+	strcpy(v[6].app, "fn");
+	strcpy(v[6].path, "/abc");
+	v[6].at = 1700000000001;
+	for (i = 7; i < n; i++) {
+		v[i].at = rnd_int();
+		strcpy(v[i].app, apps[rnd() % 4]);
+		strcpy(v[i].service, apps[rnd() % 4]);
+		strcpy(v[i].method, rnd() % 2 ? "GET" : "POST");
+		strcpy(v[i].host, rnd() % 2 ? "x.localhost" : "");
+		strcpy(v[i].path, paths[rnd() % 4]);
+		strcpy(v[i].outcome, outcomes[rnd() % 3]);
+		v[i].status = (int)(rnd() % 1000);
+		v[i].duration_us = rnd_int();
+		v[i].wait_us = rnd_int();
+		v[i].wake_id = rnd_int();
+		v[i].bytes_in = rnd_int();
+		v[i].bytes_out = rnd_int();
+	}
+}
+
+static size_t
+put_uint(unsigned char *p, uint64_t u)
+{
+	size_t n = 0;
+
+	while (u >= 0x80) {
+		p[n++] = (unsigned char)(u | 0x80);
+		u >>= 7;
+	}
+	p[n++] = (unsigned char)u;
+	return n;
+}
+
+/*
+ * A value of one record, written by hand: string field f of len bytes
+ * 'x', every other string empty, every number 0.
+ */
+static size_t
+one_string(unsigned char *buf, int f, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	buf[n++] = REQBATCH_VERSION;
+	buf[n++] = 1;			/* records */
+	buf[n++] = 0;			/* at */
+	for (i = 0; i < 6; i++) {
+		if (i != f) {
+			buf[n++] = 0;
+			continue;
+		}
+		n += put_uint(buf + n, len + 1);
+		memset(buf + n, 'x', len);
+		n += len;
+	}
+	memset(buf + n, 0, 6);		/* the numbers */
+	return n + 6;
+}
+
+/* Decodes a copy of exactly len bytes, so that ASan sees an overread. */
+static int
+decode(const unsigned char *buf, size_t len, struct got *g, char *err,
+    size_t errlen)
+{
+	unsigned char *copy;
+	int r;
+
+	if ((copy = malloc(len ? len : 1)) == NULL)
+		exit(1);
+	memcpy(copy, buf, len);
+	g->n = 0;
+	err[0] = '\0';
+	r = reqbatch_decode(copy, len, FIRST_ID, collect, g, err, errlen);
+	free(copy);
+	return r;
+}
+
+static void
+t_round_trip(void)
+{
+	struct store_request *v;
+	struct got g = { NULL, 0, 0, 0 };
+	struct reqbatch b;
+	char err[256];
+	int64_t lo, hi;
+	size_t i, good = 0;
+
+	if ((v = calloc(NVARIED, sizeof(*v))) == NULL)
+		exit(1);
+	varied(v, NVARIED);
+	ok(reqbatch_encode(v, NVARIED, &b, err, sizeof(err)) == 0,
+	    "%d varied records encode", NVARIED);
+	isint(reqbatch_count(b.buf, b.len), NVARIED, "reqbatch_count");
+	isint(decode(b.buf, b.len, &g, err, sizeof(err)), 0, "and decode");
+	isint(g.n, NVARIED, "every record passed to fn");
+	lo = hi = v[0].at;
+	for (i = 0; i < NVARIED && i < g.n; i++) {
+		v[i].id = FIRST_ID + (int64_t)i;
+		if (same(&v[i], &g.v[i]))
+			good++;
+		else
+			diag("record %zu differs", i);
+		lo = v[i].at < lo ? v[i].at : lo;
+		hi = v[i].at > hi ? v[i].at : hi;
+	}
+	isint(good, NVARIED, "each field for field, id first_id + index");
+	ok(b.min_at == lo && b.max_at == hi && lo == INT64_MIN &&
+	    hi == INT64_MAX, "min_at and max_at of out of order at");
+	free(b.buf);
+	free(g.v);
+	free(v);
+}
+
+/* A record as its predecessor costs a byte a string, whatever its size. */
+static void
+t_repeat(void)
+{
+	struct store_request *v;
+	struct reqbatch one, two, three;
+	char err[256];
+
+	if ((v = calloc(NVARIED, sizeof(*v))) == NULL)
+		exit(1);
+	varied(v, NVARIED);
+	v[0] = v[1];
+	v[2] = v[1];
+	ok(reqbatch_encode(v, 1, &one, err, sizeof(err)) == 0 &&
+	    reqbatch_encode(v, 2, &two, err, sizeof(err)) == 0 &&
+	    reqbatch_encode(v, 3, &three, err, sizeof(err)) == 0,
+	    "records of strings at their limits encode");
+	ok(one.len > STORE_PATH_MAX && two.len - one.len < 64 &&
+	    three.len - two.len == two.len - one.len,
+	    "a repeated record takes %zu bytes, the first %zu",
+	    two.len - one.len, one.len);
+	free(one.buf);
+	free(two.buf);
+	free(three.buf);
+	free(v);
+}
+
+static void
+t_empty(void)
+{
+	struct got g = { NULL, 0, 0, 0 };
+	struct reqbatch b;
+	char err[256];
+
+	ok(reqbatch_encode(NULL, 0, &b, err, sizeof(err)) == 0 &&
+	    b.len == 2 && b.buf[0] == REQBATCH_VERSION && b.buf[1] == 0 &&
+	    b.min_at == 0 && b.max_at == 0,
+	    "no records: the version and a count of 0");
+	isint(reqbatch_count(b.buf, b.len), 0, "count 0");
+	ok(decode(b.buf, b.len, &g, err, sizeof(err)) == 0 && g.n == 0,
+	    "decodes to no records");
+	free(b.buf);
+	free(g.v);
+}
+
+/* A field filled to its last byte has no terminator: refused, named. */
+static void
+t_unterminated(void)
+{
+	static const char *const names[] = { "app", "service", "method",
+	    "host", "path", "outcome" };
+	struct store_request v[2];
+	struct reqbatch b;
+	char err[256], want[16];
+	int f, r;
+
+	for (f = 0; f < 6; f++) {
+		memset(v, 0, sizeof(v));
+		switch (f) {
+		case 0:
+			memset(v[1].app, 'a', sizeof(v[1].app));
+			break;
+		case 1:
+			memset(v[1].service, 'a', sizeof(v[1].service));
+			break;
+		case 2:
+			memset(v[1].method, 'a', sizeof(v[1].method));
+			break;
+		case 3:
+			memset(v[1].host, 'a', sizeof(v[1].host));
+			break;
+		case 4:
+			memset(v[1].path, 'a', sizeof(v[1].path));
+			break;
+		case 5:
+			memset(v[1].outcome, 'a', sizeof(v[1].outcome));
+			break;
+		}
+		err[0] = '\0';
+		r = reqbatch_encode(v, 2, &b, err, sizeof(err));
+		(void)snprintf(want, sizeof(want), "%s: ", names[f]);
+		ok(r == -1 && b.buf == NULL && strstr(err, want) != NULL,
+		    "%s unterminated: refused: %s", names[f], err);
+	}
+}
+
+/* The count is in the header, so no proper prefix is a whole value. */
+static void
+t_prefixes(void)
+{
+	struct store_request *v;
+	struct got g = { NULL, 0, 0, 0 };
+	struct reqbatch b;
+	char err[256];
+	size_t k, bad = 0, silent = 0;
+
+	if ((v = calloc(NVARIED, sizeof(*v))) == NULL)
+		exit(1);
+	varied(v, NVARIED);
+	if (reqbatch_encode(v, NVARIED, &b, err, sizeof(err)) == -1)
+		exit(1);
+	for (k = 0; k < b.len; k++) {
+		if (decode(b.buf, k, &g, err, sizeof(err)) != -1) {
+			if (bad++ == 0)
+				diag("a prefix of %zu bytes decodes", k);
+		} else if (err[0] == '\0')
+			silent++;
+	}
+	ok(bad == 0 && silent == 0,
+	    "all %zu proper prefixes refused with a reason", b.len);
+	free(b.buf);
+	free(g.v);
+	free(v);
+}
+
+static void
+t_damaged(void)
+{
+	struct store_request v[2];
+	struct got g = { NULL, 0, 0, 0 };
+	struct reqbatch b;
+	unsigned char *buf, *p;
+	char err[256];
+
+	memset(v, 0, sizeof(v));
+	strcpy(v[0].app, "abc");
+	v[1].at = 9;
+	if (reqbatch_encode(v, 2, &b, err, sizeof(err)) == -1 ||
+	    (buf = malloc(b.len + 1)) == NULL)
+		exit(1);
+
+	memcpy(buf, b.buf, b.len);
+	buf[0] = REQBATCH_VERSION + 1;
+	ok(decode(buf, b.len, &g, err, sizeof(err)) == -1 && g.n == 0 &&
+	    strstr(err, "format") != NULL, "version 2 refused: %s", err);
+	isint(reqbatch_count(buf, b.len), -1, "version 2 has no count");
+	buf[0] = 0;
+	ok(decode(buf, b.len, &g, err, sizeof(err)) == -1,
+	    "version 0 refused");
+	ok(reqbatch_decode(NULL, 0, 1, collect, &g, err, sizeof(err)) == -1 &&
+	    reqbatch_count(NULL, 0) == -1, "no value refused");
+
+	memcpy(buf, b.buf, b.len);
+	buf[b.len] = 0;
+	ok(decode(buf, b.len + 1, &g, err, sizeof(err)) == -1 &&
+	    strstr(err, "after") != NULL && g.n == 2,
+	    "a trailing byte refused, after the records: %s", err);
+
+	memcpy(buf, b.buf, b.len);
+	p = memmem(buf, b.len, "abc", 3);
+	p[1] = '\0';
+	ok(decode(buf, b.len, &g, err, sizeof(err)) == -1 &&
+	    strstr(err, "app") != NULL && g.n == 0,
+	    "a NUL in a string refused: %s", err);
+
+	buf[0] = REQBATCH_VERSION;
+	buf[1] = 100;
+	ok(reqbatch_count(buf, 2) == -1, "a count over the length refused");
+
+	free(buf);
+	free(b.buf);
+	free(g.v);
+}
+
+/* Each string at its limit decodes; a byte more does not. */
+static void
+t_limits(void)
+{
+	static const size_t max[] = { STORE_NAME_MAX, STORE_NAME_MAX,
+	    STORE_METHOD_MAX, STORE_HOST_MAX, STORE_PATH_MAX,
+	    STORE_OUTCOME_MAX };
+	static const char *const names[] = { "app", "service", "method",
+	    "host", "path", "outcome" };
+	struct store_request v[2];
+	struct got g = { NULL, 0, 0, 0 };
+	struct reqbatch b;
+	unsigned char buf[STORE_PATH_MAX + 64];
+	char err[256];
+	size_t n;
+	int f, at, over;
+
+	for (f = 0; f < 6; f++) {
+		n = one_string(buf, f, max[f]);
+		at = decode(buf, n, &g, err, sizeof(err)) == 0 && g.n == 1;
+		n = one_string(buf, f, max[f] + 1);
+		over = decode(buf, n, &g, err, sizeof(err)) == -1 &&
+		    g.n == 0 && strstr(err, names[f]) != NULL;
+		ok(at && over, "%s: %zu bytes decode, %zu refused: %s",
+		    names[f], max[f], max[f] + 1, err);
+	}
+
+	/*
+	 * The encoder refuses a status out of 0..999, and so does the
+	 * decoder, in a value made by hand: one record of zeros but status
+	 * 999 is 01 01, at 00, six strings 00, status ce 0f (zigzag 1998),
+	 * five numbers 00; 1000 is d0 0f.
+	 */
+	memset(v, 0, sizeof(v));
+	v[0].status = 999;
+	v[1].status = 1000;
+	ok(reqbatch_encode(v, 2, &b, err, sizeof(err)) == -1 &&
+	    strstr(err, "request 1: status 1000") != NULL,
+	    "encode refuses status 1000: %s", err);
+	v[1].status = -1;
+	ok(reqbatch_encode(v, 2, &b, err, sizeof(err)) == -1 &&
+	    strstr(err, "status -1") != NULL, "... and -1: %s", err);
+	if (ok(reqbatch_encode(v, 1, &b, err, sizeof(err)) == 0 &&
+	    b.len == 16 && b.buf[9] == 0xce && b.buf[10] == 0x0f,
+	    "status 999 encodes as expected")) {
+		ok(decode(b.buf, b.len, &g, err, sizeof(err)) == 0 &&
+		    g.n == 1 && g.v[0].status == 999, "... and decodes");
+		b.buf[9] = 0xd0;
+		ok(decode(b.buf, b.len, &g, err, sizeof(err)) == -1 &&
+		    g.n == 0 && strstr(err, "status 1000") != NULL,
+		    "decode refuses status 1000: %s", err);
+	}
+	free(b.buf);
+	free(g.v);
+}
+
+/* at as a varint of 10 bytes: 64 bits decode, 65 or 11 bytes do not. */
+static void
+t_varint(void)
+{
+	static const unsigned char max64[] = { 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0xff, 0xff, 0xff, 0xff, 0x01 };
+	static const unsigned char bit65[] = { 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0xff, 0xff, 0xff, 0xff, 0x02 };
+	static const unsigned char long0[] = { 0x80, 0x80, 0x80, 0x80, 0x80,
+	    0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+	struct got g = { NULL, 0, 0, 0 };
+	unsigned char buf[64];
+	char err[256];
+	int r;
+
+	/* version, 1 record, at, 6 empty strings, 6 zero numbers */
+	buf[0] = REQBATCH_VERSION;
+	buf[1] = 1;
+	memcpy(buf + 2, max64, sizeof(max64));
+	memset(buf + 2 + sizeof(max64), 0, 12);
+	r = decode(buf, 2 + sizeof(max64) + 12, &g, err, sizeof(err));
+	ok(r == 0 && g.n == 1 && g.v[0].at == INT64_MIN,
+	    "a 64-bit varint decodes (at %jd)",
+	    g.n ? (intmax_t)g.v[0].at : 0);
+	memcpy(buf + 2, bit65, sizeof(bit65));
+	ok(decode(buf, 2 + sizeof(bit65) + 12, &g, err, sizeof(err)) == -1 &&
+	    strstr(err, "at: ") != NULL, "a 65-bit varint refused: %s", err);
+	memcpy(buf + 2, long0, sizeof(long0));
+	memset(buf + 2 + sizeof(long0), 0, 12);
+	ok(decode(buf, 2 + sizeof(long0) + 12, &g, err, sizeof(err)) == -1,
+	    "an 11-byte varint refused, though its value is 0");
+	free(g.v);
+}
+
+static void
+t_stop(void)
+{
+	struct store_request v[NVARIED];
+	struct got g = { NULL, 0, 0, 3 };
+	struct reqbatch b;
+	char err[256];
+
+	varied(v, NVARIED);
+	if (reqbatch_encode(v, NVARIED, &b, err, sizeof(err)) == -1)
+		exit(1);
+	ok(decode(b.buf, b.len, &g, err, sizeof(err)) == 7 && g.n == 3,
+	    "fn's 7 at the third record stops decoding and is returned");
+	free(b.buf);
+	free(g.v);
+}
+
+/* A gateway's batch: strings repeat, at steps by 1, numbers are small. */
+static void
+t_compact(void)
+{
+	struct store_request *v;
+	struct got g = { NULL, 0, 0, 0 };
+	struct reqbatch b;
+	char err[256];
+	size_t i, good = 0;
+	int64_t now = 1735689600000;
+
+	if ((v = calloc(NTYPICAL, sizeof(*v))) == NULL)
+		exit(1);
+	for (i = 0; i < NTYPICAL; i++) {
+		v[i].id = FIRST_ID + (int64_t)i;
+		v[i].at = now + (int64_t)i;
+		strcpy(v[i].app, "bench");
+		strcpy(v[i].service, "api");
+		strcpy(v[i].method, "GET");
+		strcpy(v[i].host, "api.bench.localhost");
+		(void)snprintf(v[i].path, sizeof(v[i].path), "/items/%zu",
+		    i % 1000);
+		v[i].status = 200;
+		v[i].duration_us = 800 + (int64_t)(i * 7919 % 100);
+		v[i].bytes_in = 120;
+		v[i].bytes_out = 512;
+		strcpy(v[i].outcome, "ok");
+	}
+	if (reqbatch_encode(v, NTYPICAL, &b, err, sizeof(err)) == -1)
+		exit(1);
+	diag("%d typical records: %zu bytes, %.1f a record", NTYPICAL, b.len,
+	    (double)b.len / NTYPICAL);
+	ok(b.len < 40 * NTYPICAL, "under 40 bytes a record");
+	ok(b.min_at == now && b.max_at == now + NTYPICAL - 1,
+	    "min_at and max_at");
+	if (decode(b.buf, b.len, &g, err, sizeof(err)) == 0)
+		for (i = 0; i < g.n && i < NTYPICAL; i++)
+			good += same(&v[i], &g.v[i]);
+	isint(good, NTYPICAL, "they decode the same");
+	free(b.buf);
+	free(g.v);
+	free(v);
+}
+
+int
+main(void)
+{
+	plan(43);
+	t_round_trip();
+	t_repeat();
+	t_empty();
+	t_unterminated();
+	t_prefixes();
+	t_damaged();
+	t_limits();
+	t_varint();
+	t_stop();
+	t_compact();
+	return done();
+}
