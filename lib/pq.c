@@ -26,7 +26,6 @@
 	X(ExecStatusType, PQresultStatus, (const PGresult *r), (r))	\
 	X(char *, PQgetvalue, (const PGresult *r, int t, int f), (r, t, f)) \
 	X(int, PQgetisnull, (const PGresult *r, int t, int f), (r, t, f)) \
-	X(int, PQgetlength, (const PGresult *r, int t, int f), (r, t, f)) \
 	X(int, PQntuples, (const PGresult *r), (r))			\
 	X(char *, PQresultErrorField, (const PGresult *r, int f), (r, f)) \
 	X(char *, PQcmdTuples, (PGresult *r), (r))			\
@@ -67,7 +66,11 @@
 	X(int, PQconsumeInput, (PGconn *c), (c))			\
 	X(int, PQisBusy, (PGconn *c), (c))				\
 	X(PGresult *, PQgetResult, (PGconn *c), (c))			\
-	X(int, PQflush, (PGconn *c), (c))
+	X(int, PQflush, (PGconn *c), (c))				\
+	X(unsigned char *, PQescapeByteaConn, (PGconn *c,		\
+	    const unsigned char *b, size_t n, size_t *o), (c, b, n, o))	\
+	X(unsigned char *, PQunescapeBytea, (const unsigned char *t,	\
+	    size_t *o), (t, o))
 
 /* The same for the functions that return nothing. */
 #define PQ_VOID_FUNCS(X)						\

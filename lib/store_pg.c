@@ -90,8 +90,7 @@ struct pg {
 	int64_t		 bound_ms;	/* under a lease: longest wait, or 0 */
 	int		 timed_out;	/* the last wait went past bound_ms */
 	unsigned char	 prepared[Q_COUNT];
-	unsigned char	*blob;		/* pg_col_blob()'s bytes */
-	size_t		 blobcap;
+	unsigned char	*blob;		/* pg_col_blob()'s bytes, libpq's */
 };
 
 /* An array literal being built (pg_exec_rows). */
@@ -124,7 +123,7 @@ static int	 pg_isnull(struct store *, int);
 static int64_t	 pg_col_int(struct store *, int);
 static const char *pg_col_text(struct store *, int);
 static const unsigned char *pg_col_blob(struct store *, int, size_t *);
-static char	*pg_hex(const struct store_arg *);
+static char	*pg_hex(struct store *, const struct store_arg *);
 static int64_t	 pg_changes(struct store *);
 static void	 pg_finish(struct store *);
 static int	 pg_run(struct store *, enum store_q, const char *const *,
@@ -276,8 +275,6 @@ pg_session(struct store *s)
 
 	memset(p->prepared, 0, sizeof(p->prepared));
 	p->locked = 0;
-	if (pg_cmd(s, "SET bytea_output = hex", "session", NULL) == -1)
-		return -1;
 	return pg_cmd(s, "SET lock_timeout = " STORE_STR(STORE_BUSY_MS),
 	    "session", NULL);
 }
@@ -370,7 +367,8 @@ pg_close(struct store *s)
 	pg_finish(s);
 	if (p->conn != NULL)
 		PQfinish(p->conn);
-	free(p->blob);
+	if (p->blob != NULL)
+		PQfreemem(p->blob);
 	free(p);
 	s->eng = NULL;
 }
@@ -496,9 +494,9 @@ pg_exec(struct store *s, enum store_q q, const struct store_arg *a,
 			vals[i] = nums[i];
 			types[i] = PG_INT8OID;
 		} else if (a[i].type == STORE_ARG_BLOB && a[i].text != NULL) {
-			if ((hex[i] = pg_hex(&a[i])) == NULL) {
-				store_seterr(s, errno, "postgres: %s",
-				    store_sql[q].name);
+			if ((hex[i] = pg_hex(s, &a[i])) == NULL) {
+				store_seterr(s, 0, "postgres: %s: %s",
+				    store_sql[q].name, strerror(ENOMEM));
 				goto out;
 			}
 			vals[i] = hex[i];
@@ -512,34 +510,24 @@ pg_exec(struct store *s, enum store_q q, const struct store_arg *a,
 	r = pg_run(s, q, vals, types, n);
 out:
 	for (i = 0; i < n; i++)
-		free(hex[i]);
+		if (hex[i] != NULL)
+			PQfreemem(hex[i]);
 	return r;
 }
 
 /*
- * A blob parameter in bytea's hex text form ("\x" then two digits a
- * byte): parameters go as text, and this one is parsed by the server's
- * byteain like any other, no escaping to get wrong.
+ * A blob parameter in bytea's text form, which libpq writes (a backslash,
+ * x, and hex digits); the server parses it like any other parameter.
  */
 static char *
-pg_hex(const struct store_arg *a)
+pg_hex(struct store *s, const struct store_arg *a)
 {
-	static const char digits[] = "0123456789abcdef";
-	const unsigned char *b = (const unsigned char *)a->text;
-	size_t i, len = a->len > 0 ? (size_t)a->len : 0;
-	char *t, *o;
+	struct pg *p = s->eng;
+	size_t n;
 
-	if ((t = malloc(2 * len + 3)) == NULL)
-		return NULL;
-	o = t;
-	*o++ = '\\';
-	*o++ = 'x';
-	for (i = 0; i < len; i++) {
-		*o++ = digits[b[i] >> 4];
-		*o++ = digits[b[i] & 15];
-	}
-	*o = '\0';
-	return t;
+	return (char *)PQescapeByteaConn(p->conn,
+	    (const unsigned char *)a->text, a->len > 0 ? (size_t)a->len : 0,
+	    &n);
 }
 
 /* Prepares q once per connection (types: its parameters), then runs it. */
@@ -618,54 +606,24 @@ pg_col_text(struct store *s, int col)
 	return PQgetvalue(p->res, p->row, col);
 }
 
-static int
-pg_unhex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
- * Results come as text, so a bytea column reads "\x" and hex digits
- * (bytea_output = hex, the default since 9.0; the session sets it).
- * Anything else reads as NULL with *len 0, which callers refuse as a
- * damaged value.
+ * Results come as text, so a bytea column reads in its text form, which
+ * libpq decodes; the bytes stay until the next call.  A value that does
+ * not decode reads as NULL, which callers refuse as a damaged value.
  */
 static const unsigned char *
 pg_col_blob(struct store *s, int col, size_t *len)
 {
 	struct pg *p = s->eng;
-	const char *t;
-	unsigned char *nb;
-	size_t n, i;
-	int hi, lo;
 
 	*len = 0;
+	if (p->blob != NULL)
+		PQfreemem(p->blob);
+	p->blob = NULL;
 	if (PQgetisnull(p->res, p->row, col))
 		return NULL;
-	t = PQgetvalue(p->res, p->row, col);
-	n = (size_t)PQgetlength(p->res, p->row, col);
-	if (n < 2 || t[0] != '\\' || t[1] != 'x' || n % 2 != 0)
-		return NULL;
-	n = (n - 2) / 2;
-	if (n + 1 > p->blobcap) {
-		if ((nb = realloc(p->blob, n + 1)) == NULL)
-			return NULL;
-		p->blob = nb;
-		p->blobcap = n + 1;
-	}
-	for (i = 0; i < n; i++) {
-		if ((hi = pg_unhex(t[2 + 2 * i])) == -1 ||
-		    (lo = pg_unhex(t[3 + 2 * i])) == -1)
-			return NULL;
-		p->blob[i] = (unsigned char)(hi << 4 | lo);
-	}
-	*len = n;
+	p->blob = PQunescapeBytea((const unsigned char *)PQgetvalue(p->res,
+	    p->row, col), len);
 	return p->blob;
 }
 

@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 
+#include "../request_same.h"
 #include "events.h"
 #include "ipc.h"
 
@@ -34,8 +35,6 @@
 
 int		LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static void	check(int, const char *);
-static int	same(const struct store_request *,
-		    const struct store_request *);
 static void	one(const char *, size_t, json_t *, size_t);
 
 static struct store_request fast[CAP_BIG], slow[CAP_BIG];
@@ -49,19 +48,6 @@ check(int cond, const char *what)
 	}
 }
 
-/* Every field the store gets (not id, which the store assigns). */
-static int
-same(const struct store_request *a, const struct store_request *b)
-{
-	return a->at == b->at && strcmp(a->app, b->app) == 0 &&
-	    strcmp(a->service, b->service) == 0 &&
-	    strcmp(a->method, b->method) == 0 &&
-	    strcmp(a->host, b->host) == 0 && strcmp(a->path, b->path) == 0 &&
-	    a->status == b->status && a->duration_us == b->duration_us &&
-	    a->wait_us == b->wait_us && a->wake_id == b->wake_id &&
-	    a->bytes_in == b->bytes_in && a->bytes_out == b->bytes_out &&
-	    strcmp(a->outcome, b->outcome) == 0;
-}
 
 /* msg: the bytes as ipc_decode() reads them, or NULL. */
 static void
@@ -94,7 +80,7 @@ one(const char *buf, size_t len, json_t *msg, size_t cap)
 	check(sn == fn, "as many taken as the general path");
 	check(sd == fd, "as many dropped as the general path");
 	for (i = 0; i < fn; i++)
-		check(same(&fast[i], &slow[i]),
+		check(request_same(&fast[i], &slow[i], 0),
 		    "each record as the general path has it");
 	if (fr > 0)
 		check(strcmp(ferr, serr) == 0, "the same last reason");

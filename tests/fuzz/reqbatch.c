@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../request_same.h"
 #include "reqbatch.h"
 
 #define FIRST_ID	1000
@@ -33,8 +34,6 @@ struct got {
 int		LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static void	check(int, const char *);
 static int	collect(const struct store_request *, void *);
-static int	same(const struct store_request *,
-		    const struct store_request *);
 static void	valid(const struct got *);
 static void	again(const uint8_t *, size_t, const struct got *);
 
@@ -61,20 +60,6 @@ collect(const struct store_request *r, void *arg)
 	return g->n == g->stop_at ? STOP : 0;
 }
 
-/* Every field, id included. */
-static int
-same(const struct store_request *a, const struct store_request *b)
-{
-	return a->id == b->id && a->at == b->at &&
-	    strcmp(a->app, b->app) == 0 &&
-	    strcmp(a->service, b->service) == 0 &&
-	    strcmp(a->method, b->method) == 0 &&
-	    strcmp(a->host, b->host) == 0 && strcmp(a->path, b->path) == 0 &&
-	    a->status == b->status && a->duration_us == b->duration_us &&
-	    a->wait_us == b->wait_us && a->wake_id == b->wake_id &&
-	    a->bytes_in == b->bytes_in && a->bytes_out == b->bytes_out &&
-	    strcmp(a->outcome, b->outcome) == 0;
-}
 
 #define ENDS(f)	(memchr((f), '\0', sizeof(f)) != NULL)
 
@@ -114,7 +99,7 @@ again(const uint8_t *data, size_t len, const struct got *g)
 	    sizeof(err)) == 0, "encoded again, decodes");
 	check(g2.n == g->n, "as many records");
 	for (i = 0; i < g->n; i++) {
-		check(same(&g->v[i], &g2.v[i]), "the same records");
+		check(request_same(&g->v[i], &g2.v[i], 1), "the same records");
 		if (i == 0 || g->v[i].at < lo)
 			lo = g->v[i].at;
 		if (i == 0 || g->v[i].at > hi)
@@ -151,7 +136,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	rs = reqbatch_decode(data, len, FIRST_ID, collect, &stop, err,
 	    sizeof(err));
 	if (g.n > 0)
-		check(rs == STOP && stop.n == 1 && same(&stop.v[0], &g.v[0]),
+		check(rs == STOP && stop.n == 1 &&
+		    request_same(&stop.v[0], &g.v[0], 1),
 		    "fn's return stops decoding and is returned");
 	else
 		check(rs == r && stop.n == 0, "no record, no stop");

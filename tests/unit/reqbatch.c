@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "request_same.h"
 #include "reqbatch.h"
 #include "tap.h"
 
@@ -25,8 +26,6 @@ struct got {
 };
 
 static int	collect(const struct store_request *, void *);
-static int	same(const struct store_request *,
-		    const struct store_request *);
 static void	fill(char *, int, size_t);
 static uint64_t	rnd(void);
 static int64_t	rnd_int(void);
@@ -64,20 +63,6 @@ collect(const struct store_request *r, void *arg)
 	return 0;
 }
 
-/* Every field, id included. */
-static int
-same(const struct store_request *a, const struct store_request *b)
-{
-	return a->id == b->id && a->at == b->at &&
-	    strcmp(a->app, b->app) == 0 &&
-	    strcmp(a->service, b->service) == 0 &&
-	    strcmp(a->method, b->method) == 0 &&
-	    strcmp(a->host, b->host) == 0 && strcmp(a->path, b->path) == 0 &&
-	    a->status == b->status && a->duration_us == b->duration_us &&
-	    a->wait_us == b->wait_us && a->wake_id == b->wake_id &&
-	    a->bytes_in == b->bytes_in && a->bytes_out == b->bytes_out &&
-	    strcmp(a->outcome, b->outcome) == 0;
-}
 
 /* len bytes of c, terminated: the field must hold len + 1. */
 static void
@@ -256,7 +241,7 @@ t_round_trip(void)
 	lo = hi = v[0].at;
 	for (i = 0; i < NVARIED && i < g.n; i++) {
 		v[i].id = FIRST_ID + (int64_t)i;
-		if (same(&v[i], &g.v[i]))
+		if (request_same(&v[i], &g.v[i], 1))
 			good++;
 		else
 			diag("record %zu differs", i);
@@ -579,7 +564,7 @@ t_compact(void)
 	    "min_at and max_at");
 	if (decode(b.buf, b.len, &g, err, sizeof(err)) == 0)
 		for (i = 0; i < g.n && i < NTYPICAL; i++)
-			good += same(&v[i], &g.v[i]);
+			good += request_same(&v[i], &g.v[i], 1);
 	isint(good, NTYPICAL, "they decode the same");
 	free(b.buf);
 	free(g.v);
