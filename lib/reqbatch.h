@@ -3,7 +3,7 @@
  * of the requests table holds the records hk-events wrote in one
  * transaction, packed.  A row per request cost hk-events 1.5 us of CPU a
  * record on SQLite, most of its share of the gateway's throughput; a
- * packed batch costs about 0.1 us and a third of the bytes.
+ * packed batch costs about 0.1 us and a quarter of the bytes.
  *
  * The format (version 1), all integers LEB128 varints, signed ones
  * zigzagged:

@@ -194,8 +194,8 @@
  * wrote in one transaction, packed (lib/reqbatch.h).  A row per request
  * cost hk-events 1.5 us of CPU a record on SQLite (binding, the record,
  * the b-tree), which took 10 to 15% of the gateway's throughput beside
- * it on two CPUs; a batch costs about 0.1 us a record and a third of the
- * bytes.  The rows of version 3 are packed into batches by
+ * it on two CPUs; a batch costs about 0.1 us a record and a quarter of
+ * the bytes.  The rows of version 3 are packed into batches by
  * requests_to_batches() below, their ids kept, then dropped.
  */
 #define REQUESTS_V4(ID, BLOB)						\
