@@ -394,12 +394,12 @@ const struct store_sql store_sql[Q_COUNT] = {
 	[Q_LEASE_GET] = { "lease get",
 	    "SELECT " LEASE_COLS " FROM leases WHERE name = $1" },
 	/*
-	 * Batches (ingest of hk-events).  PostgreSQL: a batch in one
+	 * A batch of events (ingest of hk-events), PostgreSQL only: one
 	 * statement, each column an array.  The plan is one function scan,
 	 * which yields the rows in array order, so ids follow the batch
 	 * (the unit test checks it); WITH ORDINALITY ... ORDER BY would say
-	 * so too, but its sort made a batch of 1000 requests 40% slower.
-	 * SQLite (lite): 32 rows of VALUES, inserted in their order.
+	 * so too, but its sort made a batch of 1000 rows 40% slower.
+	 * SQLite, in process, inserts them one statement a row.
 	 */
 	[Q_EVENT_ADD_MANY] = { "event add",
 	    "INSERT INTO events (at, app, service, kind, detail) "

@@ -74,19 +74,7 @@ struct store_sql {
 	const char	*name;		/* for messages: "service put" */
 	const char	*text;		/* the same SQL for both engines,
 					   but the PostgreSQL Q_*_MANY */
-	/*
-	 * SQLite's own Q_*_MANY, or NULL: STORE_LITE_ROWS rows of the row
-	 * statement in one INSERT, its parameters positional (?), row
-	 * after row.
-	 */
-	const char	*lite;
 };
-
-/*
- * Rows per statement of a SQLite batch: 32 took a fifth fewer
- * instructions a row than one; 64 no fewer, 128 more (cachegrind).
- */
-#define STORE_LITE_ROWS	32
 
 extern const struct store_sql store_sql[Q_COUNT];
 
@@ -148,9 +136,9 @@ struct store_ops {
 	/*
 	 * Optional: runs a batch of nrows rows of nargs arguments each
 	 * (row() fills them) through many, the batch statement of the row
-	 * statement q (PostgreSQL: each column one array, one round trip;
-	 * SQLite: STORE_LITE_ROWS rows a step, the rest through q); rows
-	 * they return are ignored.  Without it, store.c runs q per row.
+	 * statement q (PostgreSQL: each column one array, one round trip);
+	 * rows they return are ignored.  Without it (SQLite, in process),
+	 * store.c runs q per row.
 	 */
 	int		 (*exec_rows)(struct store *, enum store_q,
 			    enum store_q, size_t, size_t, store_row_fn *,

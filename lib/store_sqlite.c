@@ -66,8 +66,6 @@ static int	 lite_params(struct store *, enum store_q, sqlite3_stmt *,
 static int	 lite_bind(sqlite3_stmt *, int, const struct store_arg *);
 static int	 lite_exec(struct store *, enum store_q,
 		    const struct store_arg *, size_t);
-static int	 lite_exec_rows(struct store *, enum store_q, enum store_q,
-		    size_t, size_t, store_row_fn *, const void *);
 static int	 lite_next(struct store *);
 static int	 lite_isnull(struct store *, int);
 static int64_t	 lite_col_int(struct store *, int);
@@ -97,7 +95,6 @@ const struct store_ops store_sqlite_ops = {
 	.col_blob = lite_col_blob,
 	.changes = lite_changes,
 	.finish = lite_finish,
-	.exec_rows = lite_exec_rows,
 	.durable = lite_durable,
 	.lease_lock = lite_lease_lock,
 	.lease_check = lite_lease_check,
@@ -348,7 +345,7 @@ lite_params(struct store *s, enum store_q q, sqlite3_stmt *st, size_t n)
 /*
  * Text is bound SQLITE_STATIC, not copied: the caller's text lives until
  * the statement has run, and the bindings are cleared before we return
- * to the caller (lite_finish(), lite_exec_rows()).
+ * to the caller (lite_finish()).
  */
 static int
 lite_bind(sqlite3_stmt *st, int idx, const struct store_arg *a)
@@ -403,79 +400,6 @@ lite_exec(struct store *s, enum store_q q, const struct store_arg *a,
 	l->cur = st;
 	l->curq = q;
 	l->changes = 0;
-	return 0;
-}
-
-/*
- * A batch: STORE_LITE_ROWS rows a step through the SQLite text of many,
- * prepared in its slot of the cache (SQLite runs nothing else there),
- * the rest one row a step through q.  A step per row spent a fifth of
- * the row's instructions starting and ending its statement.
- */
-static int
-lite_exec_rows(struct store *s, enum store_q q, enum store_q many,
-    size_t nargs, size_t nrows, store_row_fn *row, const void *arg)
-{
-	struct lite *l = s->eng;
-	struct store_arg a[LITE_MAXARGS];
-	sqlite3_stmt *st = l->cache[many];
-	size_t i = 0, j, k;
-	int rc = SQLITE_OK;
-
-	lite_finish(s);
-	if (nargs > LITE_MAXARGS) {
-		store_seterr(s, 0, "sqlite: %s: too many parameters",
-		    store_sql[q].name);
-		return -1;
-	}
-	if (store_sql[many].lite != NULL && nrows >= STORE_LITE_ROWS &&
-	    st == NULL) {
-		rc = sqlite3_prepare_v3(l->db, store_sql[many].lite, -1,
-		    SQLITE_PREPARE_PERSISTENT, &st, NULL);
-		if (rc != SQLITE_OK)
-			return lite_fail(s, rc, store_sql[many].name);
-		if ((size_t)sqlite3_bind_parameter_count(st) !=
-		    nargs * STORE_LITE_ROWS) {
-			sqlite3_finalize(st);
-			store_seterr(s, 0, "sqlite: %s: not %d rows of %zu "
-			    "parameters", store_sql[many].name,
-			    STORE_LITE_ROWS, nargs);
-			return -1;
-		}
-		l->cache[many] = st;
-	}
-	for (; st != NULL && nrows - i >= STORE_LITE_ROWS;
-	    i += STORE_LITE_ROWS) {
-		for (j = 0; j < STORE_LITE_ROWS; j++) {
-			if (row(s, arg, i + j, a) == -1) {
-				sqlite3_clear_bindings(st);
-				return -1;
-			}
-			for (k = 0; k < nargs && rc == SQLITE_OK; k++)
-				rc = lite_bind(st, (int)(j * nargs + k + 1),
-				    &a[k]);
-		}
-		if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE)
-			rc = SQLITE_OK;
-		if (rc != SQLITE_OK)
-			(void)lite_fail(s, rc, store_sql[many].name);
-		sqlite3_reset(st);
-		if (rc != SQLITE_OK) {
-			sqlite3_clear_bindings(st);
-			return -1;
-		}
-	}
-	if (st != NULL)
-		sqlite3_clear_bindings(st);
-	for (; i < nrows; i++) {
-		if (row(s, arg, i, a) == -1)
-			return -1;
-		if (lite_exec(s, q, a, nargs) == -1 || lite_next(s) == -1) {
-			lite_finish(s);
-			return -1;
-		}
-		lite_finish(s);
-	}
 	return 0;
 }
 

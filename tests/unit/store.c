@@ -837,7 +837,7 @@ t_batch_sizes(const char *E, struct store *s)
 		free(o);
 		o = NULL;
 	}
-	/* Row 40: in the second statement of 32; row 65: in the rest. */
+	/* A refused record early (40) and last (65) in its batch. */
 	for (k = 40; k <= 65; k += 25) {
 		(void)snprintf(svc, sizeof(svc), "bad%zu", k);
 		fill_requests(v, 66, svc, SIZES_AT);
