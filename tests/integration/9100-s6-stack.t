@@ -59,8 +59,11 @@ stop_stack() {
 svc_pid() { s6-svstat -o pid "$scan/$1" 2>/dev/null; }
 svc_ready() { s6-svstat -o up,ready "$scan/$1" 2>/dev/null | grep -qx 'true true'; }
 
+# s6-svok answers once s6-supervise runs, a moment before it has written
+# the status file that s6-svwait reads: wait for that file too.
 for d in $daemons; do
 	wait_for 10 s6-svok "$scan/$d"
+	wait_for 10 test -s "$scan/$d/supervise/status"
 	s6-svwait -U -t 15000 "$scan/$d"
 	ok $? "$d is up and ready under s6"
 done
