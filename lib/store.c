@@ -152,10 +152,11 @@
 	"ALTER TABLE leases ADD COLUMN grace_ms BIGINT NOT NULL DEFAULT 0"
 
 /*
- * The request log takes a row per request of the installation and is
- * read rarely: on SQLite its indexes cost hk-events more than the rows
- * (a row about 1.5 us; (at) 0.5 us more, (service, at) 0.3 to 3 us more,
- * the more services interleave the more), and ids grow with time, so
+ * Version 3: the request log took a row per request of the installation
+ * (a row per batch since version 4) and is read rarely: on SQLite its
+ * indexes cost hk-events more than the rows (a row about 1.5 us; (at)
+ * 0.5 us more, (service, at) 0.3 to 3 us more, the more services
+ * interleave the more), and ids grow with time, so
  * the queries and retention walk the primary key instead (Q_REQUEST_*).
  * SQLite also drops AUTOINCREMENT, a read and a write of sqlite_sequence
  * per statement: an id is then max(id) + 1, which only grows while rows
