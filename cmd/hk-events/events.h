@@ -82,6 +82,19 @@ int	record_request(const json_t *, struct store_request *, char *,
 	    size_t);
 int	record_requests(const json_t *, struct store_request *, size_t,
 	    size_t *, size_t *, char *, size_t);
+/*
+ * Where the good records of a datagram go, on either path: out[0..n), at
+ * most cap; a good one beyond is read into spare and counted in dropped,
+ * a refused one in bad.
+ */
+struct rec_sink {
+	struct store_request	*out;
+	size_t			 cap, n, dropped;
+	int			 bad;
+	struct store_request	 spare;
+};
+struct store_request *rec_slot(struct rec_sink *);
+void	rec_took(struct rec_sink *, int);
 int	record_fields(const struct rec_fields *, struct store_request *,
 	    char *, size_t);
 

@@ -211,11 +211,11 @@ fast_requests(const char *buf, size_t len, struct store_request *out,
     size_t cap, size_t *nout, size_t *dropped, char *err, size_t errlen)
 {
 	struct scan s = { buf, buf + len };
-	struct store_request spare;
+	struct rec_sink sink = { out, cap, 0, 0, 0, { 0 } };
 	struct rec_fields f;
 	const char *v;
-	size_t vlen, n = 0, drop = 0;
-	int bad = 0, op = 0, recs = 0, k;
+	size_t vlen;
+	int op = 0, recs = 0, k;
 
 	if (lit(&s, '{') == -1)
 		return -1;
@@ -237,14 +237,8 @@ fast_requests(const char *buf, size_t len, struct store_request *out,
 				do {
 					if (record(&s, &f) == -1)
 						return -1;
-					if (record_fields(&f, n < cap ?
-					    &out[n] : &spare, err,
-					    errlen) == -1)
-						bad++;
-					else if (n < cap)
-						n++;
-					else
-						drop++;
+					rec_took(&sink, record_fields(&f,
+					    rec_slot(&sink), err, errlen));
 				} while (lit(&s, ',') == 0);
 				if (lit(&s, ']') == -1)
 					return -1;
@@ -260,7 +254,7 @@ fast_requests(const char *buf, size_t len, struct store_request *out,
 	ws(&s);
 	if (s.p != s.end)
 		return -1;
-	*nout = n;
-	*dropped = drop;
-	return bad;
+	*nout = sink.n;
+	*dropped = sink.dropped;
+	return sink.bad;
 }

@@ -248,12 +248,11 @@ int
 record_requests(const json_t *msg, struct store_request *out, size_t cap,
     size_t *nout, size_t *dropped, char *err, size_t errlen)
 {
-	struct store_request spare;
+	struct rec_sink k = { out, cap, 0, 0, 0, { 0 } };
 	json_error_t jerr;
 	json_t *recs = NULL, *r;
 	const char *op;
-	size_t i, n = 0, drop = 0;
-	int bad = 0;
+	size_t i;
 
 	if (json_unpack_ex((json_t *)msg, &jerr, JSON_STRICT, "{s:s, s:o}",
 	    "op", &op, "records", &recs) == -1)
@@ -262,18 +261,29 @@ record_requests(const json_t *msg, struct store_request *out, size_t cap,
 		return fail(err, errlen, "requests: op: not requests");
 	if (!json_is_array(recs))
 		return fail(err, errlen, "requests: records: not an array");
-	json_array_foreach(recs, i, r) {
-		if (record_request(r, n < cap ? &out[n] : &spare, err,
-		    errlen) == -1)
-			bad++;
-		else if (n < cap)
-			n++;
-		else
-			drop++;
-	}
-	*nout = n;
-	*dropped = drop;
-	return bad;
+	json_array_foreach(recs, i, r)
+		rec_took(&k, record_request(r, rec_slot(&k), err, errlen));
+	*nout = k.n;
+	*dropped = k.dropped;
+	return k.bad;
+}
+
+struct store_request *
+rec_slot(struct rec_sink *k)
+{
+	return k->n < k->cap ? &k->out[k->n] : &k->spare;
+}
+
+/* r: what reading the record into rec_slot() returned. */
+void
+rec_took(struct rec_sink *k, int r)
+{
+	if (r == -1)
+		k->bad++;
+	else if (k->n < k->cap)
+		k->n++;
+	else
+		k->dropped++;
 }
 
 /* The values of a request record, however it was parsed. */
