@@ -18,8 +18,9 @@ for engine in $(engines); do
 	wait_for 5 rows_are 1 events
 	ok $? "$engine: and the event"
 
-	# A sender blasting across the kill and the restart.
-	ev_send blast 1000000 3 >"$T/blast.out" &
+	# A sender blasting across the kill and the restart: 20,000 records
+	# a second.
+	ev_send blast 6000 3 >"$T/blast.out" &
 	blast_pid=$!
 	sleep 0.5
 	kill -KILL "$events_pid"
