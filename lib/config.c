@@ -1063,17 +1063,22 @@ config_set_flag(struct server_config *cfg, const char *key, const char *val,
 int
 config_valid_name(const char *s)
 {
+	return config_valid_name_n(s, strnlen(s, CONFIG_NAME_MAX + 1));
+}
+
+int
+config_valid_name_n(const char *s, size_t len)
+{
 	size_t i;
 
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= CONFIG_NAME_MAX)
-			return 0;
+	if (len == 0 || len > CONFIG_NAME_MAX || s[0] == '-' ||
+	    s[len - 1] == '-')
+		return 0;
+	for (i = 0; i < len; i++)
 		if (!is_lower((unsigned char)s[i]) &&
-		    !is_digit((unsigned char)s[i]) &&
-		    (s[i] != '-' || i == 0))
+		    !is_digit((unsigned char)s[i]) && s[i] != '-')
 			return 0;
-	}
-	return i > 0 && s[i - 1] != '-';
+	return 1;
 }
 
 static int

@@ -168,5 +168,6 @@ size_t	app_count_serverless(const struct app_config *);
 
 /* A "name": a-z, 0-9 and '-', 1..63 bytes, starting and ending alnum. */
 int	config_valid_name(const char *);
+int	config_valid_name_n(const char *, size_t);	/* not terminated */
 
 #endif

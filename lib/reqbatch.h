@@ -33,16 +33,77 @@
 
 #define REQBATCH_VERSION	1
 
+/* The strings and the numbers of a record, in the order of the format. */
+enum { RB_APP, RB_SERVICE, RB_METHOD, RB_HOST, RB_PATH, RB_OUTCOME,
+    RB_NSTR };
+enum { RB_STATUS, RB_DURATION_US, RB_WAIT_US, RB_WAKE_ID, RB_BYTES_IN,
+    RB_BYTES_OUT, RB_NNUM };
+
+/* A value, as the store takes it. */
 struct reqbatch {
-	unsigned char	*buf;		/* malloc'd */
+	unsigned char	*buf;
 	size_t		 len;
+	size_t		 n;		/* records */
 	int64_t		 min_at;	/* of the records, ms */
 	int64_t		 max_at;
 };
 
 /*
- * Packs v[0..n): 0, or -1 with err set (out of memory, or a string of v
- * not terminated within its field).  Free b->buf.
+ * A record to pack, its strings (pointer, length) not terminated, so that
+ * a record can be packed straight from the bytes it was read from.
+ */
+struct reqbatch_rec {
+	int64_t		 at;
+	const char	*s[RB_NSTR];
+	size_t		 len[RB_NSTR];
+	int64_t		 num[RB_NNUM];
+};
+
+/*
+ * A value being built a record at a time (hk-events packs each record as
+ * it reads it, not through a struct store_request).  The header is
+ * written when the value is taken, in room kept before the records.
+ */
+struct reqbatch_pos {
+	size_t		 len;		/* bytes used of buf */
+	size_t		 n;
+	int64_t		 min_at, max_at, prev_at;
+	size_t		 prev_off[RB_NSTR];	/* the strings last written */
+	size_t		 prev_len[RB_NSTR];
+};
+struct reqbatch_build {
+	unsigned char		*buf;	/* malloc'd, NULL until a record */
+	size_t			 cap;
+	struct reqbatch_pos	 pos;
+};
+
+void	reqbatch_build_init(struct reqbatch_build *);	/* empty */
+void	reqbatch_build_clear(struct reqbatch_build *);	/* empty, keeps buf */
+void	reqbatch_build_free(struct reqbatch_build *);
+/*
+ * Appends a record: 0, or -1 with err set and nothing appended (out of
+ * memory, a string over its limit in struct store_request, status
+ * outside 0..999).  Its strings must hold no NUL byte: the decoder would
+ * refuse the whole value.
+ */
+int	reqbatch_add(struct reqbatch_build *, const struct reqbatch_rec *,
+	    char *, size_t);
+/*
+ * The value of what was appended, in *v (buf points into the builder:
+ * valid until it changes).  More records may be appended afterwards.
+ */
+void	reqbatch_view(struct reqbatch_build *, struct reqbatch *);
+/*
+ * Marks a place to come back to: appending after it and rewinding to it
+ * leaves the value as it was at the mark.
+ */
+#define reqbatch_mark(b)	((b)->pos)
+#define reqbatch_rewind(b, m)	((b)->pos = (m))
+
+/*
+ * Packs v[0..n) into a value of its own: 0, or -1 with err set (as
+ * reqbatch_add(), or a string of v not terminated within its field).
+ * Free b->buf.
  */
 int	reqbatch_encode(const struct store_request *, size_t,
 	    struct reqbatch *, char *, size_t);

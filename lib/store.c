@@ -1401,6 +1401,16 @@ store_event_free(struct store_event *v, size_t n)
 	free(v);
 }
 
+/* Inserts a packed batch with ids from first on. */
+static int
+request_value_add(struct store *s, int64_t first, const struct reqbatch *b)
+{
+	struct store_arg a[] = { ARG_INT(first), ARG_INT((int64_t)b->n),
+	    ARG_INT(b->min_at), ARG_INT(b->max_at), ARG_BLOB(b->buf, b->len) };
+
+	return q_do(s, Q_REQUEST_ADD, a, NITEMS(a), NULL);
+}
+
 /*
  * Packs v into one batch with ids from first on and inserts it: all or
  * none, a record with a field not terminated refuses the batch.
@@ -1417,37 +1427,54 @@ request_batch_add(struct store *s, int64_t first,
 		store_seterr(s, 0, "%s", err);
 		return -1;
 	}
-	{
-		struct store_arg a[] = { ARG_INT(first), ARG_INT((int64_t)n),
-		    ARG_INT(b.min_at), ARG_INT(b.max_at),
-		    ARG_BLOB(b.buf, b.len) };
-
-		r = q_do(s, Q_REQUEST_ADD, a, NITEMS(a), NULL);
-	}
+	r = request_value_add(s, first, &b);
 	free(b.buf);
 	return r;
+}
+
+/* The ids of a new batch: after the newest batch's last. */
+static int
+request_add_start(struct store *s, size_t n, int *own, int64_t *first)
+{
+	if (n > (size_t)INT32_MAX) {
+		store_seterr(s, 0, "request batch: %zu records", n);
+		return -1;
+	}
+	if (own_begin(s, own) == -1)
+		return -1;
+	if (q_int(s, Q_REQUEST_NEXT_ID, NULL, 0, first) == -1) {
+		(void)own_end(s, *own, -1);
+		return -1;
+	}
+	return 0;
 }
 
 int
 store_request_add(struct store *s, const struct store_request *v, size_t n)
 {
 	int64_t first;
-	int own, r;
+	int own;
 
 	call_start(s);
 	if (n == 0)
 		return 0;
-	if (n > (size_t)INT32_MAX) {
-		store_seterr(s, 0, "request batch: %zu records", n);
+	if (request_add_start(s, n, &own, &first) == -1)
 		return -1;
-	}
-	if (own_begin(s, &own) == -1)
+	return own_end(s, own, request_batch_add(s, first, v, n));
+}
+
+int
+store_request_add_packed(struct store *s, const struct reqbatch *b)
+{
+	int64_t first;
+	int own;
+
+	call_start(s);
+	if (b->n == 0)
+		return 0;
+	if (request_add_start(s, b->n, &own, &first) == -1)
 		return -1;
-	if ((r = q_int(s, Q_REQUEST_NEXT_ID, NULL, 0, &first)) == 0)
-		r = request_batch_add(s, first, v, n);
-	else
-		r = -1;
-	return own_end(s, own, r);
+	return own_end(s, own, request_value_add(s, first, b));
 }
 
 static int

@@ -195,6 +195,9 @@ struct store_request {
  */
 int	store_request_add(struct store *, const struct store_request *,
 	    size_t);
+/* The same for a batch already packed (lib/reqbatch.h), as hk-events has. */
+struct reqbatch;
+int	store_request_add_packed(struct store *, const struct reqbatch *);
 /*
  * app/service NULL = any, status 0 = any; since in ms; limit 0 = all,
  * else the newest limit records written (by id: the table has no index

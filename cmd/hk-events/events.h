@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "reqbatch.h"
 #include "store.h"
 
 #define PROG			"hk-events"
@@ -51,8 +52,7 @@ struct evd {
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
 	struct store_event	*ev;		/* waiting for the store */
 	size_t			 nev;
-	struct store_request	*rq;
-	size_t			 nrq;
+	struct reqbatch_build	 rq;		/* request records, packed */
 	int64_t			 oldest;	/* loop ms, first waiting */
 	int64_t			 retry_at;	/* loop ms; 0 = may write now */
 	int			 failing;	/* the last write failed */
@@ -78,34 +78,33 @@ struct rec_fields {
 
 /* record.c: strict validation of what senders send (pure) */
 int	record_event(const json_t *, struct store_event *, char *, size_t);
-int	record_request(const json_t *, struct store_request *, char *,
-	    size_t);
-int	record_requests(const json_t *, struct store_request *, size_t,
-	    size_t *, size_t *, char *, size_t);
+int	record_request(const json_t *, struct rec_fields *, char *, size_t);
+int	record_fields(const struct rec_fields *, struct reqbatch_rec *,
+	    char *, size_t);
 /*
- * Where the good records of a datagram go, on either path: out[0..n), at
- * most cap; a good one beyond is read into spare and counted in dropped,
- * a refused one in bad.
+ * Where the request records of a datagram go, on either path: packed
+ * into b while it holds fewer than cap; a good one beyond is counted in
+ * dropped, a refused one in bad (err: the last refusal); n counts those
+ * taken.
  */
 struct rec_sink {
-	struct store_request	*out;
-	size_t			 cap, n, dropped;
+	struct reqbatch_build	*b;
+	size_t			 cap;
+	size_t			 n, dropped;
 	int			 bad;
-	struct store_request	 spare;
 };
-struct store_request *rec_slot(struct rec_sink *);
-void	rec_took(struct rec_sink *, int);
-int	record_fields(const struct rec_fields *, struct store_request *,
-	    char *, size_t);
-
+void	rec_take(struct rec_sink *, const struct rec_fields *, char *,
+	    size_t);
 /*
- * fast.c: a {"op":"requests"} datagram read without jansson, when it is
- * plain (see there); -1 sends it to the general path (record_requests()),
- * else the number of records refused, the good ones in out[0..*n), as
- * that path would have them.
+ * A {"op":"requests"} datagram into a sink: -1 when it is not one (the
+ * sink untouched), else 0.  record_requests() takes it decoded (jansson);
+ * fast.c reads it from the bytes when it is plain (see there), taking
+ * the same records as record_requests() would, and declines the rest:
+ * -1 then sends it to the general path.
  */
-int	fast_requests(const char *, size_t, struct store_request *, size_t,
-	    size_t *, size_t *, char *, size_t);
+int	record_requests(const json_t *, struct rec_sink *, char *, size_t);
+int	fast_requests(const char *, size_t, struct rec_sink *, char *,
+	    size_t);
 int	record_valid_kind(const char *);
 void	record_detail_text(const char *, char *, size_t);
 void	record_service(const char *, const char *, char *, size_t);

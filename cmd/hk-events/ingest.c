@@ -1,6 +1,7 @@
 /*
  * ingest.c - events.sock: datagrams in, records checked (record.c), kept
- * in two bounded arrays and written to the store in one transaction per
+ * (events in a bounded array, request records packed as they are read,
+ * lib/reqbatch.h) and written to the store in one transaction per
  * batch, from the loop's before-sleep hook: when EV_FLUSH_RECORDS wait
  * or the oldest has waited EV_FLUSH_MS.  A store that fails is retried
  * every EV_RETRY_MS while at most EV_PENDING_MAX records of each kind
@@ -24,27 +25,29 @@
 #include "log.h"
 
 #define EV_RCVBUF	(4 * 1024 * 1024)
+#define EV_KEEP_BYTES	(1024 * 1024)	/* of packed records, kept between batches */
 
 static void	on_read(struct loop *, int, int, void *);
 static int	sender_allowed(struct msghdr *);
 static void	take(struct evd *, const char *, size_t);
 static void	take_event(struct evd *, const json_t *);
 static void	take_requests(struct evd *, const json_t *);
-static void	took(struct evd *, size_t, size_t, int, const char *);
+static void	took(struct evd *, const struct rec_sink *, const char *);
+static size_t	waiting_records(const struct evd *);
 static void	log_event(const struct store_event *);
 static void	waiting(struct evd *);
 static void	flush_due(struct loop *, void *);
 static void	flush_failed(struct evd *);
 static void	clear_events(struct evd *);
+static void	clear_requests(struct evd *);
 
 int
 ingest_listen(struct evd *d, char *err, size_t errlen)
 {
 	int one = 1, size = EV_RCVBUF;
 
-	d->ev = calloc(EV_PENDING_MAX, sizeof(*d->ev));
-	d->rq = calloc(EV_PENDING_MAX, sizeof(*d->rq));
-	if (d->ev == NULL || d->rq == NULL) {
+	reqbatch_build_init(&d->rq);
+	if ((d->ev = calloc(EV_PENDING_MAX, sizeof(*d->ev))) == NULL) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		return -1;
 	}
@@ -84,14 +87,14 @@ ingest_close(struct evd *d)
 		unlink(d->sock_path);
 		d->fd = -1;
 	}
-	if (d->nev + d->nrq > 0 && d->store != NULL &&
+	if (waiting_records(d) > 0 && d->store != NULL &&
 	    ingest_flush(d) == -1)
-		log_warnx("%zu records not written at exit", d->nev + d->nrq);
+		log_warnx("%zu records not written at exit",
+		    waiting_records(d));
 	clear_events(d);
 	free(d->ev);
-	free(d->rq);
 	d->ev = NULL;
-	d->rq = NULL;
+	reqbatch_build_free(&d->rq);
 }
 
 /* Root and our own uid only, as on every other socket (ipc.h). */
@@ -133,7 +136,7 @@ on_read(struct loop *l, int fd, int mask, void *arg)
 	(void)l;
 	(void)mask;
 	for (i = 0; i < EV_READ_BURST; i++) {
-		if (!d->failing && d->nev + d->nrq >= EV_FLUSH_RECORDS)
+		if (!d->failing && waiting_records(d) >= EV_FLUSH_RECORDS)
 			break;
 		iov.iov_base = d->rbuf;
 		iov.iov_len = IPC_MSG_MAX + 1;
@@ -164,16 +167,15 @@ on_read(struct loop *l, int fd, int mask, void *arg)
 static void
 take(struct evd *d, const char *buf, size_t len)
 {
+	struct rec_sink k = { &d->rq, EV_PENDING_MAX, 0, 0, 0 };
 	char err[IPC_ERR_LEN];
 	const char *op;
 	json_t *msg;
-	size_t before = d->nev + d->nrq, n, drop;
-	int bad;
+	size_t before = waiting_records(d);
 
-	if ((bad = fast_requests(buf, len, &d->rq[d->nrq],
-	    EV_PENDING_MAX - d->nrq, &n, &drop, err, sizeof(err))) != -1) {
-		took(d, n, drop, bad, err);
-		if (before == 0 && d->nev + d->nrq > 0)
+	if (fast_requests(buf, len, &k, err, sizeof(err)) == 0) {
+		took(d, &k, err);
+		if (before == 0 && waiting_records(d) > 0)
 			waiting(d);
 		return;
 	}
@@ -192,7 +194,7 @@ take(struct evd *d, const char *buf, size_t len)
 		    "unknown op");
 	}
 	json_decref(msg);
-	if (before == 0 && d->nev + d->nrq > 0)
+	if (before == 0 && waiting_records(d) > 0)
 		waiting(d);
 }
 
@@ -219,28 +221,31 @@ take_event(struct evd *d, const json_t *msg)
 static void
 take_requests(struct evd *d, const json_t *msg)
 {
+	struct rec_sink k = { &d->rq, EV_PENDING_MAX, 0, 0, 0 };
 	char err[IPC_ERR_LEN];
-	size_t n, drop;
-	int bad;
 
-	if ((bad = record_requests(msg, &d->rq[d->nrq],
-	    EV_PENDING_MAX - d->nrq, &n, &drop, err, sizeof(err))) == -1) {
+	if (record_requests(msg, &k, err, sizeof(err)) == -1) {
 		d->st.malformed++;
 		log_debug("datagram refused: %s", err);
 		return;
 	}
-	took(d, n, drop, bad, err);
+	took(d, &k, err);
 }
 
-/* A batch of request records read, by either path. */
+/* A datagram of request records read, by either path. */
 static void
-took(struct evd *d, size_t n, size_t drop, int bad, const char *err)
+took(struct evd *d, const struct rec_sink *k, const char *err)
 {
-	d->nrq += n;
-	d->st.dropped += drop;
-	d->st.malformed += (uint64_t)bad;
-	if (bad > 0)
-		log_debug("%d records refused: %s", bad, err);
+	d->st.dropped += k->dropped;
+	d->st.malformed += (uint64_t)k->bad;
+	if (k->bad > 0)
+		log_debug("%d records refused: %s", k->bad, err);
+}
+
+static size_t
+waiting_records(const struct evd *d)
+{
+	return d->nev + d->rq.pos.n;
 }
 
 /* Each event on stderr too: the supervisor's log keeps it. */
@@ -279,11 +284,11 @@ ingest_before_sleep(struct loop *l, void *arg)
 	struct evd *d = arg;
 	int64_t now = loop_now_ms(l);
 
-	if (d->nev + d->nrq == 0)
+	if (waiting_records(d) == 0)
 		return;
 	if (d->retry_at != 0 && now < d->retry_at)
 		return;
-	if (d->nev + d->nrq >= EV_FLUSH_RECORDS ||
+	if (waiting_records(d) >= EV_FLUSH_RECORDS ||
 	    now - d->oldest >= EV_FLUSH_MS || d->retry_at != 0)
 		(void)ingest_flush(d);
 }
@@ -303,17 +308,19 @@ ingest_before_sleep(struct loop *l, void *arg)
 int
 ingest_flush(struct evd *d)
 {
+	struct reqbatch v;
 	int r;
 
-	if (d->nev + d->nrq == 0)
+	if (waiting_records(d) == 0)
 		return 0;
+	reqbatch_view(&d->rq, &v);
 	r = store_durable(d->store, d->nev > 0 || d->stopping);
 	if (r == 0)
 		r = store_begin(d->store);
 	if (r == 0)
 		r = store_events_add(d->store, d->ev, d->nev);
 	if (r == 0)
-		r = store_request_add(d->store, d->rq, d->nrq);
+		r = store_request_add_packed(d->store, &v);
 	if (r == 0)
 		r = store_commit(d->store);
 	if (r == -1) {
@@ -325,11 +332,11 @@ ingest_flush(struct evd *d)
 	d->failing = 0;
 	d->retry_at = 0;
 	d->st.events += d->nev;
-	d->st.requests += d->nrq;
-	d->since_prune += d->nev + d->nrq;
-	log_debug("wrote %zu events and %zu requests", d->nev, d->nrq);
+	d->st.requests += v.n;
+	d->since_prune += d->nev + v.n;
+	log_debug("wrote %zu events and %zu requests", d->nev, v.n);
 	clear_events(d);
-	d->nrq = 0;
+	clear_requests(d);
 	loop_timer_cancel(d->loop, &d->flush_timer);
 	if (d->st.dropped > d->dropped_logged) {
 		log_warnx("%ju records dropped: more than %d of a kind waited "
@@ -351,13 +358,23 @@ flush_failed(struct evd *d)
 	(void)store_rollback(d->store);
 	if (!d->failing)
 		log_warnx("unable to write %zu records to the store: %s: "
-		    "keeping them, retrying every %d ms", d->nev + d->nrq,
+		    "keeping them, retrying every %d ms", waiting_records(d),
 		    err, EV_RETRY_MS);
 	else
 		log_debug("unable to write to the store: %s", err);
 	d->failing = 1;
 	d->retry_at = loop_now_ms(d->loop) + EV_RETRY_MS;
 	loop_timer_at(d->loop, &d->flush_timer, d->retry_at);
+}
+
+/* A buffer grown for a backlog goes back once it is written. */
+static void
+clear_requests(struct evd *d)
+{
+	if (d->rq.cap > EV_KEEP_BYTES)
+		reqbatch_build_free(&d->rq);
+	else
+		reqbatch_build_clear(&d->rq);
 }
 
 static void

@@ -14,6 +14,8 @@
  * numbers are integers in range.  A path loses any "?" or "#" and what
  * follows, should a sender have forgotten to strip its query.
  */
+#include <sys/types.h>
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,10 +39,12 @@ static const char *const kinds[] = {
 
 static int	fail(char *, size_t, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
-static int	split_service(const char *, size_t, char *, char *, char *,
+static int	split_service(const char *, size_t, const char **, size_t *,
+		    const char **, size_t *, char *, size_t);
+static int	split_service_copy(const char *, size_t, char *, char *, char *,
 		    size_t);
 static int	bounded(const char *, size_t, size_t, size_t, int);
-static int	copy_path(const char *, size_t, char *, size_t);
+static ssize_t	path_length(const char *, size_t);
 static void	append(char *, size_t, size_t *, const char *);
 
 static int
@@ -66,30 +70,45 @@ record_valid_kind(const char *kind)
 }
 
 /*
- * "" (none) or "app/service", both valid names.  Strings here are
- * (pointer, length), not necessarily terminated (fast.c).
+ * "" (none) or "app/service", both valid names: the two in *app and
+ * *svc, pointing into id.  Strings here are (pointer, length), not
+ * necessarily terminated (fast.c).
  */
 static int
-split_service(const char *id, size_t len, char *app, char *svc, char *err,
-    size_t errlen)
+split_service(const char *id, size_t len, const char **app, size_t *alen,
+    const char **svc, size_t *slen, char *err, size_t errlen)
 {
 	const char *slash;
-	size_t alen;
 
-	app[0] = svc[0] = '\0';
+	*app = *svc = "";
+	*alen = *slen = 0;
 	if (len == 0)
 		return 0;
-	if (len > EV_ID_MAX || memchr(id, '\0', len) != NULL ||
-	    (slash = memchr(id, '/', len)) == NULL ||
-	    (alen = (size_t)(slash - id)) > STORE_NAME_MAX ||
-	    len - alen - 1 > STORE_NAME_MAX)
+	if ((slash = memchr(id, '/', len)) == NULL ||
+	    !config_valid_name_n(id, (size_t)(slash - id)) ||
+	    !config_valid_name_n(slash + 1, len - (size_t)(slash - id) - 1))
 		return fail(err, errlen, "service: not app/service");
-	memcpy(app, id, alen);
+	*app = id;
+	*alen = (size_t)(slash - id);
+	*svc = slash + 1;
+	*slen = len - *alen - 1;
+	return 0;
+}
+
+/* As split_service(), into the terminated fields of an event. */
+static int
+split_service_copy(const char *id, size_t len, char *app, char *svc,
+    char *err, size_t errlen)
+{
+	const char *a, *s;
+	size_t alen, slen;
+
+	if (split_service(id, len, &a, &alen, &s, &slen, err, errlen) == -1)
+		return -1;
+	memcpy(app, a, alen);
 	app[alen] = '\0';
-	memcpy(svc, slash + 1, len - alen - 1);
-	svc[len - alen - 1] = '\0';
-	if (!config_valid_name(app) || !config_valid_name(svc))
-		return fail(err, errlen, "service: not app/service");
+	memcpy(svc, s, slen);
+	svc[slen] = '\0';
 	return 0;
 }
 
@@ -119,23 +138,22 @@ bounded(const char *v, size_t len, size_t min, size_t max, int class)
 	return 1;
 }
 
-/* The path without query or fragment; no control bytes, bounded. */
-static int
-copy_path(const char *v, size_t len, char *dst, size_t size)
+/*
+ * The length of the path without query or fragment: -1 for control bytes
+ * before them, a NUL after, or too long.
+ */
+static ssize_t
+path_length(const char *v, size_t len)
 {
-	size_t i, n;
+	size_t n;
 
 	for (n = 0; n < len && v[n] != '?' && v[n] != '#'; n++)
 		if ((unsigned char)v[n] < 0x20 || v[n] == 0x7f)
 			return -1;
-	if (n >= size)
+	if (n > STORE_PATH_MAX || (n < len && memchr(v + n, '\0',
+	    len - n) != NULL))
 		return -1;
-	for (i = n; i < len; i++)
-		if (v[i] == '\0')
-			return -1;
-	memcpy(dst, v, n);
-	dst[n] = '\0';
-	return 0;
+	return (ssize_t)n;
 }
 
 int
@@ -157,7 +175,7 @@ record_event(const json_t *msg, struct store_event *ev, char *err,
 		return fail(err, errlen, "event: kind: unknown");
 	if (at <= 0 || at > AT_MAX)
 		return fail(err, errlen, "event: at: out of range");
-	if (split_service(svc, svclen, ev->app, ev->service, err,
+	if (split_service_copy(svc, svclen, ev->app, ev->service, err,
 	    errlen) == -1)
 		return -1;
 	(void)strlcpy(ev->kind, kind, sizeof(ev->kind));
@@ -182,28 +200,28 @@ record_event(const json_t *msg, struct store_event *ev, char *err,
  * Strict without json_unpack(): it would build a set of the keys seen for
  * each record, and this runs for every request of the installation.  The
  * object must hold exactly the keys known: the required ones, and wake_id
- * if present.  The types are checked here, the values by record_fields().
+ * if present.  The types are checked here, the values by record_fields();
+ * f points into r.
  */
 int
-record_request(const json_t *r, struct store_request *rq, char *err,
+record_request(const json_t *r, struct rec_fields *f, char *err,
     size_t errlen)
 {
 	static const char *const nums[] = {
 		"at", "status", "duration_us", "wait_us", "bytes_in",
 		"bytes_out",
 	};
-	struct rec_fields f;
 	json_t *svc, *wake, *m, *h, *p, *o, *v;
 	size_t i;
 
-	memset(&f, 0, sizeof(f));
+	memset(f, 0, sizeof(*f));
 	if (!json_is_object(r))
 		return fail(err, errlen, "request: not an object");
 	for (i = 0; i < REC_NUMS; i++) {
 		if (!json_is_integer(v = json_object_get(r, nums[i])))
 			return fail(err, errlen, "request: %s: not an integer",
 			    nums[i]);
-		f.n[i] = json_integer_value(v);
+		f->n[i] = json_integer_value(v);
 	}
 	svc = json_object_get(r, "service");
 	wake = json_object_get(r, "wake_id");
@@ -217,38 +235,37 @@ record_request(const json_t *r, struct store_request *rq, char *err,
 	if (json_object_size(r) != 11 + (wake != NULL))
 		return fail(err, errlen, "request: unknown key");
 	if (json_is_string(svc)) {
-		f.svc = json_string_value(svc);
-		f.svclen = json_string_length(svc);
+		f->svc = json_string_value(svc);
+		f->svclen = json_string_length(svc);
 	} else if (!json_is_null(svc))
 		return fail(err, errlen, "request: service: not a string");
 	if (wake != NULL && !json_is_null(wake)) {
 		if (!json_is_integer(wake))
 			return fail(err, errlen, "request: wake_id: not an id");
-		f.wake = json_integer_value(wake);
+		f->wake = json_integer_value(wake);
 	}
-	f.method = json_string_value(m);
-	f.mlen = json_string_length(m);
-	f.host = json_string_value(h);
-	f.hlen = json_string_length(h);
-	f.path = json_string_value(p);
-	f.plen = json_string_length(p);
-	f.outcome = json_string_value(o);
-	f.olen = json_string_length(o);
-	return record_fields(&f, rq, err, errlen);
+	f->method = json_string_value(m);
+	f->mlen = json_string_length(m);
+	f->host = json_string_value(h);
+	f->hlen = json_string_length(h);
+	f->path = json_string_value(p);
+	f->plen = json_string_length(p);
+	f->outcome = json_string_value(o);
+	f->olen = json_string_length(o);
+	return 0;
 }
 
 /*
  * A decoded {"op":"requests","records":[...]}: as fast_requests() (the
  * same results for the same bytes; tests/fuzz/events_fast.c holds them to
- * it), -1 when the message is not that shape, else the number of records
- * refused, the good ones in out[0..*nout), at most cap; good ones beyond
- * are counted in *dropped.  err: the last refusal.
+ * it), -1 when the message is not that shape, else 0, each record taken
+ * into k or counted there.
  */
 int
-record_requests(const json_t *msg, struct store_request *out, size_t cap,
-    size_t *nout, size_t *dropped, char *err, size_t errlen)
+record_requests(const json_t *msg, struct rec_sink *k, char *err,
+    size_t errlen)
 {
-	struct rec_sink k = { out, cap, 0, 0, 0, { 0 } };
+	struct rec_fields f;
 	json_error_t jerr;
 	json_t *recs = NULL, *r;
 	const char *op;
@@ -262,67 +279,71 @@ record_requests(const json_t *msg, struct store_request *out, size_t cap,
 	if (!json_is_array(recs))
 		return fail(err, errlen, "requests: records: not an array");
 	json_array_foreach(recs, i, r)
-		rec_took(&k, record_request(r, rec_slot(&k), err, errlen));
-	*nout = k.n;
-	*dropped = k.dropped;
-	return k.bad;
+		rec_take(k, record_request(r, &f, err, errlen) == 0 ? &f :
+		    NULL, err, errlen);
+	return 0;
 }
 
-struct store_request *
-rec_slot(struct rec_sink *k)
-{
-	return k->n < k->cap ? &k->out[k->n] : &k->spare;
-}
-
-/* r: what reading the record into rec_slot() returned. */
+/*
+ * One record read (f NULL: its types were wrong, err says why): its
+ * values checked, then packed into the batch if there is room.
+ */
 void
-rec_took(struct rec_sink *k, int r)
+rec_take(struct rec_sink *k, const struct rec_fields *f, char *err,
+    size_t errlen)
 {
-	if (r == -1)
+	struct reqbatch_rec r;
+	char why[96];
+
+	if (f == NULL || record_fields(f, &r, err, errlen) == -1)
 		k->bad++;
-	else if (k->n < k->cap)
-		k->n++;
-	else
+	else if (k->b->pos.n >= k->cap)
 		k->dropped++;
+	else if (reqbatch_add(k->b, &r, why, sizeof(why)) == -1)
+		k->dropped++;	/* out of memory: the values pack */
+	else
+		k->n++;
 }
 
-/* The values of a request record, however it was parsed. */
+/* The values of a request record, however it was parsed; r points into f. */
 int
-record_fields(const struct rec_fields *f, struct store_request *rq,
+record_fields(const struct rec_fields *f, struct reqbatch_rec *r,
     char *err, size_t errlen)
 {
-	/* Field by field, not memset(): the struct is 1.5 KiB, mostly path. */
-	rq->id = 0;
-	rq->app[0] = rq->service[0] = '\0';
+	ssize_t plen;
+
 	if (f->n[0] <= 0 || f->n[0] > AT_MAX || f->n[1] < 0 ||
 	    f->n[1] > 999 || f->n[2] < 0 || f->n[3] < 0 || f->n[4] < 0 ||
 	    f->n[5] < 0 || f->wake < 0)
 		return fail(err, errlen, "request: a number out of range");
-	if (f->svc != NULL && split_service(f->svc, f->svclen, rq->app,
-	    rq->service, err, errlen) == -1)
+	if (split_service(f->svc, f->svc != NULL ? f->svclen : 0,
+	    &r->s[RB_APP], &r->len[RB_APP], &r->s[RB_SERVICE],
+	    &r->len[RB_SERVICE], err, errlen) == -1)
 		return -1;
 	if (!bounded(f->method, f->mlen, 1, STORE_METHOD_MAX, B_TOKEN))
 		return fail(err, errlen, "request: method: not a token");
 	if (!bounded(f->host, f->hlen, 0, STORE_HOST_MAX, B_VISIBLE))
 		return fail(err, errlen, "request: host: not a host");
-	if (copy_path(f->path, f->plen, rq->path, sizeof(rq->path)) == -1)
+	if ((plen = path_length(f->path, f->plen)) == -1)
 		return fail(err, errlen, "request: path: too long or "
 		    "control bytes");
 	if (!bounded(f->outcome, f->olen, 1, STORE_OUTCOME_MAX, B_WORD))
 		return fail(err, errlen, "request: outcome: not a word");
-	memcpy(rq->method, f->method, f->mlen);
-	rq->method[f->mlen] = '\0';
-	memcpy(rq->host, f->host, f->hlen);
-	rq->host[f->hlen] = '\0';
-	memcpy(rq->outcome, f->outcome, f->olen);
-	rq->outcome[f->olen] = '\0';
-	rq->at = f->n[0];
-	rq->status = (int)f->n[1];
-	rq->duration_us = f->n[2];
-	rq->wait_us = f->n[3];
-	rq->bytes_in = f->n[4];
-	rq->bytes_out = f->n[5];
-	rq->wake_id = f->wake;
+	r->s[RB_METHOD] = f->method;
+	r->len[RB_METHOD] = f->mlen;
+	r->s[RB_HOST] = f->host;
+	r->len[RB_HOST] = f->hlen;
+	r->s[RB_PATH] = f->path;
+	r->len[RB_PATH] = (size_t)plen;
+	r->s[RB_OUTCOME] = f->outcome;
+	r->len[RB_OUTCOME] = f->olen;
+	r->at = f->n[0];
+	r->num[RB_STATUS] = f->n[1];
+	r->num[RB_DURATION_US] = f->n[2];
+	r->num[RB_WAIT_US] = f->n[3];
+	r->num[RB_BYTES_IN] = f->n[4];
+	r->num[RB_BYTES_OUT] = f->n[5];
+	r->num[RB_WAKE_ID] = f->wake;
 	return 0;
 }
 

@@ -5,13 +5,15 @@
  * fast_requests() reads request batches without jansson, and may decline
  * any datagram it finds not plain; it must never take one differently
  * from the general path, ipc_decode() and record_requests(), which the
- * daemon runs on what it declines.  So, on any bytes and for a room of
- * CAP_SMALL and of CAP_BIG records:
+ * daemon runs on what it declines.  So, on any bytes, into a batch that
+ * already holds a record (strings are packed as changes from the one
+ * before), with room for CAP_SMALL and for CAP_BIG more:
  *
- *	declined: nothing is taken (*nout and *dropped untouched);
+ *	declined: nothing is taken (the sink and its batch as they were);
  *	taken: the bytes decode to a requests message, and the general path
- *	    takes the same records, field for field and in order, refuses
- *	    as many (with the same last reason) and drops as many.
+ *	    packs the very same bytes, refuses as many records (with the
+ *	    same last reason) and drops as many; and what was packed
+ *	    unpacks (reqbatch_decode()), every record.
  *
  * Both read past nothing (ASan: the bytes are not terminated).
  *
@@ -25,19 +27,19 @@
 
 #include <jansson.h>
 
-#include "../request_same.h"
 #include "events.h"
 #include "ipc.h"
 
 #define CAP_SMALL	2	/* most batches overflow it: drops */
 #define CAP_BIG		512	/* more than a datagram can hold */
-#define UNTOUCHED	((size_t)-7)
 
 int		LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static void	check(int, const char *);
+static void	first_record(struct reqbatch_build *);
+static int	same_value(struct reqbatch_build *, struct reqbatch_build *);
+static int	count(const struct store_request *, void *);
+static int	decodes(struct reqbatch_build *);
 static void	one(const char *, size_t, json_t *, size_t);
-
-static struct store_request fast[CAP_BIG], slow[CAP_BIG];
 
 static void
 check(int cond, const char *what)
@@ -48,42 +50,98 @@ check(int cond, const char *what)
 	}
 }
 
+/* The batch as hk-events may have it when the datagram comes. */
+static void
+first_record(struct reqbatch_build *b)
+{
+	static const char datagram[] = "{\"op\":\"requests\",\"records\":"
+	    "[{\"at\":1,\"service\":\"a/b\",\"method\":\"GET\",\"host\":"
+	    "\"h\",\"path\":\"/x\",\"status\":200,\"duration_us\":1,"
+	    "\"wait_us\":0,\"wake_id\":null,\"bytes_in\":0,\"bytes_out\":0,"
+	    "\"outcome\":\"ok\"}]}";
+	struct rec_sink k = { b, 1, 0, 0, 0 };
+	char err[IPC_ERR_LEN];
+
+	reqbatch_build_init(b);
+	check(fast_requests(datagram, sizeof(datagram) - 1, &k, err,
+	    sizeof(err)) == 0 && k.n == 1, "the first record packs");
+}
+
+static int
+same_value(struct reqbatch_build *x, struct reqbatch_build *y)
+{
+	struct reqbatch vx, vy;
+
+	reqbatch_view(x, &vx);
+	reqbatch_view(y, &vy);
+	return vx.len == vy.len && vx.n == vy.n && vx.min_at == vy.min_at &&
+	    vx.max_at == vy.max_at && memcmp(vx.buf, vy.buf, vx.len) == 0;
+}
+
+static int
+count(const struct store_request *r, void *arg)
+{
+	(void)r;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+/* What was packed unpacks, every record of it: nothing the store refuses. */
+static int
+decodes(struct reqbatch_build *b)
+{
+	struct reqbatch v;
+	char err[256];
+	size_t n = 0;
+
+	reqbatch_view(b, &v);
+	return reqbatch_decode(v.buf, v.len, 1, count, &n, err,
+	    sizeof(err)) == 0 && n == v.n;
+}
 
 /* msg: the bytes as ipc_decode() reads them, or NULL. */
 static void
-one(const char *buf, size_t len, json_t *msg, size_t cap)
+one(const char *buf, size_t len, json_t *msg, size_t room)
 {
+	struct reqbatch_build fb, sb, before;
+	struct rec_sink fk = { &fb, 1 + room, 0, 0, 0 };
+	struct rec_sink sk = { &sb, 1 + room, 0, 0, 0 };
 	char ferr[IPC_ERR_LEN], serr[IPC_ERR_LEN];
-	size_t fn = UNTOUCHED, fd = UNTOUCHED, sn = 0, sd = 0, i;
 	const char *op;
-	int fr, sr;
 
 	ferr[0] = serr[0] = '\0';
-	fr = fast_requests(buf, len, fast, cap, &fn, &fd, ferr, sizeof(ferr));
-	if (fr == -1) {
-		check(fn == UNTOUCHED && fd == UNTOUCHED,
-		    "declined, yet something was taken");
-		return;
+	first_record(&fb);
+	first_record(&sb);
+	first_record(&before);
+	if (fast_requests(buf, len, &fk, ferr, sizeof(ferr)) == -1) {
+		check(fk.n == 0 && fk.dropped == 0 && fk.bad == 0,
+		    "declined, yet something was counted");
+		check(same_value(&fb, &before),
+		    "declined, yet the batch changed");
+		goto out;
 	}
-	check(fr >= 0, "a count of refusals or -1");
-	check(fn <= cap, "no more than the room");
+	check(fk.n <= room, "no more than the room");
 	check(msg != NULL, "taken, but not JSON to ipc_decode()");
 	op = ipc_op(msg);
 	check(op != NULL && strcmp(op, "requests") == 0,
 	    "taken, but not op requests");
-	sr = record_requests(msg, slow, cap, &sn, &sd, serr, sizeof(serr));
-	if (sr != fr || sn != fn || sd != fd)
+	check(record_requests(msg, &sk, serr, sizeof(serr)) == 0,
+	    "taken, but the general path refuses the datagram");
+	if (sk.bad != fk.bad || sk.n != fk.n || sk.dropped != fk.dropped)
 		fprintf(stderr, "fast: %d refused, %zu taken, %zu dropped; "
-		    "general: %d refused, %zu taken, %zu dropped (%s)\n", fr,
-		    fn, fd, sr, sn, sd, serr);
-	check(sr == fr, "as many refused as the general path");
-	check(sn == fn, "as many taken as the general path");
-	check(sd == fd, "as many dropped as the general path");
-	for (i = 0; i < fn; i++)
-		check(request_same(&fast[i], &slow[i], 0),
-		    "each record as the general path has it");
-	if (fr > 0)
+		    "general: %d refused, %zu taken, %zu dropped (%s)\n",
+		    fk.bad, fk.n, fk.dropped, sk.bad, sk.n, sk.dropped, serr);
+	check(sk.bad == fk.bad, "as many refused as the general path");
+	check(sk.n == fk.n, "as many taken as the general path");
+	check(sk.dropped == fk.dropped, "as many dropped as the general path");
+	check(same_value(&fb, &sb), "the same packed bytes as the general path");
+	check(decodes(&fb), "the packed records unpack");
+	if (fk.bad > 0)
 		check(strcmp(ferr, serr) == 0, "the same last reason");
+out:
+	reqbatch_build_free(&fb);
+	reqbatch_build_free(&sb);
+	reqbatch_build_free(&before);
 }
 
 int

@@ -44,6 +44,11 @@ static void	t_limits(void);
 static void	t_varint(void);
 static void	t_stop(void);
 static void	t_compact(void);
+static void	rec_of(const struct store_request *, struct reqbatch_rec *);
+static int	same_as_encoded(struct reqbatch_build *,
+		    const struct store_request *, size_t);
+static void	t_build(void);
+static void	t_build_refuses(void);
 
 static uint64_t	rnd_state = 0x9e3779b97f4a7c15ULL;
 
@@ -571,10 +576,152 @@ t_compact(void)
 	free(v);
 }
 
+/* A record of the store's form as one to pack. */
+static void
+rec_of(const struct store_request *q, struct reqbatch_rec *r)
+{
+	const char *const s[RB_NSTR] = { q->app, q->service, q->method,
+	    q->host, q->path, q->outcome };
+	size_t i;
+
+	r->at = q->at;
+	for (i = 0; i < RB_NSTR; i++) {
+		r->s[i] = s[i];
+		r->len[i] = strlen(s[i]);
+	}
+	r->num[RB_STATUS] = q->status;
+	r->num[RB_DURATION_US] = q->duration_us;
+	r->num[RB_WAIT_US] = q->wait_us;
+	r->num[RB_WAKE_ID] = q->wake_id;
+	r->num[RB_BYTES_IN] = q->bytes_in;
+	r->num[RB_BYTES_OUT] = q->bytes_out;
+}
+
+/* The builder's value is, byte for byte, reqbatch_encode() of v[0..n). */
+static int
+same_as_encoded(struct reqbatch_build *b, const struct store_request *v,
+    size_t n)
+{
+	struct reqbatch got, want;
+	char err[256];
+	int same;
+
+	reqbatch_view(b, &got);
+	if (reqbatch_encode(v, n, &want, err, sizeof(err)) == -1)
+		return 0;
+	same = got.len == want.len && got.n == n && want.n == n &&
+	    got.min_at == want.min_at && got.max_at == want.max_at &&
+	    memcmp(got.buf, want.buf, got.len) == 0;
+	free(want.buf);
+	return same;
+}
+
+/*
+ * Built a record at a time, as hk-events does: the value after each one
+ * is the batch of those so far; a rewind to a mark forgets what came
+ * after it; a cleared builder starts a new batch; a buffer that grows
+ * keeps what it holds.
+ */
+static void
+t_build(void)
+{
+	struct store_request *v, *big;
+	struct reqbatch_build b;
+	struct reqbatch_pos mark;
+	struct reqbatch_rec r;
+	char err[256];
+	size_t i, good = 0;
+
+	if ((v = calloc(NVARIED, sizeof(*v))) == NULL ||
+	    (big = calloc(80, sizeof(*big))) == NULL)
+		exit(1);
+	varied(v, NVARIED);
+	reqbatch_build_init(&b);
+	ok(same_as_encoded(&b, v, 0), "an empty builder: a value of none");
+	for (i = 0; i < NVARIED; i++) {
+		rec_of(&v[i], &r);
+		if (reqbatch_add(&b, &r, err, sizeof(err)) == 0 &&
+		    same_as_encoded(&b, v, i + 1))
+			good++;
+		else
+			diag("record %zu: %s", i, err);
+	}
+	isint(good, NVARIED, "after each record, the value of those so far");
+	reqbatch_build_clear(&b);
+	for (i = 0; i < 10; i++) {
+		rec_of(&v[i], &r);
+		(void)reqbatch_add(&b, &r, err, sizeof(err));
+	}
+	mark = reqbatch_mark(&b);
+	for (i = 20; i < 30; i++) {
+		rec_of(&v[i], &r);
+		(void)reqbatch_add(&b, &r, err, sizeof(err));
+	}
+	reqbatch_rewind(&b, mark);
+	ok(same_as_encoded(&b, v, 10), "cleared, then rewound to a mark");
+	for (i = 10; i < NVARIED; i++) {
+		rec_of(&v[i], &r);
+		(void)reqbatch_add(&b, &r, err, sizeof(err));
+	}
+	ok(same_as_encoded(&b, v, NVARIED),
+	    "records after the mark pack as if none had been forgotten");
+	reqbatch_build_free(&b);
+	/* Strings at their limits, every other record: about 50 KiB. */
+	for (i = 0; i < 80; i++)
+		big[i] = v[i % 2 ? 1 : 3];
+	reqbatch_build_init(&b);
+	for (i = 0, good = 0; i < 80; i++) {
+		rec_of(&big[i], &r);
+		good += reqbatch_add(&b, &r, err, sizeof(err)) == 0;
+	}
+	ok(good == 80 && b.cap > 40000 && same_as_encoded(&b, big, 80),
+	    "a buffer grown to %zu bytes keeps every record", b.cap);
+	reqbatch_build_free(&b);
+	free(big);
+	free(v);
+}
+
+/* What the decoder would refuse is refused, and nothing is appended. */
+static void
+t_build_refuses(void)
+{
+	struct store_request *v;
+	struct reqbatch_build b;
+	struct reqbatch_rec r;
+	char err[256];
+
+	if ((v = calloc(NVARIED, sizeof(*v))) == NULL)
+		exit(1);
+	varied(v, NVARIED);
+	reqbatch_build_init(&b);
+	rec_of(&v[4], &r);
+	(void)reqbatch_add(&b, &r, err, sizeof(err));
+	rec_of(&v[5], &r);
+	r.num[RB_STATUS] = 1000;
+	ok(reqbatch_add(&b, &r, err, sizeof(err)) == -1 &&
+	    strcmp(err, "status 1000") == 0, "status 1000 refused: %s", err);
+	rec_of(&v[5], &r);
+	r.len[RB_HOST] = STORE_HOST_MAX + 1;
+	r.s[RB_HOST] = v[1].path;
+	ok(reqbatch_add(&b, &r, err, sizeof(err)) == -1 &&
+	    strstr(err, "host: longer than 255 bytes") != NULL,
+	    "a host of 256 bytes refused: %s", err);
+	rec_of(&v[5], &r);
+	r.num[RB_STATUS] = -1;
+	ok(reqbatch_add(&b, &r, err, sizeof(err)) == -1,
+	    "status -1 refused");
+	rec_of(&v[5], &r);
+	ok(reqbatch_add(&b, &r, err, sizeof(err)) == 0 &&
+	    same_as_encoded(&b, v + 4, 2),
+	    "the refused records left nothing behind");
+	reqbatch_build_free(&b);
+	free(v);
+}
+
 int
 main(void)
 {
-	plan(43);
+	plan(52);
 	t_round_trip();
 	t_repeat();
 	t_empty();
@@ -585,5 +732,7 @@ main(void)
 	t_varint();
 	t_stop();
 	t_compact();
+	t_build();
+	t_build_refuses();
 	return done();
 }
