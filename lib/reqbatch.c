@@ -299,9 +299,10 @@ get_int(struct rd *r, int64_t *out)
 	return 0;
 }
 
-/* String i into its field of rec; L = 0 keeps what the field holds. */
+/* String i of rec; L = 0 keeps the previous record's. */
 static int
-get_str(struct rd *r, char *field, size_t i, char *err, size_t errlen)
+get_str(struct rd *r, struct reqbatch_rec *rec, size_t i, char *err,
+    size_t errlen)
 {
 	uint64_t l;
 
@@ -319,18 +320,16 @@ get_str(struct rd *r, char *field, size_t i, char *err, size_t errlen)
 		    str_name[i]);
 		return -1;
 	}
-	memcpy(field, r->p, (size_t)l);
-	field[l] = '\0';
+	rec->s[i] = (const char *)r->p;
+	rec->len[i] = (size_t)l;
 	r->p += l;
 	return 0;
 }
 
 static int
-get_record(struct rd *r, struct store_request *rec, char *err, size_t errlen)
+get_record(struct rd *r, struct reqbatch_rec *rec, char *err, size_t errlen)
 {
-	char *const fields[NSTR] = { rec->app, rec->service, rec->method,
-	    rec->host, rec->path, rec->outcome };
-	int64_t d, num[NNUM];
+	int64_t d;
 	size_t i;
 
 	if (get_int(r, &d) == -1) {
@@ -339,24 +338,19 @@ get_record(struct rd *r, struct store_request *rec, char *err, size_t errlen)
 	}
 	rec->at = (int64_t)((uint64_t)rec->at + (uint64_t)d);
 	for (i = 0; i < NSTR; i++)
-		if (get_str(r, fields[i], i, err, errlen) == -1)
+		if (get_str(r, rec, i, err, errlen) == -1)
 			return -1;
 	for (i = 0; i < NNUM; i++)
-		if (get_int(r, &num[i]) == -1) {
+		if (get_int(r, &rec->num[i]) == -1) {
 			(void)snprintf(err, errlen, "numbers: truncated or "
 			    "too long");
 			return -1;
 		}
-	if (num[0] < 0 || num[0] > 999) {
-		(void)snprintf(err, errlen, "status %jd", (intmax_t)num[0]);
+	if (rec->num[RB_STATUS] < 0 || rec->num[RB_STATUS] > 999) {
+		(void)snprintf(err, errlen, "status %jd",
+		    (intmax_t)rec->num[RB_STATUS]);
 		return -1;
 	}
-	rec->status = (int)num[0];
-	rec->duration_us = num[1];
-	rec->wait_us = num[2];
-	rec->wake_id = num[3];
-	rec->bytes_in = num[4];
-	rec->bytes_out = num[5];
 	return 0;
 }
 
@@ -380,38 +374,103 @@ reqbatch_count(const unsigned char *buf, size_t len)
 	return (int64_t)n;
 }
 
+/*
+ * The records of a value as views, to fn; err without the name of the
+ * value (": ..." or ", record N: ..."), that the callers put in front.
+ */
+static int
+each(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn, void *arg,
+    char *err, size_t errlen)
+{
+	struct rd r = RD(buf, len);
+	struct reqbatch_rec rec;
+	char why[96];
+	uint64_t n, i;
+	size_t k;
+	int stop;
+
+	if (buf == NULL || get_header(&r, &n) == -1) {
+		(void)snprintf(err, errlen, ": not of format %d",
+		    REQBATCH_VERSION);
+		return -1;
+	}
+	memset(&rec, 0, sizeof(rec));
+	for (k = 0; k < NSTR; k++)
+		rec.s[k] = "";
+	for (i = 0; i < n; i++) {
+		if (get_record(&r, &rec, why, sizeof(why)) == -1) {
+			(void)snprintf(err, errlen, ", record %ju: %s",
+			    (uintmax_t)i, why);
+			return -1;
+		}
+		if ((stop = fn(&rec, i, arg)) != 0)
+			return stop;
+	}
+	if (r.p != r.end) {
+		(void)snprintf(err, errlen, ": %zu bytes after its %ju "
+		    "records", (size_t)(r.end - r.p), (uintmax_t)n);
+		return -1;
+	}
+	return 0;
+}
+
+int
+reqbatch_each(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn,
+    void *arg, char *err, size_t errlen)
+{
+	char why[128];
+	int r;
+
+	if ((r = each(buf, len, fn, arg, why, sizeof(why))) == -1)
+		(void)snprintf(err, errlen, "packed records%s", why);
+	return r;
+}
+
+/* reqbatch_decode(): each view copied into a struct, with its id. */
+struct copy {
+	struct store_request	 rec;
+	int64_t			 first_id;
+	reqbatch_fn		*fn;
+	void			*arg;
+};
+
+static int
+copy_out(const struct reqbatch_rec *v, uint64_t i, void *arg)
+{
+	struct copy *c = arg;
+	char *const fields[NSTR] = { c->rec.app, c->rec.service,
+	    c->rec.method, c->rec.host, c->rec.path, c->rec.outcome };
+	size_t k;
+
+	for (k = 0; k < NSTR; k++) {
+		memcpy(fields[k], v->s[k], v->len[k]);
+		fields[k][v->len[k]] = '\0';
+	}
+	c->rec.id = c->first_id + (int64_t)i;
+	c->rec.at = v->at;
+	c->rec.status = (int)v->num[RB_STATUS];
+	c->rec.duration_us = v->num[RB_DURATION_US];
+	c->rec.wait_us = v->num[RB_WAIT_US];
+	c->rec.wake_id = v->num[RB_WAKE_ID];
+	c->rec.bytes_in = v->num[RB_BYTES_IN];
+	c->rec.bytes_out = v->num[RB_BYTES_OUT];
+	return c->fn(&c->rec, c->arg);
+}
+
 int
 reqbatch_decode(const unsigned char *buf, size_t len, int64_t first_id,
     reqbatch_fn *fn, void *arg, char *err, size_t errlen)
 {
-	struct rd r = RD(buf, len);
-	struct store_request rec;
-	char why[96];
-	uint64_t n, i;
-	int stop;
+	struct copy c;
+	char why[128];
+	int r;
 
-	if (buf == NULL || get_header(&r, &n) == -1) {
-		(void)snprintf(err, errlen, "request batch %jd: not of "
-		    "format %d", (intmax_t)first_id, REQBATCH_VERSION);
-		return -1;
-	}
-	memset(&rec, 0, sizeof(rec));
-	for (i = 0; i < n; i++) {
-		if (get_record(&r, &rec, why, sizeof(why)) == -1) {
-			(void)snprintf(err, errlen, "request batch %jd, "
-			    "record %ju: %s", (intmax_t)first_id,
-			    (uintmax_t)i, why);
-			return -1;
-		}
-		rec.id = first_id + (int64_t)i;
-		if ((stop = fn(&rec, arg)) != 0)
-			return stop;
-	}
-	if (r.p != r.end) {
-		(void)snprintf(err, errlen, "request batch %jd: %zu bytes "
-		    "after its %ju records", (intmax_t)first_id,
-		    (size_t)(r.end - r.p), (uintmax_t)n);
-		return -1;
-	}
-	return 0;
+	memset(&c.rec, 0, sizeof(c.rec));
+	c.first_id = first_id;
+	c.fn = fn;
+	c.arg = arg;
+	if ((r = each(buf, len, copy_out, &c, why, sizeof(why))) == -1)
+		(void)snprintf(err, errlen, "request batch %jd%s",
+		    (intmax_t)first_id, why);
+	return r;
 }

@@ -118,6 +118,15 @@ typedef int	reqbatch_fn(const struct store_request *, void *);
 int	reqbatch_decode(const unsigned char *, size_t, int64_t,
 	    reqbatch_fn *, void *, char *, size_t);
 
+/*
+ * The same as views: fn gets each record with its strings pointing into
+ * the value (valid while it is) and its index.  err begins "packed
+ * records".
+ */
+typedef int	reqbatch_rec_fn(const struct reqbatch_rec *, uint64_t, void *);
+int	reqbatch_each(const unsigned char *, size_t, reqbatch_rec_fn *, void *,
+	    char *, size_t);
+
 /* The number of records of a value, or -1 if it has no valid header. */
 int64_t	reqbatch_count(const unsigned char *, size_t);
 
