@@ -118,7 +118,8 @@ TOML_TEST ?=	../shared/toml-test
 
 # A harness of a program's code names its sources outside lib/ in
 # FUZZ_SRCS_<target>; their directories join the include path.
-FUZZ_SRCS_events_fast = cmd/hk-events/fast.c cmd/hk-events/record.c
+FUZZ_SRCS_events_fast = cmd/hk-events/fast.c cmd/hk-events/packed.c \
+			  cmd/hk-events/record.c
 
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $$(FUZZ_SRCS_$$*) | $(DEPSTAMP)
 	@mkdir -p $(@D)

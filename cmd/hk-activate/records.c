@@ -1,48 +1,53 @@
 /*
- * records.c - one record per request, written as JSON straight into the
- * datagram that carries it to hk-events:
+ * records.c - one record per request, packed straight into the batch that
+ * carries it to hk-events (lib/reqbatch.h, the form the store keeps):
  *
- *	{"op":"requests","records":[{"at":MS,...},...]}
+ *	{"op":"requests","packed":"<base64 of the batch>"}
  *
  * A datagram is sent from the loop's before-sleep hook once FLUSH_MS have
  * passed since its first record, or at once when the next record might
  * not fit.  No allocation and no jansson per request: the request log is
- * on the hot path of every request, and building each record as a jansson
- * tree and dumping it cost the gateway a sixth of its CPU.  A record has
- * no query string, header values or body.  Records that hk-events does
- * not take (absent, slow, full) are dropped and counted, never queued.
+ * on the hot path of every request.  Packed, a record is about 27 bytes
+ * (36 in base64) where its JSON was 230: writing it costs the gateway
+ * less, and reading it costs hk-events a third of what parsing the JSON
+ * did.  A record has no query string, header values or body.  Records
+ * that hk-events does not take (absent, slow, full) are dropped and
+ * counted, never queued.
  */
 #include <string.h>
 
 #include "activate.h"
+#include "b64.h"
 #include "evsink.h"
 #include "log.h"
+#include "reqbatch.h"
 
-#define DGRAM_SIZE	65536	/* well under IPC_MSG_MAX */
-#define REC_WORST	2048	/* the longest record, with every byte escaped */
+#define PACKED_MAX	49152	/* 64 KiB in base64 */
+#define REC_WORST	1024	/* the most bytes a record packs to */
 #define FLUSH_MS	100
 
-/* Keys, seven integers, and the strings with every byte escaped. */
-_Static_assert(200 + 7 * 20 + 2 * (SVC_ID_MAX + 16 + REC_HOST_MAX +
-    REC_PATH_MAX + 32) < REC_WORST, "REC_WORST too small");
+/* Seven varints, and the strings with a length each. */
+_Static_assert(13 * 10 + SVC_ID_MAX + 16 + REC_HOST_MAX + REC_PATH_MAX +
+    32 < REC_WORST, "REC_WORST too small");
 
-static const char head[] = "{\"op\":\"requests\",\"records\":[";
+static const char head[] = "{\"op\":\"requests\",\"packed\":\"";
+static const char tail[] = "\"}";
 
-/* The datagram being filled; records_flush() sends it. */
+/* The batch being filled; records_flush() sends it. */
 static struct {
-	char			 buf[DGRAM_SIZE];
-	size_t			 len;		/* 0: no record yet */
-	size_t			 count;		/* records in buf */
+	struct reqbatch_build	 b;	/* pos.len 0: not yet initialized */
+	char			 out[sizeof(head) + B64_LEN(PACKED_MAX) +
+				     sizeof(tail)];
 	int64_t			 first_at;	/* loop ms of the first */
 	uint64_t		 dropped;
 	struct loop_timer	 timer;		/* wakes the loop to flush */
 } batch;
 
 static void	flush_due(struct loop *, void *);
-static char	*put(char *, const char *);
-static char	*put_str(char *, const char *, const char *);
-static char	*put_int(char *, const char *, int64_t);
-static void	 send_batch(void);
+static void	record_of(const struct conn *, const char *, int64_t,
+		    struct reqbatch_rec *);
+static void	set(struct reqbatch_rec *, int, const char *, size_t);
+static void	send_batch(void);
 
 /* Nothing to do: the before-sleep hook that follows flushes. */
 static void
@@ -52,106 +57,82 @@ flush_due(struct loop *l, void *arg)
 	(void)arg;
 }
 
-static char *
-put(char *p, const char *s)
+static void
+set(struct reqbatch_rec *r, int i, const char *s, size_t len)
 {
-	size_t n = strlen(s);
-
-	memcpy(p, s, n);
-	return p + n;
+	r->s[i] = s;
+	r->len[i] = len;
 }
 
-/*
- * ,"key":"value" (the comma is in key).  Values are printable ASCII
- * already (the host and path are sanitized when read); only '"' and '\\'
- * need escaping, and anything else is replaced rather than trusted.
- */
-static char *
-put_str(char *p, const char *key, const char *v)
+/* The record of a request, its strings pointing into c. */
+static void
+record_of(const struct conn *c, const char *outcome, int64_t now_us,
+    struct reqbatch_rec *r)
 {
-	p = put(p, key);
-	*p++ = '"';
-	for (; *v != '\0'; v++) {
-		if (*v == '"' || *v == '\\')
-			*p++ = '\\';
-		*p++ = (*v < 0x20 || *v > 0x7e) ? '?' : *v;
+	const char *id, *slash;
+
+	set(r, RB_APP, "", 0);
+	set(r, RB_SERVICE, "", 0);	/* an unknown host */
+	if (c->svc != NULL && (slash = strchr(id = c->svc->id, '/')) != NULL) {
+		set(r, RB_APP, id, (size_t)(slash - id));
+		set(r, RB_SERVICE, slash + 1, strlen(slash + 1));
 	}
-	*p++ = '"';
-	return p;
-}
-
-static char *
-put_int(char *p, const char *key, int64_t v)
-{
-	char digits[24];
-	uint64_t u;
-	size_t n = 0;
-
-	p = put(p, key);
-	if (v < 0)
-		*p++ = '-';
-	u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-	do
-		digits[n++] = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	while (n > 0)
-		*p++ = digits[--n];
-	return p;
+	set(r, RB_METHOD, c->method, strlen(c->method));
+	set(r, RB_HOST, c->host, strlen(c->host));
+	set(r, RB_PATH, c->path, strlen(c->path));
+	set(r, RB_OUTCOME, outcome, strlen(outcome));
+	r->at = c->at_ms;
+	r->num[RB_STATUS] = c->status;
+	r->num[RB_DURATION_US] = now_us - c->t_start_us;
+	r->num[RB_WAIT_US] = c->wait_us + (c->t_park_us != 0 ?
+	    now_us - c->t_park_us : 0);
+	r->num[RB_WAKE_ID] = c->wake_id;
+	r->num[RB_BYTES_IN] = (int64_t)c->bytes_in;
+	r->num[RB_BYTES_OUT] = (int64_t)c->bytes_out;
 }
 
 void
 records_add(const struct conn *c, const char *outcome)
 {
-	int64_t now_us = loop_clock_us();
-	char *p;
+	struct reqbatch_rec r;
+	char err[96];
 
 	if (!gw->cfg.request_log)
 		return;
-	if (batch.len > sizeof(batch.buf) - REC_WORST)
+	if (batch.b.pos.len == 0)
+		reqbatch_build_init(&batch.b);
+	if (batch.b.pos.len > PACKED_MAX - REC_WORST)
 		send_batch();
-	if (batch.len == 0) {
-		memcpy(batch.buf, head, sizeof(head) - 1);
-		batch.len = sizeof(head) - 1;
+	if (batch.b.pos.n == 0) {
 		batch.first_at = loop_now_ms(gw->loop);
 		loop_timer_init(&batch.timer, flush_due, NULL);
 		loop_timer_at(gw->loop, &batch.timer,
 		    batch.first_at + FLUSH_MS);
 	}
-	p = batch.buf + batch.len;
-	p = put_int(p, batch.count > 0 ? ",{\"at\":" : "{\"at\":",
-	    c->at_ms);
-	if (c->svc != NULL)
-		p = put_str(p, ",\"service\":", c->svc->id);
-	else
-		p = put(p, ",\"service\":null");	/* an unknown host */
-	p = put_str(p, ",\"method\":", c->method);
-	p = put_str(p, ",\"host\":", c->host);
-	p = put_str(p, ",\"path\":", c->path);
-	p = put_int(p, ",\"status\":", c->status);
-	p = put_int(p, ",\"duration_us\":", now_us - c->t_start_us);
-	p = put_int(p, ",\"wait_us\":", c->wait_us +
-	    (c->t_park_us != 0 ? now_us - c->t_park_us : 0));
-	if (c->wake_id != 0)
-		p = put_int(p, ",\"wake_id\":", c->wake_id);
-	else
-		p = put(p, ",\"wake_id\":null");
-	p = put_int(p, ",\"bytes_in\":", (int64_t)c->bytes_in);
-	p = put_int(p, ",\"bytes_out\":", (int64_t)c->bytes_out);
-	p = put_str(p, ",\"outcome\":", outcome);
-	*p++ = '}';
-	batch.len = (size_t)(p - batch.buf);
-	batch.count++;
+	record_of(c, outcome, loop_clock_us(), &r);
+	if (reqbatch_add(&batch.b, &r, err, sizeof(err)) == -1) {
+		batch.dropped++;
+		log_debug("request record dropped: %s", err);
+	}
 }
 
 static void
 send_batch(void)
 {
-	if (batch.count == 0)
+	struct reqbatch v;
+	size_t len;
+
+	if (batch.b.pos.n == 0)
 		return;
-	memcpy(batch.buf + batch.len, "]}", 2);
-	if (evsink_send_raw(gw->ev, batch.buf, batch.len + 2) == -1)
-		batch.dropped += batch.count;
-	batch.len = batch.count = 0;
+	reqbatch_view(&batch.b, &v);
+	memcpy(batch.out, head, sizeof(head) - 1);
+	len = sizeof(head) - 1;
+	len += b64_encode(v.buf, v.len, batch.out + len);
+	memcpy(batch.out + len, tail, sizeof(tail) - 1);
+	len += sizeof(tail) - 1;
+	if (evsink_send_raw(gw->ev, batch.out, len) == -1)
+		batch.dropped += v.n;
+	reqbatch_build_clear(&batch.b);
 	loop_timer_cancel(gw->loop, &batch.timer);
 }
 
@@ -159,7 +140,7 @@ send_batch(void)
 void
 records_flush(int force)
 {
-	if (batch.count == 0 || (!force &&
+	if (batch.b.pos.n == 0 || (!force &&
 	    loop_now_ms(gw->loop) - batch.first_at < FLUSH_MS))
 		return;
 	send_batch();

@@ -95,6 +95,8 @@ struct rec_sink {
 };
 void	rec_take(struct rec_sink *, const struct rec_fields *, char *,
 	    size_t);
+void	rec_put(struct rec_sink *, const struct reqbatch_rec *);
+int	record_check(struct reqbatch_rec *, int, char *, size_t);
 /*
  * A {"op":"requests"} datagram into a sink: -1 when it is not one (the
  * sink untouched), else 0.  record_requests() takes it decoded (jansson);
@@ -103,6 +105,19 @@ void	rec_take(struct rec_sink *, const struct rec_fields *, char *,
  * -1 then sends it to the general path.
  */
 int	record_requests(const json_t *, struct rec_sink *, char *, size_t);
+/*
+ * packed.c: the base64 of a packed value (the "packed" string of a
+ * requests message) into the sink: -1 with err set when it does not
+ * unpack (the sink untouched), else 0.
+ */
+int	packed_requests(const char *, size_t, struct rec_sink *, char *,
+	    size_t);
+/*
+ * A whole datagram {"op":"requests","packed":"..."} exactly as the
+ * gateway writes it: as packed_requests(), or -2 when it is not that
+ * (ipc_decode() and record_requests() decide).
+ */
+int	fast_packed(const char *, size_t, struct rec_sink *, char *, size_t);
 int	fast_requests(const char *, size_t, struct rec_sink *, char *,
 	    size_t);
 int	record_valid_kind(const char *);

@@ -1,9 +1,10 @@
 /*
- * fast.c - the gateway's request batches without jansson.
+ * fast.c - request batches as JSON, without jansson.
  *
- * Request records are the bulk of what hk-events reads (one per request
- * of the installation), and jansson's general parser is most of the cost
- * of taking them.  This reads the one shape the gateway sends, plain:
+ * The gateway sends its records packed (packed.c); a sender of JSON
+ * batches in bulk (a script, scripts/bench-events) would find jansson's
+ * general parser most of the cost of taking them.  This reads the plain
+ * shape, as the gateway once wrote it:
  *
  *	{"op":"requests","records":[{"at":1,...},...]}
  *
@@ -58,7 +59,7 @@ static const unsigned char ones[2 * PAT] = {
 
 #define K_REQUIRED	((1U << K_WAKE) - 1)
 
-/* The key after each in the gateway's records (cmd/hk-activate/records.c). */
+/* The key after each, in the order the gateway once wrote them. */
 static const unsigned char gw_next[K_COUNT] = {
 	[K_AT] = K_SERVICE, [K_SERVICE] = K_METHOD, [K_METHOD] = K_HOST,
 	[K_HOST] = K_PATH, [K_PATH] = K_STATUS, [K_STATUS] = K_DURATION,

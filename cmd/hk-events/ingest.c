@@ -172,11 +172,18 @@ take(struct evd *d, const char *buf, size_t len)
 	const char *op;
 	json_t *msg;
 	size_t before = waiting_records(d);
+	int r;
 
-	if (fast_requests(buf, len, &k, err, sizeof(err)) == 0) {
+	if ((r = fast_packed(buf, len, &k, err, sizeof(err))) == 0 ||
+	    (r == -2 && fast_requests(buf, len, &k, err, sizeof(err)) == 0)) {
 		took(d, &k, err);
 		if (before == 0 && waiting_records(d) > 0)
 			waiting(d);
+		return;
+	}
+	if (r == -1) {
+		d->st.malformed++;
+		log_debug("datagram refused: %s", err);
 		return;
 	}
 	if ((msg = ipc_decode(buf, len, err, sizeof(err))) == NULL) {

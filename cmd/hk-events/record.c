@@ -256,8 +256,9 @@ record_request(const json_t *r, struct rec_fields *f, char *err,
 }
 
 /*
- * A decoded {"op":"requests","records":[...]}: as fast_requests() (the
- * same results for the same bytes; tests/fuzz/events_fast.c holds them to
+ * A decoded {"op":"requests","records":[...]} or {"op":"requests",
+ * "packed":"..."}: as fast_requests() and packed_requests() (the same
+ * results for the same bytes; tests/fuzz/events_fast.c holds them to
  * it), -1 when the message is not that shape, else 0, each record taken
  * into k or counted there.
  */
@@ -268,14 +269,20 @@ record_requests(const json_t *msg, struct rec_sink *k, char *err,
 	struct rec_fields f;
 	json_error_t jerr;
 	json_t *recs = NULL, *r;
-	const char *op;
-	size_t i;
+	const char *op, *packed = NULL;
+	size_t i, plen = 0;
 
-	if (json_unpack_ex((json_t *)msg, &jerr, JSON_STRICT, "{s:s, s:o}",
-	    "op", &op, "records", &recs) == -1)
+	if (json_unpack_ex((json_t *)msg, &jerr, JSON_STRICT,
+	    "{s:s, s?o, s?s%}", "op", &op, "records", &recs, "packed",
+	    &packed, &plen) == -1)
 		return fail(err, errlen, "requests: %s", jerr.text);
 	if (strcmp(op, "requests") != 0)
 		return fail(err, errlen, "requests: op: not requests");
+	if ((recs == NULL) == (packed == NULL))
+		return fail(err, errlen, "requests: records or packed, "
+		    "one of them");
+	if (packed != NULL)
+		return packed_requests(packed, plen, k, err, errlen);
 	if (!json_is_array(recs))
 		return fail(err, errlen, "requests: records: not an array");
 	json_array_foreach(recs, i, r)
@@ -293,13 +300,22 @@ rec_take(struct rec_sink *k, const struct rec_fields *f, char *err,
     size_t errlen)
 {
 	struct reqbatch_rec r;
-	char why[96];
 
 	if (f == NULL || record_fields(f, &r, err, errlen) == -1)
 		k->bad++;
-	else if (k->b->pos.n >= k->cap)
+	else
+		rec_put(k, &r);
+}
+
+/* A record whose values are checked: packed if there is room. */
+void
+rec_put(struct rec_sink *k, const struct reqbatch_rec *r)
+{
+	char why[96];
+
+	if (k->b->pos.n >= k->cap)
 		k->dropped++;
-	else if (reqbatch_add(k->b, &r, why, sizeof(why)) == -1)
+	else if (reqbatch_add(k->b, r, why, sizeof(why)) == -1)
 		k->dropped++;	/* out of memory: the values pack */
 	else
 		k->n++;
@@ -310,31 +326,16 @@ int
 record_fields(const struct rec_fields *f, struct reqbatch_rec *r,
     char *err, size_t errlen)
 {
-	ssize_t plen;
-
-	if (f->n[0] <= 0 || f->n[0] > AT_MAX || f->n[1] < 0 ||
-	    f->n[1] > 999 || f->n[2] < 0 || f->n[3] < 0 || f->n[4] < 0 ||
-	    f->n[5] < 0 || f->wake < 0)
-		return fail(err, errlen, "request: a number out of range");
 	if (split_service(f->svc, f->svc != NULL ? f->svclen : 0,
 	    &r->s[RB_APP], &r->len[RB_APP], &r->s[RB_SERVICE],
 	    &r->len[RB_SERVICE], err, errlen) == -1)
 		return -1;
-	if (!bounded(f->method, f->mlen, 1, STORE_METHOD_MAX, B_TOKEN))
-		return fail(err, errlen, "request: method: not a token");
-	if (!bounded(f->host, f->hlen, 0, STORE_HOST_MAX, B_VISIBLE))
-		return fail(err, errlen, "request: host: not a host");
-	if ((plen = path_length(f->path, f->plen)) == -1)
-		return fail(err, errlen, "request: path: too long or "
-		    "control bytes");
-	if (!bounded(f->outcome, f->olen, 1, STORE_OUTCOME_MAX, B_WORD))
-		return fail(err, errlen, "request: outcome: not a word");
 	r->s[RB_METHOD] = f->method;
 	r->len[RB_METHOD] = f->mlen;
 	r->s[RB_HOST] = f->host;
 	r->len[RB_HOST] = f->hlen;
 	r->s[RB_PATH] = f->path;
-	r->len[RB_PATH] = (size_t)plen;
+	r->len[RB_PATH] = f->plen;
 	r->s[RB_OUTCOME] = f->outcome;
 	r->len[RB_OUTCOME] = f->olen;
 	r->at = f->n[0];
@@ -344,6 +345,42 @@ record_fields(const struct rec_fields *f, struct reqbatch_rec *r,
 	r->num[RB_BYTES_IN] = f->n[4];
 	r->num[RB_BYTES_OUT] = f->n[5];
 	r->num[RB_WAKE_ID] = f->wake;
+	return record_check(r, 0, err, errlen);
+}
+
+/*
+ * The rules of a request record's values, whatever form it came in: a
+ * path loses its query (in r); apps: the app and service are checked too
+ * (a JSON record's were, as "app/service", by split_service()).
+ */
+int
+record_check(struct reqbatch_rec *r, int names, char *err, size_t errlen)
+{
+	const int64_t *n = r->num;
+	ssize_t plen;
+
+	if (r->at <= 0 || r->at > AT_MAX || n[RB_STATUS] < 0 ||
+	    n[RB_STATUS] > 999 || n[RB_DURATION_US] < 0 ||
+	    n[RB_WAIT_US] < 0 || n[RB_BYTES_IN] < 0 || n[RB_BYTES_OUT] < 0 ||
+	    n[RB_WAKE_ID] < 0)
+		return fail(err, errlen, "request: a number out of range");
+	if (names && (r->len[RB_APP] != 0 || r->len[RB_SERVICE] != 0) &&
+	    (!config_valid_name_n(r->s[RB_APP], r->len[RB_APP]) ||
+	    !config_valid_name_n(r->s[RB_SERVICE], r->len[RB_SERVICE])))
+		return fail(err, errlen, "service: not app/service");
+	if (!bounded(r->s[RB_METHOD], r->len[RB_METHOD], 1, STORE_METHOD_MAX,
+	    B_TOKEN))
+		return fail(err, errlen, "request: method: not a token");
+	if (!bounded(r->s[RB_HOST], r->len[RB_HOST], 0, STORE_HOST_MAX,
+	    B_VISIBLE))
+		return fail(err, errlen, "request: host: not a host");
+	if ((plen = path_length(r->s[RB_PATH], r->len[RB_PATH])) == -1)
+		return fail(err, errlen, "request: path: too long or "
+		    "control bytes");
+	r->len[RB_PATH] = (size_t)plen;
+	if (!bounded(r->s[RB_OUTCOME], r->len[RB_OUTCOME], 1,
+	    STORE_OUTCOME_MAX, B_WORD))
+		return fail(err, errlen, "request: outcome: not a word");
 	return 0;
 }
 

@@ -15,6 +15,12 @@
  *	    same last reason) and drops as many; and what was packed
  *	    unpacks (reqbatch_decode()), every record.
  *
+ * The gateway's packed form is held to the same rules: the records the
+ * JSON path takes, packed and sent as the gateway sends them, are taken
+ * into the same bytes (fast_packed()); and any bytes as the packed value
+ * are taken or refused as the general path has them, what is taken
+ * unpacking again.
+ *
  * Both read past nothing (ASan: the bytes are not terminated).
  *
  *	make build/fuzz/events_fast && build/fuzz/events_fast \
@@ -27,6 +33,7 @@
 
 #include <jansson.h>
 
+#include "b64.h"
 #include "events.h"
 #include "ipc.h"
 
@@ -40,6 +47,9 @@ static int	same_value(struct reqbatch_build *, struct reqbatch_build *);
 static int	count(const struct store_request *, void *);
 static int	decodes(struct reqbatch_build *);
 static void	one(const char *, size_t, json_t *, size_t);
+static char	*envelope(const unsigned char *, size_t, size_t *);
+static void	as_packed(const char *, size_t);
+static void	any_packed(const uint8_t *, size_t);
 
 static void
 check(int cond, const char *what)
@@ -144,6 +154,94 @@ out:
 	reqbatch_build_free(&before);
 }
 
+/* {"op":"requests","packed":"<base64 of value>"}, malloc'd, in *len. */
+static char *
+envelope(const unsigned char *value, size_t vlen, size_t *len)
+{
+	static const char head[] = "{\"op\":\"requests\",\"packed\":\"";
+	char *e;
+
+	e = malloc(sizeof(head) + B64_LEN(vlen) + 2);
+	check(e != NULL, "memory");
+	memcpy(e, head, sizeof(head) - 1);
+	*len = sizeof(head) - 1;
+	*len += b64_encode(value, vlen, e + *len);
+	memcpy(e + *len, "\"}", 2);
+	*len += 2;
+	return e;
+}
+
+/*
+ * The records the JSON path takes, packed as the gateway sends them, are
+ * all taken by the packed path, into the very same bytes.
+ */
+static void
+as_packed(const char *buf, size_t len)
+{
+	struct reqbatch_build jb, pb;
+	struct rec_sink jk = { &jb, CAP_BIG, 0, 0, 0 };
+	struct rec_sink pk = { &pb, CAP_BIG, 0, 0, 0 };
+	struct reqbatch v;
+	char err[IPC_ERR_LEN], *e;
+	size_t elen;
+
+	reqbatch_build_init(&jb);
+	reqbatch_build_init(&pb);
+	if (fast_requests(buf, len, &jk, err, sizeof(err)) == 0 && jk.n > 0) {
+		reqbatch_view(&jb, &v);
+		e = envelope(v.buf, v.len, &elen);
+		check(fast_packed(e, elen, &pk, err, sizeof(err)) == 0 &&
+		    pk.n == jk.n && pk.bad == 0 && pk.dropped == 0,
+		    "what the JSON path takes, the packed path takes");
+		check(same_value(&jb, &pb), "into the same bytes");
+		free(e);
+	}
+	reqbatch_build_free(&jb);
+	reqbatch_build_free(&pb);
+}
+
+/*
+ * Any bytes as a packed value: the packed path takes it as the general
+ * path (jansson) does, and what it takes unpacks; what it refuses leaves
+ * the batch as it was.
+ */
+static void
+any_packed(const uint8_t *data, size_t len)
+{
+	struct reqbatch_build fb, sb, before;
+	struct rec_sink fk = { &fb, 1 + CAP_SMALL, 0, 0, 0 };
+	struct rec_sink sk = { &sb, 1 + CAP_SMALL, 0, 0, 0 };
+	char ferr[IPC_ERR_LEN], serr[IPC_ERR_LEN], *e;
+	json_t *msg;
+	size_t elen;
+	int fr, sr;
+
+	first_record(&fb);
+	first_record(&sb);
+	first_record(&before);
+	e = envelope(data, len, &elen);
+	fr = fast_packed(e, elen, &fk, ferr, sizeof(ferr));
+	check(fr == 0 || fr == -1, "the envelope is the gateway's");
+	msg = ipc_decode(e, elen, serr, sizeof(serr));
+	check(msg != NULL, "the envelope is JSON");
+	sr = record_requests(msg, &sk, serr, sizeof(serr));
+	check(fr == sr, "taken or refused as the general path has it");
+	if (fr == -1)
+		check(fk.n == 0 && fk.bad == 0 && fk.dropped == 0 &&
+		    same_value(&fb, &before), "refused: nothing taken");
+	else {
+		check(fk.n == sk.n && fk.bad == sk.bad &&
+		    fk.dropped == sk.dropped && same_value(&fb, &sb),
+		    "the same records as the general path");
+		check(decodes(&fb), "the packed records unpack");
+	}
+	json_decref(msg);
+	free(e);
+	reqbatch_build_free(&fb);
+	reqbatch_build_free(&sb);
+	reqbatch_build_free(&before);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -157,5 +255,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	one((const char *)data, len, msg, CAP_SMALL);
 	one((const char *)data, len, msg, CAP_BIG);
 	json_decref(msg);
+	as_packed((const char *)data, len);
+	if (B64_LEN(len) + 40 <= IPC_MSG_MAX)
+		any_packed(data, len);
 	return 0;
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The gateway's request records reach hk-events intact, on SQLite and
 # PostgreSQL: a path with a quote and a backslash comes back byte for byte
-# (the gateway writes the JSON itself), the query is gone, an unknown host
+# (the gateway packs it itself), the query is gone, an unknown host
 # is recorded without a service; request_log = false, applied by SIGHUP,
 # stops the records, and true brings them back.
 . tests/integration/lib.sh

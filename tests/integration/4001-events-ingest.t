@@ -154,6 +154,29 @@ print(json.dumps({"op": "requests", "records": [ok] + bad}))')" >/dev/null
 	    END { print n + 0 }' "$T/events.log")" '^(1[6-9]|2[01])$' \
 	    "$engine: each refusal is logged at debug level"
 
+	# The gateway's packed form, sent by hand: the good records are
+	# taken, one that breaks the rules is refused; a damaged value, or
+	# one in bad base64, is refused whole.
+	prec() {	# PATH [KEY VALUE]: a record as JSON
+		python3 -c 'import json, sys, time
+r = {"at": int(time.time() * 1000), "service": "fn/packed", "method": "GET",
+     "host": "h", "path": sys.argv[1], "status": 200, "duration_us": 5,
+     "wait_us": 0, "bytes_in": 1, "bytes_out": 2, "outcome": "ok"}
+if len(sys.argv) > 2:
+    r[sys.argv[2]] = sys.argv[3]
+print(json.dumps(r))' "$@"
+	}
+	ev_send packed "[$(prec /p1), $(prec /p2 method 'G T'), $(prec /p3?q=s),
+	    $(prec /p4 service Fn/packed)]" >/dev/null
+	ev_send packed "[$(prec /cut)]" 1 >/dev/null
+	ev_send raw '{"op":"requests","packed":"AQ="}' >/dev/null
+	ev_send packed "[$(prec /p5)]" >/dev/null
+	wait_for 5 rows_are 3 requests --service fn/packed
+	ok $? "$engine: packed records: the good ones are taken"
+	is "$(hk-events requests --service fn/packed | cut -f5 | sort |
+	    tr '\n' ' ')" "/p1 /p3 /p5 " \
+	    "$engine: the bad ones refused, the damaged value whole"
+
 	# tail, and tail -f.
 	is "$(hk-events tail -n 2 | cut -f2 | tr '\n' ' ')" \
 	    "LeaseAcquired ManualStart " "$engine: tail -n 2"
@@ -177,7 +200,7 @@ print(json.dumps({"op": "requests", "records": [ok] + bad}))')" >/dev/null
 	wait "$events_pid"
 	is "$?" 0 "$engine: SIGTERM makes hk-events exit 0"
 	like "$(tail -1 "$T/events.log")" \
-	    'hk-events: info: stopped: [0-9]+ datagrams; 5 events and 11 requests written; (1[6-9]|2[01]) malformed, 0 refused, 0 dropped' \
+	    'hk-events: info: stopped: [0-9]+ datagrams; 5 events and 14 requests written; 2[0-5] malformed, 0 refused, 0 dropped' \
 	    "$engine: and it logs its counters"
 	test ! -e "$T/run/events.sock"
 	ok $? "$engine: events.sock is removed"

@@ -8,9 +8,14 @@ not take (absent, full) is dropped and counted.
     ev-send.py SOCK raw TEXT...        each TEXT one datagram, as is
     ev-send.py SOCK blast N SECONDS    N request datagrams (10 records
                                        each) spread evenly over SECONDS
+    ev-send.py SOCK packed JSON [CUT]  the records of the JSON array
+                                       packed, as the gateway sends them
+                                       (lib/reqbatch.h, in base64); CUT
+                                       bytes off the end damage the value
 
 Prints "sent S dropped D" on stdout (blast: "... in MS ms").  AGE_MS puts "at" that far back.
 """
+import base64
 import json
 import socket
 import sys
@@ -49,6 +54,39 @@ def request(i, service="fn/py", status=200, age=0, path=None):
             "bytes_in": 0, "bytes_out": 42, "outcome": "ok"}
 
 
+def varint(u):
+    out = bytearray()
+    while u >= 0x80:
+        out.append((u & 0x7f) | 0x80)
+        u >>= 7
+    out.append(u)
+    return bytes(out)
+
+
+def zigzag(v):
+    return varint(((v << 1) ^ (v >> 63)) & (2 ** 64 - 1))
+
+
+def packed(recs):
+    """A batch value of format 1, written here from its description in
+    lib/reqbatch.h, not by hk's code."""
+    out = bytearray([1]) + varint(len(recs))
+    prev, prev_at = [b""] * 6, 0
+    for r in recs:
+        app, _, svc = (r.get("service") or "").partition("/")
+        out += zigzag(r["at"] - prev_at)
+        prev_at = r["at"]
+        for i, v in enumerate([app, svc, r["method"], r["host"], r["path"],
+                               r["outcome"]]):
+            v = v.encode()
+            out += varint(0) if v == prev[i] else varint(len(v) + 1) + v
+            prev[i] = v
+        for k in ("status", "duration_us", "wait_us", "wake_id", "bytes_in",
+                  "bytes_out"):
+            out += zigzag(r.get(k) or 0)
+    return bytes(out)
+
+
 def main():
     sink = Sink(sys.argv[1])
     mode, args = sys.argv[2], sys.argv[3:]
@@ -69,6 +107,12 @@ def main():
             recs = [request(i, svc, status, age, path)
                     for i in range(first, min(n, first + 50))]
             sink.send(json.dumps({"op": "requests", "records": recs}))
+    elif mode == "packed":
+        value = packed(json.loads(args[0]))
+        if len(args) > 1:
+            value = value[:len(value) - int(args[1])]
+        sink.send('{"op":"requests","packed":"%s"}'
+                  % base64.b64encode(value).decode())
     elif mode == "raw":
         for a in args:
             sink.send(a)
