@@ -195,9 +195,8 @@ reqbatch_view(struct reqbatch_build *b, struct reqbatch *v)
 	v->max_at = b->pos.max_at;
 }
 
-/* A record of the store's form as one to pack: -1 if unterminated. */
-static int
-rec_of(const struct store_request *q, struct reqbatch_rec *r, size_t k,
+int
+reqbatch_rec_of(const struct store_request *q, struct reqbatch_rec *r,
     char *err, size_t errlen)
 {
 	const char *const s[NSTR] = { q->app, q->service, q->method,
@@ -208,8 +207,8 @@ rec_of(const struct store_request *q, struct reqbatch_rec *r, size_t k,
 	for (i = 0; i < NSTR; i++) {
 		r->s[i] = s[i];
 		if ((r->len[i] = strnlen(s[i], str_max[i] + 1)) > str_max[i]) {
-			(void)snprintf(err, errlen, "request %zu: %s: longer "
-			    "than %zu bytes", k, str_name[i], str_max[i]);
+			(void)snprintf(err, errlen, "%s: longer than %zu "
+			    "bytes", str_name[i], str_max[i]);
 			return -1;
 		}
 	}
@@ -234,9 +233,8 @@ reqbatch_encode(const struct store_request *v, size_t n, struct reqbatch *b,
 	memset(b, 0, sizeof(*b));
 	reqbatch_build_init(&bb);
 	for (i = 0; i < n; i++) {
-		if (rec_of(&v[i], &r, i, err, errlen) == -1)
-			goto fail;
-		if (reqbatch_add(&bb, &r, why, sizeof(why)) == -1) {
+		if (reqbatch_rec_of(&v[i], &r, why, sizeof(why)) == -1 ||
+		    reqbatch_add(&bb, &r, why, sizeof(why)) == -1) {
 			(void)snprintf(err, errlen, "request %zu: %s", i, why);
 			goto fail;
 		}

@@ -101,6 +101,13 @@ void	reqbatch_view(struct reqbatch_build *, struct reqbatch *);
 #define reqbatch_rewind(b, m)	((b)->pos = (m))
 
 /*
+ * A record of the store's form as one to pack, its strings pointing into
+ * q: -1 with err set if one is not terminated within its field.
+ */
+int	reqbatch_rec_of(const struct store_request *, struct reqbatch_rec *,
+	    char *, size_t);
+
+/*
  * Packs v[0..n) into a value of its own: 0, or -1 with err set (as
  * reqbatch_add(), or a string of v not terminated within its field).
  * Free b->buf.

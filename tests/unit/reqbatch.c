@@ -576,25 +576,16 @@ t_compact(void)
 	free(v);
 }
 
-/* A record of the store's form as one to pack. */
+/* A record of the store's form as one to pack (terminated, in tests). */
 static void
 rec_of(const struct store_request *q, struct reqbatch_rec *r)
 {
-	const char *const s[RB_NSTR] = { q->app, q->service, q->method,
-	    q->host, q->path, q->outcome };
-	size_t i;
+	char err[96];
 
-	r->at = q->at;
-	for (i = 0; i < RB_NSTR; i++) {
-		r->s[i] = s[i];
-		r->len[i] = strlen(s[i]);
+	if (reqbatch_rec_of(q, r, err, sizeof(err)) == -1) {
+		diag("%s", err);
+		exit(1);
 	}
-	r->num[RB_STATUS] = q->status;
-	r->num[RB_DURATION_US] = q->duration_us;
-	r->num[RB_WAIT_US] = q->wait_us;
-	r->num[RB_WAKE_ID] = q->wake_id;
-	r->num[RB_BYTES_IN] = q->bytes_in;
-	r->num[RB_BYTES_OUT] = q->bytes_out;
 }
 
 /* The builder's value is, byte for byte, reqbatch_encode() of v[0..n). */
