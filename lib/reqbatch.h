@@ -33,6 +33,14 @@
 
 #define REQBATCH_VERSION	1
 
+/*
+ * How the gateway sends a value to hk-events: this, the value in base64
+ * (lib/b64.h), then REQBATCH_MSG_TAIL.  One spelling for both sides: the
+ * daemon reads exactly this form without jansson.
+ */
+#define REQBATCH_MSG_HEAD	"{\"op\":\"requests\",\"packed\":\""
+#define REQBATCH_MSG_TAIL	"\"}"
+
 /* The strings and the numbers of a record, in the order of the format. */
 enum { RB_APP, RB_SERVICE, RB_METHOD, RB_HOST, RB_PATH, RB_OUTCOME,
     RB_NSTR };

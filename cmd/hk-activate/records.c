@@ -30,8 +30,8 @@
 _Static_assert(13 * 10 + SVC_ID_MAX + 16 + REC_HOST_MAX + REC_PATH_MAX +
     32 < REC_WORST, "REC_WORST too small");
 
-static const char head[] = "{\"op\":\"requests\",\"packed\":\"";
-static const char tail[] = "\"}";
+static const char head[] = REQBATCH_MSG_HEAD;
+static const char tail[] = REQBATCH_MSG_TAIL;
 
 /* The batch being filled; records_flush() sends it. */
 static struct {

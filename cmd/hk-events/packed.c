@@ -75,14 +75,15 @@ int
 fast_packed(const char *buf, size_t len, struct rec_sink *sink, char *err,
     size_t errlen)
 {
-	static const char head[] = "{\"op\":\"requests\",\"packed\":\"";
-	const size_t hlen = sizeof(head) - 1;
+	static const char head[] = REQBATCH_MSG_HEAD;
+	static const char tail[] = REQBATCH_MSG_TAIL;
+	const size_t hlen = sizeof(head) - 1, tlen = sizeof(tail) - 1;
 	size_t blen, i;
 
-	if (len < hlen + 2 || memcmp(buf, head, hlen) != 0 ||
-	    memcmp(buf + len - 2, "\"}", 2) != 0)
+	if (len < hlen + tlen || memcmp(buf, head, hlen) != 0 ||
+	    memcmp(buf + len - tlen, tail, tlen) != 0)
 		return -2;
-	blen = len - hlen - 2;
+	blen = len - hlen - tlen;
 	for (i = 0; i < blen; i++)
 		if (buf[hlen + i] == '"' || buf[hlen + i] == '\\')
 			return -2;

@@ -158,7 +158,7 @@ out:
 static char *
 envelope(const unsigned char *value, size_t vlen, size_t *len)
 {
-	static const char head[] = "{\"op\":\"requests\",\"packed\":\"";
+	static const char head[] = REQBATCH_MSG_HEAD;
 	char *e;
 
 	e = malloc(sizeof(head) + B64_LEN(vlen) + 2);
@@ -166,7 +166,7 @@ envelope(const unsigned char *value, size_t vlen, size_t *len)
 	memcpy(e, head, sizeof(head) - 1);
 	*len = sizeof(head) - 1;
 	*len += b64_encode(value, vlen, e + *len);
-	memcpy(e + *len, "\"}", 2);
+	memcpy(e + *len, REQBATCH_MSG_TAIL, 2);
 	*len += 2;
 	return e;
 }
