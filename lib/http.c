@@ -3,6 +3,7 @@
  * bounds as http_parser reads it, strict framing checks, and the heads a
  * proxy writes, hop-by-hop headers removed and the body re-framed.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,12 +20,14 @@ struct tokens {
 };
 
 static int	head_add(struct http_head *, const char *, size_t);
+static int	host_valid(const char *, size_t);
 static int	name_is(const struct http_head *, int, const char *);
 static void	conn_tokens(const struct http_head *, struct tokens *);
 static int	skip_header(const struct http_head *, int,
 		    const struct tokens *, int);
 static int	copy_headers(const struct http_head *, struct http_out *,
 		    const struct tokens *, int);
+static int	out_length(struct http_out *, uint64_t);
 static int	cb_begin(http_parser *);
 static int	cb_url(http_parser *, const char *, size_t);
 static int	cb_status(http_parser *, const char *, size_t);
@@ -245,6 +248,35 @@ http_head_count(const struct http_head *h, const char *name)
 	return n;
 }
 
+/* uri-host [ ":" port ] (RFC 9110 7.2), or nothing. */
+static int
+host_valid(const char *v, size_t n)
+{
+	size_t i = 0;
+
+	if (n > 0 && v[0] == '[') {
+		for (i = 1; i < n && v[i] != ']'; i++)
+			if (!isxdigit((unsigned char)v[i]) && v[i] != ':' &&
+			    v[i] != '.' && v[i] != 'v' && v[i] != 'V')
+				return 0;
+		if (i == n)
+			return 0;
+		i++;
+	} else
+		for (; i < n && v[i] != ':'; i++)
+			if (!isalnum((unsigned char)v[i]) && (v[i] == '\0' ||
+			    strchr("-._~%!$&'()*+,;=", v[i]) == NULL))
+				return 0;
+	if (i == n)
+		return 1;
+	if (v[i++] != ':')
+		return 0;
+	for (; i < n; i++)
+		if (!isdigit((unsigned char)v[i]))
+			return 0;
+	return 1;
+}
+
 int
 http_check_request(const struct http_head *h, const http_parser *p)
 {
@@ -260,7 +292,11 @@ http_check_request(const struct http_head *h, const http_parser *p)
 	if (te == 1 && (http_head_find(h, "transfer-encoding", &v, &n) == -1 ||
 	    n != 7 || strncasecmp(v, "chunked", 7) != 0))
 		return 400;
+	if (te == 1 && p->http_major == 1 && p->http_minor == 0)
+		return 400;	/* RFC 9112 6.1: faulty framing in 1.0 */
 	if (http_head_count(h, "host") > 1)
+		return 400;
+	if (http_head_find(h, "host", &v, &n) == 0 && !host_valid(v, n))
 		return 400;
 	if (p->method == HTTP_CONNECT)
 		return 405;
@@ -385,7 +421,10 @@ conn_tokens(const struct http_head *h, struct tokens *t)
 	}
 }
 
-/* Hop-by-hop, named by Connection, or set by the gateway itself. */
+/*
+ * Hop-by-hop, named by Connection, or set by the gateway itself: request
+ * bit 1 is a request's X-Forwarded-For, bit 2 its Content-Length.
+ */
 static int
 skip_header(const struct http_head *h, int i, const struct tokens *t,
     int request)
@@ -399,7 +438,9 @@ skip_header(const struct http_head *h, int i, const struct tokens *t,
 		if (t->len[k] == h->hdr[i].name_len && strncasecmp(t->p[k],
 		    h->buf + h->hdr[i].name_off, t->len[k]) == 0)
 			return 1;
-	if (request && name_is(h, i, "x-forwarded-for"))
+	if ((request & 1) && name_is(h, i, "x-forwarded-for"))
+		return 1;
+	if ((request & 2) && name_is(h, i, "content-length"))
 		return 1;
 	return 0;
 }
@@ -422,6 +463,22 @@ copy_headers(const struct http_head *h, struct http_out *o,
 			return -1;
 	}
 	return 0;
+}
+
+/* "Content-Length: n\r\n" without printf. */
+static int
+out_length(struct http_out *o, uint64_t n)
+{
+	char d[20];
+	size_t i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + n % 10);
+	while ((n /= 10) > 0);
+	if (out_str(o, "Content-Length: ") == -1 ||
+	    http_out_add(o, d + i, sizeof(d) - i) == -1)
+		return -1;
+	return http_out_add(o, "\r\n", 2);
 }
 
 /*
@@ -448,7 +505,9 @@ http_request_head(struct http_out *o, const struct http_head *h,
 		return -1;
 	if (http_out_add(o, url, ulen) == -1 ||
 	    http_out_add(o, " HTTP/1.1\r\n", 11) == -1 ||
-	    copy_headers(h, o, &t, 1) == -1)
+	    copy_headers(h, o, &t, f->length >= 0 ? 3 : 1) == -1)
+		return -1;
+	if (f->length >= 0 && out_length(o, (uint64_t)f->length) == -1)
 		return -1;
 	if (out_str(o, "X-Forwarded-For: ") == -1)
 		return -1;
@@ -551,6 +610,7 @@ http_reason(int status)
 	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	case 504: return "Gateway Timeout";
+	case 505: return "HTTP Version Not Supported";
 	default: return "Error";
 	}
 }

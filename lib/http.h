@@ -52,6 +52,8 @@ struct http_fwd {
 	const char	*host;		/* Host of a request without one */
 	size_t		 strip;		/* bytes of the URL removed (/fn/) */
 	int		 chunked;	/* the body is sent chunked */
+	int64_t		 length;	/* >= 0: sent with this Content-Length
+					   (the client's framing removed) */
 	int		 upgrade;	/* Upgrade is passed on */
 };
 
@@ -88,10 +90,11 @@ int	http_head_find(const struct http_head *, const char *, const char **,
 int	http_head_count(const struct http_head *, const char *);
 
 /*
- * Strict framing of a complete request head: 0, 400 (Content-Length with
- * Transfer-Encoding, more than one Content-Length or Transfer-Encoding, a
- * coding other than chunked, more than one Host, HTTP/1.1 without Host) or
- * 405 (CONNECT).
+ * Strict framing of a complete request head, what the lexer cannot see
+ * line by line: 0, 400 (Content-Length with Transfer-Encoding, more than
+ * one Content-Length or Transfer-Encoding, a coding other than chunked,
+ * Transfer-Encoding in HTTP/1.0, more than one Host, a Host that is not
+ * host[:port], HTTP/1.1 without Host) or 405 (CONNECT).
  */
 int	http_check_request(const struct http_head *, const http_parser *);
 /* Host without port, lower case, printable, no trailing dot ("" if none). */
@@ -100,6 +103,44 @@ void	http_request_host(const struct http_head *, char *, size_t);
 void	http_request_path(const char *, size_t, char *, size_t);
 /* Expect: 100-continue from an HTTP/1.1 client. */
 int	http_expects_continue(const struct http_head *, const http_parser *);
+
+/*
+ * Strict framing (lib/http_lex.c): the one place that decides whether a
+ * client's request bytes are well-formed.  A lexer follows a connection's
+ * bytes ahead of http_parser, which is lenient where RFC 9112 forbids:
+ * request line "METHOD SP target SP HTTP/1.d" (another major version:
+ * 505), field names of tchar directly followed by ':', values without
+ * control characters, no obs-fold, no CR but in CRLF; chunk lines with
+ * strict sizes and extensions, CRLF after every chunk's data.
+ */
+#define HTTP_LEX_NONE		0	/* framing of a body (http_lex_body) */
+#define HTTP_LEX_LENGTH		1
+#define HTTP_LEX_CHUNKED	2
+#define HTTP_LEX_STOP		3	/* an upgrade: no more HTTP */
+
+struct http_lex {
+	uint8_t		state;
+	uint8_t		n;		/* bytes of "HTTP/d.d" matched */
+	uint8_t		major;
+	uint8_t		trailer;	/* in a trailer section */
+	uint64_t	left;		/* of a Content-Length body or chunk */
+	uint64_t	size;		/* chunk-size being read */
+	uint64_t	declared;	/* chunk sizes of this body so far */
+	uint64_t	limit;		/* declared beyond it: 413 */
+	uint64_t	pos;		/* bytes taken since http_lex_init */
+	uint64_t	msg_end;	/* pos where the last message ended */
+};
+
+void	http_lex_init(struct http_lex *);
+/* 0 with *used bytes taken (it stops at a head's end), 400, 413 or 505. */
+int	http_lex(struct http_lex *, const char *, size_t, size_t *);
+int	http_lex_head_done(const struct http_lex *);
+/* Nothing of a request seen yet: at most empty lines. */
+int	http_lex_idle(const struct http_lex *);
+/* n bytes of line ends between requests taken past the lexer. */
+void	http_lex_skip(struct http_lex *, size_t);
+/* After a head: how its body is framed; chunk sizes over limit are 413. */
+void	http_lex_body(struct http_lex *, int, uint64_t, uint64_t);
 
 int	http_out_add(struct http_out *, const void *, size_t);
 int	http_out_printf(struct http_out *, const char *, ...)
