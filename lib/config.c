@@ -96,6 +96,8 @@ struct server_rule {
 	    KT_ADDR, 0, 0, serverless_address)				\
 	K("serverless_listen", "HAKOPOD_SERVERLESS_LISTEN", "", 0,	\
 	    KT_ADDR, 0, 0, serverless_listen)				\
+	K("spool_dir", NULL, "/var/tmp", 1,				\
+	    KT_PATH, 0, 0, spool_dir)					\
 	K("state", "HAKOPOD_STATE", "sqlite:///var/lib/hakopod/state.db", 0, \
 	    KT_URL, 0, 0, state)					\
 	K("time_unit_ms", NULL, "1000", 0,				\
@@ -165,23 +167,29 @@ static const struct {
 	[SK_VOLUMES] =			{ "volumes", 1 },
 };
 
-/* [services.NAME.serverless], alphabetical: name, range, default. */
+/*
+ * [services.NAME.serverless], alphabetical: name, range, default, and
+ * whether it is a boolean (range 0..1, TOML true/false).
+ */
 static const struct policy_key {
 	const char	*name;
 	int		 min;
 	int		 max;
 	int		 def;
+	int		 boolean;
 	size_t		 off;
 } policy_keys[] = {
-	{ "idle_seconds", 30, 86400, 300,
+	{ "idle_seconds", 30, 86400, 300, 0,
 	    offsetof(struct serverless_policy, idle_seconds) },
-	{ "max_concurrency", 1, 64, 16,
+	{ "max_concurrency", 1, 64, 16, 0,
 	    offsetof(struct serverless_policy, max_concurrency) },
-	{ "min_replicas", 0, 1, 0,
+	{ "min_replicas", 0, 1, 0, 0,
 	    offsetof(struct serverless_policy, min_replicas) },
-	{ "request_timeout_seconds", 1, 300, 60,
+	{ "request_buffering", 0, 1, 1, 1,
+	    offsetof(struct serverless_policy, request_buffering) },
+	{ "request_timeout_seconds", 1, 300, 60, 0,
 	    offsetof(struct serverless_policy, request_timeout_seconds) },
-	{ "startup_timeout_seconds", 5, 300, 60,
+	{ "startup_timeout_seconds", 5, 300, 60, 0,
 	    offsetof(struct serverless_policy, startup_timeout_seconds) },
 };
 
@@ -1537,6 +1545,7 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 	char pk[KEYPATH_LEN];
 	size_t i, j;
 	int64_t n;
+	int *f;
 
 	for (j = 0; j < nitems(policy_keys); j++)
 		*(int *)((char *)&s->policy + policy_keys[j].off) =
@@ -1558,10 +1567,12 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 			    "unknown key");
 			continue;
 		}
-		if (get_int(c, e, pk, policy_keys[j].min, policy_keys[j].max,
-		    &n) == 0)
-			*(int *)((char *)&s->policy + policy_keys[j].off) =
-			    (int)n;
+		f = (int *)((char *)&s->policy + policy_keys[j].off);
+		if (policy_keys[j].boolean)
+			(void)get_bool(c, e, pk, f);
+		else if (get_int(c, e, pk, policy_keys[j].min,
+		    policy_keys[j].max, &n) == 0)
+			*f = (int)n;
 	}
 }
 
@@ -1973,7 +1984,7 @@ spec_json(struct actx *c, const struct service_spec *s,
 	char *out = NULL, *rd = NULL;
 	json_t *o, *e;
 	size_t i;
-	int err = 0;
+	int err = 0, v;
 
 	if ((o = json_object()) == NULL) {
 		c->oom = 1;
@@ -2005,10 +2016,17 @@ spec_json(struct actx *c, const struct service_spec *s,
 	err |= json_object_set_new(o, "node_name",
 	    json_str_or_null(s->node_name));
 	e = s->serverless ? json_object() : json_null();
-	for (i = 0; s->serverless && i < nitems(policy_keys); i++)
+	for (i = 0; s->serverless && i < nitems(policy_keys); i++) {
+		v = *(const int *)((const char *)&s->policy +
+		    policy_keys[i].off);
+		/* A boolean is kept only when not its default, so that a
+		 * spec stored before the key existed stays the same. */
+		if (policy_keys[i].boolean && v == policy_keys[i].def)
+			continue;
 		err |= json_object_set_new(e, policy_keys[i].name,
-		    json_integer(*(const int *)((const char *)&s->policy +
-		    policy_keys[i].off)));
+		    policy_keys[i].boolean ? json_boolean(v) :
+		    json_integer(v));
+	}
 	err |= json_object_set_new(o, "serverless", e);
 	if (err != 0)
 		c->oom = 1;

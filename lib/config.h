@@ -49,6 +49,7 @@ struct server_config {
 	char		state[CONFIG_URL_MAX + 1];
 	char		runtime_dir[CONFIG_URL_MAX + 1];
 	char		base_domain[CONFIG_ADDR_MAX + 1];
+	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
 	int64_t		max_concurrent_starts;		/* 1..64, 2 */
 	int64_t		max_body_bytes;			/* 0..1 GiB, 4 MiB */
@@ -60,7 +61,7 @@ struct server_config {
 	int64_t		requests_max_rows;	/* 1..1e9, 1000000 */
 	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of
 					   idle_seconds, for tests only */
-	enum config_source source[16];	/* indexed like config_keys() */
+	enum config_source source[24];	/* indexed like config_keys() */
 };
 
 /* One row of the operator key table (alphabetical, as "-n -v" prints). */
@@ -111,6 +112,7 @@ struct serverless_policy {
 	int	startup_timeout_seconds;	/* 5..300, 60 */
 	int	request_timeout_seconds;	/* 1..300, 60 */
 	int	max_concurrency;		/* 1..64, 16 */
+	int	request_buffering;	/* 0 or 1, 1: bodies read whole first */
 };
 
 struct service_env {

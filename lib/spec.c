@@ -86,18 +86,22 @@ static int
 decode_policy(json_t *o, struct service_spec *s)
 {
 	json_t *p = json_object_get(o, "serverless");
+	int buffering;
 
 	if (p == NULL || json_is_null(p)) {
 		s->serverless = 0;
 		return 0;
 	}
-	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i}",
+	buffering = 1;		/* absent: its default (see spec_json) */
+	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i, s?b}",
 	    "min_replicas", &s->policy.min_replicas,
 	    "idle_seconds", &s->policy.idle_seconds,
 	    "startup_timeout_seconds", &s->policy.startup_timeout_seconds,
 	    "request_timeout_seconds", &s->policy.request_timeout_seconds,
-	    "max_concurrency", &s->policy.max_concurrency) == -1)
+	    "max_concurrency", &s->policy.max_concurrency,
+	    "request_buffering", &buffering) == -1)
 		return -1;
+	s->policy.request_buffering = buffering;
 	s->serverless = 1;
 	return 0;
 }

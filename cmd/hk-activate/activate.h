@@ -39,6 +39,7 @@
 #define WRITE_TIMEOUT_MS	30000	/* own answer, stalled client */
 #define LINGER_MS		2000	/* input drained before close */
 #define POOL_IDLE_MS		2000	/* idle backend connection */
+#define BODY_MEM_MAX		(XBUF_SIZE / 2)	/* body bytes kept in memory */
 #define FREE_CONNS_MAX		256	/* closed connections kept */
 #define DRAIN_DEFAULT_S		10
 #define REC_HOST_MAX		127
@@ -50,6 +51,7 @@ enum conn_state {
 	CS_IDLE,	/* keep-alive, no request yet */
 	CS_HEAD,	/* reading a request head */
 	CS_PARKED,	/* waiting for an endpoint (cold start) */
+	CS_BODY,	/* reading a body whole before forwarding it */
 	CS_FORWARD,	/* connecting, sending, receiving */
 	CS_TUNNEL,	/* after a 101: bytes both ways */
 	CS_ANSWER,	/* writing the gateway's own answer */
@@ -100,6 +102,11 @@ struct conn {
 	size_t			 head_bytes;
 	char			 in[IN_SIZE];
 	size_t			 in_off, in_len;
+	struct http_lex		 lex;		/* strict framing, ahead of req */
+	size_t			 lexed;		/* in[] it took past in_off */
+	uint64_t		 parsed;	/* bytes req took, as lex.pos */
+	int			 spool_fd;	/* a body beyond BODY_MEM_MAX */
+	uint64_t		 spool_len, spool_off;
 	struct xbuf		 up;		/* to the backend */
 	struct xbuf		 out;		/* to the client */
 
@@ -115,10 +122,12 @@ struct conn {
 				 resp_close:1, resp_nobody:1, sent_100:1,
 				 eof_client:1, eof_up:1, cold:1,
 				 interim:1, overlimit:1, parse_paused:1,
-				 bad:1, linger:1, peeked:1;
+				 bad:1, linger:1, buffering:1, up_broken:1;
+	int			 refuse;	/* answer of a refused body */
 	const char		*outcome;	/* records: NULL = "ok" */
 	uint64_t		 body_len;	/* declared Content-Length */
 	int64_t			 start_deadline;	/* loop ms */
+	int64_t			 body_deadline;	/* loop ms, buffering */
 	int64_t			 t_start_us;
 	int64_t			 t_park_us;
 	int64_t			 wait_us;
@@ -225,11 +234,20 @@ void	conn_abort(struct conn *, const char *);
 void	conn_close_idle(void);
 void	conn_fail(struct conn *, int, const char *);
 void	conn_tunnel(struct conn *);
+void	conn_admit(struct conn *);
+void	conn_go(struct conn *);
 void	conn_flush(struct conn *);
 void	conn_free_all(void);
 void	conn_trim(void);
 size_t	conn_count(void);
 int64_t	wall_ms(void);
+
+/* body.c */
+int	body_store(struct conn *, const char *, size_t);
+int	body_spill(struct conn *);
+int	body_pending(const struct conn *);
+int	body_send(struct conn *, int);
+void	body_close(struct conn *);
 
 /* http.c */
 extern const http_parser_settings	req_settings;

@@ -40,12 +40,15 @@ static void	conn_timeout(struct loop *, void *);
 static void	conn_dispatch(struct conn *);
 static void	conn_facts(struct conn *);
 static void	conn_parse_error(struct conn *);
+static void	conn_body_done(struct conn *);
+static size_t	parse_room(const struct conn *, size_t);
 static void	accept_resume(struct loop *, void *);
 static int	listener_inherit(void);
 static int	listener_bind(const char *, char *, size_t, int *);
 static void	conn_linger(struct conn *);
-static void	parked_peek(struct conn *);
 static size_t	skip_crlf(struct conn *);
+static int	client_wants_read(const struct conn *);
+static size_t	lex_ahead(struct conn *, size_t);
 
 int64_t
 wall_ms(void)
@@ -228,6 +231,11 @@ conn_new(int fd, const struct sockaddr_storage *ss)
 	c->state = CS_IDLE;
 	c->upc = NULL;
 	c->in_off = c->in_len = 0;
+	http_lex_init(&c->lex);
+	c->lexed = 0;
+	c->parsed = 0;
+	c->spool_fd = -1;
+	c->spool_len = c->spool_off = 0;
 	xbuf_reset(&c->up);
 	xbuf_reset(&c->out);
 	loop_timer_init(&c->timer, conn_timeout, c);
@@ -260,7 +268,10 @@ conn_reset(struct conn *c)
 	c->upgrade = c->close_after = c->counted = c->head_sent = 0;
 	c->resp_close = c->resp_nobody = c->sent_100 = c->eof_client = 0;
 	c->eof_up = c->cold = c->interim = c->overlimit = 0;
-	c->parse_paused = c->bad = c->linger = c->peeked = 0;
+	c->parse_paused = c->bad = c->linger = c->buffering = 0;
+	c->up_broken = 0;
+	c->refuse = 0;
+	body_close(c);
 	c->outcome = NULL;
 	c->svc = NULL;
 	c->strip = 0;
@@ -286,6 +297,7 @@ conn_close(struct conn *c)
 	if (c->upc != NULL)
 		upstream_release(c, 0);
 	park_release(c);
+	body_close(c);
 	loop_del_fd(gw->loop, c->fd);
 	close(c->fd);
 	c->fd = -1;
@@ -354,35 +366,32 @@ conn_answer(struct conn *c, int status, const char *msg, int retry)
 	conn_update(c);
 }
 
+/*
+ * The client socket is read whenever its bytes have room: a request head,
+ * a body, or, while a request waits or is with the backend, to see the
+ * client leave (EOF or reset) and free what its request holds at once.
+ * Bytes of a next request wait in in[] (up to IN_SIZE).
+ */
+static int
+client_wants_read(const struct conn *c)
+{
+	switch (c->state) {
+	case CS_ANSWER:
+		return c->linger;
+	case CS_TUNNEL:
+		return !c->eof_client && xbuf_room(&c->up) + c->up.off > 0;
+	default:
+		return c->in_len - c->in_off < IN_SIZE;
+	}
+}
+
 void
 conn_update(struct conn *c)
 {
 	int m = 0;
 
-	switch (c->state) {
-	case CS_IDLE:
-	case CS_HEAD:
+	if (client_wants_read(c))
 		m = LOOP_READ;
-		break;
-	case CS_ANSWER:
-		m = c->linger ? LOOP_READ : 0;
-		break;
-	case CS_PARKED:
-		m = c->peeked ? 0 : LOOP_READ;	/* to see it leave */
-		break;
-	case CS_FORWARD:
-		if (c->head_sent && !c->req_done && c->upc != NULL &&
-		    c->in_len - c->in_off < IN_SIZE &&
-		    xbuf_room(&c->up) + c->up.off > FRAME_RESERVE)
-			m = LOOP_READ;
-		break;
-	case CS_TUNNEL:
-		if (!c->eof_client && xbuf_room(&c->up) + c->up.off > 0)
-			m = LOOP_READ;
-		break;
-	default:
-		break;
-	}
 	if (xbuf_used(&c->out) > 0)
 		m |= LOOP_WRITE;
 	loop_mod_fd(gw->loop, c->fd, m);
@@ -421,10 +430,6 @@ client_read(struct conn *c)
 	size_t room;
 	ssize_t n;
 
-	if (c->state == CS_PARKED) {
-		parked_peek(c);
-		return;
-	}
 	if (c->linger) {
 		n = read(c->fd, gw_scratch, sizeof(gw_scratch));
 		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
@@ -528,54 +533,114 @@ client_write(struct conn *c)
 static size_t
 skip_crlf(struct conn *c)
 {
+	size_t from = c->in_off, n;
+
 	while (c->in_off < c->in_len && (c->in[c->in_off] == '\r' ||
 	    c->in[c->in_off] == '\n'))
 		c->in_off++;
+	/* line ends the lexer has not seen are skipped for it too */
+	n = c->in_off - from;
+	if (n > c->lexed)
+		http_lex_skip(&c->lex, n - c->lexed);
+	c->lexed = c->lexed > n ? c->lexed - n : 0;
+	c->parsed += n;
 	if (c->in_off == c->in_len)
 		c->in_off = c->in_len = 0;
 	return c->in_len - c->in_off;
 }
 
 /*
- * Feeds the parser what the next stage can take: a whole head, or body
- * bytes as long as the backend's buffer has room for them re-framed.
+ * What the parser may take now: a whole head; body bytes as long as the
+ * backend's buffer has room for them re-framed (a streamed body); all of
+ * a body read whole (request_buffering), while parked or before it goes.
+ */
+static size_t
+parse_room(const struct conn *c, size_t avail)
+{
+	size_t room;
+
+	if (!c->head_done)
+		return avail;
+	if (c->req_done)
+		return 0;
+	if (c->buffering)
+		return c->state == CS_PARKED || c->state == CS_BODY ?
+		    avail : 0;
+	if (c->up_broken)
+		return avail;
+	if (c->state != CS_FORWARD || !c->head_sent)
+		return 0;
+	room = xbuf_room(&c->up) + c->up.off;
+	if (room <= FRAME_RESERVE)
+		return 0;
+	return avail < room - FRAME_RESERVE ? avail : room - FRAME_RESERVE;
+}
+
+/*
+ * The strict lexer (lib/http_lex.c) checks in[] ahead of the parser: how
+ * much of want the parser may be given.  A refusal sets c->refuse.
+ */
+static size_t
+lex_ahead(struct conn *c, size_t want)
+{
+	size_t used;
+	int r;
+
+	if (c->lexed < want) {
+		r = http_lex(&c->lex, c->in + c->in_off + c->lexed,
+		    want - c->lexed, &used);
+		c->lexed += used;
+		if (r != 0) {
+			c->refuse = r;
+			return 0;
+		}
+	}
+	return c->lexed < want ? c->lexed : want;
+}
+
+/*
+ * Feeds the parser what the next stage can take (parse_room), once the
+ * lexer has found it well-formed.  The parser and the lexer must end each
+ * message at the same byte; if they ever disagree, the framing is
+ * ambiguous and the connection is refused.
  */
 void
 conn_parse(struct conn *c)
 {
-	size_t avail, give, room, n;
+	size_t avail, give, n;
 	enum http_errno e;
 	int in_head;
 
 	while (c->fd != -1 && (avail = c->in_len - c->in_off) > 0) {
-		if (!c->head_done) {
-			if (c->state == CS_IDLE) {
-				conn_set_state(c, CS_HEAD);
-				c->t_start_us = loop_clock_us();
-				c->at_ms = wall_ms();
-			}
-			give = avail;
-		} else if (c->req_done || c->state != CS_FORWARD ||
-		    !c->head_sent)
-			return;
-		else {
-			room = xbuf_room(&c->up) + c->up.off;
-			if (room <= FRAME_RESERVE)
-				return;
-			give = avail < room - FRAME_RESERVE ? avail :
-			    room - FRAME_RESERVE;
+		if (!c->head_done && c->state == CS_IDLE) {
+			conn_set_state(c, CS_HEAD);
+			c->t_start_us = loop_clock_us();
+			c->at_ms = wall_ms();
 		}
+		if ((give = parse_room(c, avail)) == 0)
+			return;
+		give = lex_ahead(c, give);
+		if (c->refuse != 0) {
+			conn_parse_error(c);
+			return;
+		}
+		if (give == 0)
+			return;
 		in_head = !c->head_done;
 		n = http_parser_execute(&c->req, &req_settings,
 		    c->in + c->in_off, give);
 		c->in_off += n;
+		c->lexed -= n;
+		c->parsed += n;
 		e = HTTP_PARSER_ERRNO(&c->req);
 		if (in_head)
 			c->head_bytes += n;
 		if (e == HPE_PAUSED) {
 			http_parser_pause(&c->req, 0);
-			if (c->req_done)
+			if (c->req_done) {
+				conn_body_done(c);
 				return;
+			}
 			conn_dispatch(c);
 			continue;
 		}
@@ -589,12 +654,82 @@ conn_parse(struct conn *c)
 	}
 }
 
+/*
+ * The request is whole.  A body read whole goes on now if its endpoint is
+ * known; a parked one waits for the wake under its startup deadline only.
+ */
+static void
+conn_body_done(struct conn *c)
+{
+	if (c->parsed != c->lex.msg_end) {
+		log_warnx("peer=%s: the parser and the lexer disagree on the "
+		    "end of a request", c->peer);
+		c->refuse = 400;
+		conn_parse_error(c);
+		return;
+	}
+	if (c->up_broken)
+		conn_fail(c, 502, "the service closed the connection");
+	else if (c->state == CS_BODY)
+		conn_forward(c);
+	else if (c->state == CS_PARKED)
+		loop_timer_at(gw->loop, &c->timer, c->start_deadline);
+}
+
+/*
+ * A routed request within its limits.  A body to be read whole is taken
+ * from now on, under the request deadline, while its service wakes if it
+ * must; the gateway sends the 100 Continue a client may wait for.
+ */
+void
+conn_admit(struct conn *c)
+{
+	struct service *svc = c->svc;
+
+	c->buffering = svc->policy.request_buffering && !c->upgrade &&
+	    (c->chunked_in || c->body_len > 0);
+	if (!c->buffering)
+		return;
+	c->body_deadline = loop_now_ms(gw->loop) +
+	    (int64_t)svc->policy.request_timeout_seconds * 1000;
+	if (c->expect100 && !c->sent_100) {
+		xbuf_add(&c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		c->sent_100 = 1;
+	}
+}
+
+/* The endpoint is known: forward now, or once the body is whole. */
+void
+conn_go(struct conn *c)
+{
+	if (!c->buffering || c->req_done) {
+		conn_forward(c);
+		return;
+	}
+	if (c->state == CS_PARKED)
+		park_unlink(c);
+	conn_set_state(c, CS_BODY);
+	loop_timer_at(gw->loop, &c->timer, c->body_deadline);
+	conn_parse(c);
+	if (c->fd != -1)
+		conn_update(c);
+}
+
 static void
 conn_parse_error(struct conn *c)
 {
-	if (c->overlimit) {
+	if (c->overlimit || c->refuse == 413) {
 		c->outcome = "too_large";
 		conn_fail(c, 413, "request body too large");
+	} else if (c->refuse == 505) {
+		c->outcome = "bad_request";
+		conn_fail(c, 505, "only HTTP/1.x is served");
+	} else if (c->refuse == 503) {
+		c->outcome = "unavailable";
+		conn_fail(c, 503, "unable to keep the request body");
+	} else if (c->refuse == 400) {
+		c->outcome = "bad_request";
+		conn_fail(c, 400, "malformed request");
 	} else if (http_head_error(&c->head, c->head_bytes,
 	    c->head_done) == 431)
 		conn_fail(c, 431, "request header fields too large");
@@ -629,6 +764,10 @@ conn_dispatch(struct conn *c)
 
 	conn_facts(c);
 	c->seq = ++gw->seq;
+	http_lex_body(&c->lex, c->upgrade ? HTTP_LEX_STOP : c->chunked_in ?
+	    HTTP_LEX_CHUNKED : c->body_len > 0 ? HTTP_LEX_LENGTH :
+	    HTTP_LEX_NONE, c->body_len, gw->cfg.max_body_bytes >= 0 ?
+	    (uint64_t)gw->cfg.max_body_bytes : UINT64_MAX);
 	if (c->head.overflow) {
 		conn_fail(c, 431, "request header fields too large");
 		return;
@@ -649,13 +788,18 @@ void
 conn_forward(struct conn *c)
 {
 	struct service *svc = c->svc;
+	int r;
 
 	if (c->state == CS_PARKED)
 		park_unlink(c);
 	conn_set_state(c, CS_FORWARD);
 	if (!c->head_sent) {
-		if (emit_request(c, &c->up) == -1) {
-			conn_fail(c, 431, "request header fields too large");
+		if ((r = emit_request(c, &c->up)) != 0) {
+			if (r == -2)
+				conn_parse_error(c);	/* c->refuse */
+			else
+				conn_fail(c, 431,
+				    "request header fields too large");
 			return;
 		}
 		c->head_sent = 1;
@@ -703,6 +847,7 @@ conn_finish(struct conn *c)
 	park_release(c);
 	if (c->upc != NULL) {
 		reuse = c->state == CS_FORWARD && c->req_done &&
+		    xbuf_used(&c->up) == 0 && !body_pending(c) &&
 		    !c->resp_close && http_should_keep_alive(&c->resp);
 		upstream_release(c, reuse);
 	}
@@ -724,24 +869,6 @@ conn_finish(struct conn *c)
 	}
 	if (c->fd != -1)
 		conn_update(c);
-}
-
-/*
- * A parked client that hangs up is not forwarded.  Bytes it sends meanwhile
- * (its body) stay in the socket; after the first, the socket is no longer
- * watched until the request goes on.
- */
-static void
-parked_peek(struct conn *c)
-{
-	char b;
-	ssize_t n;
-
-	n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
-		conn_abort(c, "client_closed");
-	else if (n == 1)
-		c->peeked = 1;
 }
 
 /*
@@ -773,7 +900,18 @@ conn_timeout(struct loop *l, void *arg)
 		c->keepalive = 0;
 		conn_answer(c, 408, "request head not received in time", 0);
 		break;
+	case CS_BODY:
+		c->outcome = "timeout";
+		conn_answer(c, 408, "request body not received in time", 0);
+		break;
 	case CS_PARKED:
+		if (c->buffering && !c->req_done &&
+		    loop_now_ms(gw->loop) >= c->body_deadline) {
+			c->outcome = "timeout";
+			conn_answer(c, 408, "request body not received in time",
+			    0);
+			break;
+		}
 		if (!ctl_scale_up()) {	/* hk-scale never came back */
 			c->outcome = "unavailable";
 			conn_answer(c, 503, "activation unavailable", 1);

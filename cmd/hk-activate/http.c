@@ -175,6 +175,10 @@ on_req_body(http_parser *p, const char *at, size_t n)
 		c->overlimit = 1;
 		return 1;
 	}
+	if (c->buffering)
+		return body_store(c, at, n) == -1;
+	if (c->up_broken)
+		return 0;	/* read to its end, and dropped */
 	return frame(&c->up, at, n, c->chunked_in) == -1;
 }
 
@@ -183,7 +187,8 @@ on_req_done(http_parser *p)
 {
 	struct conn *c = p->data;
 
-	if (c->chunked_in && frame_end(&c->up, 1) == -1)
+	if (c->chunked_in && !c->buffering && !c->up_broken &&
+	    frame_end(&c->up, 1) == -1)
 		return 1;
 	c->req_done = 1;
 	http_parser_pause(p, 1);
@@ -261,20 +266,35 @@ frame_end(struct xbuf *b, int chunked)
 	return chunked ? xbuf_add(b, "0\r\n\r\n", 5) : 0;
 }
 
-/* The request as the backend sees it (http_request_head). */
+/*
+ * The request as the backend sees it (http_request_head), in front of the
+ * body b may hold already (one read whole): with its Content-Length, and
+ * spilled to the spool first if head and body do not fit together.
+ */
 int
 emit_request(struct conn *c, struct xbuf *b)
 {
+	static char head[XBUF_SIZE];
 	struct http_fwd f;
-	struct http_out o;
+	struct http_out o = { head, sizeof(head), 0 };
+	size_t body;
 
 	f.peer = c->peer;
 	f.host = c->svc->endpoint;
 	f.strip = c->strip;
-	f.chunked = c->chunked_in;
+	f.chunked = c->chunked_in && !c->buffering;
+	f.length = c->buffering ? (int64_t)c->bytes_in : -1;
 	f.upgrade = c->upgrade;
-	out_begin(b, &o);
-	return out_end(b, &o, http_request_head(&o, &c->head, &c->req, &f));
+	if (http_request_head(&o, &c->head, &c->req, &f) == -1)
+		return -1;
+	if (o.len + xbuf_used(b) > sizeof(b->data) && body_spill(c) == -1)
+		return -2;
+	body = xbuf_used(b);
+	memmove(b->data + o.len, b->data + b->off, body);
+	memcpy(b->data, head, o.len);
+	b->off = 0;
+	b->len = o.len + body;
+	return 0;
 }
 
 /* The response as the client sees it; its framing decides the conn's. */

@@ -103,8 +103,9 @@ park_dispatch(struct conn *c)
 	gw->inflight++;
 	c->start_deadline = now +
 	    (int64_t)svc->policy.startup_timeout_seconds * 1000;
+	conn_admit(c);
 	if (svc->state == SVC_RUNNING)
-		conn_forward(c);
+		conn_go(c);
 	else
 		park(c);
 	return 0;
@@ -129,7 +130,10 @@ park(struct conn *c)
 	else
 		TAILQ_INSERT_AFTER(&svc->parked, p, c, park);
 	svc->nparked++;
-	loop_timer_at(gw->loop, &c->timer, c->start_deadline);
+	/* a body still to read whole has its own, earlier deadline */
+	loop_timer_at(gw->loop, &c->timer, c->buffering && !c->req_done &&
+	    c->body_deadline < c->start_deadline ? c->body_deadline :
+	    c->start_deadline);
 	if (svc->wake_at == 0 || (!loop_timer_armed(&svc->timer) &&
 	    now - svc->wake_at >=
 	    (int64_t)svc->policy.startup_timeout_seconds * 1000))
@@ -266,7 +270,7 @@ park_ready(struct service *svc, const char *ep, int64_t rev)
 		c->t_park_us = 0;
 		c->wake_id = svc->wake_id;	/* a later wake may have served */
 		conn_set_state(c, CS_FORWARD);	/* off the parked queue */
-		conn_forward(c);
+		conn_go(c);
 	}
 }
 

@@ -197,9 +197,11 @@ upstream_update(struct conn *c)
 	if (u->connecting)
 		m = LOOP_WRITE;
 	else {
-		if (xbuf_used(&c->up) > 0)
+		if (xbuf_used(&c->up) > 0 || body_pending(c))
 			m |= LOOP_WRITE;
-		if (c->state == CS_FORWARD && !c->resp_done &&
+		/* the answer waits for the whole request: a body over the
+		 * limit is the gateway's 413, whatever the service says */
+		if (c->state == CS_FORWARD && c->req_done && !c->resp_done &&
 		    room > FRAME_RESERVE)
 			m |= LOOP_READ;
 		if (c->state == CS_TUNNEL && !c->eof_up && room > 0)
@@ -245,7 +247,8 @@ upstream_io(struct loop *l, int fd, int mask, void *arg)
 void
 upstream_flush(struct conn *c)
 {
-	if (c->upc != NULL && !c->upc->connecting && xbuf_used(&c->up) > 0)
+	if (c->upc != NULL && !c->upc->connecting &&
+	    (xbuf_used(&c->up) > 0 || body_pending(c)))
 		up_write(c);
 }
 
@@ -306,6 +309,10 @@ up_write(struct conn *c)
 			return;
 		}
 		xbuf_consumed(&c->up, (size_t)n);
+	}
+	if (xbuf_used(&c->up) == 0 && body_send(c, c->upc->fd) == -1) {
+		up_eof(c, errno);
+		return;
 	}
 	if (c->state == CS_TUNNEL) {
 		if (xbuf_used(&c->up) == 0 && c->eof_client)
@@ -393,5 +400,12 @@ up_eof(struct conn *c, int err)
 	    err ? strerror(err) : "closed");
 	c->outcome = "upstream_error";
 	upstream_release(c, 0);
+	if (!c->req_done && c->head_done) {
+		/* a streamed body: read to its end, still held to the limit
+		 * (413), then 502 (conn_body_done) */
+		c->up_broken = 1;
+		conn_parse(c);
+		return;
+	}
 	conn_fail(c, 502, "the service closed the connection");
 }

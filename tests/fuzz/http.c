@@ -93,6 +93,7 @@ request(struct http_head *h, const http_parser *p)
 	f.host = "127.0.0.1:8080";
 	f.strip = h->url_len > 4 ? 4 : 0;
 	f.chunked = (p->flags & F_CHUNKED) != 0;
+	f.length = -1;
 	f.upgrade = p->upgrade;
 	r = http_request_head(&o, h, p, &f);
 	check_out(&o, r);

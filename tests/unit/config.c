@@ -316,6 +316,9 @@ static const struct app_case app_cases[] = {
 	{ "max_concurrency 65", SRV_SL, SLS "max_concurrency = 65\n",
 	    "app.toml:7: services.api.serverless.max_concurrency: "
 	    "must be between 1 and 64", 0 },
+	{ "request_buffering 1", SRV_SL, SLS "request_buffering = 1\n",
+	    "app.toml:7: services.api.serverless.request_buffering: "
+	    "must be a boolean", 0 },
 	{ "serverless replicas 2", SRV_SL, SLX("replicas = 2\n"),
 	    "app.toml:6: services.api.replicas: must be 1 with [serverless]",
 	    0 },
@@ -753,7 +756,7 @@ test_defaults(void)
 		"max_concurrent_starts", "max_serverless_services",
 		"request_log", "requests_max_age_days", "requests_max_rows",
 		"runtime_dir", "serverless_address", "serverless_listen",
-		"state", "time_unit_ms",
+		"spool_dir", "state", "time_unit_ms",
 	};
 	const struct config_key *k;
 	struct server_config cfg;
@@ -762,7 +765,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 15 keys");
+	isint(n, nitems(names), "config_keys: 16 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -1113,7 +1116,7 @@ test_values(void)
 	    "environment = { B = \"2\", A = \"1\", _x = \"\" }\n"
 	    "[services.api.serverless]\nmin_replicas = 1\nidle_seconds = 60\n"
 	    "startup_timeout_seconds = 10\nrequest_timeout_seconds = 20\n"
-	    "max_concurrency = 4\n"
+	    "max_concurrency = 4\nrequest_buffering = false\n"
 	    "[services.db]\nimage = \"postgres:15\"\ndirectory = \"//srv/db\"\n"
 	    "readiness = \"socket\"\n"
 	    "[services.n]\ncommand = [\"n\"]\nreadiness = \"notify\"\n";
@@ -1161,7 +1164,8 @@ test_values(void)
 	    s->policy.idle_seconds == 60 &&
 	    s->policy.startup_timeout_seconds == 10 &&
 	    s->policy.request_timeout_seconds == 20 &&
-	    s->policy.max_concurrency == 4, "values: policy");
+	    s->policy.max_concurrency == 4 &&
+	    s->policy.request_buffering == 0, "values: policy");
 	is(s->spec_json, "{\"command\":[\"python3\",\"h.py\",\"\"],"
 	    "\"directory\":\"/srv/apps/fn\",\"environment\":{\"A\":\"1\","
 	    "\"B\":\"2\",\"_x\":\"\"},\"hosts\":[\"api.example.com\","
@@ -1169,7 +1173,8 @@ test_values(void)
 	    "\"node_name\":\"worker-eu-1\",\"port\":8080,\"public\":true,"
 	    "\"readiness\":\"http:/healthz?full=1\",\"replicas\":1,"
 	    "\"serverless\":{\"idle_seconds\":60,\"max_concurrency\":4,"
-	    "\"min_replicas\":1,\"request_timeout_seconds\":20,"
+	    "\"min_replicas\":1,\"request_buffering\":false,"
+	    "\"request_timeout_seconds\":20,"
 	    "\"startup_timeout_seconds\":10},\"size\":\"large\"}",
 	    "values: spec_json");
 	s = &app.services[1];
@@ -1228,7 +1233,8 @@ test_defaults_app(void)
 	ok(s->policy.min_replicas == 0 && s->policy.idle_seconds == 300 &&
 	    s->policy.startup_timeout_seconds == 60 &&
 	    s->policy.request_timeout_seconds == 60 &&
-	    s->policy.max_concurrency == 16, "defaults: policy");
+	    s->policy.max_concurrency == 16 &&
+	    s->policy.request_buffering == 1, "defaults: policy");
 	(void)snprintf(want, sizeof(want), "{\"command\":null,"
 	    "\"directory\":\"%s\",\"environment\":{},"
 	    "\"hosts\":[\"api.fn.fn.example\"],\"image\":\"x\","

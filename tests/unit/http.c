@@ -319,6 +319,7 @@ rewrites(void)
 		f.host = "127.0.0.1:8080";
 		f.strip = forwards[i].strip;
 		f.chunked = (p.flags & F_CHUNKED) != 0;
+		f.length = -1;
 		f.upgrade = p.upgrade;
 		o.buf = buf;
 		o.size = sizeof(buf) - 1;
