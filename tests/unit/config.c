@@ -937,9 +937,16 @@ test_missing(void)
 	rc = app_load(&app, tmpdir, &cfg, &d, &missing);
 	(void)snprintf(want, sizeof(want), "%s: unable to read: %s", tmpdir,
 	    strerror(EISDIR));
-	ok(rc == -1 && missing == 0, "app file is a directory: -1");
+	ok(rc == -1 && missing == 1, "app file is a directory: -1, *missing");
 	is(d.msg[0], want, "app file is a directory: message");
 	app_free(&app);
+
+	memset(&d, 0, sizeof(d));
+	missing = 0;
+	rc = config_load_server(&cfg, tmpdir, &d, &missing);
+	ok(rc == -1 && missing == 1 && d.count == 1,
+	    "operator file is a directory: -1, *missing");
+	is(d.msg[0], want, "operator file is a directory: message");
 }
 
 static double
