@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,10 @@ finish_stdout(int code)
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct hk hk;
 	struct config_diag diag;
 	const char *config_path = NULL;
@@ -132,9 +137,8 @@ main(int argc, char *argv[])
 	int ch, verbose = 0, missing = 0, code;
 
 	log_init(PROG, 0);
-	if (argc > 1 && strcmp(argv[1], "--help") == 0)
-		usage(EX_OK);
-	while ((ch = getopt(argc, argv, "+f:hv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+f:hv", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			config_path = optarg;
