@@ -213,6 +213,7 @@ main(int argc, char *argv[])
 	int i, check = 0, dfd;
 
 	log_init(PROG, 0);
+	argv[0] = log_getopt_name();
 	gw = &gw_state;
 	gw->drain_s = DRAIN_DEFAULT_S;
 	dfd = options(argc, argv, &listen, &check);

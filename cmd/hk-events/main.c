@@ -129,6 +129,7 @@ main(int argc, char *argv[])
 	int ch, check = 0, verbose = 0, fd = -1, daemon_flags = 0, code;
 
 	log_init(PROG, 0);
+	argv[0] = log_getopt_name();
 	memset(&d, 0, sizeof(d));
 	while ((ch = getopt_long(argc, argv, "+d:f:hnv", longopts,
 	    NULL)) != -1) {

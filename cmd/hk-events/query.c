@@ -219,6 +219,7 @@ query_main(const char *config_path, int argc, char **argv)
 	}
 	q.limit = strcmp(q.cmd, "tail") == 0 ? Q_TAIL_DEFAULT :
 	    Q_LIMIT_DEFAULT;
+	argv[0] = log_getopt_name();
 	switch (q_options(&q, argc, argv)) {
 	case -1:
 		return q_usage(q.cmd, EX_USAGE);

@@ -138,6 +138,7 @@ main(int argc, char *argv[])
 	int ch, check = 0, verbose = 0, fd = -1, code;
 
 	log_init(PROG, 0);
+	argv[0] = log_getopt_name();
 	memset(&ix, 0, sizeof(ix));
 	ix.listenfd = -1;
 	ix.subfd = -1;

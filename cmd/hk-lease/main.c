@@ -307,6 +307,7 @@ main(int argc, char *argv[])
 	int i, code;
 
 	log_init(PROG, 0);
+	argv[0] = log_getopt_name();
 	memset(&l, 0, sizeof(l));
 	l.child = -1;
 	l.ttl_ms = LEASE_TTL_DEFAULT * 1000;

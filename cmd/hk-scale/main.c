@@ -173,6 +173,7 @@ main(int argc, char *argv[])
 	int ch, check = 0, verbose = 0, fd = -1, code;
 
 	log_init(PROG, 0);
+	argv[0] = log_getopt_name();
 	memset(&sc, 0, sizeof(sc));
 	sc.grace = SCALE_GRACE_DEFAULT;
 	sc.listenfd = -1;

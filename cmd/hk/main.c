@@ -137,6 +137,7 @@ main(int argc, char *argv[])
 	int ch, verbose = 0, missing = 0, code;
 
 	log_init(PROG, 0);
+	argv[0] = log_getopt_name();
 	while ((ch = getopt_long(argc, argv, "+f:hv", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
@@ -177,6 +178,7 @@ main(int argc, char *argv[])
 		return missing ? EX_NOINPUT : EX_CONFIG;
 	}
 	optind = 0;	/* each command parses its own options (glibc: reset) */
+	argv[0] = log_getopt_name();
 	code = commands[i].run(&hk, argc, argv);
 	if (hk.store != NULL)
 		store_close(hk.store);
