@@ -248,7 +248,7 @@ static int	 key_is(const struct toml_kv *, const char *);
 static void	 show(char *, size_t, const char *, size_t, int);
 static void	 kpath(char *, const char *, const char *, size_t);
 static void	 kpath_s(char *, const char *, const char *);
-static int	 file_read(const char *, char **, size_t *, int *,
+static int	 file_read(const char *, int, char **, size_t *, int *,
 		    struct config_diag *);
 static int	 valid_host(const char *, int);
 static int	 check_addr(const char *, char *, size_t);
@@ -443,12 +443,13 @@ config_diag_add(struct config_diag *d, const char *fmt, ...)
  * Reads a whole file of at most CONFIG_MAX_FILE bytes.  The size of a
  * regular file is checked with fstat() before reading, and the read itself
  * is bounded (a file may grow meanwhile, and a pipe has no size).  Returns
- * 0, or -1: with *oerr the errno of a failed open() (no diagnostic added),
- * or *oerr 0 and a diagnostic.
+ * 0; 1 when absent_ok and the file does not exist (no diagnostic); or -1
+ * with a diagnostic, and *unreadable set when the file could not be opened
+ * or read (66 rather than 65 or 78: a file too large is invalid input).
  */
 static int
-file_read(const char *path, char **bufp, size_t *lenp, int *oerr,
-    struct config_diag *d)
+file_read(const char *path, int absent_ok, char **bufp, size_t *lenp,
+    int *unreadable, struct config_diag *d)
 {
 	struct stat st;
 	char *buf = NULL, *nb;
@@ -456,16 +457,21 @@ file_read(const char *path, char **bufp, size_t *lenp, int *oerr,
 	ssize_t n;
 	int fd;
 
-	*oerr = 0;
+	*unreadable = 0;
 	*bufp = NULL;
 	*lenp = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
-		*oerr = errno;
+		if (absent_ok && errno == ENOENT)
+			return 1;
+		config_diag_add(d, "%s: unable to open: %s", path,
+		    strerror(errno));
+		*unreadable = 1;
 		return -1;
 	}
 	if (fstat(fd, &st) == -1) {
 		config_diag_add(d, "%s: unable to stat: %s", path,
 		    strerror(errno));
+		*unreadable = 1;
 		goto fail;
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_FILE)
@@ -498,6 +504,7 @@ file_read(const char *path, char **bufp, size_t *lenp, int *oerr,
 	return 0;
 rfail:
 	config_diag_add(d, "%s: unable to read: %s", path, strerror(errno));
+	*unreadable = 1;
 	goto fail;
 big:
 	config_diag_add(d, "%s: too large: over %d bytes", path,
@@ -992,7 +999,7 @@ config_load_server(struct server_config *cfg, const char *path,
 	struct toml_error terr;
 	char *buf;
 	size_t len;
-	int implicit = 0, oerr, rc = 0, dummy;
+	int implicit = 0, rc = 0, dummy;
 
 	if (missing == NULL)
 		missing = &dummy;
@@ -1004,17 +1011,12 @@ config_load_server(struct server_config *cfg, const char *path,
 		path = CONFIG_DEFAULT_PATH;
 		implicit = 1;
 	}
-	if (file_read(path, &buf, &len, &oerr, d) == -1) {
-		if (oerr == 0)
-			return -1;
-		if (implicit && oerr == ENOENT) {
-			/* no operator file: built-in defaults */
-			return server_env(cfg, d);
-		}
-		config_diag_add(d, "%s: unable to open: %s", path,
-		    strerror(oerr));
-		*missing = 1;
+	switch (file_read(path, implicit, &buf, &len, missing, d)) {
+	case -1:
 		return -1;
+	case 1:
+		/* no operator file: built-in defaults */
+		return server_env(cfg, d);
 	}
 	if (strlcpy(cfg->path, path, sizeof(cfg->path)) >= sizeof(cfg->path)) {
 		free(buf);
@@ -2095,20 +2097,14 @@ app_load(struct app_config *app, const char *path,
 {
 	char *buf;
 	size_t len;
-	int oerr, rc, dummy;
+	int rc, dummy;
 
 	if (missing == NULL)
 		missing = &dummy;
 	*missing = 0;
 	memset(app, 0, sizeof(*app));
-	if (file_read(path, &buf, &len, &oerr, d) == -1) {
-		if (oerr != 0) {
-			config_diag_add(d, "%s: unable to open: %s", path,
-			    strerror(oerr));
-			*missing = 1;
-		}
+	if (file_read(path, 0, &buf, &len, missing, d) != 0)
 		return -1;
-	}
 	rc = app_parse(app, path, buf, len, srv, d);
 	free(buf);
 	return rc;

@@ -79,7 +79,8 @@ const struct config_key	*config_keys(size_t *);
  * path.  A missing file is fine only when path and $HAKOPOD_CONFIG are both
  * unset (built-in defaults then apply).  Environment overrides are applied.
  * Returns 0, or -1 with diagnostics; *missing is set to 1 when an explicitly
- * named file does not exist (the caller exits 66 rather than 78).
+ * named file does not exist or cannot be read (the caller exits 66 rather
+ * than 78).
  */
 int	config_load_server(struct server_config *, const char *,
 	    struct config_diag *, int *);

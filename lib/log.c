@@ -64,6 +64,17 @@ log_prog(void)
 	return log_state.prog;
 }
 
+char *
+log_getopt_name(void)
+{
+	static char name[64];
+
+	(void)snprintf(name, sizeof(name), "%s%s: %s",
+	    log_state.journal ? level_prio[LOG_ERROR] : "", log_state.prog,
+	    level_word[LOG_ERROR]);
+	return name;
+}
+
 void
 log_verbose(int v)
 {

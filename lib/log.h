@@ -16,6 +16,13 @@
 
 void	log_init(const char *, int);
 const char *log_prog(void);
+/*
+ * getopt(3) starts its own messages with argv[0]: "argv[0] =
+ * log_getopt_name();" before the option loop makes them "PROG: error:
+ * unrecognized option ...", in the shape of every other error, whatever
+ * path the program was run by or the command being parsed.
+ */
+char	*log_getopt_name(void);
 void	log_verbose(int);
 void	log_error(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_errorx(const char *, ...) __attribute__((format(printf, 1, 2)));

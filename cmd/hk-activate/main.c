@@ -5,6 +5,7 @@
  * exactly once.  Options, config, setup, readiness and the loop; the rest
  * is in the files named in activate.h.
  */
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,10 +155,15 @@ setup(void)
 static int
 options(int argc, char *argv[], const char **listen, int *check)
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *errstr;
 	int ch, verbose = 0, dfd = -1;
 
-	while ((ch = getopt(argc, argv, "d:f:hl:nt:v")) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:f:hl:nt:v", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			dfd = (int)strtonum(optarg, 0, 1024, &errstr);
@@ -207,8 +213,7 @@ main(int argc, char *argv[])
 	int i, check = 0, dfd;
 
 	log_init(PROG, 0);
-	if (argc > 1 && strcmp(argv[1], "--help") == 0)
-		usage(EX_OK);
+	argv[0] = log_getopt_name();
 	gw = &gw_state;
 	gw->drain_s = DRAIN_DEFAULT_S;
 	dfd = options(argc, argv, &listen, &check);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -119,15 +120,19 @@ serve(struct evd *d, int fd)
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct evd d;
 	const char *errstr;
 	int ch, check = 0, verbose = 0, fd = -1, daemon_flags = 0, code;
 
 	log_init(PROG, 0);
-	if (argc > 1 && strcmp(argv[1], "--help") == 0)
-		usage(EX_OK);
+	argv[0] = log_getopt_name();
 	memset(&d, 0, sizeof(d));
-	while ((ch = getopt(argc, argv, "+d:f:hnv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+d:f:hnv", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			fd = (int)strtonum(optarg, 0, INT_MAX, &errstr);

@@ -41,7 +41,7 @@ struct query {
 	int		 has_service;
 };
 
-static int	 q_usage(const char *);
+static int	 q_usage(const char *, int);
 static int	 q_option(struct query *, int, const char *);
 static int	 q_options(struct query *, int, char **);
 static int	 q_service(struct query *, const char *);
@@ -56,22 +56,25 @@ static int	 cmd_tail(struct query *);
 static int	 cmd_requests(struct query *);
 static int	 finish_stdout(int);
 
+/* A command's synopsis: on stdout for -h (code 0), else on stderr. */
 static int
-q_usage(const char *cmd)
+q_usage(const char *cmd, int code)
 {
+	FILE *f = code == EX_OK ? stdout : stderr;
+
 	if (strcmp(cmd, "tail") == 0)
-		fprintf(stderr, "usage: hk-events [-v] [-f config] tail [-f] "
+		fprintf(f, "usage: hk-events [-v] [-f config] tail [-f] "
 		    "[--json] [-n count]\n");
 	else if (strcmp(cmd, "requests") == 0)
-		fprintf(stderr, "usage: hk-events [-v] [-f config] requests "
+		fprintf(f, "usage: hk-events [-v] [-f config] requests "
 		    "[--json] [--service service]\n"
 		    "                 [--since time] [--status code] "
 		    "[-n count]\n");
 	else
-		fprintf(stderr, "usage: hk-events [-v] [-f config] list "
+		fprintf(f, "usage: hk-events [-v] [-f config] list "
 		    "[--json] [--kind kind] [--service service]\n"
 		    "                 [--since time] [-n count]\n");
-	return EX_USAGE;
+	return code;
 }
 
 /* "app/service", or a service name of any app. */
@@ -138,11 +141,15 @@ q_option(struct query *q, int ch, const char *arg)
 	}
 }
 
-/* Each command takes its own: tail no filter, --kind list only ... */
+/*
+ * Each command takes its own: tail no filter, --kind list only ...
+ * 0, 1 for -h or --help, -1 refused.
+ */
 static int
 q_options(struct query *q, int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "kind", required_argument, NULL, 'k' },
 		{ "service", required_argument, NULL, 's' },
@@ -153,8 +160,10 @@ q_options(struct query *q, int argc, char **argv)
 	int ch, tail = strcmp(q->cmd, "tail") == 0;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, tail ? "fn:" : "n:", longopts,
+	while ((ch = getopt_long(argc, argv, tail ? "fhn:" : "hn:", longopts,
 	    NULL)) != -1) {
+		if (ch == 'h')
+			return 1;
 		if (tail && (ch == 'k' || ch == 's' || ch == 'S' || ch == 'c'))
 			return -1;
 		if ((ch == 'k' || ch == 'c') && strcmp(q->cmd,
@@ -206,12 +215,17 @@ query_main(const char *config_path, int argc, char **argv)
 	if (strcmp(q.cmd, "list") != 0 && strcmp(q.cmd, "tail") != 0 &&
 	    strcmp(q.cmd, "requests") != 0) {
 		log_errorx("unknown command: %s", q.cmd);
-		return q_usage("list");
+		return q_usage("list", EX_USAGE);
 	}
 	q.limit = strcmp(q.cmd, "tail") == 0 ? Q_TAIL_DEFAULT :
 	    Q_LIMIT_DEFAULT;
-	if (q_options(&q, argc, argv) == -1)
-		return q_usage(q.cmd);
+	argv[0] = log_getopt_name();
+	switch (q_options(&q, argc, argv)) {
+	case -1:
+		return q_usage(q.cmd, EX_USAGE);
+	case 1:
+		return finish_stdout(q_usage(q.cmd, EX_OK));
+	}
 	if ((code = q_open(&q, config_path)) != EX_OK)
 		return code;
 	signal(SIGPIPE, SIG_IGN);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -128,17 +129,21 @@ teardown(struct idle *ix)
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct idle ix;
 	const char *errstr;
 	int ch, check = 0, verbose = 0, fd = -1, code;
 
 	log_init(PROG, 0);
-	if (argc > 1 && strcmp(argv[1], "--help") == 0)
-		usage(EX_OK);
+	argv[0] = log_getopt_name();
 	memset(&ix, 0, sizeof(ix));
 	ix.listenfd = -1;
 	ix.subfd = -1;
-	while ((ch = getopt(argc, argv, "d:f:hnv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:f:hnv", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			fd = (int)strtonum(optarg, 0, INT_MAX, &errstr);

@@ -11,6 +11,7 @@
  * main.c: options, config, store, acquisition, the loop; nothing else.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -233,9 +234,14 @@ run(struct lease *l, char **argv, int64_t start)
 static int
 options(struct lease *l, int argc, char *argv[], const char **config_path)
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int ch, verbose = 0;
 
-	while ((ch = getopt(argc, argv, "+f:g:ht:v")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+f:g:ht:v", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			*config_path = optarg;
@@ -301,6 +307,7 @@ main(int argc, char *argv[])
 	int i, code;
 
 	log_init(PROG, 0);
+	argv[0] = log_getopt_name();
 	memset(&l, 0, sizeof(l));
 	l.child = -1;
 	l.ttl_ms = LEASE_TTL_DEFAULT * 1000;

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -163,17 +164,21 @@ teardown(struct scale *sc)
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct scale sc;
 	const char *errstr;
 	int ch, check = 0, verbose = 0, fd = -1, code;
 
 	log_init(PROG, 0);
-	if (argc > 1 && strcmp(argv[1], "--help") == 0)
-		usage(EX_OK);
+	argv[0] = log_getopt_name();
 	memset(&sc, 0, sizeof(sc));
 	sc.grace = SCALE_GRACE_DEFAULT;
 	sc.listenfd = -1;
-	while ((ch = getopt(argc, argv, "d:f:g:hnv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:f:g:hnv", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			fd = (int)strtonum(optarg, 0, INT_MAX, &errstr);

@@ -2,7 +2,7 @@
  * probe.c - readiness of a starting instance, without blocking the loop:
  *
  *	tcp		a non-blocking connect to 127.0.0.1:PORT succeeds
- *	http:/path	GET /path answers 2xx
+ *	http:/path	GET /path answers 2xx, the answer read to its end
  *	notify		READY=1 arrives on the instance's NOTIFY_SOCKET
  *	socket		the exec happened (backend_exec.c): the listener was
  *			bound by hk-scale and handed over
@@ -13,6 +13,15 @@
  * is probed every 2 ms, where doubling delays overshot by up to 50 ms),
  * and one that starts for seconds costs 20 connects a second.  The startup
  * deadline (service.c) ends the attempt.
+ *
+ * An http probe reads the whole answer before it closes, whatever its
+ * status: a close with unread bytes is a reset, and a server still writing
+ * its body logs it (Python's http.server a ConnectionResetError traceback
+ * at every cold start).  The end of the body is http_parser's to find
+ * (Content-Length, chunks, or the server's close).  The reading is bounded:
+ * SCALE_PROBE_READ_MAX bytes in all, and SCALE_PROBE_REST_MS for what comes
+ * after the head; past either the probe cuts the answer, and its status
+ * decides as if it had ended.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -35,8 +44,16 @@ static void	probe_retry(struct inst *);
 static void	probe_fire(struct loop *, void *);
 static void	probe_io(struct loop *, int, int, void *);
 static int	probe_send(struct inst *);
-static int	probe_status(const struct inst *);
+static int	probe_on_head(http_parser *);
+static int	probe_on_end(http_parser *);
+static void	probe_read(struct inst *);
+static void	probe_end(struct inst *, const char *, int);
 static void	notify_read(struct loop *, int, int, void *);
+
+static const http_parser_settings probe_settings = {
+	.on_headers_complete = probe_on_head,
+	.on_message_complete = probe_on_end,
+};
 
 /* A datagram socket of our own in runtime_dir, for NOTIFY_SOCKET. */
 int
@@ -111,11 +128,17 @@ probe_stop(struct inst *in)
 	}
 }
 
+/* The pause before the next try, or the deadline of an answer's rest. */
 static void
 probe_fire(struct loop *l, void *arg)
 {
+	struct inst *in = arg;
+
 	(void)l;
-	probe_try(arg);
+	if (in->probefd != -1 && in->probe_sent)
+		probe_end(in, "its rest did not come in time", 1);
+	else
+		probe_try(in);
 }
 
 static void
@@ -154,7 +177,11 @@ probe_try(struct inst *in)
 	}
 	in->probefd = fd;
 	in->probe_sent = 0;
+	in->probe_status = 0;
+	in->probe_done = 0;
 	in->probe_len = 0;
+	http_parser_init(&in->probe_parser, HTTP_RESPONSE);
+	in->probe_parser.data = in;
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 &&
 	    errno != EINPROGRESS) {
 		probe_retry(in);
@@ -178,66 +205,123 @@ probe_send(struct inst *in)
 	return send(in->probefd, req, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -1;
 }
 
-/* The status code of "HTTP/1.x NNN ...", or -1 while incomplete. */
-static int
-probe_status(const struct inst *in)
-{
-	const char *b = in->probe_buf;
-
-	if (in->probe_len < 12 || strncmp(b, "HTTP/1.", 7) != 0 ||
-	    b[8] != ' ')
-		return in->probe_len >= 12 ? 0 : -1;
-	if (b[9] < '1' || b[9] > '5' || b[10] < '0' || b[10] > '9' ||
-	    b[11] < '0' || b[11] > '9')
-		return 0;
-	return (b[9] - '0') * 100 + (b[10] - '0') * 10 + (b[11] - '0');
-}
-
 static void
 probe_io(struct loop *l, int fd, int mask, void *arg)
 {
 	struct inst *in = arg;
 	socklen_t len = sizeof(int);
-	ssize_t n;
-	int soerr = 0, code;
+	int soerr = 0;
 
 	(void)mask;
-	if (!in->probe_sent) {
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1 ||
-		    soerr != 0) {
-			probe_retry(in);
-			return;
-		}
-		if (in->svc->def.spec.readiness == READY_TCP) {
-			probe_stop(in);
-			service_inst_ready(in);
-			return;
-		}
-		if (probe_send(in) == -1) {
-			probe_retry(in);
-			return;
-		}
-		in->probe_sent = 1;
-		loop_mod_fd(l, fd, LOOP_READ);
+	if (in->probe_sent) {
+		probe_read(in);
 		return;
 	}
-	n = recv(fd, in->probe_buf + in->probe_len,
-	    sizeof(in->probe_buf) - in->probe_len, 0);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1 ||
+	    soerr != 0) {
+		probe_retry(in);
 		return;
-	if (n > 0)
-		in->probe_len += (size_t)n;
-	code = probe_status(in);
-	if (code == -1 && n > 0)
-		return;		/* the status line is not all there yet */
-	if (code >= 200 && code <= 299) {
+	}
+	if (in->svc->def.spec.readiness == READY_TCP) {
 		probe_stop(in);
 		service_inst_ready(in);
 		return;
 	}
-	log_debug("service=%s: probe %s: status %d", in->id,
-	    in->svc->def.spec.readiness_path, code);
-	probe_retry(in);
+	if (probe_send(in) == -1) {
+		probe_retry(in);
+		return;
+	}
+	in->probe_sent = 1;
+	loop_mod_fd(l, fd, LOOP_READ);
+}
+
+/* The head is in: its status will decide, and the rest has a deadline. */
+static int
+probe_on_head(http_parser *p)
+{
+	struct inst *in = p->data;
+	struct loop *l = in->sc->loop;
+
+	in->probe_status = p->status_code;
+	if (loop_timer_at(l, &in->probe_timer, loop_now_ms(l) +
+	    SCALE_PROBE_REST_MS) == -1)
+		log_warn("service=%s: probe: timer", in->id);
+	return 0;
+}
+
+static int
+probe_on_end(http_parser *p)
+{
+	struct inst *in = p->data;
+
+	in->probe_done = 1;
+	http_parser_pause(p, 1);	/* the rest is not the answer */
+	return 0;
+}
+
+/*
+ * One read of the answer.  Its end, a close, an error or the limit on
+ * bytes ends the exchange; so does the deadline of its rest (probe_fire).
+ */
+static void
+probe_read(struct inst *in)
+{
+	http_parser *p = &in->probe_parser;
+	char buf[4096];
+	ssize_t n;
+
+	n = recv(in->probefd, buf, sizeof(buf), 0);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == -1) {
+		probe_end(in, strerror(errno), 0);
+		return;
+	}
+	/* 0 bytes tell the parser of the close, which may end a body */
+	(void)http_parser_execute(p, &probe_settings, buf, (size_t)n);
+	in->probe_len += (size_t)n;
+	if (in->probe_done)
+		probe_end(in, NULL, 0);
+	else if (HTTP_PARSER_ERRNO(p) != HPE_OK)
+		probe_end(in, http_errno_description(HTTP_PARSER_ERRNO(p)), 0);
+	else if (n == 0)
+		probe_end(in, "closed before its end", 0);
+	else if (in->probe_len >= SCALE_PROBE_READ_MAX)
+		probe_end(in, "longer than the probe reads", 1);
+}
+
+/*
+ * The exchange is over, why says how if not at the answer's end, cut if
+ * the probe stopped reading: a 2xx head makes the instance ready, anything
+ * else is retried.  A cut may show in the service's log as a reset, so it
+ * is a warning.
+ */
+static void
+probe_end(struct inst *in, const char *why, int cut)
+{
+	const char *path = in->svc->def.spec.readiness_path;
+	int code = in->probe_status;
+
+	if (code < 200 || code > 299) {
+		if (code != 0)
+			log_debug("service=%s: probe %s: status %d", in->id,
+			    path, code);
+		else
+			log_debug("service=%s: probe %s: no answer: %s",
+			    in->id, path, why != NULL ? why : "empty");
+		probe_retry(in);
+		return;
+	}
+	if (cut)
+		log_warnx("service=%s: probe %s: status %d, answer cut after "
+		    "%zu bytes: %s (at most %d bytes, %d ms after the head)",
+		    in->id, path, code, in->probe_len, why,
+		    SCALE_PROBE_READ_MAX, SCALE_PROBE_REST_MS);
+	else if (why != NULL)
+		log_debug("service=%s: probe %s: status %d, %s", in->id, path,
+		    code, why);
+	probe_stop(in);
+	service_inst_ready(in);
 }
 
 /* READY=1 as one line of a datagram, as sd_notify(3) sends it. */

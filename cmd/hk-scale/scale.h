@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <http_parser.h>
 #include <jansson.h>
 
 #include "config.h"
@@ -25,6 +26,8 @@
 #define SCALE_ORDINARY_TIMEOUT	60 /* s, startup deadline, no [serverless] */
 #define SCALE_PROBE_MIN_MS	1	/* probe retries: start time / 32, */
 #define SCALE_PROBE_MAX_MS	50	/* within these bounds */
+#define SCALE_PROBE_READ_MAX	65536	/* bytes of an http probe's answer */
+#define SCALE_PROBE_REST_MS	1000	/* for its rest, once its head is in */
 #define SCALE_RESTART_MIN_MS	100	/* restart of an always-on service */
 #define SCALE_RESTART_MAX_MS	30000
 #define SCALE_RESTART_RESET_MS	10000	/* ran this long: backoff reset */
@@ -69,8 +72,10 @@ struct inst {
 	char			 notify_path[SCALE_SUN_MAX];
 	int			 probefd;	/* tcp and http probes */
 	int			 probe_sent;
-	char			 probe_buf[64];
-	size_t			 probe_len;
+	http_parser		 probe_parser;	/* http: the answer */
+	int			 probe_status;	/* 0 until its head is in */
+	int			 probe_done;	/* read to its end */
+	size_t			 probe_len;	/* bytes of it read */
 	int64_t			 probe_delay;	/* ms */
 	struct loop_timer	 probe_timer;
 	struct loop_timer	 kill_timer;	/* end of the grace period */

@@ -61,7 +61,12 @@ take_files(int argc, char **argv, const char *cmd)
 	return optind;
 }
 
-/* Loads every file; returns EX_OK, or 65/66 after printing diagnostics. */
+/*
+ * Loads every file and prints the problems of each; returns EX_OK, 65, or
+ * 66 when a file could not be read, even if another is invalid too: a
+ * check that did not see all of its input is the more specific failure,
+ * and 65 would say every file was read and found wanting (hk(1)).
+ */
 static int
 load_all(struct hk *hk, int nfiles, char **files, struct app_config **out)
 {
@@ -83,9 +88,9 @@ load_all(struct hk *hk, int nfiles, char **files, struct app_config **out)
 		if (diag.count > CONFIG_DIAG_MAX)
 			fprintf(stderr, "%s: %zu more errors\n", files[i],
 			    diag.count - CONFIG_DIAG_MAX);
-		if (missing && code == EX_OK)
+		if (missing)
 			code = EX_NOINPUT;
-		else if (!missing)
+		else if (code == EX_OK)
 			code = EX_DATAERR;
 	}
 	if (code == EX_OK)

@@ -1,10 +1,12 @@
 /*
  * hk - the operator front end: validate and apply application configs,
- * show services, stop and start them.  Other words run hk-<word>, git-style.
+ * show services, stop and start them.  Other words run hk-<word>, git-style;
+ * "hk events" alone lists the events.
  */
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,18 @@ static const struct command {
 	{ "validate",	cmd_validate },
 };
 
+/*
+ * Words that run hk-<word>, and the command they run with when given no
+ * argument: a bare hk-events is the daemon, not the listing "hk events"
+ * asks for.
+ */
+static const struct external {
+	const char	*name;
+	const char	*bare;
+} externals[] = {
+	{ "events",	"list" },
+};
+
 static const char usage_text[] =
     "usage: hk [-v] [-f config] validate file ...\n"
     "       hk [-v] [-f config] apply file ...\n"
@@ -38,10 +52,13 @@ static const char usage_text[] =
     "       hk [-v] [-f config] status [--json] service\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
+    "       hk [-v] [-f config] events [list | tail | requests] "
+    "[argument ...]\n"
     "       hk [-v] [-f config] command [argument ...]\n";
 
 static void	usage(int) __attribute__((noreturn));
 static int	run_external(const char *, int, char **);
+static int	run_bare(const char *);
 static int	finish_stdout(int);
 
 static void
@@ -109,6 +126,24 @@ run_external(const char *word, int argc, char **argv)
 	return 126;
 }
 
+/* hk-<word> with its command for no argument, if it has one; else -1. */
+static int
+run_bare(const char *word)
+{
+	char *argv[3];
+	size_t i;
+
+	for (i = 0; i < sizeof(externals) / sizeof(externals[0]); i++) {
+		if (strcmp(word, externals[i].name) != 0)
+			continue;
+		argv[0] = (char *)word;
+		argv[1] = (char *)externals[i].bare;
+		argv[2] = NULL;
+		return run_external(word, 2, argv);
+	}
+	return -1;
+}
+
 /* git's rule: output that could not be written is an error. */
 static int
 finish_stdout(int code)
@@ -125,6 +160,10 @@ finish_stdout(int code)
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct hk hk;
 	struct config_diag diag;
 	const char *config_path = NULL;
@@ -132,9 +171,9 @@ main(int argc, char *argv[])
 	int ch, verbose = 0, missing = 0, code;
 
 	log_init(PROG, 0);
-	if (argc > 1 && strcmp(argv[1], "--help") == 0)
-		usage(EX_OK);
-	while ((ch = getopt(argc, argv, "+f:hv")) != -1) {
+	argv[0] = log_getopt_name();
+	while ((ch = getopt_long(argc, argv, "+f:hv", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			config_path = optarg;
@@ -162,6 +201,8 @@ main(int argc, char *argv[])
 		if (config_path != NULL &&
 		    setenv("HAKOPOD_CONFIG", config_path, 1) == -1)
 			fatal(EX_OSERR, "setenv");
+		if (argc == 1 && (code = run_bare(argv[0])) != -1)
+			return code;
 		return run_external(argv[0], argc, argv);
 	}
 
@@ -173,6 +214,7 @@ main(int argc, char *argv[])
 		return missing ? EX_NOINPUT : EX_CONFIG;
 	}
 	optind = 0;	/* each command parses its own options (glibc: reset) */
+	argv[0] = log_getopt_name();
 	code = commands[i].run(&hk, argc, argv);
 	if (hk.store != NULL)
 		store_close(hk.store);

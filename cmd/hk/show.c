@@ -15,7 +15,7 @@
 #include "log.h"
 #include "store.h"
 
-static int	parse_json_flag(int, char **, const char *, int *);
+static int	parse_json_flag(int, char **, const char *, int, int *);
 static const struct store_instance *find_instance(
 		    const struct store_instance *, size_t, const char *,
 		    const char *);
@@ -24,8 +24,13 @@ static json_t	*service_json(const struct store_service *,
 static void	print_card(const struct store_service *,
 		    const struct store_instance *);
 
+/*
+ * [--json] and nargs operands; the index of the first operand, or -1 after
+ * the usage line on stderr.
+ */
 static int
-parse_json_flag(int argc, char **argv, const char *synopsis, int *as_json)
+parse_json_flag(int argc, char **argv, const char *synopsis, int nargs,
+    int *as_json)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -48,6 +53,10 @@ parse_json_flag(int argc, char **argv, const char *synopsis, int *as_json)
 			    synopsis);
 			return -1;
 		}
+	}
+	if (argc - optind != nargs) {
+		fprintf(stderr, "usage: hk [-v] [-f config] %s\n", synopsis);
+		return -1;
 	}
 	return optind;
 }
@@ -110,7 +119,7 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 	json_t *all;
 	int as_json, code;
 
-	if (parse_json_flag(argc, argv, "ps [--json]", &as_json) != argc)
+	if (parse_json_flag(argc, argv, "ps [--json]", 0, &as_json) == -1)
 		return EX_USAGE;
 	if ((code = hk_store(hk)) != EX_OK)
 		return code;
@@ -214,14 +223,9 @@ cmd_status(struct hk *hk, int argc, char **argv)
 	json_t *o;
 	int first, as_json, code, r;
 
-	first = parse_json_flag(argc, argv, "status [--json] service",
-	    &as_json);
-	if (first == -1 || first != argc - 1) {
-		if (first != -1)
-			fprintf(stderr, "usage: hk [-v] [-f config] status "
-			    "[--json] service\n");
+	if ((first = parse_json_flag(argc, argv, "status [--json] service", 1,
+	    &as_json)) == -1)
 		return EX_USAGE;
-	}
 	if ((code = hk_store(hk)) != EX_OK)
 		return code;
 	if ((code = resolve_service(hk, argv[first], &svc)) != EX_OK)

@@ -21,10 +21,15 @@ hk apply "$T/app.toml" >/dev/null
 ok $? "an empty app is applied"
 
 # notify_listen NAME: a datagram socket at $T/NAME.notify whose messages go,
-# one per line (newlines inside shown as '|'), to $T/NAME.msgs.
+# one per line (newlines inside shown as '|'), to $T/NAME.msgs.  The
+# listener is another process: a message reaches the file some time after
+# the daemon sent it, even after the daemon has exited, so every check of
+# the file waits for it.  A pause before each write makes that time long
+# enough that a check that does not wait fails every run, not once in a
+# while on a busy machine.
 notify_listen() {
 	python3 - "$T/$1.notify" "$T/$1.msgs" <<'PY' &
-import socket, sys
+import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
 s.settimeout(60)
@@ -35,6 +40,7 @@ with open(sys.argv[2], "a") as out:
             m = s.recv(4096)
         except socket.timeout:
             break
+        time.sleep(0.1)
         out.write(m.decode().replace("\n", "|") + "\n"); out.flush()
 PY
 	_pids="$_pids $!"
@@ -60,7 +66,7 @@ for prog in hk-scale hk-activate hk-idle hk-events; do
 	kill -TERM "$pid"
 	wait "$pid"
 	is "$?" 0 "$prog: SIGTERM stops it with exit status 0"
-	has "$n" '^STOPPING=1'
+	wait_for 10 has "$n" '^STOPPING=1'
 	ok $? "$prog: after STOPPING=1"
 done
 

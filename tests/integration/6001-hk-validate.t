@@ -3,7 +3,7 @@
 # with "file:line: key: reason" and the sysexits code of its kind.
 . tests/integration/lib.sh
 
-plan 22
+plan 29
 
 cat >"$T/hakopod.toml" <<CONF
 [server]
@@ -59,6 +59,22 @@ like "$err" "many.toml:11: services.api.serverless.max_concurrency: must be betw
 run hk validate "$T/absent.toml"
 is "$rc" 66 "a missing file exits 66"
 like "$err" "absent.toml" "and names the file"
+
+run hk validate "$T/absent.toml" etc/examples/http-functions.toml
+is "$rc" 66 "a missing file beside a valid one exits 66"
+run hk validate "$T/absent.toml" "$T/range.toml"
+is "$rc" 66 "a missing file before an invalid one: 66 wins over 65"
+is "$err" "$T/absent.toml: unable to open: No such file or directory
+$T/range.toml:9: services.api.serverless.idle_seconds: must be between 30 and 86400" \
+    "and the problems of both files are printed"
+run hk validate "$T/range.toml" "$T/absent.toml"
+is "$rc" 66 "a missing file after an invalid one: 66 as well"
+run hk apply "$T/range.toml" "$T/absent.toml"
+is "$rc" 66 "apply: the same rule"
+mkdir "$T/dir.toml"
+run hk validate "$T/dir.toml"
+is "$rc" 66 "a directory cannot be read: 66"
+is "$err" "$T/dir.toml: unable to read: Is a directory" "and says why"
 
 printf 'schema_version = 1\nname = "fn"\n[services.api]\ncommand = ["a", ' \
     >"$T/truncated.toml"

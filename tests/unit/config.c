@@ -9,6 +9,7 @@
  */
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -939,9 +940,16 @@ test_missing(void)
 	rc = app_load(&app, tmpdir, &cfg, &d, &missing);
 	(void)snprintf(want, sizeof(want), "%s: unable to read: %s", tmpdir,
 	    strerror(EISDIR));
-	ok(rc == -1 && missing == 0, "app file is a directory: -1");
+	ok(rc == -1 && missing == 1, "app file is a directory: -1, *missing");
 	is(d.msg[0], want, "app file is a directory: message");
 	app_free(&app);
+
+	memset(&d, 0, sizeof(d));
+	missing = 0;
+	rc = config_load_server(&cfg, tmpdir, &d, &missing);
+	ok(rc == -1 && missing == 1 && d.count == 1,
+	    "operator file is a directory: -1, *missing");
+	is(d.msg[0], want, "operator file is a directory: message");
 }
 
 static double
@@ -1453,20 +1461,31 @@ test_print(void)
 	free(text);
 }
 
+/*
+ * Everything the tests wrote goes, whatever its name: a list of names
+ * fell behind the tests once and left the directory in $TMPDIR.
+ */
 static void
 cleanup(void)
 {
-	static const char *const files[] = {
-		"hakopod.toml", "big.toml", "max.toml", "prec.toml",
-	};
-	char p[256];
-	size_t i;
+	struct dirent *e;
+	DIR *dir;
+	char p[PATH_MAX];
 
-	for (i = 0; i < nitems(files); i++) {
-		(void)snprintf(p, sizeof(p), "%s/%s", tmpdir, files[i]);
-		(void)unlink(p);
+	if ((dir = opendir(tmpdir)) != NULL) {
+		while ((e = readdir(dir)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 ||
+			    strcmp(e->d_name, "..") == 0)
+				continue;
+			(void)snprintf(p, sizeof(p), "%s/%s", tmpdir,
+			    e->d_name);
+			(void)unlink(p);
+		}
+		(void)closedir(dir);
 	}
 	(void)rmdir(tmpdir);
+	ok(access(tmpdir, F_OK) == -1 && errno == ENOENT,
+	    "cleanup: the temporary directory %s is gone", tmpdir);
 }
 
 int

@@ -10,6 +10,12 @@
 #   SCALE_HEALTH_AFTER=N answer GET /health 503 N times, then 200
 #   SCALE_TAG=T          returned in every body
 #   SCALE_TERM_DELAY=S   on SIGTERM, take S seconds to exit
+#   GET /healthz answers 200 with a short body, after the head
+#   SCALE_BODY_DELAY=S   ... S seconds after the head
+#   SCALE_BODY_BYTES=N   ... of N bytes
+#   SCALE_BODY_ENDLESS=1 ... with no length, a line every 50 ms, for ever
+#   SCALE_KEEP_OPEN=1    HTTP/1.1, the connection kept open after an
+#                        answer even when the client asked to close it
 import os
 import signal
 import socket
@@ -23,6 +29,9 @@ health_left = int(os.environ.get("SCALE_HEALTH_AFTER", "0"))
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         global health_left
+        if self.path == "/healthz":
+            self.healthz()
+            return
         code = 200
         if self.path == "/health" and health_left > 0:
             health_left -= 1
@@ -33,6 +42,22 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def healthz(self):
+        if os.environ.get("SCALE_BODY_ENDLESS"):
+            self.send_response(200)
+            self.end_headers()
+            while True:
+                self.wfile.write(b"still here\n")
+                time.sleep(0.05)
+        body = b"x" * int(os.environ.get("SCALE_BODY_BYTES", "3"))
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        time.sleep(float(os.environ.get("SCALE_BODY_DELAY", "0")))
+        self.wfile.write(body)
+        if os.environ.get("SCALE_KEEP_OPEN"):
+            self.close_connection = False
 
     def log_message(self, fmt, *args):
         print("request " + fmt % args, flush=True)
@@ -46,6 +71,8 @@ def term(signum, frame):
 
 def main():
     print("starting pid %d" % os.getpid(), flush=True)
+    if os.environ.get("SCALE_KEEP_OPEN"):
+        Handler.protocol_version = "HTTP/1.1"
     if os.environ.get("SCALE_TERM_DELAY"):
         signal.signal(signal.SIGTERM, term)
     time.sleep(float(os.environ.get("SCALE_DELAY", "0")))
