@@ -22,7 +22,8 @@ struct tokens {
 static int	head_add(struct http_head *, const char *, size_t);
 static int	host_valid(const char *, size_t);
 static int	name_is(const struct http_head *, int, const char *);
-static void	conn_tokens(const struct http_head *, struct tokens *);
+static int	conn_tokens(const struct http_head *, struct tokens *);
+static int	conn_names_framing(const struct tokens *);
 static int	skip_header(const struct http_head *, int,
 		    const struct tokens *, int);
 static int	copy_headers(const struct http_head *, struct http_out *,
@@ -64,8 +65,15 @@ http_head_reset(struct http_head *h)
 	h->nhdr = 0;
 	h->in_value = 0;
 	h->overflow = 0;
+	h->complete = 0;
 	h->url_off = h->url_len = h->st_off = h->st_len = 0;
 	h->raw = 0;
+}
+
+void
+http_head_done(struct http_head *h)
+{
+	h->complete = 1;
 }
 
 static int
@@ -105,6 +113,8 @@ http_head_status(struct http_head *h, const char *at, size_t n)
 int
 http_head_field(struct http_head *h, const char *at, size_t n)
 {
+	if (h->complete)
+		return 0;
 	if (h->nhdr == 0 || h->in_value) {
 		if (h->nhdr == HTTP_HDR_MAX) {
 			h->overflow = 1;
@@ -126,6 +136,8 @@ http_head_field(struct http_head *h, const char *at, size_t n)
 int
 http_head_value(struct http_head *h, const char *at, size_t n)
 {
+	if (h->complete)
+		return 0;
 	if (h->nhdr == 0)
 		return -1;
 	if (!h->in_value) {
@@ -172,6 +184,7 @@ cb_value(http_parser *p, const char *at, size_t n)
 static int
 cb_headers(http_parser *p)
 {
+	http_head_done(p->data);
 	http_parser_pause(p, 1);
 	return 0;
 }
@@ -280,8 +293,9 @@ host_valid(const char *v, size_t n)
 int
 http_check_request(const struct http_head *h, const http_parser *p)
 {
+	struct tokens t;
 	const char *v;
-	size_t n;
+	size_t n, path;
 	int te;
 
 	te = http_head_count(h, "transfer-encoding");
@@ -300,6 +314,17 @@ http_check_request(const struct http_head *h, const http_parser *p)
 		return 400;
 	if (p->method == HTTP_CONNECT)
 		return 405;
+	if (http_target_absolute(h->buf + h->url_off, h->url_len, &v, &n,
+	    &path)) {
+		if (n == 0 || !host_valid(v, n))
+			return 400;	/* userinfo@ (RFC 9110 4.2.4) */
+	} else if (h->url_len == 1 && h->buf[h->url_off] == '*') {
+		if (p->method != HTTP_OPTIONS)
+			return 400;
+	} else if (h->url_len == 0 || h->buf[h->url_off] != '/')
+		return 400;	/* another scheme, or no form at all */
+	if (conn_tokens(h, &t) == -1 || conn_names_framing(&t))
+		return 400;
 	if (p->http_major == 1 && p->http_minor >= 1 &&
 	    http_head_count(h, "host") == 0)
 		return 400;
@@ -314,7 +339,8 @@ http_request_host(const struct http_head *h, char *host, size_t size)
 
 	if (size == 0)
 		return;
-	if (http_head_find(h, "host", &v, &n) == 0) {
+	if (http_target_absolute(h->buf + h->url_off, h->url_len, &v, &n,
+	    &i) || http_head_find(h, "host", &v, &n) == 0) {
 		for (i = 0; i < n && j < size - 1; i++) {
 			if (v[i] == ':' && v[0] != '[')
 				break;
@@ -395,7 +421,9 @@ out_header(struct http_out *o, const char *name, const char *v, size_t n)
 	return http_out_add(o, "\r\n", 2);
 }
 
-static void
+/* The names Connection lists; -1 if more than CONN_TOKENS (the rest
+ * are not kept: a request with them is refused, http_check_request). */
+static int
 conn_tokens(const struct http_head *h, struct tokens *t)
 {
 	const char *v, *e, *s;
@@ -407,18 +435,60 @@ conn_tokens(const struct http_head *h, struct tokens *t)
 			continue;
 		v = h->buf + h->hdr[i].val_off;
 		e = v + h->hdr[i].val_len;
-		while (v < e && t->n < CONN_TOKENS) {
+		while (v < e) {
 			while (v < e && (*v == ' ' || *v == '\t' || *v == ','))
 				v++;
 			for (s = v; v < e && *v != ',' && *v != ' ' &&
 			    *v != '\t'; v++)
 				;
-			if (v > s) {
-				t->p[t->n] = s;
-				t->len[t->n++] = (size_t)(v - s);
-			}
+			if (v == s)
+				continue;
+			if (t->n == CONN_TOKENS)
+				return -1;
+			t->p[t->n] = s;
+			t->len[t->n++] = (size_t)(v - s);
 		}
 	}
+	return 0;
+}
+
+/*
+ * Connection names Host or Content-Length: removing either would change
+ * the request the backend reads (its framing, its host), so such a
+ * request is refused rather than forwarded.
+ */
+static int
+conn_names_framing(const struct tokens *t)
+{
+	size_t k;
+
+	for (k = 0; k < t->n; k++)
+		if ((t->len[k] == 4 && strncasecmp(t->p[k], "host", 4) == 0) ||
+		    (t->len[k] == 14 && strncasecmp(t->p[k], "content-length",
+		    14) == 0))
+			return 1;
+	return 0;
+}
+
+int
+http_target_absolute(const char *url, size_t len, const char **a,
+    size_t *alen, size_t *path)
+{
+	size_t i, s;
+
+	if (len >= 7 && strncasecmp(url, "http://", 7) == 0)
+		s = 7;
+	else if (len >= 8 && strncasecmp(url, "https://", 8) == 0)
+		s = 8;
+	else
+		return 0;
+	for (i = s; i < len && url[i] != '/' && url[i] != '?' &&
+	    url[i] != '#'; i++)
+		;
+	*a = url + s;
+	*alen = i - s;
+	*path = i;
+	return 1;
 }
 
 /*
@@ -434,13 +504,17 @@ skip_header(const struct http_head *h, int i, const struct tokens *t,
 	for (k = 0; k < sizeof(hop_headers) / sizeof(hop_headers[0]); k++)
 		if (name_is(h, i, hop_headers[k]))
 			return 1;
-	for (k = 0; k < t->n; k++)
+	/* a response's Content-Length stays whatever Connection says: the
+	 * gateway frames the body by it */
+	for (k = 0; k < t->n && !name_is(h, i, "content-length"); k++)
 		if (t->len[k] == h->hdr[i].name_len && strncasecmp(t->p[k],
 		    h->buf + h->hdr[i].name_off, t->len[k]) == 0)
 			return 1;
 	if ((request & 1) && name_is(h, i, "x-forwarded-for"))
 		return 1;
 	if ((request & 2) && name_is(h, i, "content-length"))
+		return 1;
+	if ((request & 4) && name_is(h, i, "host"))
 		return 1;
 	return 0;
 }
@@ -491,21 +565,30 @@ http_request_head(struct http_out *o, const struct http_head *h,
     const http_parser *p, const struct http_fwd *f)
 {
 	struct tokens t;
-	const char *url = h->buf + h->url_off, *v, *up;
-	size_t ulen = h->url_len, n, strip;
+	const char *url = h->buf + h->url_off, *v, *up, *auth = NULL;
+	size_t ulen = h->url_len, n, strip, alen = 0, path;
+	int skip = f->length >= 0 ? 3 : 1;
 
-	conn_tokens(h, &t);
+	(void)conn_tokens(h, &t);
+	if (http_target_absolute(url, ulen, &auth, &alen, &path)) {
+		url += path;	/* origin-form; the authority is the Host */
+		ulen -= path;
+		skip |= 4;
+	}
 	strip = f->strip < ulen ? f->strip : ulen;
 	url += strip;
 	ulen -= strip;
 	if (out_str(o, http_method_str(p->method)) == -1 ||
 	    http_out_add(o, " ", 1) == -1)
 		return -1;
-	if ((ulen == 0 || url[0] != '/') && http_out_add(o, "/", 1) == -1)
-		return -1;
+	if ((ulen == 0 || url[0] != '/') && !(ulen == 1 && url[0] == '*') &&
+	    http_out_add(o, "/", 1) == -1)
+		return -1;	/* what is left after /fn/app/svc, or ?query */
 	if (http_out_add(o, url, ulen) == -1 ||
 	    http_out_add(o, " HTTP/1.1\r\n", 11) == -1 ||
-	    copy_headers(h, o, &t, f->length >= 0 ? 3 : 1) == -1)
+	    copy_headers(h, o, &t, skip) == -1)
+		return -1;
+	if (auth != NULL && out_header(o, "Host", auth, alen) == -1)
 		return -1;
 	if (f->length >= 0 && out_length(o, (uint64_t)f->length) == -1)
 		return -1;
@@ -520,13 +603,17 @@ http_request_head(struct http_out *o, const struct http_head *h,
 	if (http_head_count(h, "x-forwarded-proto") == 0 &&
 	    out_str(o, "X-Forwarded-Proto: http\r\n") == -1)
 		return -1;
-	if (http_head_count(h, "x-forwarded-host") == 0 &&
-	    http_head_find(h, "host", &v, &n) == 0 && n < 256 &&
+	if (auth != NULL) {
+		v = auth;
+		n = alen;
+	} else if (http_head_find(h, "host", &v, &n) == -1)
+		n = 256;
+	if (http_head_count(h, "x-forwarded-host") == 0 && n < 256 &&
 	    out_header(o, "X-Forwarded-Host", v, n) == -1)
 		return -1;
 	if (f->chunked && out_str(o, "Transfer-Encoding: chunked\r\n") == -1)
 		return -1;
-	if (http_head_count(h, "host") == 0 &&
+	if (auth == NULL && http_head_count(h, "host") == 0 &&
 	    out_header(o, "Host", f->host, strlen(f->host)) == -1)
 		return -1;	/* HTTP/1.0 without Host */
 	if (f->upgrade && http_head_find(h, "upgrade", &up, &n) == 0 &&

@@ -34,6 +34,7 @@ struct http_head {
 	int		nhdr;
 	int		in_value;
 	int		overflow;	/* over a limit: 431 */
+	int		complete;	/* later fields (trailers) dropped */
 	uint16_t	url_off, url_len;	/* request */
 	uint16_t	st_off, st_len;		/* response reason */
 	size_t		raw;		/* bytes read (http_head_parse) */
@@ -66,8 +67,13 @@ struct http_resp {
 	int		 until_close;	/* out: the backend's close ends it */
 };
 
-/* Building a head; http_parser callbacks call these.  -1 on a limit. */
+/*
+ * Building a head; http_parser callbacks call these.  -1 on a limit.
+ * Once http_head_done() marks the head complete, fields (a chunked
+ * body's trailer section) are dropped: never merged into the head.
+ */
 void	http_head_reset(struct http_head *);
+void	http_head_done(struct http_head *);
 int	http_head_url(struct http_head *, const char *, size_t);
 int	http_head_status(struct http_head *, const char *, size_t);
 int	http_head_field(struct http_head *, const char *, size_t);
@@ -93,11 +99,23 @@ int	http_head_count(const struct http_head *, const char *);
  * Strict framing of a complete request head, what the lexer cannot see
  * line by line: 0, 400 (Content-Length with Transfer-Encoding, more than
  * one Content-Length or Transfer-Encoding, a coding other than chunked,
- * Transfer-Encoding in HTTP/1.0, more than one Host, a Host that is not
- * host[:port], HTTP/1.1 without Host) or 405 (CONNECT).
+ * Transfer-Encoding in HTTP/1.0, more than one Host, a Host or an absolute
+ * target's authority that is not host[:port], a target neither
+ * origin-form, absolute http(s) nor "*" of OPTIONS, HTTP/1.1 without
+ * Host, Connection naming more than 16 fields, or Host or Content-Length)
+ * or 405 (CONNECT).
  */
 int	http_check_request(const struct http_head *, const http_parser *);
-/* Host without port, lower case, printable, no trailing dot ("" if none). */
+/*
+ * An absolute-form target, http:// or https:// (RFC 9112 3.2.2): 1 with
+ * its authority and the offset of what follows it (path, query), else 0.
+ * The authority is then the request's host, and the request is forwarded
+ * in origin-form with it as Host.
+ */
+int	http_target_absolute(const char *, size_t, const char **, size_t *,
+	    size_t *);
+/* Host (or an absolute target's authority) without port, lower case,
+ * printable, no trailing dot ("" if none). */
 void	http_request_host(const struct http_head *, char *, size_t);
 /* The path of a URL without query or fragment, controls as '?'. */
 void	http_request_path(const char *, size_t, char *, size_t);
@@ -132,11 +150,17 @@ struct http_lex {
 };
 
 void	http_lex_init(struct http_lex *);
-/* 0 with *used bytes taken (it stops at a head's end), 400, 413 or 505. */
+/*
+ * 0 with *used bytes taken, or 400, 413 or 505.  It stops at a head's end
+ * (until http_lex_body()) and at a message's end (until http_lex_next()),
+ * so that a next request is judged only once the current one is done.
+ */
 int	http_lex(struct http_lex *, const char *, size_t, size_t *);
 int	http_lex_head_done(const struct http_lex *);
-/* Nothing of a request seen yet: at most empty lines. */
+/* Nothing of a next request seen yet: at most empty lines. */
 int	http_lex_idle(const struct http_lex *);
+/* The next request may start (after a message's end). */
+void	http_lex_next(struct http_lex *);
 /* n bytes of line ends between requests taken past the lexer. */
 void	http_lex_skip(struct http_lex *, size_t);
 /* After a head: how its body is framed; chunk sizes over limit are 413. */

@@ -52,6 +52,7 @@ enum {
 	L_DATA_CR,
 	L_DATA_LF,
 	L_STOP,		/* after an upgrade: no more HTTP */
+	L_MSG_END,	/* waits for http_lex_next() */
 };
 
 #define IS_DIGIT(c)	((c) >= '0' && (c) <= '9')
@@ -66,6 +67,7 @@ static int	lex_ext(struct http_lex *, unsigned char);
 static int	size_line_end(struct http_lex *);
 static void	section_end(struct http_lex *);
 static int	hexval(unsigned char);
+static void	msg_done(struct http_lex *, uint64_t);
 
 /* tchar of RFC 9110 5.6.2 */
 static int
@@ -104,13 +106,29 @@ http_lex_head_done(const struct http_lex *lx)
 int
 http_lex_idle(const struct http_lex *lx)
 {
-	return lx->state == L_START || lx->state == L_START_CR;
+	return lx->state == L_START || lx->state == L_START_CR ||
+	    lx->state == L_MSG_END;
+}
+
+void
+http_lex_next(struct http_lex *lx)
+{
+	if (lx->state == L_MSG_END)
+		lx->state = L_START;
+}
+
+/* A message ended at pos: nothing more until http_lex_next(). */
+static void
+msg_done(struct http_lex *lx, uint64_t pos)
+{
+	lx->state = L_MSG_END;
+	lx->msg_end = pos;
 }
 
 void
 http_lex_skip(struct http_lex *lx, size_t n)
 {
-	if (http_lex_idle(lx)) {
+	if (lx->state == L_START || lx->state == L_START_CR) {
 		lx->state = L_START;
 		lx->pos += n;
 	}
@@ -131,17 +149,19 @@ http_lex_body(struct http_lex *lx, int framing, uint64_t length,
 		break;
 	case HTTP_LEX_LENGTH:
 		lx->left = length;
-		lx->state = length > 0 ? L_LENGTH : L_START;
+		if (length > 0)
+			lx->state = L_LENGTH;
+		else
+			msg_done(lx, lx->pos);
 		break;
 	case HTTP_LEX_STOP:
 		lx->state = L_STOP;
+		lx->msg_end = lx->pos;
 		break;
 	default:
-		lx->state = L_START;
+		msg_done(lx, lx->pos);
 		break;
 	}
-	if (lx->state == L_START || lx->state == L_STOP)
-		lx->msg_end = lx->pos;
 }
 
 /* The empty line after the fields of a head, or of a trailer section. */
@@ -150,8 +170,7 @@ section_end(struct http_lex *lx)
 {
 	if (lx->trailer) {
 		lx->trailer = 0;
-		lx->state = L_START;
-		lx->msg_end = lx->pos + 1;
+		msg_done(lx, lx->pos + 1);
 	} else
 		lx->state = L_HEAD_DONE;
 }
@@ -205,18 +224,21 @@ lex_head(struct http_lex *lx, unsigned char c)
 		} else if (lx->n == 6) {
 			if (c != '.')
 				return 400;
-		} else {
-			if (c != '\r' && c != '\n')
-				return 400;
-			if (lx->major != 1)
-				return 505;
-			lx->state = c == '\r' ? L_LINE_LF : L_FIELD0;
-		}
+		} else if (c == '\r')
+			lx->state = L_LINE_LF;
+		else if (c != '\n')
+			return 400;
+		else if (lx->major != 1)	/* a whole line: its version */
+			return 505;
+		else
+			lx->state = L_FIELD0;
 		lx->n++;
 		return 0;
 	case L_LINE_LF:
 		if (c != '\n')
 			return 400;
+		if (lx->major != 1)
+			return 505;
 		lx->state = L_FIELD0;
 		return 0;
 	default:
@@ -422,17 +444,17 @@ http_lex(struct http_lex *lx, const char *buf, size_t len, size_t *used)
 	int r;
 
 	while (i < len) {
-		if (lx->state == L_HEAD_DONE || lx->state == L_STOP)
+		if (lx->state == L_HEAD_DONE || lx->state == L_STOP ||
+		    lx->state == L_MSG_END)
 			break;
 		if (lx->state == L_LENGTH || lx->state == L_DATA) {
 			n = len - i < lx->left ? len - i : (size_t)lx->left;
 			lx->left -= n;
 			lx->pos += n;
 			i += n;
-			if (lx->left == 0 && lx->state == L_LENGTH) {
-				lx->state = L_START;
-				lx->msg_end = lx->pos;
-			} else if (lx->left == 0)
+			if (lx->left == 0 && lx->state == L_LENGTH)
+				msg_done(lx, lx->pos);
+			else if (lx->left == 0)
 				lx->state = L_DATA_CR;
 			continue;
 		}

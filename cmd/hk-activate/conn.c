@@ -271,6 +271,7 @@ conn_reset(struct conn *c)
 	c->parse_paused = c->bad = c->linger = c->buffering = 0;
 	c->up_broken = 0;
 	c->refuse = 0;
+	http_lex_next(&c->lex);	/* the previous request has ended */
 	body_close(c);
 	c->outcome = NULL;
 	c->svc = NULL;

@@ -160,6 +160,7 @@ on_req_headers(http_parser *p)
 	struct conn *c = p->data;
 
 	c->head_done = 1;
+	http_head_done(&c->head);	/* trailers are dropped */
 	http_parser_pause(p, 1);
 	return 0;
 }
@@ -211,6 +212,7 @@ on_resp_headers(http_parser *p)
 	c->interim = 0;
 	if (st == 101 && !c->upgrade)
 		return -1;
+	http_head_done(&c->head);	/* trailers are dropped */
 	c->status = st;
 	c->resp_nobody = st == 101 || st == 204 || st == 304 ||
 	    c->req.method == HTTP_HEAD;

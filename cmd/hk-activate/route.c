@@ -205,21 +205,16 @@ struct service *
 route_lookup(const char *host, const char *url, size_t len, size_t *strip)
 {
 	struct route key, *r;
-	struct http_parser_url u;
+	const char *auth;
+	size_t alen, path;
 
 	*strip = 0;
-	if (len > 7 && strncasecmp(url, "http://", 7) == 0) {
-		http_parser_url_init(&u);
-		if (http_parser_parse_url(url, len, 0, &u) != 0)
-			return NULL;
-		*strip = (u.field_set & (1 << UF_PATH)) ?
-		    u.field_data[UF_PATH].off : len;
-	}
 	key.host = host;
 	if (host[0] != '\0' && (r = bsearch(&key, gw->routes, gw->nroutes,
 	    sizeof(*r), route_cmp)) != NULL)
 		return r->svc;
-	if (*strip != 0)
+	/* an absolute target names its host: it has no /fn/ path */
+	if (http_target_absolute(url, len, &auth, &alen, &path))
 		return NULL;
 	return route_path(url, len, strip);
 }

@@ -86,6 +86,18 @@ refused "Transfer-Encoding in HTTP/1.0" "$B400" web \
     "POST /p HTTP/1.0\r\n${HW}$TE""5\r\nhello\r\n0\r\n\r\n"
 refused "a Host that is not host:port" "$B400" web \
     "${G}Host: web.fn.localhost/x\r\n\r\n"
+refused "Connection naming Content-Length" "$B400" web \
+    "${PW}Content-Length: 5\r\nConnection: content-length\r\n\r\nhello"
+refused "Connection naming Host" "$B400" web "$G${HW}Connection: host\r\n\r\n"
+refused "a target of another scheme" "$B400" web \
+    "GET ftp://web.fn.localhost/ HTTP/1.1\r\n$HW\r\n"
+
+gw_raw -t 3 "GET http://web.fn.localhost/headers?x HTTP/1.1\r\n" \
+    "Host: nowhere.example\r\n\r\n" >"$T/raw.out"
+is "$(sed -n 1p "$T/raw.out")" "HTTP/1.1 200 OK" \
+    "an absolute target is routed by its authority"
+is "$(grep -c '^host: web.fn.localhost$' "$T/raw.out")" 1 \
+    "and forwarded with it as Host"
 
 taken "a chunked body" web "$PW$TE""5;a=b\r\nhello\r\n0\r\n\r\n"
 refused "a bare CR in a chunk size" "$B400" web \
@@ -96,6 +108,12 @@ refused "other bytes after a chunk's data" "$B400" web \
     "$PW$TE""5\r\nhelloXX0\r\n\r\n"
 refused "whitespace before a trailer's colon" "$B400" web \
     "$PW$TE""5\r\nhello\r\n0\r\nT : x\r\n\r\n"
+
+gw_raw -t 3 "POST /headers HTTP/1.1\r\nHost: web.fn.localhost\r\n$TE" \
+    "5\r\nhello\r\n0\r\nX-Injected: 1\r\nHost: other\r\n\r\n" >"$T/raw.out"
+is "$(sed -n 1p "$T/raw.out")" "HTTP/1.1 200 OK" "a chunked body with trailers"
+is "$(grep -ci -e x-injected -e other "$T/raw.out")" 0 \
+    "its trailer fields are dropped, never merged into the head"
 
 taken "a streamed chunked body" stream "$PS$TE""5\r\nhello\r\n0\r\n\r\n"
 refused "streamed: a bare CR in a chunk size" "$B400" stream \

@@ -54,6 +54,32 @@ static const struct {
 	{ "two Host", "GET / HTTP/1.1\r\n" HOST HOST "\r\n", 400 },
 	{ "HTTP/1.1 without Host", "GET / HTTP/1.1\r\n\r\n", 400 },
 	{ "CONNECT", "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", 405 },
+	{ "Transfer-Encoding in HTTP/1.0", "POST / HTTP/1.0\r\n"
+	  "Transfer-Encoding: chunked\r\n\r\n", 400 },
+	{ "a Host with a path", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400 },
+	{ "a Host with a space", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400 },
+	{ "a Host with a bad port", "GET / HTTP/1.1\r\nHost: a:8x\r\n\r\n",
+	  400 },
+	{ "a Host in brackets", "GET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n",
+	  0 },
+	{ "an empty Host", "GET / HTTP/1.1\r\nHost:\r\n\r\n", 0 },
+	{ "userinfo in an absolute target", "GET http://u@a/ HTTP/1.1\r\n"
+	  HOST "\r\n", 400 },
+	{ "an absolute target without a host", "GET http:///x HTTP/1.1\r\n"
+	  HOST "\r\n", 400 },
+	{ "Connection naming 16 fields", "GET / HTTP/1.1\r\n" HOST
+	  "Connection: a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p\r\n\r\n", 0 },
+	{ "Connection naming Host", "GET / HTTP/1.1\r\n" HOST
+	  "Connection: close, Host\r\n\r\n", 400 },
+	{ "Connection naming Content-Length", "POST / HTTP/1.1\r\n" HOST
+	  "Content-Length: 3\r\nConnection: content-length\r\n\r\n", 400 },
+	{ "a target of another scheme", "GET ftp://a/ HTTP/1.1\r\n" HOST
+	  "\r\n", 400 },
+	{ "OPTIONS *", "OPTIONS * HTTP/1.1\r\n" HOST "\r\n", 0 },
+	{ "GET *", "GET * HTTP/1.1\r\n" HOST "\r\n", 400 },
+	{ "Connection naming 17 fields", "GET / HTTP/1.1\r\n" HOST
+	  "Connection: a,b,c,d,e,f,g,h,i,j,k,l,m,n,o\r\nConnection: p, q\r\n"
+	  "\r\n", 400 },
 	{ "a bad request line", "GET / HTTP/1.1 x\r\n" HOST "\r\n", 400 },
 	{ "a bad version", "GET / HTTP/9x\r\n" HOST "\r\n", 400 },
 	{ "a control character in a header name", "GET / HTTP/1.1\r\n" HOST
@@ -67,7 +93,7 @@ static const struct {
 static const struct {
 	const char	*name;
 	const char	*head;
-	size_t		 strip;
+	long		 strip;		/* < 0: a body of -strip read whole */
 	const char	*want;
 } forwards[] = {
 	{ "hop-by-hop headers and those named by Connection are removed",
@@ -118,6 +144,23 @@ static const struct {
 	  "GET /ws HTTP/1.1\r\n" HOST "X-Forwarded-For: 127.0.0.1\r\n"
 	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: a.fn.localhost\r\n"
 	  "Connection: upgrade\r\nUpgrade: websocket\r\n\r\n" },
+	{ "an absolute target: origin-form, its authority the Host",
+	  "GET http://a.fn.localhost:8082/x?q=1 HTTP/1.1\r\nHost: other\r\n"
+	  "\r\n", 0,
+	  "GET /x?q=1 HTTP/1.1\r\nHost: a.fn.localhost:8082\r\n"
+	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
+	  "X-Forwarded-Host: a.fn.localhost:8082\r\n\r\n" },
+	{ "an absolute https target without a path forwards /",
+	  "GET HTTPS://a.fn.localhost HTTP/1.0\r\n\r\n", 0,
+	  "GET / HTTP/1.1\r\nHost: a.fn.localhost\r\n"
+	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
+	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n" },
+	{ "a body read whole: its Content-Length is the gateway's",
+	  "POST /p HTTP/1.1\r\n" HOST "Transfer-Encoding: chunked\r\n\r\n",
+	  -7,
+	  "POST /p HTTP/1.1\r\n" HOST "Content-Length: 7\r\n"
+	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
+	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n" },
 };
 
 static const struct {
@@ -317,9 +360,13 @@ rewrites(void)
 		r = parse(HTTP_REQUEST, forwards[i].head, &p);
 		f.peer = "127.0.0.1";
 		f.host = "127.0.0.1:8080";
-		f.strip = forwards[i].strip;
+		f.strip = forwards[i].strip > 0 ? (size_t)forwards[i].strip : 0;
 		f.chunked = (p.flags & F_CHUNKED) != 0;
 		f.length = -1;
+		if (forwards[i].strip < 0) {	/* read whole: its length */
+			f.chunked = 0;
+			f.length = -forwards[i].strip;
+		}
 		f.upgrade = p.upgrade;
 		o.buf = buf;
 		o.size = sizeof(buf) - 1;
