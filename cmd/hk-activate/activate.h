@@ -40,6 +40,8 @@
 #define LINGER_MS		2000	/* input drained before close */
 #define POOL_IDLE_MS		2000	/* idle backend connection */
 #define BODY_MEM_MAX		(XBUF_SIZE / 2)	/* body bytes kept in memory */
+#define PACE_WINDOW		4	/* unproven connections to an endpoint */
+#define PACE_CHECK_MS		200	/* then: was it accepted? */
 #define FREE_CONNS_MAX		256	/* closed connections kept */
 #define DRAIN_DEFAULT_S		10
 #define REC_HOST_MAX		127
@@ -81,10 +83,12 @@ struct upconn {
 	TAILQ_ENTRY(upconn)	 entry;		/* service pool */
 	int			 fd;
 	int			 connecting;
+	int			 proven;	/* the backend answered on it */
+	size_t			 sent;		/* of c->up, kept until proven */
 	uint64_t		 gen;		/* endpoint generation */
 	struct service		*svc;
 	struct conn		*c;		/* NULL while pooled */
-	struct loop_timer	 timer;		/* pool idle */
+	struct loop_timer	 timer;		/* pool idle, or pace check */
 };
 
 struct conn {
@@ -122,7 +126,8 @@ struct conn {
 				 resp_close:1, resp_nobody:1, sent_100:1,
 				 eof_client:1, eof_up:1, cold:1,
 				 interim:1, overlimit:1, parse_paused:1,
-				 bad:1, linger:1, buffering:1, up_broken:1;
+				 bad:1, linger:1, buffering:1, up_broken:1,
+				 upwait:1, quickacked:1;
 	int			 refuse;	/* answer of a refused body */
 	const char		*outcome;	/* records: NULL = "ok" */
 	uint64_t		 body_len;	/* declared Content-Length */
@@ -170,6 +175,10 @@ struct service {
 	struct parkq		 parked;
 	TAILQ_HEAD(, upconn)	 pool;
 	int			 npool;
+	struct parkq		 upwait;	/* forwarded, no connection yet */
+	int			 unproven;	/* new connections not answered */
+	int			 window;	/* at most that many unproven */
+	struct loop_timer	 kick;		/* serve upwait, next turn */
 	struct loop_timer	 timer;		/* delayed wake */
 };
 
@@ -266,6 +275,8 @@ void	upstream_release(struct conn *, int);
 void	upstream_update(struct conn *);
 void	upstream_flush(struct conn *);
 void	upstream_pool_drop(struct service *);
+void	upstream_init(struct service *);
+void	upstream_unwait(struct conn *);
 int	upstream_endpoint(const char *, struct sockaddr_storage *,
 	    socklen_t *);
 

@@ -269,7 +269,7 @@ conn_reset(struct conn *c)
 	c->resp_close = c->resp_nobody = c->sent_100 = c->eof_client = 0;
 	c->eof_up = c->cold = c->interim = c->overlimit = 0;
 	c->parse_paused = c->bad = c->linger = c->buffering = 0;
-	c->up_broken = 0;
+	c->up_broken = c->upwait = c->quickacked = 0;
 	c->refuse = 0;
 	http_lex_next(&c->lex);	/* the previous request has ended */
 	body_close(c);
@@ -295,6 +295,7 @@ conn_close(struct conn *c)
 	loop_timer_cancel(gw->loop, &c->timer);
 	if (c->state == CS_PARKED)
 		park_unlink(c);
+	upstream_unwait(c);
 	if (c->upc != NULL)
 		upstream_release(c, 0);
 	park_release(c);
@@ -341,6 +342,7 @@ conn_answer(struct conn *c, int status, const char *msg, int retry)
 {
 	int head_only = c->head_done && c->req.method == HTTP_HEAD;
 
+	upstream_unwait(c);
 	if (c->upc != NULL)
 		upstream_release(c, 0);
 	if (c->state == CS_PARKED)

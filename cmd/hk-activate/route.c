@@ -57,7 +57,7 @@ svc_get(const char *id)
 		return NULL;
 	strlcpy(s->id, id, sizeof(s->id));
 	TAILQ_INIT(&s->parked);
-	TAILQ_INIT(&s->pool);
+	upstream_init(s);
 	s->idle_since = gw->start_wall;
 	RB_INSERT(svc_tree, &gw->services, s);
 	return s;
@@ -269,6 +269,7 @@ route_free(void)
 		RB_REMOVE(svc_tree, &gw->services, s);
 		upstream_pool_drop(s);
 		loop_timer_cancel(gw->loop, &s->timer);
+		loop_timer_cancel(gw->loop, &s->kick);
 		for (i = 0; i < s->nhosts; i++)
 			free(s->hosts[i]);
 		free(s->hosts);

@@ -9,12 +9,35 @@
  * A connection refused before any byte was sent is not a request: it goes
  * back to the parked queue and may be tried again within its startup
  * deadline.  Anything later is never retried.
+ *
+ * New connections are paced, so that the gateway is not what overloads a
+ * service it just woke: a burst of parked requests released at once would
+ * otherwise open as many connections in the same instant, more than a
+ * server's listen backlog takes (Python's is 5), and the kernel drops the
+ * rest.  A connection is unproven until the backend answers on it (or, a
+ * check PACE_CHECK_MS later, its TCP has taken the request: the server
+ * had that long to accept it); at most svc->window are unproven at once,
+ * PACE_WINDOW, within the smallest listen backlog in common use.  Proven
+ * connections do not count, so that the connections to an endpoint grow
+ * by PACE_WINDOW with each round of answers (or each check), and a
+ * request that has one reuses it.  A window that grew with its answers,
+ * as TCP's does, was tried: its rounds end together, and the next opens
+ * as many connections in one instant.  A request with no connection waits in
+ * svc->upwait, in arrival order, and takes the next that frees up (pooled)
+ * or may be opened.  A connection to a loopback endpoint that the backend
+ * never accepted (its connect or its request bytes not acknowledged at the
+ * check, after a retransmission) did not deliver a byte to the service: it
+ * is closed, the window halved (one proven connection gives one back), and
+ * the request goes on the next
+ * connection, resent from its first byte.  That is why the bytes of c->up
+ * sent on an unproven connection are kept until it is proven.
  */
 #include <sys/socket.h>
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>	/* struct tcp_info with tcpi_bytes_acked */
 #include <arpa/inet.h>
+
 
 #include <errno.h>
 #include <stdlib.h>
@@ -25,7 +48,17 @@
 #include "log.h"
 
 static void	upstream_io(struct loop *, int, int, void *);
-static void	pool_expire(struct loop *, void *);
+static void	up_timer(struct loop *, void *);
+static void	up_check(struct upconn *, int);
+static void	up_proven(struct upconn *);
+static void	up_retry(struct conn *);
+static void	up_start(struct conn *, int);
+static void	up_wait(struct conn *, int);
+static void	kick_soon(struct service *);
+static void	kick_fire(struct loop *, void *);
+static int	loopback(const struct service *);
+static size_t	up_unsent(const struct conn *);
+static void	up_quickack(struct conn *);
 static struct upconn *pool_take(struct service *);
 static void	upconn_close(struct upconn *);
 static void	up_connected(struct conn *);
@@ -91,15 +124,118 @@ pool_take(struct service *svc)
 	return NULL;
 }
 
+void
+upstream_init(struct service *svc)
+{
+	TAILQ_INIT(&svc->pool);
+	TAILQ_INIT(&svc->upwait);
+	svc->window = PACE_WINDOW;
+	loop_timer_init(&svc->kick, kick_fire, svc);
+}
+
+static int
+loopback(const struct service *svc)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)&svc->addr;
+	const struct sockaddr_in6 *in6 =
+	    (const struct sockaddr_in6 *)&svc->addr;
+
+	if (svc->addr.ss_family == AF_INET)
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	return svc->addr.ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+}
+
+/* Bytes of c->up not yet sent on its connection. */
+static size_t
+up_unsent(const struct conn *c)
+{
+	return xbuf_used(&c->up) - (c->upc->proven ? 0 : c->upc->sent);
+}
+
+static void
+kick_soon(struct service *svc)
+{
+	if (!TAILQ_EMPTY(&svc->upwait) && !loop_timer_armed(&svc->kick))
+		loop_timer_at(gw->loop, &svc->kick, loop_now_ms(gw->loop));
+}
+
+/*
+ * The next turn of the loop (never inside a callback that may still hold
+ * one of these): waiting requests take what connections there are, or go
+ * back to the parked queue if the endpoint is gone; none was sent.
+ */
+static void
+kick_fire(struct loop *l, void *arg)
+{
+	struct service *svc = arg;
+	struct conn *c;
+
+	(void)l;
+	while ((c = TAILQ_FIRST(&svc->upwait)) != NULL) {
+		if (svc->state == SVC_RUNNING && TAILQ_EMPTY(&svc->pool) &&
+		    svc->unproven >= svc->window)
+			return;
+		upstream_unwait(c);
+		if (svc->state != SVC_RUNNING) {
+			park_requeue(c);
+			continue;
+		}
+		up_start(c, 1);
+		if (c->fd != -1 && c->upc != NULL) {
+			upstream_flush(c);
+			if (c->fd != -1)
+				conn_update(c);
+		}
+	}
+}
+
+/* In arrival order (a retried request keeps its place, the first). */
+static void
+up_wait(struct conn *c, int first)
+{
+	struct service *svc = c->svc;
+	struct conn *p;
+
+	c->upwait = 1;
+	if (first) {
+		TAILQ_INSERT_HEAD(&svc->upwait, c, park);
+		return;
+	}
+	TAILQ_FOREACH_REVERSE(p, &svc->upwait, parkq, park)
+		if (p->seq < c->seq)
+			break;
+	if (p == NULL)
+		TAILQ_INSERT_HEAD(&svc->upwait, c, park);
+	else
+		TAILQ_INSERT_AFTER(&svc->upwait, p, c, park);
+}
+
+void
+upstream_unwait(struct conn *c)
+{
+	if (!c->upwait)
+		return;
+	TAILQ_REMOVE(&c->svc->upwait, c, park);
+	c->upwait = 0;
+}
+
 static void
 upconn_close(struct upconn *u)
 {
+	struct service *svc = u->svc;
+
+	if (!u->proven && u->gen == svc->gen && svc->unproven > 0) {
+		svc->unproven--;
+		kick_soon(svc);
+	}
 	loop_timer_cancel(gw->loop, &u->timer);
 	loop_del_fd(gw->loop, u->fd);
 	close(u->fd);
 	free(u);
 }
 
+/* The endpoint changed or went: its connections, and a new pace. */
 void
 upstream_pool_drop(struct service *svc)
 {
@@ -110,27 +246,118 @@ upstream_pool_drop(struct service *svc)
 		svc->npool--;
 		upconn_close(u);
 	}
+	svc->unproven = 0;
+	svc->window = PACE_WINDOW;
+	kick_soon(svc);
 }
 
+/* A pooled connection idle too long, or an unproven one to check. */
 static void
-pool_expire(struct loop *l, void *arg)
+up_timer(struct loop *l, void *arg)
 {
 	struct upconn *u = arg;
 
 	(void)l;
+	if (u->c != NULL) {
+		up_check(u, 1);
+		return;
+	}
 	TAILQ_REMOVE(&u->svc->pool, u, entry);
 	u->svc->npool--;
 	upconn_close(u);
 }
 
+/*
+ * An unproven connection: the backend's TCP has taken the request (it is
+ * proven: what the service does with it is its own affair), or, at the
+ * timed check, it never accepted the connection (retried), or wait more.
+ */
+static void
+up_check(struct upconn *u, int timed)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int acked = 0, lost = u->connecting;
+
+	if (!u->connecting && u->sent > 0 &&
+	    getsockopt(u->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0) {
+		acked = ti.tcpi_bytes_acked > 1;	/* the SYN is one */
+		lost = !acked && ti.tcpi_unacked > 0 &&
+		    ti.tcpi_total_retrans > 0;
+	}
+	if (acked)
+		up_proven(u);
+	else if (timed && lost && loopback(u->svc))
+		up_retry(u->c);
+	else if (timed)
+		loop_timer_at(gw->loop, &u->timer, loop_now_ms(gw->loop) +
+		    PACE_CHECK_MS);
+}
+
+static void
+up_proven(struct upconn *u)
+{
+	struct service *svc = u->svc;
+
+	if (u->proven)
+		return;
+	u->proven = 1;
+	loop_timer_cancel(gw->loop, &u->timer);
+	if (u->c != NULL)
+		xbuf_consumed(&u->c->up, u->sent);
+	u->sent = 0;
+	if (u->gen != svc->gen)
+		return;
+	if (svc->unproven > 0)
+		svc->unproven--;
+	if (svc->window < PACE_WINDOW)
+		svc->window++;
+	kick_soon(svc);
+}
+
+/* Not accepted: nothing reached the service; the request goes again. */
+static void
+up_retry(struct conn *c)
+{
+	struct upconn *u = c->upc;
+	struct service *svc = c->svc;
+
+	log_info("service=%s endpoint=%s: a connection was not accepted "
+	    "within %d ms; its request goes on another", svc->id,
+	    svc->endpoint, PACE_CHECK_MS);
+	c->upc = NULL;
+	u->c = NULL;
+	if (svc->window > 1)
+		svc->window /= 2;
+	upconn_close(u);
+	c->spool_off = 0;
+	up_wait(c, 1);
+	kick_soon(svc);
+}
+
 void
 upstream_start(struct conn *c)
+{
+	up_start(c, 0);
+}
+
+/* A pooled connection, or a new one if the pace allows, else wait. */
+static void
+up_start(struct conn *c, int turn)
 {
 	struct service *svc = c->svc;
 	struct upconn *u;
 	int fd, one = 1;
 
+	if (!turn && !TAILQ_EMPTY(&svc->upwait)) {
+		up_wait(c, 0);		/* behind those already waiting */
+		return;
+	}
 	if ((u = pool_take(svc)) == NULL) {
+		if (svc->unproven >= svc->window) {
+			up_wait(c, 0);
+			return;
+		}
 		fd = socket(svc->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0);
 		if (fd == -1 || (u = calloc(1, sizeof(*u))) == NULL) {
@@ -144,7 +371,10 @@ upstream_start(struct conn *c)
 		u->fd = fd;
 		u->svc = svc;
 		u->gen = svc->gen;
-		loop_timer_init(&u->timer, pool_expire, u);
+		svc->unproven++;
+		loop_timer_init(&u->timer, up_timer, u);
+		loop_timer_at(gw->loop, &u->timer, loop_now_ms(gw->loop) +
+		    PACE_CHECK_MS);
 		if (connect(fd, (struct sockaddr *)&svc->addr,
 		    svc->addrlen) == -1) {
 			if (errno != EINPROGRESS) {
@@ -175,7 +405,8 @@ upstream_release(struct conn *c, int reuse)
 
 	c->upc = NULL;
 	u->c = NULL;
-	if (!reuse || u->gen != svc->gen || svc->state != SVC_RUNNING ||
+	if (!reuse || !u->proven || u->gen != svc->gen ||
+	    svc->state != SVC_RUNNING ||
 	    svc->npool >= svc->policy.max_concurrency || gw->draining) {
 		upconn_close(u);
 		return;
@@ -185,6 +416,7 @@ upstream_release(struct conn *c, int reuse)
 	loop_mod_fd(gw->loop, u->fd, LOOP_READ);
 	loop_timer_at(gw->loop, &u->timer, loop_now_ms(gw->loop) +
 	    POOL_IDLE_MS);
+	kick_soon(svc);		/* a waiting request takes it */
 }
 
 void
@@ -197,7 +429,7 @@ upstream_update(struct conn *c)
 	if (u->connecting)
 		m = LOOP_WRITE;
 	else {
-		if (xbuf_used(&c->up) > 0 || body_pending(c))
+		if (up_unsent(c) > 0 || body_pending(c))
 			m |= LOOP_WRITE;
 		/* the answer waits for the whole request: a body over the
 		 * limit is the gateway's 413, whatever the service says */
@@ -248,7 +480,7 @@ void
 upstream_flush(struct conn *c)
 {
 	if (c->upc != NULL && !c->upc->connecting &&
-	    (xbuf_used(&c->up) > 0 || body_pending(c)))
+	    (up_unsent(c) > 0 || body_pending(c)))
 		up_write(c);
 }
 
@@ -274,6 +506,23 @@ up_connected(struct conn *c)
 	c->upc->connecting = 0;
 }
 
+/*
+ * Part of a response is in, the rest not: acknowledge now.  A backend that
+ * writes its head and its body in two sends (Python's http.server does)
+ * holds the second, by Nagle's algorithm, until the first is acknowledged,
+ * and a reused connection is in delayed-ACK mode: without this each such
+ * response waits up to 40 ms for the ACK timer.  Once per response: quick
+ * ACK mode lasts until the gateway sends on the connection again.
+ */
+static void
+up_quickack(struct conn *c)
+{
+	int one = 1;
+
+	c->quickacked = 1;
+	setsockopt(c->upc->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+}
+
 /* Nothing was sent: back to the queue within the startup deadline. */
 static void
 up_refused(struct conn *c)
@@ -295,11 +544,13 @@ up_refused(struct conn *c)
 static void
 up_write(struct conn *c)
 {
+	struct upconn *u = c->upc;
+	size_t left;
 	ssize_t n;
 
-	while (xbuf_used(&c->up) > 0) {
-		n = send(c->upc->fd, c->up.data + c->up.off,
-		    xbuf_used(&c->up), MSG_NOSIGNAL);
+	while ((left = up_unsent(c)) > 0) {
+		n = send(u->fd, c->up.data + c->up.off + (u->proven ? 0 :
+		    u->sent), left, MSG_NOSIGNAL);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN)
@@ -308,9 +559,15 @@ up_write(struct conn *c)
 			up_eof(c, errno);
 			return;
 		}
-		xbuf_consumed(&c->up, (size_t)n);
+		if (u->proven)
+			xbuf_consumed(&c->up, (size_t)n);
+		else
+			u->sent += (size_t)n;
 	}
-	if (xbuf_used(&c->up) == 0 && body_send(c, c->upc->fd) == -1) {
+	/* kept bytes leave no room for a streamed body: taken yet? */
+	if (!u->proven && xbuf_room(&c->up) + c->up.off <= FRAME_RESERVE)
+		up_check(u, 0);
+	if (up_unsent(c) == 0 && body_send(c, u->fd) == -1) {
 		up_eof(c, errno);
 		return;
 	}
@@ -344,12 +601,15 @@ up_read(struct conn *c)
 		up_eof(c, n == 0 ? 0 : errno);
 		return;
 	}
+	up_proven(c->upc);
 	if (c->state == CS_TUNNEL) {
 		xbuf_add(&c->out, scratch, (size_t)n);
 		return;
 	}
 	np = http_parser_execute(&c->resp, &resp_settings, scratch, (size_t)n);
 	e = HTTP_PARSER_ERRNO(&c->resp);
+	if (!c->resp_done && !c->quickacked && e == HPE_OK)
+		up_quickack(c);
 	if (c->status == 101 && c->upgrade) {
 		c->resp_done = 0;
 		conn_tunnel(c);

@@ -5,7 +5,7 @@ Listens on 127.0.0.1:$PORT (HTTP/1.1, keep-alive, one thread per
 connection).  Every handled request appends "invocation METHOD PATH" to
 $GW_LOG (if set).  Paths:
 
-    /slow/MS        answers after MS milliseconds
+    /slow/MS[/ANY]  answers after MS milliseconds
     /stream         a chunked response, one chunk every 200 ms, 50 chunks
     /chunked        a short chunked response
     /close          a body delimited by closing the connection
@@ -103,8 +103,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         note("invocation %s %s" % (self.command, path))
         if path.startswith("/slow/"):
-            time.sleep(int(path[6:]) / 1000)
-            self.send_text("slow %s\n" % path[6:])
+            ms = path[6:].split("/", 1)[0]
+            time.sleep(int(ms) / 1000)
+            self.send_text("slow %s\n" % ms)
         elif path == "/stream":
             self.chunks(["tick %d\n" % i for i in range(50)], 0.2)
         elif path == "/chunked":
