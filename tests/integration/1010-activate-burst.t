@@ -27,9 +27,7 @@ e2e_start
 ok $? "hk-events, hk-scale and hk-activate are up"
 
 overflows() {
-	awk '/^TcpExt:/ { if (!n) { for (i = 1; i <= NF; i++) k[i] = $i; n = 1 }
-	    else for (i = 1; i <= NF; i++) if (k[i] == "ListenOverflows")
-	    print $i }' /proc/net/netstat
+	tcpext ListenOverflows
 }
 
 # burst ROUND: 60 requests at once, each to its own path.

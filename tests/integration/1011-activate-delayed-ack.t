@@ -18,9 +18,7 @@ ip link set lo up
 ok $? "a network namespace of its own, loopback up"
 
 delayed_acks() {
-	awk '/^TcpExt:/ { if (!n) { for (i = 1; i <= NF; i++) k[i] = $i; n = 1 }
-	    else for (i = 1; i <= NF; i++) if (k[i] == "DelayedACKs")
-	    print $i }' /proc/net/netstat
+	tcpext DelayedACKs
 }
 
 # fifty PORT HOST PATH: 50 GETs on one keep-alive connection, all 200?

@@ -133,3 +133,12 @@ events_clean() {
 	grep -q 'stopped: .* 0 malformed, 0 refused, 0 dropped;' \
 	    "$T/events.log" && ! grep -q 'refused:' "$T/events.log"
 }
+
+# tcpext NAME: the kernel's TcpExt counter NAME (/proc/net/netstat) in this
+# network namespace.
+tcpext() {
+	awk -v k="$1" '/^TcpExt:/ {
+		if (!n) { for (i = 1; i <= NF; i++) name[i] = $i; n = 1 }
+		else for (i = 1; i <= NF; i++) if (name[i] == k) print $i }' \
+	    /proc/net/netstat
+}
