@@ -2,11 +2,12 @@
 # Functions do not run as root: hk-scale (as root here) starts each
 # instance as nobody by default, as its service's user, or as the
 # operator's service_user, with no_new_privs and no capabilities, and with
-# HOME, USER and LOGNAME of that user; the notify socket and the handed
-# over listener work for it.  hk validate and hk apply refuse an unknown
-# user and root (unless allow_root_services); hk-scale checks again at
-# each start, and its reason reaches the event and the gateway's 503.  An
-# instance stays stoppable and adoptable across a restart of hk-scale.
+# HOME, USER and LOGNAME of that user; the notify socket (READY=1 taken
+# from that user only) and the handed over listener work for it.  hk
+# validate and hk apply refuse an unknown user and root (unless
+# allow_root_services); hk-scale checks again at each start, and its
+# reason reaches the event and the gateway's 503.  An instance stays
+# stoppable and adoptable across a restart of hk-scale.
 . tests/integration/lib.sh
 . tests/integration/fn/gw-lib.sh
 
@@ -49,7 +50,7 @@ ${2:-}
 SVC
 }
 
-gw_config "max_concurrent_starts = 6"
+gw_config "max_concurrent_starts = 8"
 cp "$T/hakopod.toml" "$T/root-ok.toml"
 echo "allow_root_services = true" >>"$T/root-ok.toml"
 
@@ -95,6 +96,8 @@ user = "daemon"'
 	svc root 'user = "root"'
 	svc gone 'user = "daemon"'
 	svc priv "directory = \"$T/private\""
+	svc nn 'readiness = "notify"
+environment = { SCALE_NOTIFY = "never" }'
 } >"$T/app.toml"
 hk -f "$T/root-ok.toml" apply "$T/app.toml" >/dev/null
 ok $? "the app is applied where root services are allowed"
@@ -131,6 +134,25 @@ is "$(gw_code sock.fn.localhost /)" 200 \
 p=$(pid_of fn/grp)
 is "$(ids "$p")" "$(four "$DAEMON") / $(four "$NOGROUP") / $NOGROUP / 1 / $NOCAPS" \
     "user = \"daemon:nogroup\": that group alone"
+
+# The notify socket is open to every user: READY=1 counts only from the
+# instance's user (fn/nn never sends it itself).
+notify_send() {	# notify_send USER: READY=1 to the one notify socket left
+	runuser -u "$1" -- python3 -c 'import glob, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendto(b"READY=1", glob.glob(sys.argv[1] + "/scale-notify.*")[0])' "$T/run"
+}
+scale_state() { scale_ctl '{"op":"status"}' "services.$1.state"; }
+wait_t 10 sh -c "ls '$T'/run/scale-notify.* >/dev/null 2>&1"
+notify_send root
+wait_t 5 grep -q 'service=fn/nn: notify: ignored a datagram of uid 0$' \
+    "$T/scale.log"
+ok $? "READY=1 from root is ignored"
+is "$(scale_state fn/nn)" starting "fn/nn is still starting"
+notify_send nobody
+wait_t 5 sh -c "[ \"\$(python3 '$GW_FN/gw-ctl.py' '$T/run/scale.sock' \
+    '{\"op\":\"status\"}' services.fn/nn.state)\" = running ]"
+ok $? "READY=1 from nobody, its user, makes it ready"
 
 # Refused at start: the reason reaches the event and the gateway's 503.
 start_failed() {	# start_failed SERVICE REASON
