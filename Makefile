@@ -2,7 +2,7 @@
 #
 #	make			programs (runs scripts/deps first)
 #	make check		every test; SANITIZE=1 for ASan + UBSan
-#	make install		PREFIX=/usr/local DESTDIR=
+#	make install		PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=
 #	make fuzz		libFuzzer harnesses (clang); FUZZ_SECONDS=60
 #	make lint		mandoc -Tlint on every page
 #	make demo		the example applied and shown
@@ -17,6 +17,10 @@ BINDIR =	$(PREFIX)/bin
 MANDIR =	$(PREFIX)/share/man
 EXAMPLEDIR =	$(PREFIX)/share/hk
 UNITDIR =	$(PREFIX)/lib/systemd/system
+SYSCONFDIR ?=	/etc
+# The daemons' user (hk(7)); make install creates it when DESTDIR is empty.
+USERADD =	useradd --system --user-group --home-dir /var/lib/hakopod \
+		    --no-create-home --shell /usr/sbin/nologin hakopod
 
 PKGS =		libpq libcurl jansson libbsd-overlay sqlite3
 WARN =		-Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes \
@@ -88,11 +92,12 @@ tests: $(UNIT_TESTS) $(TOOLS)
 
 # The suite: unit tests (C, TAP) and integration tests (sh, TAP) under
 # prove, inside a throwaway PostgreSQL server (scripts/pg) so the store
-# tests run on both engines.
+# tests run on both engines, beside one container with systemd as PID 1
+# (scripts/systemd-ct) for the tests of the units.
 check: all tests
 	HK_BUILD=$(CURDIR)/$(BUILD) HK_TOP=$(CURDIR) \
-	    scripts/pg exec prove -e '' -j2 $(UNIT_TESTS) \
-	    $(wildcard tests/integration/*.t)
+	    scripts/pg exec scripts/systemd-ct exec prove -e '' -j2 \
+	    $(UNIT_TESTS) $(wildcard tests/integration/*.t)
 	@$(MAKE) --no-print-directory lint
 
 demo: all
@@ -146,7 +151,7 @@ fuzz: $(FUZZ_TARGETS)
 	        exit 1; \
 	done
 
-install: all
+install: all install-config install-user
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(EXAMPLEDIR)/examples
 	install -m 755 $(PROGS:%=$(BUILD)/bin/%) $(DESTDIR)$(BINDIR)
 	for p in $(MANPAGES); do \
@@ -162,13 +167,39 @@ install: all
 	    install -m 644 $$d/notification-fd $(DESTDIR)$(EXAMPLEDIR)/s6/$$p; \
 	    install -m 755 $$d/log/run $(DESTDIR)$(EXAMPLEDIR)/s6/$$p/log; done
 	install -d $(DESTDIR)$(EXAMPLEDIR)/examples/functions
-	install -m 644 etc/examples/*.toml $(DESTDIR)$(EXAMPLEDIR)/examples
+	install -m 644 etc/examples/*.toml etc/examples/api.env \
+	    $(DESTDIR)$(EXAMPLEDIR)/examples
 	install -m 644 etc/examples/functions/* \
 	    $(DESTDIR)$(EXAMPLEDIR)/examples/functions
+
+# The operator config, only where there is none: never the operator's.
+install-config:
+	install -d $(DESTDIR)$(SYSCONFDIR)/hakopod
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/hakopod/hakopod.toml ]; then \
+	    echo "install: $(DESTDIR)$(SYSCONFDIR)/hakopod/hakopod.toml" \
+	        "exists: kept"; \
+	else \
+	    echo install -m 644 etc/examples/hakopod.toml \
+	        $(DESTDIR)$(SYSCONFDIR)/hakopod/hakopod.toml; \
+	    install -m 644 etc/examples/hakopod.toml \
+	        $(DESTDIR)$(SYSCONFDIR)/hakopod/hakopod.toml; \
+	fi
+
+# The user hakopod, once, on this system only (not into a DESTDIR).
+install-user:
+	@if [ -n "$(DESTDIR)" ]; then \
+	    echo "install: DESTDIR is set: create the user hakopod on the" \
+	        "target system: $(USERADD)"; \
+	elif getent passwd hakopod >/dev/null; then \
+	    echo "install: user hakopod exists"; \
+	else \
+	    echo "$(USERADD)"; $(USERADD); \
+	fi
 
 clean:
 	rm -rf build/rel build/san build/fuzz
 
-.PHONY: all tests check lint fuzz install clean demo bench
+.PHONY: all tests check lint fuzz install install-config install-user \
+	clean demo bench
 .SECONDARY:
 -include $(wildcard $(BUILD)/lib/*.d $(BUILD)/cmd/*/*.d $(BUILD)/tests/*/*.d)

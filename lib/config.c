@@ -29,6 +29,7 @@
 #include "log.h"
 #include "spec.h"
 #include "toml.h"
+#include "user.h"
 
 #ifndef nitems
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
@@ -54,6 +55,7 @@ enum key_type {
 	KT_INT,		/* int64_t within [min, max] */
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
+	KT_USER,	/* USER or USER:GROUP of this host; "" = unset */
 };
 
 struct server_rule {
@@ -70,6 +72,8 @@ struct server_rule {
  * field.  The one table; it expands into config_keys() and the rules below.
  */
 #define SERVER_KEYS(K)							\
+	K("allow_root_services", NULL, "false", 1,			\
+	    KT_BOOL, 0, 1, allow_root_services)				\
 	K("base_domain", "HAKOPOD_BASE_DOMAIN", "localhost", 1,		\
 	    KT_DOMAIN, 0, 0, base_domain)				\
 	K("events_max_age_days", NULL, "30", 1,				\
@@ -96,6 +100,8 @@ struct server_rule {
 	    KT_ADDR, 0, 0, serverless_address)				\
 	K("serverless_listen", "HAKOPOD_SERVERLESS_LISTEN", "", 0,	\
 	    KT_ADDR, 0, 0, serverless_listen)				\
+	K("service_user", "HAKOPOD_SERVICE_USER", "", 1,		\
+	    KT_USER, 0, 0, service_user)				\
 	K("spool_dir", NULL, "/var/tmp", 1,				\
 	    KT_PATH, 0, 0, spool_dir)					\
 	K("state", "HAKOPOD_STATE", "sqlite:///var/lib/hakopod/state.db", 0, \
@@ -111,6 +117,8 @@ struct server_rule {
 static const struct config_key server_keys[] = { SERVER_KEYS(KEY_PUBLIC) };
 static const struct server_rule server_rules[] = { SERVER_KEYS(KEY_RULE) };
 
+_Static_assert(CONFIG_USER_MAX == USER_SPEC_MAX,
+    "struct server_config: service_user does not fit user.h");
 _Static_assert(nitems(server_keys) <= nitems(((struct server_config *)NULL)->
     source), "struct server_config: source[] too small");
 
@@ -137,6 +145,7 @@ enum svc_key {
 	SK_SERVERLESS,
 	SK_SIZE,
 	SK_TCP_PORTS,
+	SK_USER,
 	SK_VOLUMES,
 	SK_COUNT
 };
@@ -164,6 +173,7 @@ static const struct {
 	[SK_SERVERLESS] =		{ "serverless", 0 },
 	[SK_SIZE] =			{ "size", 0 },
 	[SK_TCP_PORTS] =		{ "tcp_ports", 1 },
+	[SK_USER] =			{ "user", 0 },
 	[SK_VOLUMES] =			{ "volumes", 1 },
 };
 
@@ -252,6 +262,7 @@ static int	 file_read(const char *, int, char **, size_t *, int *,
 		    struct config_diag *);
 static int	 valid_host(const char *, int);
 static int	 check_addr(const char *, char *, size_t);
+static int	 check_user(const char *, char *, size_t);
 static int	 check_server_str(size_t, const char *, char *, size_t);
 static int	 check_server_int(size_t, int64_t, char *, size_t);
 static int	 server_set_text(struct server_config *, size_t, const char *,
@@ -297,6 +308,8 @@ static void	 svc_default_host(struct actx *, const struct toml_kv *,
 static void	 svc_readiness(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_policy(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_user(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_serverless_rules(struct actx *,
 		    const struct toml_kv *const *, const char *,
@@ -747,6 +760,15 @@ server_key_find(const char *name, size_t len)
 	return -1;
 }
 
+/* service_user: a user (and group) of this host; any uid, root too. */
+static int
+check_user(const char *s, char *why, size_t whysz)
+{
+	struct user_ids u;
+
+	return user_resolve(s, &u, why, whysz);
+}
+
 /* Validates a string value for key i; 0, or -1 with a reason. */
 static int
 check_server_str(size_t i, const char *s, char *why, size_t whysz)
@@ -788,6 +810,10 @@ check_server_str(size_t i, const char *s, char *why, size_t whysz)
 		(void)snprintf(why, whysz,
 		    "must be sqlite://PATH or postgres://...");
 		return -1;
+	case KT_USER:
+		if (len == 0)
+			return 0;
+		return check_user(s, why, whysz);
 	case KT_BOOL:
 		(void)snprintf(why, whysz, "must be true or false");
 		return -1;
@@ -1578,6 +1604,32 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 	}
 }
 
+/*
+ * A user of this host, checked now rather than at the first wake; uid 0
+ * only where the operator allows root services.
+ */
+static void
+svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	struct user_ids u;
+	char why[USER_ERR_LEN];
+	const char *str;
+
+	if ((str = get_str(c, kv, key, USER_SPEC_MAX)) == NULL)
+		return;
+	if (user_resolve(str, &u, why, sizeof(why)) == -1) {
+		adiag(c, kv->line, key, "%s", why);
+		return;
+	}
+	if (u.uid == 0 && (c->srv == NULL || !c->srv->allow_root_services)) {
+		adiag(c, kv->line, key, "\"%s\" is uid 0: allowed only with "
+		    "server.allow_root_services = true", str);
+		return;
+	}
+	s->user = xstrndup(c, str, strlen(str));
+}
+
 /* What a serverless service may not be or have. */
 static void
 svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
@@ -1686,6 +1738,9 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		break;
 	case SK_SERVERLESS:
 		svc_policy(c, kv, key, s);
+		break;
+	case SK_USER:
+		svc_user(c, kv, key, s);
 		break;
 	case SK_BACKEND_HTTP2:
 		if (kv->value->type != TOML_BOOL)
@@ -2030,6 +2085,9 @@ spec_json(struct actx *c, const struct service_spec *s,
 		    json_integer(v));
 	}
 	err |= json_object_set_new(o, "serverless", e);
+	/* Only when set, so that specs of before it keep their bytes. */
+	if (s->user != NULL)
+		err |= json_object_set_new(o, "user", json_string(s->user));
 	if (err != 0)
 		c->oom = 1;
 	else if (spec_extras(c, o, slot, prefix) == 0 &&

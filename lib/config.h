@@ -21,6 +21,7 @@
 #define CONFIG_NAME_MAX		63		/* app and service names */
 #define CONFIG_ADDR_MAX		255
 #define CONFIG_URL_MAX		1023
+#define CONFIG_USER_MAX		255		/* "USER:GROUP" (user.h) */
 #define CONFIG_DIAG_MAX		16		/* diagnostics kept per load */
 #define CONFIG_DIAG_LEN		512
 
@@ -44,12 +45,14 @@ enum config_source {
 /* [server] of hakopod.toml. */
 struct server_config {
 	char		path[CONFIG_URL_MAX + 1];	/* file read, "" if none */
+	int64_t		allow_root_services;	/* 0 or 1: root services */
 	char		serverless_address[CONFIG_ADDR_MAX + 1]; /* "" = unset */
 	char		serverless_listen[CONFIG_ADDR_MAX + 1];	/* "" = address */
 	char		state[CONFIG_URL_MAX + 1];
 	char		runtime_dir[CONFIG_URL_MAX + 1];
 	char		base_domain[CONFIG_ADDR_MAX + 1];
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
+	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
 	int64_t		max_concurrent_starts;		/* 1..64, 2 */
 	int64_t		max_body_bytes;			/* 0..1 GiB, 4 MiB */
@@ -139,6 +142,7 @@ struct service_spec {
 	enum readiness_kind	 readiness;
 	char			*readiness_path;
 	char			*node_name;	/* NULL if absent */
+	char			*user;	/* "USER[:GROUP]"; NULL: service_user */
 	int			 serverless;	/* has [serverless] */
 	struct serverless_policy policy;
 	/*

@@ -153,6 +153,7 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 	s->directory = opt_string(o, "directory", &bad);
 	s->size = opt_string(o, "size", &bad);
 	s->node_name = opt_string(o, "node_name", &bad);
+	s->user = opt_string(o, "user", &bad);
 	s->hosts = string_array(json_object_get(o, "hosts"), &s->nhosts, &bad);
 	v = json_object_get(o, "port");
 	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
@@ -202,6 +203,7 @@ spec_clear(struct service_spec *s)
 	free_strings(s->hosts, s->nhosts);
 	free(s->readiness_path);
 	free(s->node_name);
+	free(s->user);
 	free(s->spec_json);
 	memset(s, 0, sizeof(*s));
 }

@@ -12,6 +12,9 @@
  * hk-scale, as s6's logger outlives its daemon.  An adopted instance (left
  * running by an earlier hk-scale) is not our child: its exit is seen
  * through a pidfd, and its output goes on through the earlier relay.
+ *
+ * The child runs as its user (inst_user()): groups, gid, uid, none of our
+ * capabilities, and no_new_privs, before it changes directory and execs.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -24,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,20 +40,38 @@
 #include "scale.h"
 
 #define EXEC_DRAIN_MAX	65536	/* bytes read from a pipe at exit */
-#define EXEC_ENV_EXTRA	8	/* PORT HOST LISTEN_* NOTIFY_SOCKET NULL */
+#define EXEC_ENV_EXTRA	11	/* HOME USER LOGNAME PORT HOST LISTEN_*
+				   NOTIFY_SOCKET NULL */
 
 extern char **environ;
 
+/* What the child needs between fork and exec, prepared by the parent. */
+struct spawn {
+	const struct service_spec	*sp;
+	struct user_ids			 user;
+	int				 switch_user;
+	char				**env;
+	char				*listen_pid;	/* in env, filled in */
+	int				 outw;		/* stdout, stderr */
+	int				 execw;		/* a byte: failed */
+	int				 lfd;		/* readiness socket */
+};
+
 static struct inst *inst_new(struct scale *, const char *);
 static int	bind_port(struct inst *, int, int *, char *, size_t);
+static int	inst_user(struct scale *, const struct service_spec *,
+		    struct spawn *, char *, size_t);
 static char	**build_env(const struct service_spec *, const struct inst *,
-		    char **);
+		    const struct user_ids *, char **);
+static int	env_spec_sets(const struct service_spec *, const char *,
+		    size_t);
 static int	env_kept(const char *, const struct service_spec *);
 static int	env_reserved(const char *);
 static void	free_env(char **);
-static void	child(const struct service_spec *, char **, char *, int, int,
-		    int) __attribute__((noreturn));
-static int	fork_child(struct inst *, const struct service_spec *, int);
+static int	child_fds(struct spawn *);
+static int	child_drop(const struct spawn *);
+static void	child(struct spawn *) __attribute__((noreturn));
+static int	fork_child(struct inst *, struct spawn *);
 static void	out_read(struct loop *, int, int, void *);
 static void	out_feed(struct inst *, const char *, size_t);
 static void	out_line(struct inst *);
@@ -125,27 +147,84 @@ bind_port(struct inst *in, int port, int *lfd, char *err, size_t errlen)
 }
 
 /*
+ * Whom the instance runs as: its service's user, else the operator's
+ * service_user, else nobody when we may switch users, else our own user
+ * (an unprivileged hk-scale, a developer's).  The store may hold a spec
+ * applied under another configuration: a user that is gone, or uid 0
+ * named by a service without allow_root_services, fails the start.
+ */
+static int
+inst_user(struct scale *sc, const struct service_spec *sp, struct spawn *sw,
+    char *err, size_t errlen)
+{
+	const char *name = sp->user;
+	char why[USER_ERR_LEN];
+
+	if (name == NULL && sc->cfg.service_user[0] != '\0')
+		name = sc->cfg.service_user;
+	if (name == NULL && !sc->can_switch) {
+		sw->switch_user = 0;
+		if (user_self(&sw->user, why, sizeof(why)) == 0)
+			return 0;
+		snprintf(err, errlen, "user: %s", why);
+		return -1;
+	}
+	if (name == NULL)
+		name = "nobody";
+	if (user_resolve(name, &sw->user, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "user: %s", why);
+		return -1;
+	}
+	if (sp->user != NULL && sw->user.uid == 0 &&
+	    !sc->cfg.allow_root_services) {
+		snprintf(err, errlen, "user: \"%s\" is uid 0: allowed only "
+		    "with server.allow_root_services = true", name);
+		return -1;
+	}
+	sw->switch_user = sc->can_switch;
+	if (!sc->can_switch && (sw->user.uid != geteuid() ||
+	    sw->user.gid != getegid())) {
+		snprintf(err, errlen, "user: unable to run as \"%s\": "
+		    "hk-scale has neither root nor CAP_SETUID and CAP_SETGID",
+		    name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the service's environment table sets the variable name. */
+static int
+env_spec_sets(const struct service_spec *sp, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sp->nenv; i++)
+		if (strlen(sp->env[i].name) == len &&
+		    strncmp(name, sp->env[i].name, len) == 0)
+			return 1;
+	return 0;
+}
+
+/*
  * Variables of our own environment the child gets: a clean one, as a
  * supervisor gives, so that a service runs the same whoever started
  * hk-scale (a shell's NODE_OPTIONS or NODE_EXTRA_CA_CERTS would otherwise
  * change what a Node function does, and its start time: the latter alone
  * added 70 ms to every cold start here).  Anything else a service needs
- * goes in its environment table, which also overrides these.
+ * goes in its environment table, which also overrides these.  HOME, USER
+ * and LOGNAME are the instance's user's, not ours.
  */
 static int
 env_kept(const char *e, const struct service_spec *sp)
 {
 	static const char *const keep[] = {
-		"PATH=", "HOME=", "USER=", "LOGNAME=", "LANG=", "LANGUAGE=",
-		"LC_", "TZ=", "TMPDIR=",
+		"PATH=", "LANG=", "LANGUAGE=", "LC_", "TZ=", "TMPDIR=",
 	};
-	size_t i, n;
+	const char *eq = strchr(e, '=');
+	size_t i;
 
-	for (i = 0; i < sp->nenv; i++) {
-		n = strlen(sp->env[i].name);
-		if (strncmp(e, sp->env[i].name, n) == 0 && e[n] == '=')
-			return 0;
-	}
+	if (eq == NULL || env_spec_sets(sp, e, (size_t)(eq - e)))
+		return 0;
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if (strncmp(e, keep[i], strlen(keep[i])) == 0)
 			return 1;
@@ -168,11 +247,15 @@ env_reserved(const char *name)
 	return 0;
 }
 
-/* Ours as env_kept() says, then the spec's, then hk's own variables. */
+/*
+ * Ours as env_kept() says and the user's HOME, USER and LOGNAME (unless
+ * the spec sets them), then the spec's, then hk's own variables.
+ */
 static char **
 build_env(const struct service_spec *sp, const struct inst *in,
-    char **listen_pid)
+    const struct user_ids *u, char **listen_pid)
 {
+	static const char *const who[] = { "HOME", "USER", "LOGNAME" };
 	char **env;
 	size_t n = 0, i, k = 0;
 	int bad = 0;
@@ -185,6 +268,11 @@ build_env(const struct service_spec *sp, const struct inst *in,
 	for (i = 0; i < n; i++)
 		if (env_kept(environ[i], sp) &&
 		    (env[k++] = strdup(environ[i])) == NULL)
+			bad = 1;
+	for (i = 0; i < 3; i++)
+		if (!env_spec_sets(sp, who[i], strlen(who[i])) &&
+		    asprintf(&env[k++], "%s=%s", who[i], i == 0 ? u->home :
+		    u->name) == -1)
 			bad = 1;
 	for (i = 0; i < sp->nenv; i++)
 		if (!env_reserved(sp->env[i].name) && asprintf(&env[k++],
@@ -221,72 +309,123 @@ free_env(char **env)
 }
 
 /*
- * In the child, between fork and exec: default signals, a session of its
- * own, the output pipe as stdout and stderr, the listener as fd 3, every
- * other fd closed at exec.  A failure is printed for the log, and told to
- * the parent by one byte on execw.
+ * In the child: default signals, a session of its own, the output pipe as
+ * stdout and stderr, the listener as fd 3, every other fd closed at exec.
  */
-static void
-child(const struct service_spec *sp, char **env, char *listen_pid, int outw,
-    int execw, int lfd)
+static int
+child_fds(struct spawn *sw)
 {
 	sigset_t none;
-	ssize_t n;
 	int null, first = 3;
 
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	setsid();
-	if ((null = open("/dev/null", O_RDONLY)) != -1 && null != 0) {
-		dup2(null, 0);
-		close(null);
-	}
-	dup2(outw, 1);
-	dup2(outw, 2);
-	execw = fcntl(execw, F_DUPFD_CLOEXEC, 4);
-	if (lfd != -1) {
-		if (lfd == 3)
-			fcntl(3, F_SETFD, 0);
-		else
-			dup2(lfd, 3);
-		snprintf(listen_pid, 32, "LISTEN_PID=%ld", (long)getpid());
+	if (sigprocmask(SIG_SETMASK, &none, NULL) == -1 ||
+	    signal(SIGPIPE, SIG_DFL) == SIG_ERR || setsid() == -1)
+		return -1;
+	if ((null = open("/dev/null", O_RDONLY)) == -1 ||
+	    (null != 0 && (dup2(null, 0) == -1 || close(null) == -1)))
+		return -1;
+	if (dup2(sw->outw, 1) == -1 || dup2(sw->outw, 2) == -1 ||
+	    (sw->execw = fcntl(sw->execw, F_DUPFD_CLOEXEC, 4)) == -1)
+		return -1;
+	if (sw->lfd != -1) {
+		if (sw->lfd == 3 ? fcntl(3, F_SETFD, 0) == -1 :
+		    dup2(sw->lfd, 3) == -1)
+			return -1;
+		snprintf(sw->listen_pid, 32, "LISTEN_PID=%ld",
+		    (long)getpid());
 		first = 4;
 	}
-	syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC);
-	if (sp->directory != NULL && chdir(sp->directory) == -1)
+	return (int)syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC);
+}
+
+/*
+ * The instance's user: its groups, gid and uid; then none of our
+ * capabilities (a non-root hk-scale keeps its own across setuid(2), and
+ * ambient ones would pass exec), and no_new_privs, which no exec undoes.
+ * A failure is printed for the log, as the exec's is.
+ */
+static int
+child_drop(const struct spawn *sw)
+{
+	const struct user_ids *u = &sw->user;
+
+	if (sw->switch_user) {
+		if (setgroups(u->ngroups, u->groups) == -1) {
+			dprintf(2, "setgroups: %s\n", strerror(errno));
+			return -1;
+		}
+		if (setgid(u->gid) == -1) {
+			dprintf(2, "setgid %lu: %s\n", (unsigned long)u->gid,
+			    strerror(errno));
+			return -1;
+		}
+		if (setuid(u->uid) == -1) {
+			dprintf(2, "setuid %lu: %s\n", (unsigned long)u->uid,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	if (u->uid != 0 && user_caps_clear() == -1) {
+		dprintf(2, "capset: %s\n", strerror(errno));
+		return -1;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		dprintf(2, "prctl PR_SET_NO_NEW_PRIVS: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Between fork and exec.  A failure is printed for the log, and told to
+ * the parent by one byte on execw: the exit that follows gives the reason.
+ */
+static void
+child(struct spawn *sw)
+{
+	const struct service_spec *sp = sw->sp;
+	ssize_t n;
+
+	if (child_fds(sw) == -1)
+		dprintf(2, "set up: %s\n", strerror(errno));
+	else if (child_drop(sw) == -1)
+		;
+	else if (sp->directory != NULL && chdir(sp->directory) == -1)
 		dprintf(2, "chdir %s: %s\n", sp->directory, strerror(errno));
 	else {
-		execvpe(sp->command[0], sp->command, env);
+		execvpe(sp->command[0], sp->command, sw->env);
 		dprintf(2, "exec %s: %s\n", sp->command[0], strerror(errno));
 	}
-	n = write(execw, "x", 1);
+	n = write(sw->execw, "x", 1);
 	(void)n;
 	_exit(127);
 }
 
 static int
-fork_child(struct inst *in, const struct service_spec *sp, int lfd)
+fork_child(struct inst *in, struct spawn *sw)
 {
-	char **env, *listen_pid;
 	int outp[2], execp[2];
 	pid_t pid;
 
-	if ((env = build_env(sp, in, &listen_pid)) == NULL)
+	if ((sw->env = build_env(sw->sp, in, &sw->user, &sw->listen_pid)) ==
+	    NULL)
 		return -1;
 	if (pipe2(outp, O_CLOEXEC) == -1) {
-		free_env(env);
+		free_env(sw->env);
 		return -1;
 	}
 	if (pipe2(execp, O_CLOEXEC) == -1) {
 		close(outp[0]);
 		close(outp[1]);
-		free_env(env);
+		free_env(sw->env);
 		return -1;
 	}
+	sw->outw = outp[1];
+	sw->execw = execp[1];
 	if ((pid = fork()) == 0)
-		child(sp, env, listen_pid, outp[1], execp[1], lfd);
-	free_env(env);
+		child(sw);
+	free_env(sw->env);
 	close(outp[1]);
 	close(execp[1]);
 	in->outfd = outp[0];
@@ -312,20 +451,26 @@ struct inst *
 exec_start(struct service *s, char *err, size_t errlen)
 {
 	const struct service_spec *sp = &s->def.spec;
+	struct spawn sw;
 	struct inst *in;
-	int lfd = -1;
 
+	memset(&sw, 0, sizeof(sw));
+	sw.sp = sp;
+	sw.lfd = -1;
 	if (sp->command == NULL || sp->ncommand == 0) {
 		snprintf(err, errlen, "no command to run (exec backend)");
 		return NULL;
 	}
+	if (inst_user(s->sc, sp, &sw, err, errlen) == -1)
+		return NULL;
 	if ((in = inst_new(s->sc, s->def.id)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	in->svc = s;
 	in->revision = s->def.revision;
-	if (bind_port(in, sp->port, sp->readiness == READY_SOCKET ? &lfd :
+	in->uid = sw.user.uid;
+	if (bind_port(in, sp->port, sp->readiness == READY_SOCKET ? &sw.lfd :
 	    NULL, err, errlen) == -1)
 		goto fail;
 	if (sp->readiness == READY_NOTIFY &&
@@ -335,18 +480,19 @@ exec_start(struct service *s, char *err, size_t errlen)
 	    in->port);
 	in->started_at = store_now_ms();
 	in->start_mono = loop_now_ms(s->sc->loop);
-	if (fork_child(in, sp, lfd) == -1) {
+	if (fork_child(in, &sw) == -1) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		goto fail;
 	}
-	if (lfd != -1)
-		close(lfd);
-	log_info("service=%s: started pid %ld revision %lld at %s", in->id,
-	    (long)in->pid, (long long)in->revision, in->endpoint);
+	if (sw.lfd != -1)
+		close(sw.lfd);
+	log_info("service=%s: started pid %ld revision %lld at %s as %s",
+	    in->id, (long)in->pid, (long long)in->revision, in->endpoint,
+	    sw.user.name);
 	return in;
 fail:
-	if (lfd != -1)
-		close(lfd);
+	if (sw.lfd != -1)
+		close(sw.lfd);
 	in->svc = NULL;
 	exec_free(in);
 	return NULL;

@@ -73,6 +73,13 @@ setup(struct scale *sc)
 	/* Orphans of our services are reaped by us, not PID 1. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("unable to become a subreaper");
+	/* Instances run as other users: root, or the capabilities. */
+	if (!(sc->can_switch = user_can_switch()))
+		log_info("neither root nor CAP_SETUID and CAP_SETGID: "
+		    "instances run as our own user");
+	else if (!user_can_kill())
+		log_warnx("no CAP_KILL: instances of other users cannot be "
+		    "stopped");
 	if (gethostname(sc->node, sizeof(sc->node)) == -1)
 		strlcpy(sc->node, "localhost", sizeof(sc->node));
 	sc->node[sizeof(sc->node) - 1] = '\0';

@@ -48,6 +48,7 @@ static int	probe_on_head(http_parser *);
 static int	probe_on_end(http_parser *);
 static void	probe_read(struct inst *);
 static void	probe_end(struct inst *, const char *, int);
+static ssize_t	notify_recv(int, char *, size_t, uid_t *);
 static void	notify_read(struct loop *, int, int, void *);
 
 static const http_parser_settings probe_settings = {
@@ -55,13 +56,18 @@ static const http_parser_settings probe_settings = {
 	.on_message_complete = probe_on_end,
 };
 
-/* A datagram socket of our own in runtime_dir, for NOTIFY_SOCKET. */
+/*
+ * A datagram socket of our own in runtime_dir, for NOTIFY_SOCKET.  The
+ * instance runs as a user of its own, which we may not give the file to
+ * (a non-root hk-scale lacks CAP_CHOWN): anyone may send to it, and the
+ * sender's credentials decide (notify_read()).
+ */
 int
 probe_notify_open(struct inst *in, char *err, size_t errlen)
 {
 	struct scale *sc = in->sc;
 	struct sockaddr_un sun;
-	int fd;
+	int fd, on = 1;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -74,8 +80,10 @@ probe_notify_open(struct inst *in, char *err, size_t errlen)
 	strlcpy(sun.sun_path, in->notify_path, sizeof(sun.sun_path));
 	unlink(in->notify_path);
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    chmod(in->notify_path, 0660) == -1) {
+	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on,
+	    sizeof(on)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    chmod(in->notify_path, 0666) == -1) {
 		snprintf(err, errlen, "%s: %s", in->notify_path,
 		    strerror(errno));
 		if (fd != -1)
@@ -324,17 +332,61 @@ probe_end(struct inst *in, const char *why, int cut)
 	service_inst_ready(in);
 }
 
-/* READY=1 as one line of a datagram, as sd_notify(3) sends it. */
+/*
+ * The sender of a datagram, from SCM_CREDENTIALS (SO_PASSCRED makes the
+ * kernel attach them to every datagram); -1 when there are none.
+ */
+static ssize_t
+notify_recv(int fd, char *buf, size_t len, uid_t *uid)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(struct ucred))];
+	} cm;
+	struct iovec iov = { buf, len };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	struct ucred cred;
+	ssize_t n;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	*uid = (uid_t)-1;
+	if ((n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) <= 0)
+		return n;
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(cred))) {
+			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+			*uid = cred.uid;
+		}
+	return n;
+}
+
+/*
+ * READY=1 as one line of a datagram, as sd_notify(3) sends it, from a
+ * process of the instance's user: the socket is open to anyone.
+ */
 static void
 notify_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct inst *in = arg;
 	char buf[4096], *line, *next;
 	ssize_t n;
+	uid_t uid;
 
 	(void)l;
 	(void)mask;
-	while ((n = recv(fd, buf, sizeof(buf) - 1, 0)) > 0) {
+	while ((n = notify_recv(fd, buf, sizeof(buf) - 1, &uid)) > 0) {
+		if (uid != in->uid) {
+			log_debug("service=%s: notify: ignored a datagram of "
+			    "uid %ld", in->id, (long)uid);
+			continue;
+		}
 		buf[n] = '\0';
 		for (line = buf; line != NULL; line = next) {
 			if ((next = strchr(line, '\n')) != NULL)

@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "spec.h"
 #include "store.h"
+#include "user.h"
 
 #define PROG			"hk-scale"
 #define SCALE_LINE_MAX		512	/* bytes kept of one output line */
@@ -58,6 +59,7 @@ struct inst {
 	char			 id[SCALE_ID_MAX];
 	int64_t			 revision;
 	pid_t			 pid;		/* also its process group */
+	uid_t			 uid;		/* its user (notify checks it) */
 	int64_t			 pid_start;	/* /proc/PID/stat starttime */
 	int			 adopted;	/* not our child: pidfd */
 	int			 pidfd;
@@ -142,6 +144,7 @@ struct scale {
 	TAILQ_HEAD(, inst)	 insts;
 	TAILQ_HEAD(, conn)	 conns;
 	size_t			 nstarting;
+	int			 can_switch;	/* users: root, or the caps */
 	unsigned		 seq;		/* notify socket names */
 	int			 stopping;	/* SIGTERM: exit when empty */
 	struct loop_timer	 stop_timer;

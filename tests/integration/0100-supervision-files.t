@@ -1,12 +1,16 @@
 #!/bin/sh
 # The supervision files in etc/: every systemd unit passes
 # systemd-analyze verify (which exits 0 on an unknown key, so any output
-# is a failure), and every s6 service directory is complete.
+# is a failure) and drops privileges (hk-scale keeps three capabilities,
+# the others none), and every s6 service directory is complete and drops
+# privileges in the same way.
 . tests/integration/lib.sh
 
 units=$(ls etc/systemd/*.service)
 dirs=$(ls -d etc/s6/*/)
 
+command -v systemd-analyze >/dev/null
+ok $? "systemd-analyze is installed"
 if command -v systemd-analyze >/dev/null; then
 	for u in $units; do
 		sed "s|@BINDIR@|$HK_BUILD/bin|g" "$u" >"$T/$(basename "$u")"
@@ -26,9 +30,27 @@ if command -v systemd-analyze >/dev/null; then
 		done
 		is "$missing" "" "$name: its Documentation= pages exist in man/"
 	done
-else
-	diag "systemd-analyze not installed: units not verified"
 fi
+
+# key UNIT KEY: the values of KEY in the unit, one line
+key() { sed -n "s/^$2=//p" "$1" | tr '\n' ' ' | sed 's/ $//'; }
+SCALE_CAPS="CAP_SETUID CAP_SETGID CAP_KILL"
+for u in $units; do
+	name=$(basename "$u" .service)
+	is "$(key "$u" User) $(key "$u" Group)" "hakopod hakopod" \
+	    "$name.service runs as hakopod"
+	is "$(key "$u" NoNewPrivileges)" yes "$name.service: NoNewPrivileges"
+	if [ "$name" = hk-scale ]; then
+		is "$(key "$u" AmbientCapabilities) / $(key "$u" CapabilityBoundingSet)" \
+		    "$SCALE_CAPS / $SCALE_CAPS" \
+		    "hk-scale.service: exactly its three capabilities, ambient"
+		key "$u" MemoryDenyWriteExecute | grep -q yes
+		is "$?" 1 "hk-scale.service: no MemoryDenyWriteExecute (JIT children)"
+	else
+		is "$(key "$u" AmbientCapabilities)/$(key "$u" CapabilityBoundingSet)/$(key "$u" MemoryDenyWriteExecute)" \
+		    "//yes" "$name.service: no capability, no W+X memory"
+	fi
+done
 
 for d in $dirs; do
 	p=$(basename "$d")
@@ -45,6 +67,15 @@ for d in $dirs; do
 	is "$?" 0 "s6 $p: finish lets other exits restart"
 	test -f "etc/systemd/$p.service"
 	ok $? "s6 $p has a systemd unit too"
+	if [ "$p" = hk-scale ]; then
+		grep -q -- '--reuid hakopod --regid hakopod --init-groups' \
+		    "$d/run" &&
+		    grep -q -- '--ambient-caps +setuid,+setgid,+kill' "$d/run" &&
+		    grep -q -- '--bounding-set -all,+setuid,+setgid,+kill' "$d/run"
+	else
+		grep -q '^exec s6-setuidgid hakopod ' "$d/run"
+	fi
+	ok $? "s6 $p: run drops to hakopod"
 done
 
 done_testing

@@ -18,7 +18,7 @@ command = ["sh", "-c", "$2"]
 public = true
 ${3:-}
 [services.$1.environment]
-GW_LOG = "$T/$1.inv"
+GW_LOG = "$W/$1.inv"
 GW_GO = "$T/$1.go"
 [services.$1.serverless]
 startup_timeout_seconds = 5
@@ -78,7 +78,7 @@ is "$(cat "$T/post1.code" "$T/post2.code" "$T/post3.code" | tr -d '\n')" \
 is "$(cat "$T/post1")" "POST /p bytes=3" "by the function"
 is "$(wakes fn/cold)/$(($(starts fn/cold) - cold_starts))" 1/1 \
     "one wake, one start for the cold start"
-is "$(count 'invocation POST /p' "$T/cold.inv")" 3 \
+is "$(count 'invocation POST /p' "$W/cold.inv")" 3 \
     "the handler saw exactly three requests"
 is "$(gw_ctl '{"op":"status"}' services.fn/cold.state \
     services.fn/cold.endpoint services.fn/cold.active)" "running
@@ -122,7 +122,7 @@ ok $? "a refused connection is retried with a new wake"
 touch "$T/late.go"
 wait "$late"
 is "$(cat "$T/late.code")" 200 "and answered once the function listens"
-is "$(count 'invocation GET /late' "$T/late.inv")" 1 "exactly once"
+is "$(count 'invocation GET /late' "$W/late.inv")" 1 "exactly once"
 
 # A client that leaves while parked is not forwarded (fn/leave takes 1.5 s).
 curl -sS -o /dev/null --max-time 0.5 -H 'Host: leave.fn.localhost' \
@@ -131,7 +131,7 @@ wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
     '{\"op\":\"status\"}' services.fn/leave.active) = 0 ]"
 ok $? "a client that hangs up while parked gives its slot back"
 wait_t 5 state_is fn/leave running
-is "$(count 'invocation GET /left' "$T/leave.inv")" 0 \
+is "$(count 'invocation GET /left' "$W/leave.inv")" 0 \
     "and its request is not forwarded"
 
 wait "$never"
@@ -155,7 +155,7 @@ ok $? "a request after the fence wakes"
 wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
     '{\"op\":\"status\"}' services.fn/cold.parked) = 1 ]"
 ok $? "and parks: the fenced instance's ready is not used"
-is "$(count 'invocation GET /fenced' "$T/cold.inv")" 0 \
+is "$(count 'invocation GET /fenced' "$W/cold.inv")" 0 \
     "nothing reaches the fenced instance"
 is "$(scale_ctl '{"op":"sleep","service":"fn/cold"}')" '{"ok":true}' \
     "hk-scale puts the fenced instance to sleep"

@@ -17,7 +17,7 @@ svc() {	# svc NAME REQUEST_TIMEOUT
 command = ["python3", "$BE"]
 public = true
 [services.$1.environment]
-GW_LOG = "$T/$1.inv"
+GW_LOG = "$W/$1.inv"
 [services.$1.serverless]
 request_timeout_seconds = $2
 max_concurrency = 4

@@ -20,7 +20,7 @@ svc() {	# svc NAME BUFFERING
 command = ["python3", "$BE"]
 public = true
 [services.$1.environment]
-GW_LOG = "$T/$1.inv"
+GW_LOG = "$W/$1.inv"
 [services.$1.serverless]
 request_buffering = $2
 APP
@@ -42,14 +42,14 @@ NEXT='GET /next HTTP/1.1\r\nHost: web.fn.localhost\r\n\r\n'
 # pipelined after it) gets STATUS alone, the connection is closed, and the
 # backend of SERVICE received no request.
 refused() {
-	_before=$(count invocation "$T/$3.inv")
+	_before=$(count invocation "$W/$3.inv")
 	gw_raw -t 3 "$4$NEXT" >"$T/raw.out"
 	is "$(sed -n 1p "$T/raw.out")" "$2" "$1: refused"
 	is "$(grep -c '^HTTP/1' "$T/raw.out")" 1 \
 	    "$1: the request pipelined after it is not answered"
 	is "$(tail -n 2 "$T/raw.out" | sed -n 1p)" closed \
 	    "$1: the connection is closed"
-	is "$(count invocation "$T/$3.inv")" "$_before" \
+	is "$(count invocation "$W/$3.inv")" "$_before" \
 	    "$1: the backend received nothing"
 }
 

@@ -21,7 +21,7 @@ svc() {	# svc NAME [serverless lines...]
 	shift
 	printf '\n[services.%s]\ncommand = ["python3", "%s"]\npublic = true\n' \
 	    "$_n" "$BE"
-	printf '[services.%s.environment]\nGW_LOG = "%s"\n' "$_n" "$T/$_n.inv"
+	printf '[services.%s.environment]\nGW_LOG = "%s"\n' "$_n" "$W/$_n.inv"
 	[ "$_n" = slow ] && echo 'START_DELAY = "2"'
 	printf '[services.%s.serverless]\n' "$_n"
 	for _l in "$@"; do
@@ -76,7 +76,7 @@ is "$(cat "$T/body")" "len=0 sha256=$(sha /dev/null) te=chunked cl=-" \
     "as it came: a Content-Length-only backend reads none of it"
 
 # A chunk whose declared size alone passes the limit; its data never sent.
-before=$(count invocation "$T/buf.inv")
+before=$(count invocation "$W/buf.inv")
 gw_raw -t 5 "POST /p HTTP/1.1\r\nHost: buf.fn.localhost\r\n" \
     "Transfer-Encoding: chunked\r\n\r\n200000\r\n" >"$T/raw.out"
 is "$(sed -n 1p "$T/raw.out")" "HTTP/1.1 413 Content Too Large" \
@@ -86,12 +86,12 @@ is "$(post buf "$T/over" -H 'Transfer-Encoding: chunked')" 413 \
     "a chunked body crossing max_body_bytes: 413"
 is "$(post buf "$T/over" -H 'Transfer-Encoding: chunked' \
     -H 'Expect: 100-continue')" 413 "also after a 100 Continue"
-is "$(count invocation "$T/buf.inv")" "$before" \
+is "$(count invocation "$W/buf.inv")" "$before" \
     "no over-limit body reached the backend"
-sbefore=$(count invocation "$T/stream.inv")
+sbefore=$(count invocation "$W/stream.inv")
 is "$(post stream "$T/over" -H 'Transfer-Encoding: chunked')" 413 \
     "streamed to a backend that answers at once: still 413"
-is "$(grep -c 'len=[1-9]' "$T/stream.inv")" 0 \
+is "$(grep -c 'len=[1-9]' "$W/stream.inv")" 0 \
     "the streaming backend never read a body"
 
 # A parked request: its body is taken while the service wakes (2 s).
@@ -145,12 +145,12 @@ is "$(cat "$T/big.body")" \
     "len=307200 sha256=$(sha "$T/large") te=- cl=307200" \
     "and reaches the woken service whole"
 
-before=$(count invocation "$T/short.inv")
+before=$(count invocation "$W/short.inv")
 gw_raw -t 5 "POST /p HTTP/1.1\r\nHost: short.fn.localhost\r\n" \
     "Content-Length: 10\r\n\r\nabc" >"$T/raw.out"
 is "$(sed -n 1p "$T/raw.out")" "HTTP/1.1 408 Request Timeout" \
     "a body that does not arrive within request_timeout_seconds: 408"
-is "$(count invocation "$T/short.inv")" "$before" "the backend saw nothing"
+is "$(count invocation "$W/short.inv")" "$before" "the backend saw nothing"
 
 sed -i "s|^spool_dir = .*|spool_dir = \"$T/gone\"|" "$HAKOPOD_CONFIG"
 kill -HUP "$gw_pid"

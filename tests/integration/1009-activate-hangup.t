@@ -42,7 +42,7 @@ name = "fn"
 command = ["python3", "$BE"]
 public = true
 [services.web.environment]
-GW_LOG = "$T/web.inv"
+GW_LOG = "$W/web.inv"
 [services.web.serverless]
 max_concurrency = 4
 request_timeout_seconds = 60
@@ -58,7 +58,7 @@ APP
 
 pg_missing_is_failure
 for engine in $(engines); do
-	rm -rf "$T/run" "$T"/*.log "$T"/*.inv "$T"/state.db*
+	rm -rf "$T/run" "$T"/*.log "$W"/*.inv "$T"/state.db*
 	new_store "$engine" hangup
 	GW_STATE=$STORE gw_config
 	hk apply "$T/app.toml" >/dev/null
@@ -78,7 +78,7 @@ for engine in $(engines); do
 	ok $? "$engine: four slow requests hold fn/web's four slots"
 	is "$(gw_code web.fn.localhost /x)" 429 "$engine: a fifth gets 429"
 	wait_t 10 sh -c \
-	    "[ \$(grep -c 'invocation GET /slow' '$T/web.inv') -ge 4 ]"
+	    "[ \$(grep -c 'invocation GET /slow' '$W/web.inv') -ge 4 ]"
 	ok $? "$engine: the backend is working on all four"
 	kill -TERM $c1 $c2 $c3 $c4
 	wait $c1 $c2 $c3 $c4 2>/dev/null

@@ -18,7 +18,7 @@ name = "fn"
 command = ["python3", "$GW_FN/gw-backend.py"]
 public = true
 [services.web.environment]
-GW_LOG = "$T/web.inv"
+GW_LOG = "$W/web.inv"
 [services.web.serverless]
 max_concurrency = 64
 APP
@@ -52,7 +52,7 @@ EOF
 }
 
 invoked_once() {	# ROUND: each of its 60 paths invoked exactly once
-	grep "invocation GET /slow/50/$1-" "$T/web.inv" | sort | uniq -c |
+	grep "invocation GET /slow/50/$1-" "$W/web.inv" | sort | uniq -c |
 	    awk '$1 == 1 { n++ } END { print n + 0 }'
 }
 

@@ -18,7 +18,7 @@ svc() {	# svc NAME COMMAND STARTUP REQUEST_TIMEOUT
 command = ["sh", "-c", "$2"]
 public = true
 [services.$1.environment]
-GW_LOG = "$T/$1.inv"
+GW_LOG = "$W/$1.inv"
 [services.$1.serverless]
 startup_timeout_seconds = $3
 request_timeout_seconds = $4
@@ -67,7 +67,7 @@ is "$(gw_code be.fn.localhost /big --data-binary @"$T/big")" 413 \
     "4 MiB + 1 declared by Content-Length: 413"
 is "$(gw_code be.fn.localhost /big -H 'Transfer-Encoding: chunked' \
     --data-binary @"$T/big")" 413 "4 MiB + 1 chunked: 413"
-is "$(count 'invocation POST /big' "$T/be.inv")" 0 \
+is "$(count 'invocation POST /big' "$W/be.inv")" 0 \
     "neither reached the handler as a whole request"
 
 is "$(gw_code be.fn.localhost /slow/2000)" 504 \

@@ -11,9 +11,15 @@ HK_BUILD=${HK_BUILD:-$HK_TOP/build/rel}
 PATH=$HK_BUILD/bin:$PATH
 export PATH HK_TOP HK_BUILD
 unset HAKOPOD_CONFIG HAKOPOD_STATE HAKOPOD_RUNTIME_DIR HAKOPOD_BASE_DOMAIN \
-    HAKOPOD_SERVERLESS_ADDRESS HAKOPOD_SERVERLESS_LISTEN
+    HAKOPOD_SERVERLESS_ADDRESS HAKOPOD_SERVERLESS_LISTEN HAKOPOD_SERVICE_USER
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/hk-test.XXXXXX")
+# hk-scale runs instances as nobody (or a service's own user): the
+# commands, directories and files a test gives them live in $T, which
+# they may read; what they write goes in $W, open to every user as /tmp.
+chmod 755 "$T"
+W=$T/w
+mkdir -m 1777 "$W"
 _tap_n=0
 _tap_failed=0
 _pids=
@@ -31,6 +37,15 @@ _cleanup() {
 }
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
+
+# Instances run as nobody: the tree must be open to it, and a checkout
+# under a home of mode 0700 is not.
+if [ "$(id -u)" = 0 ] &&
+    ! runuser -u nobody -- test -r "$HK_TOP/tests/integration/fn/scale-http.py"
+then
+	echo "Bail out! nobody cannot read $HK_TOP: instances run as nobody"
+	exit 1
+fi
 
 _tap_planned=
 plan() { echo "1..$1"; _tap_planned=$1; }

@@ -31,6 +31,7 @@ enum srv_kind {
 	SRV_NOSL,	/* serverless_address unset */
 	SRV_MAX2,	/* max_serverless_services = 2 */
 	SRV_LONGDOM,	/* a 251-byte base_domain */
+	SRV_ROOT,	/* allow_root_services = true */
 };
 
 struct app_case {
@@ -194,6 +195,33 @@ static const struct app_case app_cases[] = {
 	{ "size unknown", SRV_SL, SVC "size = \"huge\"\n",
 	    "app.toml:5: services.api.size: must be small, medium or large",
 	    0 },
+	{ "user nobody", SRV_SL, SVC "user = \"nobody\"\n", NULL, 0 },
+	{ "user with a group", SRV_SL, SVC "user = \"nobody:nogroup\"\n",
+	    NULL, 0 },
+	{ "user unknown", SRV_SL, SVC "user = \"hk-no-such-user\"\n",
+	    "app.toml:5: services.api.user: "
+	    "no such user \"hk-no-such-user\"", 0 },
+	{ "user's group unknown", SRV_SL,
+	    SVC "user = \"nobody:hk-no-such-group\"\n",
+	    "app.toml:5: services.api.user: "
+	    "no such group \"hk-no-such-group\"", 0 },
+	{ "user root", SRV_SL, SVC "user = \"root\"\n",
+	    "app.toml:5: services.api.user: \"root\" is uid 0: allowed only "
+	    "with server.allow_root_services = true", 0 },
+	{ "user root with its group", SRV_SL, SVC "user = \"root:nogroup\"\n",
+	    "app.toml:5: services.api.user: \"root:nogroup\" is uid 0: "
+	    "allowed only with server.allow_root_services = true", 0 },
+	{ "user root, allowed", SRV_ROOT, SVC "user = \"root\"\n", NULL, 0 },
+	{ "user two colons", SRV_SL, SVC "user = \"a:b:c\"\n",
+	    "app.toml:5: services.api.user: must be USER or USER:GROUP", 0 },
+	{ "user empty group", SRV_SL, SVC "user = \"nobody:\"\n",
+	    "app.toml:5: services.api.user: must be USER or USER:GROUP", 0 },
+	{ "user with a space", SRV_SL, SVC "user = \"no body\"\n",
+	    "app.toml:5: services.api.user: must be USER or USER:GROUP", 0 },
+	{ "user empty", SRV_SL, SVC "user = \"\"\n",
+	    "app.toml:5: services.api.user: must not be empty", 0 },
+	{ "user integer", SRV_SL, SVC "user = 0\n",
+	    "app.toml:5: services.api.user: must be a string", 0 },
 	{ "size integer", SRV_SL, SVC "size = 1\n",
 	    "app.toml:5: services.api.size: must be a string", 0 },
 	{ "replicas 0", SRV_SL, SVC "replicas = 0\n",
@@ -437,6 +465,22 @@ static const struct srv_case srv_cases[] = {
 	    "2: server.request_log: must be true or false" },
 	{ "boolean key given a string", "[server]\nrequest_log = \"no\"\n",
 	    "2: server.request_log: must be true or false" },
+	{ "service_user nobody", "[server]\nservice_user = \"nobody\"\n",
+	    NULL },
+	{ "service_user root", "[server]\nservice_user = \"root\"\n", NULL },
+	{ "service_user unknown",
+	    "[server]\nservice_user = \"hk-no-such-user\"\n",
+	    "2: server.service_user: no such user \"hk-no-such-user\"" },
+	{ "service_user unknown group",
+	    "[server]\nservice_user = \"nobody:hk-no-such-group\"\n",
+	    "2: server.service_user: no such group \"hk-no-such-group\"" },
+	{ "service_user syntax", "[server]\nservice_user = \":nogroup\"\n",
+	    "2: server.service_user: must be USER or USER:GROUP" },
+	{ "allow_root_services true",
+	    "[server]\nallow_root_services = true\n", NULL },
+	{ "allow_root_services string",
+	    "[server]\nallow_root_services = \"yes\"\n",
+	    "2: server.allow_root_services: must be true or false" },
 	{ "boolean key false", "[server]\nrequest_log = false\n", NULL },
 	{ "string key given a boolean", "[server]\nstate = true\n",
 	    "2: server.state: must be a string" },
@@ -582,7 +626,7 @@ static void	 cleanup(void);
 static const char *const hk_env[] = {
 	"HAKOPOD_CONFIG", "HAKOPOD_SERVERLESS_ADDRESS",
 	"HAKOPOD_SERVERLESS_LISTEN", "HAKOPOD_STATE", "HAKOPOD_RUNTIME_DIR",
-	"HAKOPOD_BASE_DOMAIN",
+	"HAKOPOD_BASE_DOMAIN", "HAKOPOD_SERVICE_USER",
 };
 
 static void
@@ -614,6 +658,9 @@ srv_make(struct server_config *srv, enum srv_kind kind)
 		(void)config_set_flag(srv, "serverless_address",
 		    "127.0.0.1:8082", &d);
 		(void)config_set_flag(srv, "max_serverless_services", "2", &d);
+		break;
+	case SRV_ROOT:
+		(void)config_set_flag(srv, "allow_root_services", "true", &d);
 		break;
 	case SRV_LONGDOM:
 		memset(dom, 'a', 4 * 63);
@@ -752,12 +799,12 @@ static void
 test_defaults(void)
 {
 	static const char *const names[] = {
-		"base_domain", "events_max_age_days", "events_max_rows",
+		"allow_root_services", "base_domain", "events_max_age_days", "events_max_rows",
 		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"request_log", "requests_max_age_days", "requests_max_rows",
 		"runtime_dir", "serverless_address", "serverless_listen",
-		"spool_dir", "state", "time_unit_ms",
+		"service_user", "spool_dir", "state", "time_unit_ms",
 	};
 	const struct config_key *k;
 	struct server_config cfg;
@@ -766,7 +813,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 16 keys");
+	isint(n, nitems(names), "config_keys: 18 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -774,7 +821,16 @@ test_defaults(void)
 			sorted = 0;
 	}
 	ok(named && sorted, "config_keys: the keys, alphabetical");
-	is(k[0].env, "HAKOPOD_BASE_DOMAIN", "config_keys: env of base_domain");
+	is(k[key_at("base_domain")].env, "HAKOPOD_BASE_DOMAIN",
+	    "config_keys: env of base_domain");
+	i = key_at("service_user");
+	ok(strcmp(k[i].env, "HAKOPOD_SERVICE_USER") == 0 &&
+	    k[i].reloadable == 1 && k[i].defval[0] == '\0',
+	    "config_keys: service_user: env, reloadable, unset");
+	i = key_at("allow_root_services");
+	ok(k[i].env == NULL && k[i].reloadable == 1 &&
+	    strcmp(k[i].defval, "false") == 0,
+	    "config_keys: allow_root_services: no env, reloadable, false");
 	ok(k[key_at("max_body_bytes")].env == NULL,
 	    "config_keys: max_body_bytes has no env");
 	is(k[key_at("state")].defval, "sqlite:///var/lib/hakopod/state.db",
@@ -802,6 +858,8 @@ test_defaults(void)
 	isint(cfg.max_body_bytes, 4194304, "default body bytes");
 	isint(cfg.max_serverless_services, 512, "default serverless services");
 	isint(cfg.time_unit_ms, 1000, "default time_unit_ms: one second");
+	is(cfg.service_user, "", "default service_user unset");
+	isint(cfg.allow_root_services, 0, "default allow_root_services false");
 	isint(cfg.request_log, 1, "default request_log: on");
 	for (i = 0; i < n; i++)
 		if (cfg.source[i] != CONFIG_SRC_DEFAULT)
@@ -1098,15 +1156,25 @@ test_precedence(void)
 	    "flag: unknown key message");
 	isint(cfg.max_concurrent_starts, 3, "flag: refused values not kept");
 
-	setenv("HAKOPOD_SERVERLESS_ADDRESS", "nope", 1);
-	setenv("HAKOPOD_BASE_DOMAIN", "-bad", 1);
+	setenv("HAKOPOD_SERVICE_USER", "nobody:nogroup", 1);
 	memset(&d, 0, sizeof(d));
 	rc = config_load_server(&cfg, NULL, &d, &missing);
-	ok(rc == -1 && d.count == 2, "env: invalid values refused");
+	ok(rc == 0 && strcmp(cfg.service_user, "nobody:nogroup") == 0 &&
+	    cfg.source[key_at("service_user")] == CONFIG_SRC_ENV,
+	    "env: HAKOPOD_SERVICE_USER sets service_user");
+
+	setenv("HAKOPOD_SERVERLESS_ADDRESS", "nope", 1);
+	setenv("HAKOPOD_BASE_DOMAIN", "-bad", 1);
+	setenv("HAKOPOD_SERVICE_USER", "hk-no-such-user", 1);
+	memset(&d, 0, sizeof(d));
+	rc = config_load_server(&cfg, NULL, &d, &missing);
+	ok(rc == -1 && d.count == 3, "env: invalid values refused");
 	is(d.msg[0], "HAKOPOD_BASE_DOMAIN: server.base_domain: "
 	    "invalid domain name", "env: base_domain message");
 	is(d.msg[1], "HAKOPOD_SERVERLESS_ADDRESS: server.serverless_address: "
 	    "must be host:port", "env: serverless_address message");
+	is(d.msg[2], "HAKOPOD_SERVICE_USER: server.service_user: "
+	    "no such user \"hk-no-such-user\"", "env: service_user message");
 	clear_env();
 }
 
@@ -1322,7 +1390,7 @@ test_spec_decode(void)
 	const char *text = SLX("hosts = [\"a.example\"]\n")
 	    "idle_seconds = 45\n"
 	    "[services.w]\ncommand = [\"w\", \"-v\"]\nreadiness = \"http:/h\"\n"
-	    "environment = { K = \"v\" }\n";
+	    "environment = { K = \"v\" }\nuser = \"nobody:nogroup\"\n";
 	size_t i;
 	int rc, same = 1;
 
@@ -1343,8 +1411,12 @@ test_spec_decode(void)
 		    back.readiness != s->readiness ||
 		    back.nhosts != s->nhosts || back.nenv != s->nenv ||
 		    back.ncommand != s->ncommand ||
-		    strcmp(back.directory, s->directory) != 0)
+		    strcmp(back.directory, s->directory) != 0 ||
+		    (back.user == NULL) != (s->user == NULL) ||
+		    (back.user != NULL && strcmp(back.user, s->user) != 0))
 			same = 0;
+		if (i == 0 && strstr(s->spec_json, "\"user\"") != NULL)
+			same = 0;	/* unset: not in the JSON at all */
 		spec_clear(&back);
 	}
 	ok(rc == 0 && same, "decode: spec_decode() reads spec_json back");
