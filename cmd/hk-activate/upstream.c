@@ -586,6 +586,12 @@ up_read(struct conn *c)
 	enum http_errno e;
 	ssize_t n;
 
+	if (c->state == CS_FORWARD && !c->req_done) {
+		/* not asked for: a hang-up (EPOLLHUP or ERR) while the answer
+		 * waits for the whole request; the service ended it early */
+		up_eof(c, ECONNRESET);
+		return;
+	}
 	if (c->state != CS_TUNNEL) {
 		if (room <= FRAME_RESERVE || c->resp_done)
 			return;
