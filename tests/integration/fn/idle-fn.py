@@ -7,6 +7,7 @@
 #                  then "done pid=PID"
 # One line per request on stdout (hk-scale's log): "idle-fn: pid=PID PATH".
 # IDLE_FN_DELAY=S: wait S seconds before listening (not ready meanwhile).
+# IDLE_FN_ANSWER_DELAY=S: GET / takes S seconds to answer.
 # IDLE_FN_TERM_DELAY=S: on SIGTERM, exit only S seconds later, answering
 # 503 "stopping pid=PID" to any request that comes meanwhile: a request
 # forwarded to a stopping instance shows.
@@ -47,6 +48,7 @@ class Handler(BaseHTTPRequestHandler):
             self.chunk(("done pid=%d\n" % PID).encode())
             self.wfile.write(b"0\r\n\r\n")
             return
+        time.sleep(float(os.environ.get("IDLE_FN_ANSWER_DELAY", "0")))
         body = ("idle-fn pid=%d\n" % PID).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
