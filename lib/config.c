@@ -210,6 +210,21 @@ static const char *const env_reserved[] = {
 
 static const char *const sizes[] = { "small", "medium", "large" };
 
+/*
+ * The backends hk.toml(5) names, and whether this build's hk-scale has
+ * them (cmd/hk-scale/backend.c refuses to start if its backends[] says
+ * otherwise).
+ */
+static const struct {
+	const char	*name;
+	int		 available;
+} backend_kinds[BACKEND_COUNT] = {
+	[BACKEND_EXEC] =	{ "exec", 1 },
+	[BACKEND_CONTAINER] =	{ "container", 0 },
+	[BACKEND_S6] =		{ "s6", 0 },
+	[BACKEND_SYSTEMD] =	{ "systemd", 0 },
+};
+
 #define NAME_REASON	"must be 1 to 63 of a-z, 0-9 and '-', " \
 			"starting and ending with a letter or digit"
 
@@ -1096,6 +1111,29 @@ config_set_flag(struct server_config *cfg, const char *key, const char *val,
  * Application config.
  */
 
+const char *
+config_backend_name(enum backend_kind k)
+{
+	return (unsigned)k < BACKEND_COUNT ? backend_kinds[k].name : "?";
+}
+
+int
+config_backend_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < BACKEND_COUNT; i++)
+		if (strcmp(name, backend_kinds[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int
+config_backend_available(enum backend_kind k)
+{
+	return (unsigned)k < BACKEND_COUNT && backend_kinds[k].available;
+}
+
 int
 config_valid_name(const char *s)
 {
@@ -1793,6 +1831,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 			svc_value(c, k, skv, slot[k], sless, s);
 	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
 		adiag(c, s->line, prefix, "requires image or command");
+	s->backend = spec_backend_default(s);
 	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL)
 		s->directory = xstrndup(c, c->dir, strlen(c->dir));
 	if (s->size == NULL && slot[SK_SIZE] == NULL)

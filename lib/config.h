@@ -102,6 +102,23 @@ void	config_print(FILE *, const struct server_config *);
 /* Effective listen address: serverless_listen, else serverless_address. */
 const char *config_listen_address(const struct server_config *);
 
+/*
+ * How a service's instances run ("backend" of hk.toml(5)).  Not every kind
+ * is in every build: config_backend_available() says which hk-scale has
+ * (cmd/hk-scale/backend.c checks that its table agrees).
+ */
+enum backend_kind {
+	BACKEND_EXEC,
+	BACKEND_CONTAINER,
+	BACKEND_S6,
+	BACKEND_SYSTEMD,
+	BACKEND_COUNT
+};
+
+const char	*config_backend_name(enum backend_kind);
+int		 config_backend_find(const char *);	/* -1: no such */
+int		 config_backend_available(enum backend_kind);
+
 /* Application config. */
 enum readiness_kind {
 	READY_TCP,
@@ -142,6 +159,7 @@ struct service_spec {
 	enum readiness_kind	 readiness;
 	char			*readiness_path;
 	char			*node_name;	/* NULL if absent */
+	enum backend_kind	 backend;	/* given, or by default */
 	char			*user;	/* "USER[:GROUP]"; NULL: service_user */
 	int			 serverless;	/* has [serverless] */
 	struct serverless_policy policy;

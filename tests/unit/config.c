@@ -619,6 +619,7 @@ static void	 test_values(void);
 static void	 test_defaults_app(void);
 static void	 test_stability(void);
 static void	 test_spec_decode(void);
+static void	 test_decode_backend(void);
 static void	 test_many(void);
 static void	 test_examples(void);
 static void	 cleanup(void);
@@ -1421,6 +1422,62 @@ test_spec_decode(void)
 	}
 	ok(rc == 0 && same, "decode: spec_decode() reads spec_json back");
 	app_free(&app);
+	test_decode_backend();
+}
+
+/*
+ * "backend" in a stored spec: absent, exec when there is a command (what
+ * hk-scale always ran), else container; a name it does not know rejects
+ * the spec rather than running it on another backend.
+ */
+static void
+test_decode_backend(void)
+{
+	static const struct {
+		const char	*fields;
+		int		 want;	/* -1: rejected */
+	} cases[] = {
+		{ "\"command\":[\"x\"],\"image\":null", BACKEND_EXEC },
+		{ "\"command\":[\"x\"],\"image\":\"i\"", BACKEND_EXEC },
+		{ "\"command\":null,\"image\":\"i\"", BACKEND_CONTAINER },
+		{ "\"command\":[\"x\"],\"image\":\"i\","
+		    "\"backend\":\"container\"", BACKEND_CONTAINER },
+		{ "\"command\":[\"x\"],\"backend\":\"s6\"", BACKEND_S6 },
+		{ "\"command\":[\"x\"],\"backend\":\"systemd\"",
+		    BACKEND_SYSTEMD },
+		{ "\"command\":[\"x\"],\"backend\":\"kubernetes\"", -1 },
+		{ "\"command\":[\"x\"],\"backend\":1", -1 },
+	};
+	struct service_spec sp;
+	char text[512], err[SPEC_ERR_LEN];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < nitems(cases); i++) {
+		(void)snprintf(text, sizeof(text), "{\"name\":\"a\","
+		    "\"port\":0,\"hosts\":[\"a.fn.localhost\"],%s}",
+		    cases[i].fields);
+		rc = spec_decode(text, &sp, err, sizeof(err));
+		if (cases[i].want == -1)
+			ok(rc == -1, "decode backend: %s: rejected",
+			    cases[i].fields);
+		else if (ok(rc == 0, "decode backend: %s: decodes",
+		    cases[i].fields))
+			is(config_backend_name(sp.backend),
+			    config_backend_name(cases[i].want),
+			    "decode backend: %s: its backend", cases[i].fields);
+		else
+			diag("%s", err);
+		spec_clear(&sp);
+	}
+	ok(config_backend_available(BACKEND_EXEC) &&
+	    !config_backend_available(BACKEND_CONTAINER) &&
+	    !config_backend_available(BACKEND_S6) &&
+	    !config_backend_available(BACKEND_SYSTEMD),
+	    "backends: this build has exec only");
+	ok(config_backend_find("exec") == BACKEND_EXEC &&
+	    config_backend_find("docker") == -1,
+	    "backends: found by name, unknown names are not");
 }
 
 static void
