@@ -127,6 +127,7 @@ _Static_assert(nitems(server_keys) <= nitems(((struct server_config *)NULL)->
  */
 enum svc_key {
 	SK_AUTOSCALE,
+	SK_BACKEND,
 	SK_BACKEND_CERTIFICATE,
 	SK_BACKEND_HTTP2,
 	SK_COMMAND,
@@ -155,6 +156,7 @@ static const struct {
 	int		 ordinary;	/* only ordinary services may use it */
 } svc_keys[SK_COUNT] = {
 	[SK_AUTOSCALE] =		{ "autoscale", 1 },
+	[SK_BACKEND] =			{ "backend", 0 },
 	[SK_BACKEND_CERTIFICATE] =	{ "backend_certificate", 1 },
 	[SK_BACKEND_HTTP2] =		{ "backend_http2", 1 },
 	[SK_COMMAND] =			{ "command", 0 },
@@ -325,6 +327,8 @@ static void	 svc_readiness(struct actx *, const struct toml_kv *,
 static void	 svc_policy(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_user(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_backend(struct actx *, const struct toml_kv *const *,
 		    const char *, struct service_spec *);
 static void	 svc_serverless_rules(struct actx *,
 		    const struct toml_kv *const *, const char *,
@@ -1668,6 +1672,53 @@ svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
 	s->user = xstrndup(c, str, strlen(str));
 }
 
+/*
+ * The backend: as given, else container for an image (with a command, run
+ * in it, as compose and Kubernetes read the two), else exec.  A backend
+ * that cannot run the service, or that this build lacks, is refused here
+ * rather than at the first wake.  Nothing is said when image, command or
+ * backend was itself refused.
+ */
+static void
+svc_backend(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, struct service_spec *s)
+{
+	const struct toml_kv *b = slot[SK_BACKEND];
+	const char *name;
+	char key[KEYPATH_LEN];
+
+	if ((slot[SK_IMAGE] != NULL && s->image == NULL) ||
+	    (slot[SK_COMMAND] != NULL && s->command == NULL) ||
+	    (b != NULL && s->backend == BACKEND_COUNT)) {
+		s->backend = BACKEND_EXEC;	/* diagnosed already */
+		return;
+	}
+	if (b == NULL)
+		s->backend = s->image != NULL ? BACKEND_CONTAINER :
+		    BACKEND_EXEC;
+	name = config_backend_name(s->backend);
+	kpath_s(key, prefix, b != NULL ? "backend" : "image");
+	if (b != NULL && s->backend == BACKEND_EXEC && s->command == NULL)
+		adiag(c, b->line, key, "exec requires command");
+	else if (b != NULL && s->backend == BACKEND_CONTAINER &&
+	    s->image == NULL)
+		adiag(c, b->line, key, "container requires image");
+	else if (config_backend_available(s->backend))
+		return;
+	else if (b != NULL)
+		adiag(c, b->line, key, "\"%s\" is not available in this build",
+		    name);
+	else if (s->command == NULL)
+		adiag(c, slot[SK_IMAGE]->line, key, "an image alone means "
+		    "backend \"%s\", which is not available in this build",
+		    name);
+	else
+		adiag(c, slot[SK_IMAGE]->line, key, "image and command mean "
+		    "backend \"%s\" (command run in the image), which is not "
+		    "available in this build: set backend = \"exec\" to run "
+		    "command on this host", name);
+}
+
 /* What a serverless service may not be or have. */
 static void
 svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
@@ -1774,6 +1825,15 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		else
 			s->node_name = xstrndup(c, str, strlen(str));
 		break;
+	case SK_BACKEND:
+		if ((str = get_str(c, kv, key, SIZE_MAX)) == NULL)
+			break;
+		if ((n = config_backend_find(str)) == -1)
+			adiag(c, kv->line, key,
+			    "must be exec, container, s6 or systemd");
+		else
+			s->backend = (enum backend_kind)n;
+		break;
 	case SK_SERVERLESS:
 		svc_policy(c, kv, key, s);
 		break;
@@ -1802,6 +1862,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	kpath(prefix, "services", skv->key, skv->keylen);
 	s->line = sv->line > 0 ? sv->line : skv->line;
 	s->replicas = 1;
+	s->backend = BACKEND_COUNT;	/* none given (yet) */
 	s->readiness = READY_TCP;
 	if (strlen(skv->key) != skv->keylen || !config_valid_name(skv->key))
 		adiag(c, skv->line, prefix, NAME_REASON);
@@ -1831,7 +1892,8 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 			svc_value(c, k, skv, slot[k], sless, s);
 	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
 		adiag(c, s->line, prefix, "requires image or command");
-	s->backend = spec_backend_default(s);
+	else
+		svc_backend(c, slot, prefix, s);
 	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL)
 		s->directory = xstrndup(c, c->dir, strlen(c->dir));
 	if (s->size == NULL && slot[SK_SIZE] == NULL)
@@ -2111,6 +2173,10 @@ spec_json(struct actx *c, const struct service_spec *s,
 	free(rd);
 	err |= json_object_set_new(o, "node_name",
 	    json_str_or_null(s->node_name));
+	/* Only where a stored spec without it would mean another one. */
+	if (s->backend != spec_backend_default(s))
+		err |= json_object_set_new(o, "backend",
+		    json_string(config_backend_name(s->backend)));
 	e = s->serverless ? json_object() : json_null();
 	for (i = 0; s->serverless && i < nitems(policy_keys); i++) {
 		v = *(const int *)((const char *)&s->policy +

@@ -45,7 +45,9 @@ struct app_case {
 /* Lines 1-2. */
 #define HEAD	"schema_version = 1\nname = \"fn\"\n"
 /* Lines 3-4. */
-#define SVC	HEAD "[services.api]\nimage = \"x\"\n"
+#define SVC	HEAD "[services.api]\ncommand = [\"x\"]\n"
+/* Lines 3-4, with an image instead. */
+#define SVCI	HEAD "[services.api]\nimage = \"x\"\n"
 /* public line 5, x line 6 then [serverless]; SLS: its first key line 7. */
 #define SLX(x)	SVC "public = true\n" x "[services.api.serverless]\n"
 #define SLS	SLX("")
@@ -53,11 +55,11 @@ struct app_case {
 		"starting and ending with a letter or digit"
 #define NOTSL	"not allowed with [serverless]"
 #define SL3								\
-	HEAD "[services.a]\nimage = \"x\"\npublic = true\n"		\
+	HEAD "[services.a]\ncommand = [\"x\"]\npublic = true\n"		\
 	"[services.a.serverless]\n"					\
-	"[services.b]\nimage = \"x\"\npublic = true\n"			\
+	"[services.b]\ncommand = [\"x\"]\npublic = true\n"			\
 	"[services.b.serverless]\n"					\
-	"[services.c]\nimage = \"x\"\npublic = true\n"			\
+	"[services.c]\ncommand = [\"x\"]\npublic = true\n"			\
 	"[services.c.serverless]\n"
 
 static const struct app_case app_cases[] = {
@@ -78,7 +80,7 @@ static const struct app_case app_cases[] = {
 
 	/* the root */
 	{ "schema_version missing", SRV_SL,
-	    "name = \"fn\"\n[services.api]\nimage = \"x\"\n",
+	    "name = \"fn\"\n[services.api]\ncommand = [\"x\"]\n",
 	    "app.toml:1: schema_version: missing", 0 },
 	{ "schema_version 2", SRV_SL, "schema_version = 2\nname = \"fn\"\n",
 	    "app.toml:1: schema_version: must be 1", 0 },
@@ -108,17 +110,17 @@ static const struct app_case app_cases[] = {
 	    "app.toml:3: server: unknown table", 0 },
 	{ "services not a table", SRV_SL, HEAD "services = 1\n",
 	    "app.toml:3: services: must be a table", 0 },
-	{ "array of tables", SRV_SL, HEAD "[[services]]\nimage = \"x\"\n",
+	{ "array of tables", SRV_SL, HEAD "[[services]]\ncommand = [\"x\"]\n",
 	    "app.toml:3: services: must be a table", 0 },
 
 	/* a service */
 	{ "service not a table", SRV_SL, HEAD "[services]\napi = 1\n",
 	    "app.toml:4: services.api: must be a table", 0 },
 	{ "service name upper case", SRV_SL,
-	    HEAD "[services.Api]\nimage = \"x\"\n",
+	    HEAD "[services.Api]\ncommand = [\"x\"]\n",
 	    "app.toml:3: services.Api: " NAMEMSG, 0 },
 	{ "service name with a dot", SRV_SL,
-	    HEAD "[services.\"a.b\"]\nimage = \"x\"\n",
+	    HEAD "[services.\"a.b\"]\ncommand = [\"x\"]\n",
 	    "app.toml:3: services.\"a.b\": " NAMEMSG, 0 },
 	{ "unknown service key", SRV_SL, SVC "restart = \"always\"\n",
 	    "app.toml:5: services.api.restart: unknown key", 0 },
@@ -262,13 +264,13 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.hosts: duplicate host \"a.example\" "
 	    "(also services.api)", 0 },
 	{ "duplicate host across services", SRV_SL,
-	    HEAD "[services.a]\nimage = \"x\"\nhosts = [\"h.example\"]\n"
-	    "[services.b]\nimage = \"x\"\nhosts = [\"H.EXAMPLE\"]\n",
+	    HEAD "[services.a]\ncommand = [\"x\"]\nhosts = [\"h.example\"]\n"
+	    "[services.b]\ncommand = [\"x\"]\nhosts = [\"H.EXAMPLE\"]\n",
 	    "app.toml:8: services.b.hosts: duplicate host \"h.example\" "
 	    "(also services.a)", 0 },
 	{ "host is another service's default", SRV_SL,
-	    HEAD "[services.a]\nimage = \"x\"\n"
-	    "[services.b]\nimage = \"x\"\nhosts = [\"a.fn.localhost\"]\n",
+	    HEAD "[services.a]\ncommand = [\"x\"]\n"
+	    "[services.b]\ncommand = [\"x\"]\nhosts = [\"a.fn.localhost\"]\n",
 	    "app.toml:7: services.b.hosts: duplicate host \"a.fn.localhost\" "
 	    "(also services.a)", 0 },
 	{ "default host too long", SRV_LONGDOM, SVC,
@@ -391,6 +393,53 @@ static const struct app_case app_cases[] = {
 	    "app.toml:14: services.c.serverless: "
 	    "exceeds server.max_serverless_services (2)", 0 },
 
+	/* backend */
+	{ "backend unknown", SRV_SL, SVC "backend = \"docker\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "must be exec, container, s6 or systemd", 0 },
+	{ "backend integer", SRV_SL, SVC "backend = 1\n",
+	    "app.toml:5: services.api.backend: must be a string", 0 },
+	{ "backend empty", SRV_SL, SVC "backend = \"\"\n",
+	    "app.toml:5: services.api.backend: must not be empty", 0 },
+	{ "backend exec without command", SRV_SL,
+	    SVCI "backend = \"exec\"\n",
+	    "app.toml:5: services.api.backend: exec requires command", 0 },
+	{ "backend container without image", SRV_SL,
+	    SVC "backend = \"container\"\n",
+	    "app.toml:5: services.api.backend: container requires image", 0 },
+	{ "backend container", SRV_SL, SVCI "backend = \"container\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "\"container\" is not available in this build", 0 },
+	{ "backend s6", SRV_SL, SVC "backend = \"s6\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "\"s6\" is not available in this build", 0 },
+	{ "backend systemd", SRV_SL, SVC "backend = \"systemd\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "\"systemd\" is not available in this build", 0 },
+	{ "image alone (seed 000's example)", SRV_SL,
+	    HEAD "[services.api]\nimage = "
+	    "\"ghcr.io/example/http-function:latest\"\nport = 8080\n"
+	    "public = true\n[services.api.serverless]\n",
+	    "app.toml:4: services.api.image: an image alone means backend "
+	    "\"container\", which is not available in this build", 0 },
+	{ "image and command", SRV_SL, SVC "image = \"x\"\n",
+	    "app.toml:5: services.api.image: image and command mean backend "
+	    "\"container\" (command run in the image), which is not "
+	    "available in this build: set backend = \"exec\" to run command "
+	    "on this host", 0 },
+	{ "image and a bad command", SRV_SL,
+	    SVCI "command = \"x\"\n",
+	    "app.toml:5: services.api.command: must be an array of strings",
+	    0 },
+	{ "bad backend beside an image", SRV_SL,
+	    SVCI "backend = \"docker\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "must be exec, container, s6 or systemd", 0 },
+	{ "image and command, backend exec", SRV_SL,
+	    SVC "image = \"x\"\nbackend = \"exec\"\n", NULL, 0 },
+	{ "command, backend exec", SRV_SL, SVC "backend = \"exec\"\n",
+	    NULL, 0 },
+
 	/* several diagnostics come in line order */
 	{ "three in line order", SRV_SL,
 	    HEAD "[services.api]\nfoo = 1\nport = -1\nsize = \"xl\"\n",
@@ -409,7 +458,7 @@ static const struct app_case app_cases[] = {
 	    SLX("backend_http2 = false\n"), NULL, 0 },
 	{ "serverless replicas = 1", SRV_SL, SLX("replicas = 1\n"), NULL, 0 },
 	{ "two serverless of max 2", SRV_MAX2,
-	    HEAD "[services.a]\nimage = \"x\"\npublic = true\n"
+	    HEAD "[services.a]\ncommand = [\"x\"]\npublic = true\n"
 	    "[services.a.serverless]\n"
 	    "[services.b]\ncommand = [\"x\"]\npublic = true\n"
 	    "[services.b.serverless]\n", NULL, 0 },
@@ -1195,7 +1244,8 @@ test_values(void)
 	    "startup_timeout_seconds = 10\nrequest_timeout_seconds = 20\n"
 	    "max_concurrency = 4\nrequest_buffering = false\n"
 	    "[services.db]\nimage = \"postgres:15\"\ndirectory = \"//srv/db\"\n"
-	    "readiness = \"socket\"\n"
+	    "readiness = \"socket\"\ncommand = [\"postgres\"]\n"
+	    "backend = \"exec\"\n"
 	    "[services.n]\ncommand = [\"n\"]\nreadiness = \"notify\"\n";
 	struct server_config srv;
 	struct app_config app;
@@ -1257,14 +1307,17 @@ test_values(void)
 	s = &app.services[1];
 	is(s->directory, "/srv/db", "values: absolute directory normalized");
 	ok(s->readiness == READY_SOCKET, "values: readiness socket");
-	ok(s->command == NULL && s->ncommand == 0, "values: no command");
+	ok(s->ncommand == 1 && s->backend == BACKEND_EXEC &&
+	    strcmp(s->image, "postgres:15") == 0,
+	    "values: exec as written, the image kept");
 	ok(!s->serverless, "values: ordinary service");
-	is(s->spec_json, "{\"command\":null,\"directory\":\"/srv/db\","
+	is(s->spec_json, "{\"command\":[\"postgres\"],"
+	    "\"directory\":\"/srv/db\","
 	    "\"environment\":{},\"hosts\":[\"db.fn.localhost\"],"
 	    "\"image\":\"postgres:15\",\"name\":\"db\",\"node_name\":null,"
 	    "\"port\":0,\"public\":false,\"readiness\":\"socket\","
 	    "\"replicas\":1,\"serverless\":null,\"size\":\"small\"}",
-	    "values: spec_json, every default filled in");
+	    "values: spec_json, every default filled in, exec not written");
 	s = &app.services[2];
 	ok(s->readiness == READY_NOTIFY, "values: readiness notify");
 	is(s->directory, "/srv/apps", "values: default directory");
@@ -1312,9 +1365,9 @@ test_defaults_app(void)
 	    s->policy.request_timeout_seconds == 60 &&
 	    s->policy.max_concurrency == 16 &&
 	    s->policy.request_buffering == 1, "defaults: policy");
-	(void)snprintf(want, sizeof(want), "{\"command\":null,"
+	(void)snprintf(want, sizeof(want), "{\"command\":[\"x\"],"
 	    "\"directory\":\"%s\",\"environment\":{},"
-	    "\"hosts\":[\"api.fn.fn.example\"],\"image\":\"x\","
+	    "\"hosts\":[\"api.fn.fn.example\"],\"image\":null,"
 	    "\"name\":\"api\",\"node_name\":null,\"port\":0,\"public\":true,"
 	    "\"readiness\":\"tcp\",\"replicas\":1,\"serverless\":"
 	    "{\"idle_seconds\":300,\"max_concurrency\":16,\"min_replicas\":0,"
@@ -1329,7 +1382,7 @@ static void
 test_stability(void)
 {
 	static const char a[] = HEAD
-	    "[services.api]\nimage = \"x\"\npublic = true\nport = 8080\n"
+	    "[services.api]\ncommand = [\"x\"]\npublic = true\nport = 8080\n"
 	    "volumes = [\"d:/d\"]\nautoscale = { max = 4, min = 1 }\n"
 	    "environment = { A = \"1\", B = \"2\" }\n";
 	static const char b[] = "name = \"fn\"\n"
@@ -1339,12 +1392,15 @@ test_stability(void)
 	    "autoscale.min = 1\nautoscale.max = 4\nport = 8080\n"
 	    "size = \"small\"\nreplicas = 1\nreadiness = \"tcp\"\n"
 	    "hosts = [\"api.fn.localhost\"]\npublic = true\n"
-	    "volumes = [ \"d:/d\" ]\nimage = \"x\"\n"
+	    "volumes = [ \"d:/d\" ]\ncommand = [ \"x\" ]\nbackend = \"exec\"\n"
 	    "[services.api.environment]\nB = \"2\"\nA = \"1\"\n";
 	static const char c[] = HEAD
-	    "[services.api]\nimage = \"x\"\npublic = true\nport = 8081\n"
+	    "[services.api]\ncommand = [\"x\"]\npublic = true\nport = 8081\n"
 	    "volumes = [\"d:/d\"]\nautoscale = { max = 4, min = 1 }\n"
 	    "environment = { A = \"1\", B = \"2\" }\n";
+	static const char e[] = HEAD
+	    "[services.api]\nimage = \"i\"\ncommand = [\"x\"]\n"
+	    "backend = \"exec\"\n";
 	struct server_config srv;
 	struct app_config x, y, z;
 	struct config_diag d;
@@ -1376,6 +1432,19 @@ test_stability(void)
 	    z.services[0].spec_json) != 0, "stability: a change shows");
 	app_free(&x);
 	app_free(&z);
+	/*
+	 * An image beside a command ran on exec before backends had names:
+	 * backend = "exec" keeps the bytes an earlier hk stored for it.
+	 */
+	rc = app_parse(&x, "/a/app.toml", e, strlen(e), &srv, &d);
+	ok(rc == 0 && strcmp(x.services[0].spec_json, "{\"command\":[\"x\"],"
+	    "\"directory\":\"/a\",\"environment\":{},\"hosts\":"
+	    "[\"api.fn.localhost\"],\"image\":\"i\",\"name\":\"api\","
+	    "\"node_name\":null,\"port\":0,\"public\":false,"
+	    "\"readiness\":\"tcp\",\"replicas\":1,\"serverless\":null,"
+	    "\"size\":\"small\"}") == 0,
+	    "stability: image, command and backend = exec: an earlier spec");
+	app_free(&x);
 }
 
 /* What config writes, lib/spec.c reads back. */
