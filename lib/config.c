@@ -7,7 +7,9 @@
  * diagnostic "file:line: key: reason"; the walk goes on after a problem so
  * that one run reports all of them.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <arpa/inet.h>
 
@@ -52,6 +54,8 @@ enum key_type {
 	KT_ADDR,	/* host:port; "" = unset */
 	KT_BOOL,	/* int64_t 0 or 1; TOML true/false */
 	KT_DOMAIN,	/* a DNS name, lower-cased */
+	KT_ENGINE,	/* unix:///PATH or tcp://HOST:PORT; "" = none */
+	KT_IP,		/* an IPv4 or IPv6 address, no port */
 	KT_INT,		/* int64_t within [min, max] */
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
@@ -76,6 +80,8 @@ struct server_rule {
 	    KT_BOOL, 0, 1, allow_root_services)				\
 	K("base_domain", "HAKOPOD_BASE_DOMAIN", "localhost", 1,		\
 	    KT_DOMAIN, 0, 0, base_domain)				\
+	K("container_engine", NULL, "unix:///var/run/docker.sock", 0,	\
+	    KT_ENGINE, 0, 0, container_engine)				\
 	K("events_max_age_days", NULL, "30", 1,				\
 	    KT_INT, 1, 36500, events_max_age_days)			\
 	K("events_max_rows", NULL, "100000", 1,				\
@@ -116,6 +122,29 @@ struct server_rule {
 
 static const struct config_key server_keys[] = { SERVER_KEYS(KEY_PUBLIC) };
 static const struct server_rule server_rules[] = { SERVER_KEYS(KEY_RULE) };
+
+/*
+ * [nodes.NAME], alphabetical: name, required, type, field.  The one table
+ * of that section, as SERVER_KEYS is of [server]; no environment
+ * variable, and SIGHUP applies them all.
+ */
+#define NODE_KEYS(K)							\
+	K("address", 1, KT_IP, address)					\
+	K("container_engine", 0, KT_ENGINE, container_engine)
+
+struct node_rule {
+	const char	*name;
+	int		 required;
+	enum key_type	 type;
+	size_t		 off;	/* of the field in struct config_node */
+	size_t		 size;
+};
+
+#define NODE_RULE(n, req, t, f)						\
+	{ n, req, t, offsetof(struct config_node, f),			\
+	    sizeof(((struct config_node *)NULL)->f) },
+
+static const struct node_rule node_rules[] = { NODE_KEYS(NODE_RULE) };
 
 _Static_assert(CONFIG_USER_MAX == USER_SPEC_MAX,
     "struct server_config: service_user does not fit user.h");
@@ -280,6 +309,9 @@ static int	 file_read(const char *, int, char **, size_t *, int *,
 static int	 valid_host(const char *, int);
 static int	 check_addr(const char *, char *, size_t);
 static int	 check_user(const char *, char *, size_t);
+static int	 check_engine(const char *, char *, size_t);
+static int	 check_text(enum key_type, size_t, const char *, char *,
+		    size_t);
 static int	 check_server_str(size_t, const char *, char *, size_t);
 static int	 check_server_int(size_t, int64_t, char *, size_t);
 static int	 server_set_text(struct server_config *, size_t, const char *,
@@ -291,6 +323,12 @@ static int	 server_file_key(struct server_config *,
 		    const struct toml_kv *, const char *,
 		    struct config_diag *);
 static int	 server_env(struct server_config *, struct config_diag *);
+static int	 node_key(struct config_node *, const struct toml_kv *,
+		    const char *, int *, const char *, struct config_diag *);
+static int	 node_parse(struct server_config *, const struct toml_kv *,
+		    const char *, struct config_diag *);
+static int	 nodes_walk(struct server_config *, const struct toml_kv *,
+		    const char *, struct config_diag *);
 static ssize_t	 server_key_find(const char *, size_t);
 static void	 dl_add(struct dlist *, int, const char *);
 static int	 dent_cmp(const void *, const void *);
@@ -681,8 +719,8 @@ config_load_daemon(struct server_config *cfg, const char *path, int check,
 
 /*
  * SIGHUP, for every daemon: the file is read again and the keys the table
- * marks reloadable take their new values in *cfg; a change to any other
- * key is reported and waits for a restart.  0 reloaded, -1 the file did
+ * marks reloadable take their new values in *cfg, and so do the nodes; a
+ * change to any other key is reported and waits for a restart.  0 reloaded, -1 the file did
  * not load and *cfg is as it was (the reasons are logged).
  */
 int
@@ -719,12 +757,15 @@ config_reload(struct server_config *cfg, const char *path)
 		memcpy(cur, new, r->size);
 		cfg->source[i] = nc.source[i];
 	}
+	memcpy(cfg->nodes, nc.nodes, sizeof(cfg->nodes));
+	cfg->nnodes = nc.nnodes;
 	return 0;
 }
 
 /*
  * "-n -v": every key's effective value and where it came from, in the
- * order of the key table.  A password in the state URL is not shown.
+ * order of the key table, then each node's.  A password in the state URL
+ * is not shown.
  */
 void
 config_print(FILE *fp, const struct server_config *cfg)
@@ -734,6 +775,7 @@ config_print(FILE *fp, const struct server_config *cfg)
 		[CONFIG_SRC_ENV] = "environment", [CONFIG_SRC_FLAG] = "flag",
 	};
 	const char *base = (const char *)cfg, *text, *at, *colon;
+	const struct config_node *n;
 	size_t i;
 
 	for (i = 0; i < nitems(server_keys); i++) {
@@ -756,6 +798,14 @@ config_print(FILE *fp, const struct server_config *cfg)
 				fprintf(fp, "\"%s\"", text);
 		}
 		fprintf(fp, " (%s)\n", from[cfg->source[i]]);
+	}
+	for (i = 0; i < cfg->nnodes; i++) {
+		n = &cfg->nodes[i];
+		fprintf(fp, "nodes.%s.address = \"%s\" (file)\n", n->name,
+		    n->address);
+		fprintf(fp, "nodes.%s.container_engine = \"%s\" (%s)\n",
+		    n->name, n->container_engine,
+		    n->container_engine[0] != '\0' ? "file" : "default");
 	}
 }
 
@@ -788,23 +838,58 @@ check_user(const char *s, char *why, size_t whysz)
 	return user_resolve(s, &u, why, whysz);
 }
 
-/* Validates a string value for key i; 0, or -1 with a reason. */
+/*
+ * unix:///PATH (absolute, fitting a Unix socket address) or tcp://HOST:PORT
+ * as check_addr() has it; "" = none.
+ */
 static int
-check_server_str(size_t i, const char *s, char *why, size_t whysz)
+check_engine(const char *s, char *why, size_t whysz)
 {
-	const struct server_rule *r = &server_rules[i];
-	size_t len = strlen(s);
-
-	if (len >= r->size) {
-		(void)snprintf(why, whysz, "too long (at most %zu bytes)",
-		    r->size - 1);
+	if (*s == '\0')
+		return 0;
+	if (strncmp(s, "tcp://", 6) == 0)
+		return check_addr(s + 6, why, whysz);
+	if (strncmp(s, "unix:///", 8) != 0) {
+		(void)snprintf(why, whysz,
+		    "must be unix:///PATH or tcp://HOST:PORT");
 		return -1;
 	}
-	switch (r->type) {
+	if (strlen(s + 7) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
+		(void)snprintf(why, whysz, "socket path too long (at most %zu "
+		    "bytes)", sizeof(((struct sockaddr_un *)NULL)->sun_path) -
+		    1);
+		return -1;
+	}
+	return 0;
+}
+
+/* Validates a string value of a type, in a field of size bytes. */
+static int
+check_text(enum key_type type, size_t size, const char *s, char *why,
+    size_t whysz)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	size_t len = strlen(s);
+
+	if (len >= size) {
+		(void)snprintf(why, whysz, "too long (at most %zu bytes)",
+		    size - 1);
+		return -1;
+	}
+	switch (type) {
 	case KT_ADDR:
 		if (len == 0)
 			return 0;
 		return check_addr(s, why, whysz);
+	case KT_ENGINE:
+		return check_engine(s, why, whysz);
+	case KT_IP:
+		if (inet_pton(AF_INET, s, &a4) == 1 ||
+		    inet_pton(AF_INET6, s, &a6) == 1)
+			return 0;
+		(void)snprintf(why, whysz, "must be an IPv4 or IPv6 address");
+		return -1;
 	case KT_DOMAIN:
 		if (valid_host(s, 1))
 			return 0;
@@ -841,6 +926,14 @@ check_server_str(size_t i, const char *s, char *why, size_t whysz)
 	}
 	(void)snprintf(why, whysz, "must be an integer");
 	return -1;
+}
+
+/* Validates a string value for key i; 0, or -1 with a reason. */
+static int
+check_server_str(size_t i, const char *s, char *why, size_t whysz)
+{
+	return check_text(server_rules[i].type, server_rules[i].size, s, why,
+	    whysz);
 }
 
 static int
@@ -989,6 +1082,11 @@ server_walk(struct server_config *cfg, const struct toml_value *root,
 
 	for (i = 0; i < root->u.table.len; i++) {
 		kv = &root->u.table.items[i];
+		if (key_is(kv, "nodes")) {
+			if (nodes_walk(cfg, kv, file, d) == -1)
+				rc = -1;
+			continue;
+		}
 		if (!key_is(kv, "server")) {
 			kpath(key, NULL, kv->key, kv->keylen);
 			config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
@@ -1034,6 +1132,117 @@ server_env(struct server_config *cfg, struct config_diag *d)
 		cfg->source[i] = CONFIG_SRC_ENV;
 	}
 	return rc;
+}
+
+/* One key of a node; *seen is set for a known one, valid or not. */
+static int
+node_key(struct config_node *n, const struct toml_kv *kv, const char *prefix,
+    int *seen, const char *file, struct config_diag *d)
+{
+	const struct node_rule *r;
+	const struct toml_value *v = kv->value;
+	char key[KEYPATH_LEN], why[REASON_LEN];
+	size_t j;
+
+	kpath(key, prefix, kv->key, kv->keylen);
+	for (j = 0; j < nitems(node_rules); j++)
+		if (key_is(kv, node_rules[j].name))
+			break;
+	if (j == nitems(node_rules)) {
+		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+		    v->type == TOML_TABLE ? "unknown table" : "unknown key");
+		return -1;
+	}
+	r = &node_rules[j];
+	seen[j] = 1;
+	if (v->type != TOML_STRING)
+		(void)snprintf(why, sizeof(why), "must be a string");
+	else if (strlen(v->u.string.ptr) != v->u.string.len)
+		(void)snprintf(why, sizeof(why), "must not contain NUL");
+	else if (check_text(r->type, r->size, v->u.string.ptr, why,
+	    sizeof(why)) == 0) {
+		(void)strlcpy((char *)n + r->off, v->u.string.ptr, r->size);
+		return 0;
+	}
+	config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key, why);
+	return -1;
+}
+
+/* One [nodes.NAME]: kept only when valid. */
+static int
+node_parse(struct server_config *cfg, const struct toml_kv *kv,
+    const char *file, struct config_diag *d)
+{
+	const struct toml_value *v = kv->value;
+	struct config_node *n = &cfg->nodes[cfg->nnodes];
+	char key[KEYPATH_LEN];
+	int seen[nitems(node_rules)], line, rc = 0;
+	size_t i;
+
+	kpath(key, "nodes", kv->key, kv->keylen);
+	line = v->line > 0 ? v->line : kv->line;
+	if (strlen(kv->key) != kv->keylen || !valid_host(kv->key, 0)) {
+		config_diag_add(d, "%s:%d: %s: invalid node name", file,
+		    kv->line, key);
+		return -1;
+	}
+	if (v->type != TOML_TABLE) {
+		config_diag_add(d, "%s:%d: %s: must be a table", file,
+		    kv->line, key);
+		return -1;
+	}
+	if (cfg->nnodes == CONFIG_NODES_MAX) {
+		config_diag_add(d, "%s:%d: %s: too many nodes (at most %d)",
+		    file, line, key, CONFIG_NODES_MAX);
+		return -1;
+	}
+	memset(n, 0, sizeof(*n));
+	memset(seen, 0, sizeof(seen));
+	(void)strlcpy(n->name, kv->key, sizeof(n->name));
+	n->line = line;
+	for (i = 0; i < v->u.table.len; i++)
+		if (node_key(n, &v->u.table.items[i], key, seen, file,
+		    d) == -1)
+			rc = -1;
+	for (i = 0; i < nitems(node_rules); i++)
+		if (node_rules[i].required && !seen[i]) {
+			config_diag_add(d, "%s:%d: %s: requires %s", file,
+			    line, key, node_rules[i].name);
+			rc = -1;
+		}
+	if (rc == 0)
+		cfg->nnodes++;
+	return rc;
+}
+
+static int
+nodes_walk(struct server_config *cfg, const struct toml_kv *kv,
+    const char *file, struct config_diag *d)
+{
+	const struct toml_value *v = kv->value;
+	size_t i;
+	int rc = 0;
+
+	if (v->type != TOML_TABLE) {
+		config_diag_add(d, "%s:%d: nodes: must be a table", file,
+		    kv->line);
+		return -1;
+	}
+	for (i = 0; i < v->u.table.len; i++)
+		if (node_parse(cfg, &v->u.table.items[i], file, d) == -1)
+			rc = -1;
+	return rc;
+}
+
+const struct config_node *
+config_node_find(const struct server_config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nnodes; i++)
+		if (strcmp(cfg->nodes[i].name, name) == 0)
+			return &cfg->nodes[i];
+	return NULL;
 }
 
 int

@@ -628,8 +628,75 @@ static const struct srv_case srv_cases[] = {
 	    "[server]\nrequests_max_age_days = \"7d\"\n",
 	    "2: server.requests_max_age_days: must be an integer" },
 
+	{ "container_engine http",
+	    "[server]\ncontainer_engine = \"http://localhost:2375\"\n",
+	    "2: server.container_engine: "
+	    "must be unix:///PATH or tcp://HOST:PORT" },
+	{ "container_engine a bare path",
+	    "[server]\ncontainer_engine = \"/run/docker.sock\"\n",
+	    "2: server.container_engine: "
+	    "must be unix:///PATH or tcp://HOST:PORT" },
+	{ "container_engine relative unix",
+	    "[server]\ncontainer_engine = \"unix://docker.sock\"\n",
+	    "2: server.container_engine: "
+	    "must be unix:///PATH or tcp://HOST:PORT" },
+	{ "container_engine socket path too long",
+	    "[server]\ncontainer_engine = \"unix:///"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n",
+	    "2: server.container_engine: "
+	    "socket path too long (at most 107 bytes)" },
+	{ "container_engine tcp without port",
+	    "[server]\ncontainer_engine = \"tcp://10.0.0.2\"\n",
+	    "2: server.container_engine: must be host:port" },
+	{ "container_engine tcp port 0",
+	    "[server]\ncontainer_engine = \"tcp://10.0.0.2:0\"\n",
+	    "2: server.container_engine: port must be between 1 and 65535" },
+	{ "container_engine integer", "[server]\ncontainer_engine = 1\n",
+	    "2: server.container_engine: must be a string" },
+	{ "nodes not a table", "nodes = 1\n", "1: nodes: must be a table" },
+	{ "node not a table", "[nodes]\nw1 = 1\n",
+	    "2: nodes.w1: must be a table" },
+	{ "node name upper case", "[nodes.W1]\naddress = \"10.0.0.2\"\n",
+	    "1: nodes.W1: invalid node name" },
+	{ "node name with '_'", "[nodes.w_1]\naddress = \"10.0.0.2\"\n",
+	    "1: nodes.w_1: invalid node name" },
+	{ "node without address", "[nodes.w1]\n",
+	    "1: nodes.w1: requires address" },
+	{ "node without address, with an engine",
+	    "[nodes.w1]\ncontainer_engine = \"tcp://10.0.0.2:2375\"\n",
+	    "1: nodes.w1: requires address" },
+	{ "node address with a port",
+	    "[nodes.w1]\naddress = \"10.0.0.2:80\"\n",
+	    "2: nodes.w1.address: must be an IPv4 or IPv6 address" },
+	{ "node address a name", "[nodes.w1]\naddress = \"w1.internal\"\n",
+	    "2: nodes.w1.address: must be an IPv4 or IPv6 address" },
+	{ "node address empty", "[nodes.w1]\naddress = \"\"\n",
+	    "2: nodes.w1.address: must be an IPv4 or IPv6 address" },
+	{ "node address integer", "[nodes.w1]\naddress = 1\n",
+	    "2: nodes.w1.address: must be a string" },
+	{ "node address in brackets", "[nodes.w1]\naddress = \"[::1]\"\n",
+	    "2: nodes.w1.address: must be an IPv4 or IPv6 address" },
+	{ "node engine http",
+	    "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "container_engine = \"http://10.0.0.2:2375\"\n",
+	    "3: nodes.w1.container_engine: "
+	    "must be unix:///PATH or tcp://HOST:PORT" },
+	{ "node unknown key",
+	    "[nodes.w1]\naddress = \"10.0.0.2\"\nport = 2375\n",
+	    "3: nodes.w1.port: unknown key" },
+	{ "node unknown table", "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "[nodes.w1.tls]\n", "3: nodes.w1.tls: unknown table" },
+
 	/* valid */
 	{ "empty file", "", NULL },
+	{ "nodes", "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "[nodes.w2]\naddress = \"fd00::3\"\n"
+	    "container_engine = \"tcp://[fd00::3]:2375\"\n"
+	    "[nodes.w3]\naddress = \"127.0.0.3\"\n"
+	    "container_engine = \"unix:///run/w3/podman.sock\"\n", NULL },
+	{ "no nodes", "[nodes]\n", NULL },
+	{ "no container engine", "[server]\ncontainer_engine = \"\"\n", NULL },
 	{ "IPv6 address", "[server]\nserverless_address = \"[::1]:8082\"\n",
 	    NULL },
 	{ "name address", "[server]\nserverless_address = \"gw.local:8082\"\n",
@@ -660,6 +727,7 @@ static size_t	 key_at(const char *);
 static void	 test_defaults(void);
 static void	 test_retention(void);
 static void	 test_reload(void);
+static void	 test_nodes(void);
 static void	 test_missing(void);
 static double	 now(void);
 static void	 test_sizes(void);
@@ -849,7 +917,8 @@ static void
 test_defaults(void)
 {
 	static const char *const names[] = {
-		"allow_root_services", "base_domain", "events_max_age_days", "events_max_rows",
+		"allow_root_services", "base_domain", "container_engine",
+		"events_max_age_days", "events_max_rows",
 		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"request_log", "requests_max_age_days", "requests_max_rows",
@@ -863,7 +932,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 18 keys");
+	isint(n, nitems(names), "config_keys: 19 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -885,6 +954,11 @@ test_defaults(void)
 	    "config_keys: max_body_bytes has no env");
 	is(k[key_at("state")].defval, "sqlite:///var/lib/hakopod/state.db",
 	    "config_keys: default of state");
+	i = key_at("container_engine");
+	ok(k[i].env == NULL && k[i].reloadable == 0 &&
+	    strcmp(k[i].defval, "unix:///var/run/docker.sock") == 0,
+	    "config_keys: container_engine: no env, not reloadable, "
+	    "the Docker socket");
 	ok(k[key_at("state")].reloadable == 0 &&
 	    k[key_at("max_concurrent_requests")].reloadable == 1,
 	    "config_keys: state not reloadable, max_concurrent_requests is");
@@ -911,6 +985,9 @@ test_defaults(void)
 	is(cfg.service_user, "", "default service_user unset");
 	isint(cfg.allow_root_services, 0, "default allow_root_services false");
 	isint(cfg.request_log, 1, "default request_log: on");
+	is(cfg.container_engine, "unix:///var/run/docker.sock",
+	    "default container_engine");
+	isint(cfg.nnodes, 0, "default: no nodes");
 	for (i = 0; i < n; i++)
 		if (cfg.source[i] != CONFIG_SRC_DEFAULT)
 			break;
@@ -962,6 +1039,73 @@ test_reload(void)
 	isint(config_reload(&cfg, path), -1, "reload: a bad file is refused");
 	ok(memcmp(&before, &cfg, sizeof(cfg)) == 0,
 	    "reload: and changes nothing");
+}
+
+/*
+ * [nodes.NAME]: read in file order, found by name, printed by -n -v,
+ * taken again by SIGHUP; at most CONFIG_NODES_MAX of them.
+ */
+static void
+test_nodes(void)
+{
+	static const char text[] = "[server]\nserverless_address = "
+	    "\"127.0.0.1:8082\"\n"
+	    "[nodes.worker-eu-1]\naddress = \"10.0.0.2\"\n"
+	    "container_engine = \"tcp://10.0.0.2:2375\"\n"
+	    "[nodes.b]\naddress = \"fd00::3\"\n";
+	static const char fewer[] = "[nodes.c]\naddress = \"127.0.0.3\"\n";
+	struct server_config cfg;
+	struct config_diag d;
+	const struct config_node *n;
+	char many[8192], want[512], *out = NULL;
+	const char *path;
+	size_t len = 0, o, i;
+	FILE *fp;
+
+	clear_env();
+	memset(&d, 0, sizeof(d));
+	path = write_file("nodes.toml", text, sizeof(text) - 1);
+	ok(config_load_server(&cfg, path, &d, NULL) == 0 && cfg.nnodes == 2,
+	    "nodes: two read");
+	ok(strcmp(cfg.nodes[0].name, "worker-eu-1") == 0 &&
+	    strcmp(cfg.nodes[1].name, "b") == 0 && cfg.nodes[0].line == 3 &&
+	    cfg.nodes[1].line == 6, "nodes: in file order, with their lines");
+	n = config_node_find(&cfg, "worker-eu-1");
+	ok(n != NULL && strcmp(n->address, "10.0.0.2") == 0 &&
+	    strcmp(n->container_engine, "tcp://10.0.0.2:2375") == 0,
+	    "nodes: found by name, address and engine");
+	n = config_node_find(&cfg, "b");
+	ok(n != NULL && strcmp(n->address, "fd00::3") == 0 &&
+	    n->container_engine[0] == '\0',
+	    "nodes: an IPv6 address; no engine unless given");
+	ok(config_node_find(&cfg, "c") == NULL &&
+	    config_node_find(&cfg, "worker") == NULL,
+	    "nodes: an unknown name is not found");
+	fp = open_memstream(&out, &len);
+	config_print(fp, &cfg);
+	fclose(fp);
+	ok(strstr(out, "\nnodes.worker-eu-1.address = \"10.0.0.2\" (file)\n"
+	    "nodes.worker-eu-1.container_engine = \"tcp://10.0.0.2:2375\" "
+	    "(file)\nnodes.b.address = \"fd00::3\" (file)\n"
+	    "nodes.b.container_engine = \"\" (default)\n") != NULL,
+	    "nodes: -n -v prints each node's keys after [server]'s");
+	free(out);
+	(void)write_file("nodes.toml", fewer, sizeof(fewer) - 1);
+	ok(config_reload(&cfg, path) == 0 && cfg.nnodes == 1 &&
+	    strcmp(cfg.nodes[0].name, "c") == 0, "nodes: SIGHUP takes them");
+
+	o = 0;
+	for (i = 1; i <= CONFIG_NODES_MAX + 1; i++)
+		o += snprintf(many + o, sizeof(many) - o,
+		    "[nodes.n%zu]\naddress = \"10.0.0.%zu\"\n", i, i);
+	path = write_file("many.toml", many, o);
+	memset(&d, 0, sizeof(d));
+	ok(config_load_server(&cfg, path, &d, NULL) == -1 && d.count == 1 &&
+	    cfg.nnodes == CONFIG_NODES_MAX, "nodes: one too many is refused");
+	(void)snprintf(want, sizeof(want), "%s:%d: nodes.n%d: too many nodes "
+	    "(at most %d)", path, 2 * CONFIG_NODES_MAX + 1,
+	    CONFIG_NODES_MAX + 1, CONFIG_NODES_MAX);
+	is(d.count ? d.msg[0] : "", want, "nodes: and says how many may be");
 }
 
 static void
@@ -1705,6 +1849,7 @@ main(void)
 	test_defaults();
 	test_retention();
 	test_reload();
+	test_nodes();
 	test_missing();
 	test_sizes();
 	test_precedence();
