@@ -366,8 +366,10 @@ static void	 svc_policy(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_user(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
-static void	 svc_backend(struct actx *, const struct toml_kv *const *,
+static int	 svc_backend(struct actx *, const struct toml_kv *const *,
 		    const char *, struct service_spec *);
+static void	 svc_placement(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
 static void	 svc_serverless_rules(struct actx *,
 		    const struct toml_kv *const *, const char *,
 		    struct service_spec *);
@@ -1886,9 +1888,9 @@ svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
  * in it, as compose and Kubernetes read the two), else exec.  A backend
  * that cannot run the service, or that this build lacks, is refused here
  * rather than at the first wake.  Nothing is said when image, command or
- * backend was itself refused.
+ * backend was itself refused.  0 when the backend can run the service.
  */
-static void
+static int
 svc_backend(struct actx *c, const struct toml_kv *const *slot,
     const char *prefix, struct service_spec *s)
 {
@@ -1900,7 +1902,7 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 	    (slot[SK_COMMAND] != NULL && s->command == NULL) ||
 	    (b != NULL && s->backend == BACKEND_COUNT)) {
 		s->backend = BACKEND_EXEC;	/* diagnosed already */
-		return;
+		return -1;
 	}
 	if (b == NULL)
 		s->backend = s->image != NULL ? BACKEND_CONTAINER :
@@ -1913,7 +1915,7 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 	    s->image == NULL)
 		adiag(c, b->line, key, "container requires image");
 	else if (config_backend_available(s->backend))
-		return;
+		return 0;
 	else if (b != NULL)
 		adiag(c, b->line, key, "\"%s\" is not available in this build",
 		    name);
@@ -1926,6 +1928,25 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 		    "backend \"%s\" (command run in the image), which is not "
 		    "available in this build: set backend = \"exec\" to run "
 		    "command on this host", name);
+	return -1;
+}
+
+/*
+ * node_name names a node of the operator configuration (svc_value() saw
+ * to that); the exec backend runs commands on this host, the default
+ * node, and on no other.
+ */
+static void
+svc_placement(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[KEYPATH_LEN];
+
+	if (s->node_name == NULL || s->backend != BACKEND_EXEC)
+		return;
+	kpath_s(key, prefix, "node_name");
+	adiag(c, slot[SK_NODE_NAME]->line, key, "backend \"exec\" runs its "
+	    "command on this host, not on node \"%s\"", s->node_name);
 }
 
 /* What a serverless service may not be or have. */
@@ -2031,6 +2052,10 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 			break;
 		if (!valid_host(str, 0))
 			adiag(c, kv->line, key, "invalid node name");
+		else if (c->srv == NULL || config_node_find(c->srv, str) ==
+		    NULL)
+			adiag(c, kv->line, key, "no node \"%s\" in the operator "
+			    "configuration", str);
 		else
 			s->node_name = xstrndup(c, str, strlen(str));
 		break;
@@ -2101,8 +2126,8 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 			svc_value(c, k, skv, slot[k], sless, s);
 	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
 		adiag(c, s->line, prefix, "requires image or command");
-	else
-		svc_backend(c, slot, prefix, s);
+	else if (svc_backend(c, slot, prefix, s) == 0)
+		svc_placement(c, slot, prefix, s);
 	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL)
 		s->directory = xstrndup(c, c->dir, strlen(c->dir));
 	if (s->size == NULL && slot[SK_SIZE] == NULL)

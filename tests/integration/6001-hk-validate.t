@@ -3,7 +3,7 @@
 # with "file:line: key: reason" and the sysexits code of its kind.
 . tests/integration/lib.sh
 
-plan 37
+plan 42
 
 cat >"$T/hakopod.toml" <<CONF
 [server]
@@ -164,6 +164,47 @@ $T/backends.toml:14: services.c.image: image and command mean backend \"containe
 sed -i '/^\[services.[abc]\]/,/^$/d' "$T/backends.toml"
 run hk validate "$T/backends.toml"
 is "$rc" 0 "image, command and backend = \"exec\" validate"
+
+# Placement: node_name names a node of the operator config, and exec runs
+# on this host only.
+cat >"$T/nodes.toml" <<CONF
+[server]
+serverless_address = "127.0.0.1:8082"
+
+[nodes.worker-eu-1]
+address = "10.0.0.2"
+container_engine = "tcp://10.0.0.2:2375"
+CONF
+cat >"$T/placed.toml" <<'APP'
+schema_version = 1
+name = "fn"
+
+[services.a]
+command = ["x"]
+node_name = "worker-eu-1"
+
+[services.b]
+command = ["x"]
+node_name = "worker-eu-2"
+
+[services.c]
+command = ["x"]
+APP
+run hk -f "$T/nodes.toml" validate "$T/placed.toml"
+is "$rc" 65 "node_name: refused with 65"
+is "$err" "$T/placed.toml:6: services.a.node_name: backend \"exec\" runs its command on this host, not on node \"worker-eu-1\"
+$T/placed.toml:10: services.b.node_name: no node \"worker-eu-2\" in the operator configuration" \
+    "a node exec cannot run on; a node the operator config does not have"
+run hk validate "$T/placed.toml"
+like "$err" "placed.toml:6: services.a.node_name: no node \"worker-eu-1\" in the operator configuration" \
+    "without [nodes], no node_name is a node"
+sed -i '/^node_name/d' "$T/placed.toml"
+run hk -f "$T/nodes.toml" validate "$T/placed.toml"
+is "$rc" 0 "without node_name, on the default node: valid"
+printf '[nodes.w1]\naddress = "10.0.0.2:80"\n' >"$T/bad-node.toml"
+run hk -f "$T/bad-node.toml" validate "$T/placed.toml"
+is "$rc $err" "78 $T/bad-node.toml:2: nodes.w1.address: must be an IPv4 or IPv6 address" \
+    "an operator config with a bad node exits 78 and says why"
 
 printf '[server]\nmax_concurrent_starts = 0\n' >"$T/bad-operator.toml"
 run hk -f "$T/bad-operator.toml" validate etc/examples/http-functions.toml

@@ -32,6 +32,7 @@ enum srv_kind {
 	SRV_MAX2,	/* max_serverless_services = 2 */
 	SRV_LONGDOM,	/* a 251-byte base_domain */
 	SRV_ROOT,	/* allow_root_services = true */
+	SRV_NODES,	/* SRV_SL and [nodes.worker-eu-1] */
 };
 
 struct app_case {
@@ -294,6 +295,26 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.node_name: invalid node name", 0 },
 	{ "node_name integer", SRV_SL, SVC "node_name = 1\n",
 	    "app.toml:5: services.api.node_name: must be a string", 0 },
+	{ "node_name without nodes", SRV_SL,
+	    SVC "node_name = \"worker-eu-1\"\n",
+	    "app.toml:5: services.api.node_name: no node \"worker-eu-1\" in "
+	    "the operator configuration", 0 },
+	{ "node_name not a node", SRV_NODES,
+	    SVC "node_name = \"worker-eu-2\"\n",
+	    "app.toml:5: services.api.node_name: no node \"worker-eu-2\" in "
+	    "the operator configuration", 0 },
+	{ "node_name with exec", SRV_NODES,
+	    SVC "node_name = \"worker-eu-1\"\n",
+	    "app.toml:5: services.api.node_name: backend \"exec\" runs its "
+	    "command on this host, not on node \"worker-eu-1\"", 0 },
+	{ "node_name with backend = exec", SRV_NODES,
+	    SVC "backend = \"exec\"\nnode_name = \"worker-eu-1\"\n",
+	    "app.toml:6: services.api.node_name: backend \"exec\" runs its "
+	    "command on this host, not on node \"worker-eu-1\"", 0 },
+	{ "node_name with an image: the backend's reason alone", SRV_NODES,
+	    SVCI "node_name = \"worker-eu-1\"\n",
+	    "app.toml:4: services.api.image: an image alone means backend "
+	    "\"container\", which is not available in this build", 0 },
 	{ "backend_http2 string", SRV_SL, SVC "backend_http2 = \"yes\"\n",
 	    "app.toml:5: services.api.backend_http2: must be a boolean", 0 },
 	{ "ordinary key nested too deeply", SRV_SL, SVC "volumes = "
@@ -779,6 +800,15 @@ srv_make(struct server_config *srv, enum srv_kind kind)
 		break;
 	case SRV_ROOT:
 		(void)config_set_flag(srv, "allow_root_services", "true", &d);
+		break;
+	case SRV_NODES:
+		(void)config_set_flag(srv, "serverless_address",
+		    "127.0.0.1:8082", &d);
+		(void)strlcpy(srv->nodes[0].name, "worker-eu-1",
+		    sizeof(srv->nodes[0].name));
+		(void)strlcpy(srv->nodes[0].address, "10.0.0.2",
+		    sizeof(srv->nodes[0].address));
+		srv->nnodes = 1;
 		break;
 	case SRV_LONGDOM:
 		memset(dom, 'a', 4 * 63);
@@ -1382,7 +1412,6 @@ test_values(void)
 	    "port = 8080\npublic = true\nsize = \"large\"\n"
 	    "hosts = [\"API.Example.com\", \"b.example\"]\n"
 	    "readiness = \"http:/healthz?full=1\"\n"
-	    "node_name = \"worker-eu-1\"\n"
 	    "environment = { B = \"2\", A = \"1\", _x = \"\" }\n"
 	    "[services.api.serverless]\nmin_replicas = 1\nidle_seconds = 60\n"
 	    "startup_timeout_seconds = 10\nrequest_timeout_seconds = 20\n"
@@ -1427,7 +1456,8 @@ test_values(void)
 	ok(s->readiness == READY_HTTP && s->readiness_path != NULL &&
 	    strcmp(s->readiness_path, "/healthz?full=1") == 0,
 	    "values: readiness http:/path");
-	is(s->node_name, "worker-eu-1", "values: node_name");
+	ok(s->node_name == NULL && s->backend == BACKEND_EXEC,
+	    "values: exec, on the default node");
 	ok(s->nenv == 3 && strcmp(s->env[0].name, "B") == 0 &&
 	    strcmp(s->env[1].value, "1") == 0 && s->env[2].value[0] == '\0',
 	    "values: environment in file order");
@@ -1441,7 +1471,7 @@ test_values(void)
 	    "\"directory\":\"/srv/apps/fn\",\"environment\":{\"A\":\"1\","
 	    "\"B\":\"2\",\"_x\":\"\"},\"hosts\":[\"api.example.com\","
 	    "\"b.example\"],\"image\":null,\"name\":\"api\","
-	    "\"node_name\":\"worker-eu-1\",\"port\":8080,\"public\":true,"
+	    "\"node_name\":null,\"port\":8080,\"public\":true,"
 	    "\"readiness\":\"http:/healthz?full=1\",\"replicas\":1,"
 	    "\"serverless\":{\"idle_seconds\":60,\"max_concurrency\":4,"
 	    "\"min_replicas\":1,\"request_buffering\":false,"
