@@ -66,7 +66,12 @@ for engine in $(engines); do
 	like "$(grep StartFailed "$T/events.out")" 'not available in this build' \
 	    "$engine: StartFailed says so too"
 	run hk ps
-	like "$out" "$(printf '^fn\timg\tfailed\t1\t')" "$engine: hk ps shows it failed"
+	like "$out" "$(printf '^fn\timg\tfailed\t1\t%s\t' "$(hostname)")" \
+	    "$engine: hk ps shows it failed, on this node"
+	run hk status fn/img
+	like "$out" '^backend: +container$' "$engine: hk status names its backend"
+	like "$out" "^runs on: +- \\(its start failed on $(hostname)\\)\$" \
+	    "$engine: and that it runs nowhere"
 	grep -q 'no command to run' "$T/scale.log"
 	ok $((!$?)) "$engine: not \"no command to run\" any more"
 
@@ -78,6 +83,13 @@ for engine in $(engines); do
 	ok $? "$engine: as a process of ours (pid $pid)"
 	grep -q "service=fn/both: started pid $pid revision 1 at 127.0.0.1:" "$T/scale.log"
 	ok $? "$engine: started by the exec backend, logged as before"
+	run hk ps
+	like "$out" "$(printf '^fn\tboth\trunning\t1\t%s\t' "$(hostname)")" \
+	    "$engine: hk ps shows the node it runs on"
+	run hk status fn/both
+	like "$out" '^backend: +exec$' "$engine: hk status: exec, as stored before"
+	like "$out" '^placement: +default node \(this host\)$' "$engine: asked for the default node"
+	like "$out" "^runs on: +$(hostname)\$" "$engine: and runs on this host"
 
 	# Killed, and restarted with fn/both's spec unreadable: its process
 	# is not ours to judge, and is left alone.
