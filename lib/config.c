@@ -7,7 +7,9 @@
  * diagnostic "file:line: key: reason"; the walk goes on after a problem so
  * that one run reports all of them.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <arpa/inet.h>
 
@@ -52,6 +54,8 @@ enum key_type {
 	KT_ADDR,	/* host:port; "" = unset */
 	KT_BOOL,	/* int64_t 0 or 1; TOML true/false */
 	KT_DOMAIN,	/* a DNS name, lower-cased */
+	KT_ENGINE,	/* unix:///PATH or tcp://HOST:PORT; "" = none */
+	KT_IP,		/* an IPv4 or IPv6 address, no port */
 	KT_INT,		/* int64_t within [min, max] */
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
@@ -76,6 +80,8 @@ struct server_rule {
 	    KT_BOOL, 0, 1, allow_root_services)				\
 	K("base_domain", "HAKOPOD_BASE_DOMAIN", "localhost", 1,		\
 	    KT_DOMAIN, 0, 0, base_domain)				\
+	K("container_engine", NULL, "unix:///var/run/docker.sock", 0,	\
+	    KT_ENGINE, 0, 0, container_engine)				\
 	K("events_max_age_days", NULL, "30", 1,				\
 	    KT_INT, 1, 36500, events_max_age_days)			\
 	K("events_max_rows", NULL, "100000", 1,				\
@@ -117,6 +123,29 @@ struct server_rule {
 static const struct config_key server_keys[] = { SERVER_KEYS(KEY_PUBLIC) };
 static const struct server_rule server_rules[] = { SERVER_KEYS(KEY_RULE) };
 
+/*
+ * [nodes.NAME], alphabetical: name, required, type, field.  The one table
+ * of that section, as SERVER_KEYS is of [server]; no environment
+ * variable, and SIGHUP applies them all.
+ */
+#define NODE_KEYS(K)							\
+	K("address", 1, KT_IP, address)					\
+	K("container_engine", 0, KT_ENGINE, container_engine)
+
+struct node_rule {
+	const char	*name;
+	int		 required;
+	enum key_type	 type;
+	size_t		 off;	/* of the field in struct config_node */
+	size_t		 size;
+};
+
+#define NODE_RULE(n, req, t, f)						\
+	{ n, req, t, offsetof(struct config_node, f),			\
+	    sizeof(((struct config_node *)NULL)->f) },
+
+static const struct node_rule node_rules[] = { NODE_KEYS(NODE_RULE) };
+
 _Static_assert(CONFIG_USER_MAX == USER_SPEC_MAX,
     "struct server_config: service_user does not fit user.h");
 _Static_assert(nitems(server_keys) <= nitems(((struct server_config *)NULL)->
@@ -127,6 +156,7 @@ _Static_assert(nitems(server_keys) <= nitems(((struct server_config *)NULL)->
  */
 enum svc_key {
 	SK_AUTOSCALE,
+	SK_BACKEND,
 	SK_BACKEND_CERTIFICATE,
 	SK_BACKEND_HTTP2,
 	SK_COMMAND,
@@ -155,6 +185,7 @@ static const struct {
 	int		 ordinary;	/* only ordinary services may use it */
 } svc_keys[SK_COUNT] = {
 	[SK_AUTOSCALE] =		{ "autoscale", 1 },
+	[SK_BACKEND] =			{ "backend", 0 },
 	[SK_BACKEND_CERTIFICATE] =	{ "backend_certificate", 1 },
 	[SK_BACKEND_HTTP2] =		{ "backend_http2", 1 },
 	[SK_COMMAND] =			{ "command", 0 },
@@ -210,6 +241,21 @@ static const char *const env_reserved[] = {
 
 static const char *const sizes[] = { "small", "medium", "large" };
 
+/*
+ * The backends hk.toml(5) names, and whether this build's hk-scale has
+ * them (cmd/hk-scale/backend.c refuses to start if its backends[] says
+ * otherwise).
+ */
+static const struct {
+	const char	*name;
+	int		 available;
+} backend_kinds[BACKEND_COUNT] = {
+	[BACKEND_EXEC] =	{ "exec", 1 },
+	[BACKEND_CONTAINER] =	{ "container", 0 },
+	[BACKEND_S6] =		{ "s6", 0 },
+	[BACKEND_SYSTEMD] =	{ "systemd", 0 },
+};
+
 #define NAME_REASON	"must be 1 to 63 of a-z, 0-9 and '-', " \
 			"starting and ending with a letter or digit"
 
@@ -263,6 +309,9 @@ static int	 file_read(const char *, int, char **, size_t *, int *,
 static int	 valid_host(const char *, int);
 static int	 check_addr(const char *, char *, size_t);
 static int	 check_user(const char *, char *, size_t);
+static int	 check_engine(const char *, char *, size_t);
+static int	 check_text(enum key_type, size_t, const char *, char *,
+		    size_t);
 static int	 check_server_str(size_t, const char *, char *, size_t);
 static int	 check_server_int(size_t, int64_t, char *, size_t);
 static int	 server_set_text(struct server_config *, size_t, const char *,
@@ -274,6 +323,12 @@ static int	 server_file_key(struct server_config *,
 		    const struct toml_kv *, const char *,
 		    struct config_diag *);
 static int	 server_env(struct server_config *, struct config_diag *);
+static int	 node_key(struct config_node *, const struct toml_kv *,
+		    const char *, int *, const char *, struct config_diag *);
+static int	 node_parse(struct server_config *, const struct toml_kv *,
+		    const char *, struct config_diag *);
+static int	 nodes_walk(struct server_config *, const struct toml_kv *,
+		    const char *, struct config_diag *);
 static ssize_t	 server_key_find(const char *, size_t);
 static void	 dl_add(struct dlist *, int, const char *);
 static int	 dent_cmp(const void *, const void *);
@@ -311,6 +366,10 @@ static void	 svc_policy(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_user(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
+static int	 svc_backend(struct actx *, const struct toml_kv *const *,
+		    const char *, struct service_spec *);
+static void	 svc_placement(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
 static void	 svc_serverless_rules(struct actx *,
 		    const struct toml_kv *const *, const char *,
 		    struct service_spec *);
@@ -662,8 +721,8 @@ config_load_daemon(struct server_config *cfg, const char *path, int check,
 
 /*
  * SIGHUP, for every daemon: the file is read again and the keys the table
- * marks reloadable take their new values in *cfg; a change to any other
- * key is reported and waits for a restart.  0 reloaded, -1 the file did
+ * marks reloadable take their new values in *cfg, and so do the nodes; a
+ * change to any other key is reported and waits for a restart.  0 reloaded, -1 the file did
  * not load and *cfg is as it was (the reasons are logged).
  */
 int
@@ -700,12 +759,15 @@ config_reload(struct server_config *cfg, const char *path)
 		memcpy(cur, new, r->size);
 		cfg->source[i] = nc.source[i];
 	}
+	memcpy(cfg->nodes, nc.nodes, sizeof(cfg->nodes));
+	cfg->nnodes = nc.nnodes;
 	return 0;
 }
 
 /*
  * "-n -v": every key's effective value and where it came from, in the
- * order of the key table.  A password in the state URL is not shown.
+ * order of the key table, then each node's.  A password in the state URL
+ * is not shown.
  */
 void
 config_print(FILE *fp, const struct server_config *cfg)
@@ -715,6 +777,7 @@ config_print(FILE *fp, const struct server_config *cfg)
 		[CONFIG_SRC_ENV] = "environment", [CONFIG_SRC_FLAG] = "flag",
 	};
 	const char *base = (const char *)cfg, *text, *at, *colon;
+	const struct config_node *n;
 	size_t i;
 
 	for (i = 0; i < nitems(server_keys); i++) {
@@ -737,6 +800,14 @@ config_print(FILE *fp, const struct server_config *cfg)
 				fprintf(fp, "\"%s\"", text);
 		}
 		fprintf(fp, " (%s)\n", from[cfg->source[i]]);
+	}
+	for (i = 0; i < cfg->nnodes; i++) {
+		n = &cfg->nodes[i];
+		fprintf(fp, "nodes.%s.address = \"%s\" (file)\n", n->name,
+		    n->address);
+		fprintf(fp, "nodes.%s.container_engine = \"%s\" (%s)\n",
+		    n->name, n->container_engine,
+		    n->container_engine[0] != '\0' ? "file" : "default");
 	}
 }
 
@@ -769,23 +840,58 @@ check_user(const char *s, char *why, size_t whysz)
 	return user_resolve(s, &u, why, whysz);
 }
 
-/* Validates a string value for key i; 0, or -1 with a reason. */
+/*
+ * unix:///PATH (absolute, fitting a Unix socket address) or tcp://HOST:PORT
+ * as check_addr() has it; "" = none.
+ */
 static int
-check_server_str(size_t i, const char *s, char *why, size_t whysz)
+check_engine(const char *s, char *why, size_t whysz)
 {
-	const struct server_rule *r = &server_rules[i];
-	size_t len = strlen(s);
-
-	if (len >= r->size) {
-		(void)snprintf(why, whysz, "too long (at most %zu bytes)",
-		    r->size - 1);
+	if (*s == '\0')
+		return 0;
+	if (strncmp(s, "tcp://", 6) == 0)
+		return check_addr(s + 6, why, whysz);
+	if (strncmp(s, "unix:///", 8) != 0) {
+		(void)snprintf(why, whysz,
+		    "must be unix:///PATH or tcp://HOST:PORT");
 		return -1;
 	}
-	switch (r->type) {
+	if (strlen(s + 7) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
+		(void)snprintf(why, whysz, "socket path too long (at most %zu "
+		    "bytes)", sizeof(((struct sockaddr_un *)NULL)->sun_path) -
+		    1);
+		return -1;
+	}
+	return 0;
+}
+
+/* Validates a string value of a type, in a field of size bytes. */
+static int
+check_text(enum key_type type, size_t size, const char *s, char *why,
+    size_t whysz)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	size_t len = strlen(s);
+
+	if (len >= size) {
+		(void)snprintf(why, whysz, "too long (at most %zu bytes)",
+		    size - 1);
+		return -1;
+	}
+	switch (type) {
 	case KT_ADDR:
 		if (len == 0)
 			return 0;
 		return check_addr(s, why, whysz);
+	case KT_ENGINE:
+		return check_engine(s, why, whysz);
+	case KT_IP:
+		if (inet_pton(AF_INET, s, &a4) == 1 ||
+		    inet_pton(AF_INET6, s, &a6) == 1)
+			return 0;
+		(void)snprintf(why, whysz, "must be an IPv4 or IPv6 address");
+		return -1;
 	case KT_DOMAIN:
 		if (valid_host(s, 1))
 			return 0;
@@ -822,6 +928,14 @@ check_server_str(size_t i, const char *s, char *why, size_t whysz)
 	}
 	(void)snprintf(why, whysz, "must be an integer");
 	return -1;
+}
+
+/* Validates a string value for key i; 0, or -1 with a reason. */
+static int
+check_server_str(size_t i, const char *s, char *why, size_t whysz)
+{
+	return check_text(server_rules[i].type, server_rules[i].size, s, why,
+	    whysz);
 }
 
 static int
@@ -970,6 +1084,11 @@ server_walk(struct server_config *cfg, const struct toml_value *root,
 
 	for (i = 0; i < root->u.table.len; i++) {
 		kv = &root->u.table.items[i];
+		if (key_is(kv, "nodes")) {
+			if (nodes_walk(cfg, kv, file, d) == -1)
+				rc = -1;
+			continue;
+		}
 		if (!key_is(kv, "server")) {
 			kpath(key, NULL, kv->key, kv->keylen);
 			config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
@@ -1015,6 +1134,117 @@ server_env(struct server_config *cfg, struct config_diag *d)
 		cfg->source[i] = CONFIG_SRC_ENV;
 	}
 	return rc;
+}
+
+/* One key of a node; *seen is set for a known one, valid or not. */
+static int
+node_key(struct config_node *n, const struct toml_kv *kv, const char *prefix,
+    int *seen, const char *file, struct config_diag *d)
+{
+	const struct node_rule *r;
+	const struct toml_value *v = kv->value;
+	char key[KEYPATH_LEN], why[REASON_LEN];
+	size_t j;
+
+	kpath(key, prefix, kv->key, kv->keylen);
+	for (j = 0; j < nitems(node_rules); j++)
+		if (key_is(kv, node_rules[j].name))
+			break;
+	if (j == nitems(node_rules)) {
+		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+		    v->type == TOML_TABLE ? "unknown table" : "unknown key");
+		return -1;
+	}
+	r = &node_rules[j];
+	seen[j] = 1;
+	if (v->type != TOML_STRING)
+		(void)snprintf(why, sizeof(why), "must be a string");
+	else if (strlen(v->u.string.ptr) != v->u.string.len)
+		(void)snprintf(why, sizeof(why), "must not contain NUL");
+	else if (check_text(r->type, r->size, v->u.string.ptr, why,
+	    sizeof(why)) == 0) {
+		(void)strlcpy((char *)n + r->off, v->u.string.ptr, r->size);
+		return 0;
+	}
+	config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key, why);
+	return -1;
+}
+
+/* One [nodes.NAME]: kept only when valid. */
+static int
+node_parse(struct server_config *cfg, const struct toml_kv *kv,
+    const char *file, struct config_diag *d)
+{
+	const struct toml_value *v = kv->value;
+	struct config_node *n = &cfg->nodes[cfg->nnodes];
+	char key[KEYPATH_LEN];
+	int seen[nitems(node_rules)], line, rc = 0;
+	size_t i;
+
+	kpath(key, "nodes", kv->key, kv->keylen);
+	line = v->line > 0 ? v->line : kv->line;
+	if (strlen(kv->key) != kv->keylen || !valid_host(kv->key, 0)) {
+		config_diag_add(d, "%s:%d: %s: invalid node name", file,
+		    kv->line, key);
+		return -1;
+	}
+	if (v->type != TOML_TABLE) {
+		config_diag_add(d, "%s:%d: %s: must be a table", file,
+		    kv->line, key);
+		return -1;
+	}
+	if (cfg->nnodes == CONFIG_NODES_MAX) {
+		config_diag_add(d, "%s:%d: %s: too many nodes (at most %d)",
+		    file, line, key, CONFIG_NODES_MAX);
+		return -1;
+	}
+	memset(n, 0, sizeof(*n));
+	memset(seen, 0, sizeof(seen));
+	(void)strlcpy(n->name, kv->key, sizeof(n->name));
+	n->line = line;
+	for (i = 0; i < v->u.table.len; i++)
+		if (node_key(n, &v->u.table.items[i], key, seen, file,
+		    d) == -1)
+			rc = -1;
+	for (i = 0; i < nitems(node_rules); i++)
+		if (node_rules[i].required && !seen[i]) {
+			config_diag_add(d, "%s:%d: %s: requires %s", file,
+			    line, key, node_rules[i].name);
+			rc = -1;
+		}
+	if (rc == 0)
+		cfg->nnodes++;
+	return rc;
+}
+
+static int
+nodes_walk(struct server_config *cfg, const struct toml_kv *kv,
+    const char *file, struct config_diag *d)
+{
+	const struct toml_value *v = kv->value;
+	size_t i;
+	int rc = 0;
+
+	if (v->type != TOML_TABLE) {
+		config_diag_add(d, "%s:%d: nodes: must be a table", file,
+		    kv->line);
+		return -1;
+	}
+	for (i = 0; i < v->u.table.len; i++)
+		if (node_parse(cfg, &v->u.table.items[i], file, d) == -1)
+			rc = -1;
+	return rc;
+}
+
+const struct config_node *
+config_node_find(const struct server_config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nnodes; i++)
+		if (strcmp(cfg->nodes[i].name, name) == 0)
+			return &cfg->nodes[i];
+	return NULL;
 }
 
 int
@@ -1095,6 +1325,29 @@ config_set_flag(struct server_config *cfg, const char *key, const char *val,
 /*
  * Application config.
  */
+
+const char *
+config_backend_name(enum backend_kind k)
+{
+	return (unsigned)k < BACKEND_COUNT ? backend_kinds[k].name : "?";
+}
+
+int
+config_backend_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < BACKEND_COUNT; i++)
+		if (strcmp(name, backend_kinds[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int
+config_backend_available(enum backend_kind k)
+{
+	return (unsigned)k < BACKEND_COUNT && backend_kinds[k].available;
+}
 
 int
 config_valid_name(const char *s)
@@ -1630,6 +1883,72 @@ svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
 	s->user = xstrndup(c, str, strlen(str));
 }
 
+/*
+ * The backend: as given, else container for an image (with a command, run
+ * in it, as compose and Kubernetes read the two), else exec.  A backend
+ * that cannot run the service, or that this build lacks, is refused here
+ * rather than at the first wake.  Nothing is said when image, command or
+ * backend was itself refused.  0 when the backend can run the service.
+ */
+static int
+svc_backend(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, struct service_spec *s)
+{
+	const struct toml_kv *b = slot[SK_BACKEND];
+	const char *name;
+	char key[KEYPATH_LEN];
+
+	if ((slot[SK_IMAGE] != NULL && s->image == NULL) ||
+	    (slot[SK_COMMAND] != NULL && s->command == NULL) ||
+	    (b != NULL && s->backend == BACKEND_COUNT)) {
+		s->backend = BACKEND_EXEC;	/* diagnosed already */
+		return -1;
+	}
+	if (b == NULL)
+		s->backend = s->image != NULL ? BACKEND_CONTAINER :
+		    BACKEND_EXEC;
+	name = config_backend_name(s->backend);
+	kpath_s(key, prefix, b != NULL ? "backend" : "image");
+	if (b != NULL && s->backend == BACKEND_EXEC && s->command == NULL)
+		adiag(c, b->line, key, "exec requires command");
+	else if (b != NULL && s->backend == BACKEND_CONTAINER &&
+	    s->image == NULL)
+		adiag(c, b->line, key, "container requires image");
+	else if (config_backend_available(s->backend))
+		return 0;
+	else if (b != NULL)
+		adiag(c, b->line, key, "\"%s\" is not available in this build",
+		    name);
+	else if (s->command == NULL)
+		adiag(c, slot[SK_IMAGE]->line, key, "an image alone means "
+		    "backend \"%s\", which is not available in this build",
+		    name);
+	else
+		adiag(c, slot[SK_IMAGE]->line, key, "image and command mean "
+		    "backend \"%s\" (command run in the image), which is not "
+		    "available in this build: set backend = \"exec\" to run "
+		    "command on this host", name);
+	return -1;
+}
+
+/*
+ * node_name names a node of the operator configuration (svc_value() saw
+ * to that); the exec backend runs commands on this host, the default
+ * node, and on no other.
+ */
+static void
+svc_placement(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[KEYPATH_LEN];
+
+	if (s->node_name == NULL || s->backend != BACKEND_EXEC)
+		return;
+	kpath_s(key, prefix, "node_name");
+	adiag(c, slot[SK_NODE_NAME]->line, key, "backend \"exec\" runs its "
+	    "command on this host, not on node \"%s\"", s->node_name);
+}
+
 /* What a serverless service may not be or have. */
 static void
 svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
@@ -1733,8 +2052,21 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 			break;
 		if (!valid_host(str, 0))
 			adiag(c, kv->line, key, "invalid node name");
+		else if (c->srv == NULL || config_node_find(c->srv, str) ==
+		    NULL)
+			adiag(c, kv->line, key, "no node \"%s\" in the operator "
+			    "configuration", str);
 		else
 			s->node_name = xstrndup(c, str, strlen(str));
+		break;
+	case SK_BACKEND:
+		if ((str = get_str(c, kv, key, SIZE_MAX)) == NULL)
+			break;
+		if ((n = config_backend_find(str)) == -1)
+			adiag(c, kv->line, key,
+			    "must be exec, container, s6 or systemd");
+		else
+			s->backend = (enum backend_kind)n;
 		break;
 	case SK_SERVERLESS:
 		svc_policy(c, kv, key, s);
@@ -1764,6 +2096,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	kpath(prefix, "services", skv->key, skv->keylen);
 	s->line = sv->line > 0 ? sv->line : skv->line;
 	s->replicas = 1;
+	s->backend = BACKEND_COUNT;	/* none given (yet) */
 	s->readiness = READY_TCP;
 	if (strlen(skv->key) != skv->keylen || !config_valid_name(skv->key))
 		adiag(c, skv->line, prefix, NAME_REASON);
@@ -1793,6 +2126,8 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 			svc_value(c, k, skv, slot[k], sless, s);
 	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
 		adiag(c, s->line, prefix, "requires image or command");
+	else if (svc_backend(c, slot, prefix, s) == 0)
+		svc_placement(c, slot, prefix, s);
 	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL)
 		s->directory = xstrndup(c, c->dir, strlen(c->dir));
 	if (s->size == NULL && slot[SK_SIZE] == NULL)
@@ -2072,6 +2407,10 @@ spec_json(struct actx *c, const struct service_spec *s,
 	free(rd);
 	err |= json_object_set_new(o, "node_name",
 	    json_str_or_null(s->node_name));
+	/* Only where a stored spec without it would mean another one. */
+	if (s->backend != spec_backend_default(s))
+		err |= json_object_set_new(o, "backend",
+		    json_string(config_backend_name(s->backend)));
 	e = s->serverless ? json_object() : json_null();
 	for (i = 0; s->serverless && i < nitems(policy_keys); i++) {
 		v = *(const int *)((const char *)&s->policy +

@@ -23,6 +23,10 @@
 #define CONFIG_URL_MAX		1023
 #define CONFIG_USER_MAX		255		/* "USER:GROUP" (user.h) */
 #define CONFIG_DIAG_MAX		16		/* diagnostics kept per load */
+#define CONFIG_NODES_MAX	64		/* [nodes.NAME] tables */
+#define CONFIG_NODE_MAX		253		/* a node's name: a DNS name */
+#define CONFIG_IP_MAX		45		/* an IPv6 address as text */
+#define CONFIG_ENGINE_MAX	271	/* tcp://NAME:PORT, unix:///PATH */
 #define CONFIG_DIAG_LEN		512
 
 /* Collected diagnostics; the first CONFIG_DIAG_MAX are kept, all counted. */
@@ -42,7 +46,18 @@ enum config_source {
 	CONFIG_SRC_FLAG,
 };
 
-/* [server] of hakopod.toml. */
+/*
+ * [nodes.NAME] of hakopod.toml: a node services may be placed on, besides
+ * the default node (this host).
+ */
+struct config_node {
+	char		name[CONFIG_NODE_MAX + 1];
+	char		address[CONFIG_IP_MAX + 1];	/* its services' */
+	char		container_engine[CONFIG_ENGINE_MAX + 1]; /* "" none */
+	int		line;		/* of its table */
+};
+
+/* [server] of hakopod.toml, and its [nodes]. */
 struct server_config {
 	char		path[CONFIG_URL_MAX + 1];	/* file read, "" if none */
 	int64_t		allow_root_services;	/* 0 or 1: root services */
@@ -51,6 +66,7 @@ struct server_config {
 	char		state[CONFIG_URL_MAX + 1];
 	char		runtime_dir[CONFIG_URL_MAX + 1];
 	char		base_domain[CONFIG_ADDR_MAX + 1];
+	char		container_engine[CONFIG_ENGINE_MAX + 1]; /* "" none */
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
@@ -65,6 +81,8 @@ struct server_config {
 	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of
 					   idle_seconds, for tests only */
 	enum config_source source[24];	/* indexed like config_keys() */
+	struct config_node nodes[CONFIG_NODES_MAX];	/* in file order */
+	size_t		nnodes;
 };
 
 /* One row of the operator key table (alphabetical, as "-n -v" prints). */
@@ -101,6 +119,26 @@ int	config_reload(struct server_config *, const char *);
 void	config_print(FILE *, const struct server_config *);
 /* Effective listen address: serverless_listen, else serverless_address. */
 const char *config_listen_address(const struct server_config *);
+/* The node of that name, or NULL. */
+const struct config_node *config_node_find(const struct server_config *,
+	    const char *);
+
+/*
+ * How a service's instances run ("backend" of hk.toml(5)).  Not every kind
+ * is in every build: config_backend_available() says which hk-scale has
+ * (cmd/hk-scale/backend.c checks that its table agrees).
+ */
+enum backend_kind {
+	BACKEND_EXEC,
+	BACKEND_CONTAINER,
+	BACKEND_S6,
+	BACKEND_SYSTEMD,
+	BACKEND_COUNT
+};
+
+const char	*config_backend_name(enum backend_kind);
+int		 config_backend_find(const char *);	/* -1: no such */
+int		 config_backend_available(enum backend_kind);
 
 /* Application config. */
 enum readiness_kind {
@@ -142,6 +180,7 @@ struct service_spec {
 	enum readiness_kind	 readiness;
 	char			*readiness_path;
 	char			*node_name;	/* NULL if absent */
+	enum backend_kind	 backend;	/* given, or by default */
 	char			*user;	/* "USER[:GROUP]"; NULL: service_user */
 	int			 serverless;	/* has [serverless] */
 	struct serverless_policy policy;

@@ -19,6 +19,7 @@ static char	**string_array(json_t *, size_t *, int *);
 static int	decode_readiness(json_t *, struct service_spec *);
 static int	decode_policy(json_t *, struct service_spec *);
 static int	decode_env(json_t *, struct service_spec *);
+static int	decode_backend(json_t *, struct service_spec *);
 static void	free_strings(char **, size_t);
 
 static char *
@@ -130,6 +131,35 @@ decode_env(json_t *o, struct service_spec *s)
 	return 0;
 }
 
+/*
+ * Every spec stored before backends had names ran on exec when it could
+ * (it had a command), and config.c writes "backend" only where this rule
+ * says otherwise: those specs keep their bytes and their revision.
+ */
+enum backend_kind
+spec_backend_default(const struct service_spec *s)
+{
+	return s->command != NULL ? BACKEND_EXEC : BACKEND_CONTAINER;
+}
+
+/* After the command: the default depends on it. */
+static int
+decode_backend(json_t *o, struct service_spec *s)
+{
+	json_t *v = json_object_get(o, "backend");
+	int k;
+
+	if (v == NULL || json_is_null(v)) {
+		s->backend = spec_backend_default(s);
+		return 0;
+	}
+	if (!json_is_string(v) ||
+	    (k = config_backend_find(json_string_value(v))) == -1)
+		return -1;
+	s->backend = (enum backend_kind)k;
+	return 0;
+}
+
 int
 spec_decode(const char *text, struct service_spec *s, char *err,
     size_t errlen)
@@ -163,7 +193,7 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 	s->public_ = json_is_true(json_object_get(o, "public"));
 	s->replicas = (int)json_integer_value(json_object_get(o, "replicas"));
 	if (decode_readiness(o, s) == -1 || decode_policy(o, s) == -1 ||
-	    decode_env(o, s) == -1)
+	    decode_env(o, s) == -1 || decode_backend(o, s) == -1)
 		bad = 1;
 	if (!bad && (s->spec_json = strdup(text)) == NULL)
 		bad = 1;

@@ -28,6 +28,11 @@ struct svc {
 /* Decodes spec_json; 0, or -1 with a reason (spec left empty). */
 int	spec_decode(const char *, struct service_spec *, char *, size_t);
 void	spec_clear(struct service_spec *);
+/*
+ * The backend of a stored spec that names none: exec when it has a
+ * command, else container.
+ */
+enum backend_kind spec_backend_default(const struct service_spec *);
 
 /*
  * Every service in the store, ordered by app and name.  A service whose

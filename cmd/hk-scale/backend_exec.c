@@ -15,6 +15,11 @@
  *
  * The child runs as its user (inst_user()): groups, gid, uid, none of our
  * capabilities, and no_new_privs, before it changes directory and execs.
+ *
+ * The operations of struct backend (scale.h) are the exec_*() functions;
+ * a start reports at once, an exit from SIGCHLD (exec_reap()) or the
+ * pidfd, through backend.c.  What only this backend needs of an instance
+ * is its struct exec_inst, in->priv.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -45,6 +50,19 @@
 
 extern char **environ;
 
+/* An instance's process, as this backend sees it (in->priv). */
+struct exec_inst {
+	pid_t		 pid;		/* also its process group */
+	int64_t		 pid_start;	/* /proc/PID/stat starttime */
+	int		 adopted;	/* not our child: pidfd */
+	int		 pidfd;
+	int		 outfd;		/* its stdout and stderr, until ready */
+	int		 execfd;	/* EOF once exec succeeded */
+	char		 line[SCALE_LINE_MAX + 1];
+	size_t		 linelen;
+	char		 last[SCALE_LINE_MAX + 1];	/* last line */
+};
+
 /* What the child needs between fork and exec, prepared by the parent. */
 struct spawn {
 	const struct service_spec	*sp;
@@ -57,7 +75,15 @@ struct spawn {
 	int				 lfd;		/* readiness socket */
 };
 
-static struct inst *inst_new(struct scale *, const char *);
+static void	exec_start(struct inst *);
+static void	exec_adopt(struct inst *, const struct store_instance *);
+static void	exec_stop(struct inst *);
+static void	exec_kill(struct inst *);
+static void	exec_handover(struct inst *);
+static void	exec_row(const struct inst *, struct store_instance *);
+static void	exec_release(struct inst *);
+static int	exec_reap(struct inst *, pid_t, int);
+static struct exec_inst *xnew(struct inst *);
 static int	bind_port(struct inst *, int, int *, char *, size_t);
 static int	inst_user(struct scale *, const struct service_spec *,
 		    struct spawn *, char *, size_t);
@@ -73,29 +99,39 @@ static int	child_drop(const struct spawn *);
 static void	child(struct spawn *) __attribute__((noreturn));
 static int	fork_child(struct inst *, struct spawn *);
 static void	out_read(struct loop *, int, int, void *);
-static void	out_feed(struct inst *, const char *, size_t);
-static void	out_line(struct inst *);
+static void	out_feed(struct exec_inst *, const char *, const char *,
+		    size_t);
+static void	out_line(struct exec_inst *, const char *);
 static void	out_drain(struct inst *);
 static void	relay(struct inst *) __attribute__((noreturn));
 static void	exec_read(struct loop *, int, int, void *);
 static void	pidfd_read(struct loop *, int, int, void *);
-static void	kill_fire(struct loop *, void *);
-static void	inst_exited(struct inst *, int);
+static void	exited(struct inst *, int);
 static void	close_fd(struct loop *, int *);
 
-static struct inst *
-inst_new(struct scale *sc, const char *id)
-{
-	struct inst *in;
+const struct backend backend_exec = {
+	.name = "exec",
+	.kind = BACKEND_EXEC,
+	.start = exec_start,
+	.adopt = exec_adopt,
+	.stop = exec_stop,
+	.kill = exec_kill,
+	.handover = exec_handover,
+	.row = exec_row,
+	.release = exec_release,
+	.reap = exec_reap,
+};
 
-	if ((in = calloc(1, sizeof(*in))) == NULL)
+static struct exec_inst *
+xnew(struct inst *in)
+{
+	struct exec_inst *x;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL)
 		return NULL;
-	in->sc = sc;
-	strlcpy(in->id, id, sizeof(in->id));
-	in->pidfd = in->outfd = in->execfd = in->notifyfd = in->probefd = -1;
-	loop_timer_init(&in->kill_timer, kill_fire, in);
-	TAILQ_INSERT_TAIL(&sc->insts, in, entry);
-	return in;
+	x->pidfd = x->outfd = x->execfd = -1;
+	in->priv = x;
+	return x;
 }
 
 static void
@@ -405,6 +441,7 @@ child(struct spawn *sw)
 static int
 fork_child(struct inst *in, struct spawn *sw)
 {
+	struct exec_inst *x = in->priv;
 	int outp[2], execp[2];
 	pid_t pid;
 
@@ -428,135 +465,153 @@ fork_child(struct inst *in, struct spawn *sw)
 	free_env(sw->env);
 	close(outp[1]);
 	close(execp[1]);
-	in->outfd = outp[0];
-	in->execfd = execp[0];
+	x->outfd = outp[0];
+	x->execfd = execp[0];
 	if (pid == -1)
 		return -1;
-	in->pid = pid;
-	fcntl(in->outfd, F_SETFL, O_NONBLOCK);
-	fcntl(in->execfd, F_SETFL, O_NONBLOCK);
-	if (loop_add_fd(in->sc->loop, in->outfd, LOOP_READ, out_read,
-	    in) == -1 || loop_add_fd(in->sc->loop, in->execfd, LOOP_READ,
+	x->pid = pid;
+	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
+	fcntl(x->outfd, F_SETFL, O_NONBLOCK);
+	fcntl(x->execfd, F_SETFL, O_NONBLOCK);
+	if (loop_add_fd(in->sc->loop, x->outfd, LOOP_READ, out_read,
+	    in) == -1 || loop_add_fd(in->sc->loop, x->execfd, LOOP_READ,
 	    exec_read, in) == -1)
 		log_warn("service=%s: unable to watch pid %ld", in->id,
 		    (long)pid);
-	if (proc_starttime(pid, &in->pid_start) == -1)	/* gone already */
+	if (proc_starttime(pid, &x->pid_start) == -1)	/* gone already */
 		log_debug("service=%s: no start time for pid %ld", in->id,
 		    (long)pid);
 	return 0;
 }
 
-/* Starts the service's current revision; NULL with a reason. */
-struct inst *
-exec_start(struct service *s, char *err, size_t errlen)
+/*
+ * Starts the service's current revision: reported at once, started with
+ * the child forked, or failed with the reason.
+ */
+static void
+exec_start(struct inst *in)
 {
-	const struct service_spec *sp = &s->def.spec;
+	const struct service_spec *sp = &in->svc->def.spec;
+	char err[SCALE_REASON_MAX];
 	struct spawn sw;
-	struct inst *in;
 
 	memset(&sw, 0, sizeof(sw));
 	sw.sp = sp;
 	sw.lfd = -1;
 	if (sp->command == NULL || sp->ncommand == 0) {
-		snprintf(err, errlen, "no command to run (exec backend)");
-		return NULL;
+		backend_failed(in, "no command to run (exec backend)");
+		return;
 	}
-	if (inst_user(s->sc, sp, &sw, err, errlen) == -1)
-		return NULL;
-	if ((in = inst_new(s->sc, s->def.id)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
+	if (inst_user(in->sc, sp, &sw, err, sizeof(err)) == -1) {
+		backend_failed(in, err);
+		return;
 	}
-	in->svc = s;
-	in->revision = s->def.revision;
+	if (xnew(in) == NULL) {
+		backend_failed(in, "out of memory");
+		return;
+	}
 	in->uid = sw.user.uid;
 	if (bind_port(in, sp->port, sp->readiness == READY_SOCKET ? &sw.lfd :
-	    NULL, err, errlen) == -1)
+	    NULL, err, sizeof(err)) == -1)
 		goto fail;
 	if (sp->readiness == READY_NOTIFY &&
-	    probe_notify_open(in, err, errlen) == -1)
+	    probe_notify_open(in, err, sizeof(err)) == -1)
 		goto fail;
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
-	in->started_at = store_now_ms();
-	in->start_mono = loop_now_ms(s->sc->loop);
 	if (fork_child(in, &sw) == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		snprintf(err, sizeof(err), "fork: %s", strerror(errno));
 		goto fail;
 	}
 	if (sw.lfd != -1)
 		close(sw.lfd);
-	log_info("service=%s: started pid %ld revision %lld at %s as %s",
-	    in->id, (long)in->pid, (long long)in->revision, in->endpoint,
+	log_info("service=%s: started %s revision %lld at %s as %s",
+	    in->id, in->what, (long long)in->revision, in->endpoint,
 	    sw.user.name);
-	return in;
+	backend_started(in);
+	return;
 fail:
 	if (sw.lfd != -1)
 		close(sw.lfd);
-	in->svc = NULL;
-	exec_free(in);
-	return NULL;
+	backend_failed(in, err);
 }
 
-/* A previous hk-scale's instance, still alive: watched through its pidfd. */
-struct inst *
-exec_adopt(struct scale *sc, const struct store_instance *row, int pidfd)
+/*
+ * A previous hk-scale's instance: alive if its pid still runs with the
+ * start time of the row, and leads its group; then watched through its
+ * pidfd.  One that cannot be watched is killed.
+ */
+static void
+exec_adopt(struct inst *in, const struct store_instance *r)
 {
-	struct inst *in;
-	char id[SCALE_ID_MAX];
-	const char *colon;
+	struct exec_inst *x;
+	pid_t pid = (pid_t)r->pid;
+	int64_t start;
+	int pidfd = -1;
 
-	snprintf(id, sizeof(id), "%s/%s", row->app, row->service);
-	if ((in = inst_new(sc, id)) == NULL)
-		return NULL;
-	in->adopted = 1;
-	in->pidfd = pidfd;
-	in->pid = (pid_t)row->pid;
-	in->pid_start = row->pid_start;
-	in->revision = row->revision;
-	in->started_at = row->started_at;
-	in->ready_at = row->ready_at;
-	in->start_mono = loop_now_ms(sc->loop);
-	strlcpy(in->endpoint, row->endpoint, sizeof(in->endpoint));
-	if ((colon = strrchr(row->endpoint, ':')) != NULL)
-		in->port = (int)strtonum(colon + 1, 1, 65535, NULL);
-	if (loop_add_fd(sc->loop, pidfd, LOOP_READ, pidfd_read, in) == -1)
-		log_warn("service=%s: unable to watch pid %ld", id,
-		    (long)in->pid);
-	return in;
+	if (r->pid <= 0) {	/* a failed start: nothing runs */
+		backend_adopted(in, 0);
+		return;
+	}
+	if (proc_starttime(pid, &start) == -1 || start != r->pid_start) {
+		log_info("service=%s: pid %lld of an earlier run is gone",
+		    in->id, (long long)r->pid);
+		backend_adopted(in, 0);
+		return;
+	}
+	if (getpgid(pid) != pid ||
+	    (pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1 ||
+	    (x = xnew(in)) == NULL) {
+		log_warn("service=%s: unable to adopt pid %lld: killing it",
+		    in->id, (long long)r->pid);
+		if (pidfd != -1)
+			close(pidfd);
+		kill(pid, SIGKILL);
+		backend_adopted(in, 0);
+		return;
+	}
+	x->adopted = 1;
+	x->pidfd = pidfd;
+	x->pid = pid;
+	x->pid_start = r->pid_start;
+	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
+	if (loop_add_fd(in->sc->loop, pidfd, LOOP_READ, pidfd_read, in) == -1)
+		log_warn("service=%s: unable to watch pid %ld", in->id,
+		    (long)pid);
+	backend_adopted(in, 1);
 }
 
 static void
-out_line(struct inst *in)
+out_line(struct exec_inst *x, const char *id)
 {
 	size_t i;
 
-	in->line[in->linelen] = '\0';
-	if (in->linelen > 0 && in->line[in->linelen - 1] == '\r')
-		in->line[--in->linelen] = '\0';
-	for (i = 0; i < in->linelen; i++)
-		if ((unsigned char)in->line[i] < 0x20 || in->line[i] == 0x7f)
-			in->line[i] = '?';
-	log_info("service=%s: %s", in->id, in->line);
-	if (in->linelen > 0)
-		memcpy(in->last, in->line, in->linelen + 1);
-	in->linelen = 0;
+	x->line[x->linelen] = '\0';
+	if (x->linelen > 0 && x->line[x->linelen - 1] == '\r')
+		x->line[--x->linelen] = '\0';
+	for (i = 0; i < x->linelen; i++)
+		if ((unsigned char)x->line[i] < 0x20 || x->line[i] == 0x7f)
+			x->line[i] = '?';
+	log_info("service=%s: %s", id, x->line);
+	if (x->linelen > 0)
+		memcpy(x->last, x->line, x->linelen + 1);
+	x->linelen = 0;
 }
 
 /* Lines longer than SCALE_LINE_MAX are cut into pieces of that size. */
 static void
-out_feed(struct inst *in, const char *buf, size_t n)
+out_feed(struct exec_inst *x, const char *id, const char *buf, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		if (buf[i] == '\n') {
-			out_line(in);
+			out_line(x, id);
 			continue;
 		}
-		in->line[in->linelen++] = buf[i];
-		if (in->linelen == SCALE_LINE_MAX)
-			out_line(in);
+		x->line[x->linelen++] = buf[i];
+		if (x->linelen == SCALE_LINE_MAX)
+			out_line(x, id);
 	}
 }
 
@@ -564,37 +619,39 @@ static void
 out_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct inst *in = arg;
+	struct exec_inst *x = in->priv;
 	char buf[4096];
 	ssize_t n;
 
 	(void)mask;
 	n = read(fd, buf, sizeof(buf));
 	if (n > 0) {
-		out_feed(in, buf, (size_t)n);
+		out_feed(x, in->id, buf, (size_t)n);
 		return;
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (in->linelen > 0)
-		out_line(in);
-	close_fd(l, &in->outfd);
+	if (x->linelen > 0)
+		out_line(x, in->id);
+	close_fd(l, &x->outfd);
 }
 
 /* What the process printed before it exited (bounded: others may write). */
 static void
 out_drain(struct inst *in)
 {
+	struct exec_inst *x = in->priv;
 	char buf[4096];
 	size_t total = 0;
 	ssize_t n;
 
-	while (in->outfd != -1 && total < EXEC_DRAIN_MAX &&
-	    (n = read(in->outfd, buf, sizeof(buf))) > 0) {
-		out_feed(in, buf, (size_t)n);
+	while (x->outfd != -1 && total < EXEC_DRAIN_MAX &&
+	    (n = read(x->outfd, buf, sizeof(buf))) > 0) {
+		out_feed(x, in->id, buf, (size_t)n);
 		total += (size_t)n;
 	}
-	if (in->linelen > 0)
-		out_line(in);
+	if (x->linelen > 0)
+		out_line(x, in->id);
 }
 
 /*
@@ -608,6 +665,7 @@ out_drain(struct inst *in)
 static void
 relay(struct inst *in)
 {
+	struct exec_inst *x = in->priv;
 	sigset_t none;
 	char buf[4096];
 	ssize_t n;
@@ -617,18 +675,18 @@ relay(struct inst *in)
 	signal(SIGPIPE, SIG_IGN);
 	setsid();
 	prctl(PR_SET_NAME, "hk-scale-relay");
-	if (dup2(in->outfd, 0) == -1 || dup2(2, 1) == -1)
+	if (dup2(x->outfd, 0) == -1 || dup2(2, 1) == -1)
 		_exit(EX_OSERR);
 	syscall(SYS_close_range, 3, ~0U, 0);
 	fcntl(0, F_SETFL, 0);
 	for (;;) {
 		if ((n = read(0, buf, sizeof(buf))) > 0)
-			out_feed(in, buf, (size_t)n);
+			out_feed(x, in->id, buf, (size_t)n);
 		else if (n == 0 || errno != EINTR)
 			break;
 	}
-	if (in->linelen > 0)
-		out_line(in);
+	if (x->linelen > 0)
+		out_line(x, in->id);
 	_exit(0);
 }
 
@@ -636,14 +694,15 @@ relay(struct inst *in)
  * Ready: the instance's output goes on through a relay of its own, which
  * outlives us; the reason of a later exit is then its status alone.  If
  * the fork fails, we keep reading the pipe ourselves.  The relay is our
- * child (exec_reap() reaps it); after our death, whoever reaps orphans.
+ * child (inst_reap() reaps it); after our death, whoever reaps orphans.
  */
-void
-exec_relay(struct inst *in)
+static void
+exec_handover(struct inst *in)
 {
+	struct exec_inst *x = in->priv;
 	pid_t pid;
 
-	if (in->outfd == -1)
+	if (x->outfd == -1)
 		return;
 	if ((pid = fork()) == -1) {
 		log_warn("service=%s: unable to start an output relay: "
@@ -653,9 +712,9 @@ exec_relay(struct inst *in)
 	if (pid == 0)
 		relay(in);
 	log_debug("service=%s: output relay pid %ld", in->id, (long)pid);
-	close_fd(in->sc->loop, &in->outfd);
-	in->linelen = 0;
-	in->last[0] = '\0';
+	close_fd(in->sc->loop, &x->outfd);
+	x->linelen = 0;
+	x->last[0] = '\0';
 }
 
 /* EOF: the exec happened.  A byte: it failed (the child said why). */
@@ -663,6 +722,7 @@ static void
 exec_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct inst *in = arg;
+	struct exec_inst *x = in->priv;
 	char c;
 	ssize_t n;
 
@@ -670,124 +730,97 @@ exec_read(struct loop *l, int fd, int mask, void *arg)
 	n = read(fd, &c, 1);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	close_fd(l, &in->execfd);
+	close_fd(l, &x->execfd);
 	if (n == 1)
 		return;		/* the exit follows, with the reason printed */
-	if (in->svc != NULL && !in->ready &&
-	    in->svc->def.spec.readiness == READY_SOCKET)
-		service_inst_ready(in);
+	if (in->svc != NULL && in->svc->def.spec.readiness == READY_SOCKET)
+		backend_ready(in);
 }
 
 static void
 pidfd_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct inst *in = arg;
+	struct exec_inst *x = in->priv;
 
 	(void)fd;
 	(void)mask;
-	close_fd(l, &in->pidfd);
-	inst_exited(in, -1);
+	close_fd(l, &x->pidfd);
+	exited(in, -1);
 }
 
-/*
- * SIGCHLD: every child that exited; output relays and strangers (we are a
- * subreaper) too.
- */
-void
-exec_reap(struct scale *sc)
+/* A child exited: ours if it is the instance's leader (not adopted). */
+static int
+exec_reap(struct inst *in, pid_t pid, int status)
 {
-	struct inst *in;
-	pid_t pid;
-	int status;
+	struct exec_inst *x = in->priv;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		TAILQ_FOREACH(in, &sc->insts, entry)
-			if (!in->adopted && in->pid == pid)
-				break;
-		if (in != NULL)
-			inst_exited(in, status);
-		else
-			log_debug("reaped pid %ld", (long)pid);
-	}
+	if (x == NULL || x->adopted || x->pid != pid)
+		return 0;
+	exited(in, status);
+	return 1;
 }
 
 /* The leader is gone: what is left of its group goes too. */
 static void
-inst_exited(struct inst *in, int status)
+exited(struct inst *in, int status)
 {
+	struct exec_inst *x = in->priv;
 	struct loop *l = in->sc->loop;
 
 	out_drain(in);
-	close_fd(l, &in->outfd);
-	close_fd(l, &in->execfd);
-	probe_stop(in);
-	loop_timer_cancel(l, &in->kill_timer);
-	if (in->pid > 0)
-		kill(-in->pid, SIGKILL);
-	if (in->svc != NULL)
-		service_inst_exit(in, status);
-	else
-		exec_free(in);
+	close_fd(l, &x->outfd);
+	close_fd(l, &x->execfd);
+	if (x->pid > 0)
+		kill(-x->pid, SIGKILL);
+	backend_exited(in, status, x->last);
 }
 
-/* SIGTERM to the process group; SIGKILL when the grace period is over. */
-void
+/* SIGTERM to the process group (inst_stop() keeps the grace period). */
+static void
 exec_stop(struct inst *in)
 {
-	if (in->stopping)
-		return;
-	in->stopping = 1;
-	probe_stop(in);
-	log_info("service=%s: stopping pid %ld", in->id, (long)in->pid);
-	if (kill(-in->pid, SIGTERM) == -1 && errno != ESRCH)
-		log_warn("service=%s: kill %ld", in->id, (long)in->pid);
-	loop_timer_at(in->sc->loop, &in->kill_timer,
-	    loop_now_ms(in->sc->loop) + (int64_t)in->sc->grace * 1000);
-}
+	struct exec_inst *x = in->priv;
 
-void
-exec_kill(struct inst *in)
-{
-	in->stopping = 1;
-	probe_stop(in);
-	if (kill(-in->pid, SIGKILL) == -1 && errno != ESRCH)
-		log_warn("service=%s: kill %ld", in->id, (long)in->pid);
+	if (x == NULL || x->pid <= 0)	/* never kill(0, ...) */
+		return;
+	if (kill(-x->pid, SIGTERM) == -1 && errno != ESRCH)
+		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
 }
 
 static void
-kill_fire(struct loop *l, void *arg)
+exec_kill(struct inst *in)
 {
-	struct inst *in = arg;
+	struct exec_inst *x = in->priv;
 
-	(void)l;
-	log_warnx("service=%s: pid %ld still there after %d s: killing",
-	    in->id, (long)in->pid, in->sc->grace);
-	exec_kill(in);
+	if (x == NULL || x->pid <= 0)	/* never kill(0, ...) */
+		return;
+	if (kill(-x->pid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
 }
 
-/* The instance no longer belongs to its service; it is freed at exit. */
-void
-exec_retire(struct inst *in)
+static void
+exec_row(const struct inst *in, struct store_instance *r)
 {
-	queue_settle(in);
-	in->svc = NULL;
-	in->in_store = 0;
-	exec_stop(in);
+	const struct exec_inst *x = in->priv;
+
+	if (x == NULL)
+		return;
+	r->pid = x->pid;
+	r->pid_start = x->pid_start;
 }
 
-void
-exec_free(struct inst *in)
+static void
+exec_release(struct inst *in)
 {
-	struct scale *sc = in->sc;
+	struct exec_inst *x = in->priv;
+	struct loop *l = in->sc->loop;
 
-	close_fd(sc->loop, &in->outfd);
-	close_fd(sc->loop, &in->execfd);
-	close_fd(sc->loop, &in->pidfd);
-	probe_stop(in);
-	loop_timer_cancel(sc->loop, &in->kill_timer);
-	queue_settle(in);
-	TAILQ_REMOVE(&sc->insts, in, entry);
-	free(in);
-	if (sc->stopping && TAILQ_EMPTY(&sc->insts))
-		loop_stop(sc->loop);
+	if (x == NULL)
+		return;
+	close_fd(l, &x->outfd);
+	close_fd(l, &x->execfd);
+	close_fd(l, &x->pidfd);
+	free(x);
+	in->priv = NULL;
 }

@@ -356,6 +356,7 @@ static json_t *
 status_of(const struct service *s)
 {
 	const struct inst *in = s->inst;
+	struct store_instance r;
 	json_t *o;
 
 	o = json_pack("{s:s, s:s, s:I}", "service", s->def.id,
@@ -364,8 +365,11 @@ status_of(const struct service *s)
 	    s->def.revision));
 	json_object_set_new(o, "endpoint", in != NULL ?
 	    json_string(in->endpoint) : json_null());
+	memset(&r, 0, sizeof(r));
+	if (in != NULL)
+		inst_row(in, &r);
 	json_object_set_new(o, "pid", in != NULL ?
-	    json_integer(in->pid) : json_null());
+	    json_integer(r.pid) : json_null());
 	json_object_set_new(o, "started_at", in != NULL ?
 	    json_integer(in->started_at) : json_null());
 	json_object_set_new(o, "ready_at", in != NULL && in->ready_at > 0 ?

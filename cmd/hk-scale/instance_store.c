@@ -8,24 +8,23 @@
  * the settings table under "hk-scale.gate.APP/SERVICE", so a restarted
  * hk-scale does not start every gated service again.
  *
- * Adoption: a row of this node whose process is alive with the same start
- * time (/proc/PID/stat field 22) is taken over through a pidfd if it was
- * running; anything else found alive is stopped.  A row whose process is
- * gone is deleted.
+ * Adoption: a failed start's row describes nothing and is deleted.  Each
+ * other row of this node goes to its service's backend, which says
+ * whether what the row describes still runs (backend_exec.c: the pid,
+ * alive with the start time of the row), and then watches it.  One that
+ * was running is taken over; anything else found alive is stopped; a row
+ * of which nothing runs is deleted.  A row whose service this hk-scale
+ * cannot read (its spec did not decode: a newer hk may have written it)
+ * or whose backend this build lacks is left as it is, with what it
+ * describes: hk-scale cannot tell how to stop that.
  */
-#include <sys/syscall.h>
 #include <sys/types.h>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "log.h"
-#include "proc.h"
 #include "scale.h"
 
 #define GATE_KEY_MAX	(SCALE_ID_MAX + 16)
@@ -46,8 +45,7 @@ row_put(struct inst *in, const char *state)
 	strlcpy(r.endpoint, in->endpoint, sizeof(r.endpoint));
 	strlcpy(r.node, sc->node, sizeof(r.node));
 	r.revision = in->revision;
-	r.pid = in->pid;
-	r.pid_start = in->pid_start;
+	inst_row(in, &r);
 	r.started_at = in->started_at;
 	r.ready_at = in->ready_at;
 	r.updated_at = store_now_ms();
@@ -128,45 +126,69 @@ gate_mark(struct scale *sc, const struct svc *def, int64_t rev)
 static void
 adopt_one(struct scale *sc, const struct store_instance *r)
 {
+	const struct backend *be;
 	struct service *s;
 	struct inst *in;
 	char id[SCALE_ID_MAX];
-	int64_t start;
-	int pidfd = -1;
+	const char *colon;
 
 	if (r->node[0] != '\0' && strcmp(r->node, sc->node) != 0)
 		return;		/* another host's instance */
 	snprintf(id, sizeof(id), "%s/%s", r->app, r->service);
-	if (r->pid <= 0) {	/* a failed start: nothing runs */
+	if (strcmp(r->state, "failed") == 0) {	/* a failed start: nothing */
 		store_instance_delete(sc->store, r->app, r->service);
 		return;
 	}
-	if (proc_starttime((pid_t)r->pid, &start) == -1 ||
-	    start != r->pid_start) {
-		log_info("service=%s: pid %lld of an earlier run is gone", id,
-		    (long long)r->pid);
-		store_instance_delete(sc->store, r->app, r->service);
+	if ((s = service_find(sc, id)) == NULL) {
+		log_warnx("service=%s: its spec cannot be read: the instance "
+		    "of an earlier run is left as it is", id);
 		return;
 	}
-	if (getpgid((pid_t)r->pid) != (pid_t)r->pid ||
-	    (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)r->pid, 0)) == -1 ||
-	    (in = exec_adopt(sc, r, pidfd)) == NULL) {
-		log_warn("service=%s: unable to adopt pid %lld: killing it",
-		    id, (long long)r->pid);
-		if (pidfd != -1)
-			close(pidfd);
-		kill((pid_t)r->pid, SIGKILL);
-		store_instance_delete(sc->store, r->app, r->service);
+	if ((be = backend_find(s->def.spec.backend)) == NULL) {
+		log_warnx("service=%s: backend \"%s\" is not available in "
+		    "this build: the instance of an earlier run is left as "
+		    "it is", id, config_backend_name(s->def.spec.backend));
 		return;
 	}
-	s = service_find(sc, id);
+	if ((in = inst_new(sc, id, be)) == NULL) {
+		log_warn("service=%s: unable to adopt", id);
+		return;
+	}
+	in->revision = r->revision;
+	in->started_at = r->started_at;
+	in->ready_at = r->ready_at;
+	in->start_mono = loop_now_ms(sc->loop);
+	strlcpy(in->endpoint, r->endpoint, sizeof(in->endpoint));
+	strlcpy(in->row_state, r->state, sizeof(in->row_state));
+	if ((colon = strrchr(r->endpoint, ':')) != NULL)
+		in->port = (int)strtonum(colon + 1, 1, 65535, NULL);
+	be->adopt(in, r);
+}
+
+/*
+ * The backend has looked: alive, it watches the instance, which is taken
+ * over if the row said running and its service wants it; else stopped.
+ */
+void
+adopt_done(struct inst *in, int alive)
+{
+	struct scale *sc = in->sc;
+	struct service *s = service_find(sc, in->id);
+
+	if (!alive) {
+		if (s != NULL && s->inst == NULL)
+			row_delete(sc, &s->def);
+		inst_free(in);
+		return;
+	}
 	if (s == NULL || s->inst != NULL || in->port == 0 ||
 	    s->def.desired == STORE_DESIRED_STOPPED ||
-	    strcmp(r->state, "running") != 0) {
-		log_info("service=%s: stopping pid %lld, left %s by an earlier "
-		    "run", id, (long long)r->pid, r->state);
-		store_instance_delete(sc->store, r->app, r->service);
-		exec_stop(in);
+	    strcmp(in->row_state, "running") != 0) {
+		log_info("service=%s: stopping %s, left %s by an earlier run",
+		    in->id, in->what, in->row_state);
+		if (s != NULL && s->inst == NULL)
+			row_delete(sc, &s->def);
+		inst_stop(in);
 		return;
 	}
 	in->svc = s;
@@ -176,8 +198,8 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 	s->state = SVC_RUNNING;
 	if (in->revision == s->def.revision)
 		s->gated = 1;
-	log_info("service=%s: adopted pid %ld at %s, revision %lld", id,
-	    (long)in->pid, in->endpoint, (long long)in->revision);
+	log_info("service=%s: adopted %s at %s, revision %lld", in->id,
+	    in->what, in->endpoint, (long long)in->revision);
 }
 
 void

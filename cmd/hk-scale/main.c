@@ -1,6 +1,6 @@
 /*
- * hk-scale - the actuator: starts and stops service instances through the
- * exec backend, probes their readiness, limits concurrent starts, keeps
+ * hk-scale - the actuator: starts and stops service instances through
+ * their backends, probes their readiness, limits concurrent starts, keeps
  * always-on services up, and tells its subscribers on scale.sock.
  *
  * main.c: options, config, setup, readiness, the loop; nothing else.
@@ -68,6 +68,8 @@ setup(struct scale *sc)
 	TAILQ_INIT(&sc->queue);
 	TAILQ_INIT(&sc->insts);
 	TAILQ_INIT(&sc->conns);
+	if (backend_check(err, sizeof(err)) == -1)
+		fatalx(EX_SOFTWARE, "%s", err);
 	open_stdio();
 	signal(SIGPIPE, SIG_IGN);
 	/* Orphans of our services are reaped by us, not PID 1. */
@@ -115,7 +117,7 @@ on_signal(struct loop *l, int sig, void *arg)
 	(void)l;
 	switch (sig) {
 	case SIGCHLD:
-		exec_reap(sc);
+		inst_reap(sc);
 		break;
 	case SIGHUP:
 		reload_config(sc);
@@ -161,7 +163,7 @@ teardown(struct scale *sc)
 	while ((s = TAILQ_FIRST(&sc->services)) != NULL)
 		service_free(s);
 	while ((in = TAILQ_FIRST(&sc->insts)) != NULL)
-		exec_free(in);
+		inst_free(in);
 	evsink_close(sc->ev);
 	store_close(sc->store);
 	loop_free(sc->loop);

@@ -4,8 +4,9 @@
  *	tcp		a non-blocking connect to 127.0.0.1:PORT succeeds
  *	http:/path	GET /path answers 2xx, the answer read to its end
  *	notify		READY=1 arrives on the instance's NOTIFY_SOCKET
- *	socket		the exec happened (backend_exec.c): the listener was
- *			bound by hk-scale and handed over
+ *	socket		the backend says so (backend_ready()): the exec
+ *			backend's listener was bound by hk-scale and
+ *			handed over, and the command was executed
  *
  * A failed tcp or http probe is retried after a pause of 1/32 of the time
  * the start has taken so far, at least 1 ms and at most 50 ms: a service
@@ -112,7 +113,7 @@ probe_start(struct inst *in)
 			    in->notify_path);
 		break;
 	case READY_SOCKET:
-		break;		/* exec_read() */
+		break;		/* backend_ready() */
 	}
 }
 

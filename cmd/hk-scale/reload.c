@@ -101,7 +101,7 @@ scale_shutdown(struct scale *sc)
 		    s->failed_row)
 			service_stop(s, "stopped");
 	TAILQ_FOREACH(in, &sc->insts, entry) {
-		exec_stop(in);
+		inst_stop(in);
 		n++;
 	}
 	if (TAILQ_EMPTY(&sc->insts)) {

@@ -1,6 +1,6 @@
 /*
  * scale.h - declarations private to hk-scale, the actuator: services and
- * their state machine, the start queue, the exec backend, readiness probes,
+ * their state machine, the start queue, the backends, readiness probes,
  * scale.sock and the instance rows of the store.
  */
 #ifndef HK_SCALE_H
@@ -38,6 +38,7 @@
 #define SCALE_ID_MAX		(2 * STORE_NAME_MAX + 2)
 #define SCALE_REASON_MAX	(SCALE_LINE_MAX + 96)
 #define SCALE_SUN_MAX		108	/* sizeof(sun_path) */
+#define SCALE_WHAT_MAX		48	/* "pid 123", "container 1a2b..." */
 
 enum svc_state {
 	SVC_SLEEPING,
@@ -48,28 +49,27 @@ enum svc_state {
 	SVC_FAILED,
 };
 
+struct backend;
 struct scale;
 struct service;
 
-/* One process of a service, started (or adopted) by the exec backend. */
+/*
+ * One instance of a service, whatever backend runs it: what the state
+ * machine, the start queue, the probes and the store row need.  What only
+ * its backend needs is behind priv, which that backend alone touches.
+ */
 struct inst {
 	TAILQ_ENTRY(inst)	 entry;		/* scale.insts */
 	struct scale		*sc;
 	struct service		*svc;		/* NULL once retired */
+	const struct backend	*be;
+	void			*priv;		/* the backend's own state */
 	char			 id[SCALE_ID_MAX];
+	char			 what[SCALE_WHAT_MAX];	/* "pid 123", for logs */
 	int64_t			 revision;
-	pid_t			 pid;		/* also its process group */
 	uid_t			 uid;		/* its user (notify checks it) */
-	int64_t			 pid_start;	/* /proc/PID/stat starttime */
-	int			 adopted;	/* not our child: pidfd */
-	int			 pidfd;
 	int			 port;
 	char			 endpoint[SCALE_ENDPOINT_MAX];
-	int			 outfd;	/* its stdout and stderr, until ready */
-	int			 execfd;	/* EOF once exec succeeded */
-	char			 line[SCALE_LINE_MAX + 1];
-	size_t			 linelen;
-	char			 last[SCALE_LINE_MAX + 1];	/* last line */
 	int			 notifyfd;	/* readiness = "notify" */
 	char			 notify_path[SCALE_SUN_MAX];
 	int			 probefd;	/* tcp and http probes */
@@ -84,10 +84,50 @@ struct inst {
 	int64_t			 started_at;	/* Unix ms */
 	int64_t			 ready_at;
 	int64_t			 start_mono;	/* loop ms */
+	char			 row_state[STORE_STATE_MAX + 1]; /* adopted:
+						   an earlier run's */
 	int			 counted;	/* holds a start slot */
 	int			 ready;
 	int			 stopping;
 	int			 in_store; /* the store's row is this one */
+};
+
+/*
+ * A backend: how instances run.  One file each (backend_exec.c), one line
+ * in backends[] (backend.c); the state machine, the queue, the probes and
+ * the store rows call these through backend.c and never name a backend.
+ * A start, a stop and an adoption may complete later than the call, from
+ * the backend's own events (a child's exit, an engine's answer): the
+ * backend reports each outcome through the backend_*() functions below,
+ * which may also come before the call returns.
+ */
+struct backend {
+	const char		*name;		/* as hk.toml(5) names it */
+	enum backend_kind	 kind;
+	/*
+	 * Start in, an instance of in->svc's current revision: then
+	 * backend_started() once it runs at in->endpoint (probes begin),
+	 * or backend_failed() with the reason, and nothing runs.
+	 */
+	void	(*start)(struct inst *);
+	/*
+	 * What an earlier hk-scale's row describes (in has its revision,
+	 * endpoint and times): then backend_adopted(), with whether it
+	 * still runs and is now watched.
+	 */
+	void	(*adopt)(struct inst *, const struct store_instance *);
+	/* Stop gracefully; kill once the grace period is over, or now.
+	   backend_exited() follows either. */
+	void	(*stop)(struct inst *);
+	void	(*kill)(struct inst *);
+	/* Ready: what the instance prints goes on without hk-scale. */
+	void	(*handover)(struct inst *);
+	/* The row's columns that are the backend's (pid, pid_start). */
+	void	(*row)(const struct inst *, struct store_instance *);
+	/* Frees priv: nothing of in runs, or it is no longer watched. */
+	void	(*release)(struct inst *);
+	/* A child of hk-scale exited: 1 if it was in's (it reported). */
+	int	(*reap)(struct inst *, pid_t, int);
 };
 
 /* One service of the installation and its state machine. */
@@ -163,8 +203,10 @@ void		 service_wake(struct service *, const char *, int64_t);
 void		 service_stop(struct service *, const char *);
 void		 service_spawn(struct service *);
 void		 service_deadline(struct loop *, void *);
+void		 service_inst_started(struct inst *);
+void		 service_inst_failed(struct inst *, const char *);
 void		 service_inst_ready(struct inst *);
-void		 service_inst_exit(struct inst *, int);
+void		 service_inst_exit(struct inst *, int, const char *);
 int64_t		 service_retry_after(const struct service *);
 
 /* reload.c: services read back from the store */
@@ -177,15 +219,27 @@ void		 queue_remove(struct service *);
 void		 queue_kick(struct scale *);
 void		 queue_settle(struct inst *);
 
+/* backend.c: backends[], and the life of an instance around them */
+const struct backend *backend_find(enum backend_kind);
+int		 backend_check(char *, size_t);
+struct inst	*inst_new(struct scale *, const char *, const struct backend *);
+void		 inst_start(struct inst *);
+void		 inst_stop(struct inst *);
+void		 inst_kill(struct inst *);
+void		 inst_retire(struct inst *);
+void		 inst_handover(struct inst *);
+void		 inst_row(const struct inst *, struct store_instance *);
+void		 inst_reap(struct scale *);
+void		 inst_free(struct inst *);
+/* what a backend reports (backend.c) */
+void		 backend_started(struct inst *);
+void		 backend_failed(struct inst *, const char *);
+void		 backend_ready(struct inst *);
+void		 backend_exited(struct inst *, int, const char *);
+void		 backend_adopted(struct inst *, int);
+
 /* backend_exec.c */
-struct inst	*exec_start(struct service *, char *, size_t);
-struct inst	*exec_adopt(struct scale *, const struct store_instance *, int);
-void		 exec_stop(struct inst *);
-void		 exec_kill(struct inst *);
-void		 exec_retire(struct inst *);
-void		 exec_relay(struct inst *);
-void		 exec_reap(struct scale *);
-void		 exec_free(struct inst *);
+extern const struct backend backend_exec;
 
 /* probe.c */
 void		 probe_start(struct inst *);
@@ -208,6 +262,7 @@ void		 row_failed(struct service *);
 int		 gate_passed(struct scale *, const struct svc *);
 void		 gate_mark(struct scale *, const struct svc *, int64_t);
 void		 adopt_all(struct scale *);
+void		 adopt_done(struct inst *, int);
 
 
 #endif

@@ -88,9 +88,9 @@ service_free(struct service *s)
 	loop_timer_cancel(sc->loop, &s->deadline);
 	loop_timer_cancel(sc->loop, &s->retry);
 	if (s->pending != NULL)
-		exec_retire(s->pending);
+		inst_retire(s->pending);
 	if (s->inst != NULL)
-		exec_retire(s->inst);
+		inst_retire(s->inst);
 	ctl_sleep_done(s, NULL);
 	TAILQ_REMOVE(&sc->services, s, entry);
 	spec_clear(&s->def.spec);
@@ -179,7 +179,7 @@ static void
 replace(struct service *s)
 {
 	if (s->pending != NULL) {
-		exec_retire(s->pending);
+		inst_retire(s->pending);
 		s->pending = NULL;
 	}
 	if (s->def.spec.port != 0 && s->def.spec.port == s->inst->port) {
@@ -293,7 +293,7 @@ service_stop(struct service *s, const char *reason)
 	loop_timer_cancel(l, &s->deadline);
 	loop_timer_cancel(l, &s->retry);
 	if (s->pending != NULL) {
-		exec_retire(s->pending);
+		inst_retire(s->pending);
 		s->pending = NULL;
 	}
 	s->down_reason = reason;
@@ -306,7 +306,7 @@ service_stop(struct service *s, const char *reason)
 	queue_settle(s->inst);
 	set_state(s, SVC_DRAINING);
 	row_put(s->inst, "draining");
-	exec_stop(s->inst);
+	inst_stop(s->inst);
 }
 
 /* The stop is over: the service sleeps or is stopped (or removed). */
@@ -341,28 +341,70 @@ finish_stop(struct service *s, int was_ready, int64_t uptime)
 	service_converge(s);
 }
 
-/* Called by the queue when a start slot is free. */
+/*
+ * Called by the queue when a start slot is free.  The instance holds the
+ * slot and its place (inst, or pending behind a running one) from now;
+ * its backend reports the outcome (service_inst_started() or _failed()).
+ */
 void
 service_spawn(struct service *s)
 {
-	char err[SCALE_REASON_MAX];
+	const struct backend *be;
+	char why[SCALE_REASON_MAX];
 	struct inst *in;
 
-	if ((in = exec_start(s, err, sizeof(err))) == NULL) {
-		start_failed(s, err, NULL);
+	if ((be = backend_find(s->def.spec.backend)) == NULL) {
+		snprintf(why, sizeof(why), "backend \"%s\" is not available "
+		    "in this build", config_backend_name(s->def.spec.backend));
+		start_failed(s, why, NULL);
 		return;
 	}
+	if ((in = inst_new(s->sc, s->def.id, be)) == NULL) {
+		start_failed(s, "out of memory", NULL);
+		return;
+	}
+	in->svc = s;
+	in->revision = s->def.revision;
 	in->counted = 1;
 	s->sc->nstarting++;
 	if (s->inst != NULL)
 		s->pending = in;
-	else {
+	else
 		s->inst = in;
+	inst_start(in);
+}
+
+/* The backend started it: the row says starting, and probes begin. */
+void
+service_inst_started(struct inst *in)
+{
+	struct service *s = in->svc;
+
+	if (in == s->inst) {
 		in->in_store = 1;
 		s->failed_row = 0;
 		row_put(in, "starting");
 	}
 	probe_start(in);
+}
+
+/* The backend could not start it: nothing runs. */
+void
+service_inst_failed(struct inst *in, const char *why)
+{
+	struct service *s = in->svc;
+	char reason[SCALE_REASON_MAX];
+
+	strlcpy(reason, why, sizeof(reason));	/* it may be in->priv's */
+	if (in == s->pending)
+		s->pending = NULL;
+	else if (in == s->inst) {
+		s->inst = NULL;
+		if (in->in_store)
+			row_delete(s->sc, &s->def);
+	}
+	inst_free(in);
+	start_failed(s, reason, NULL);
 }
 
 /* The startup deadline, queued or starting: the start has failed. */
@@ -390,8 +432,8 @@ service_deadline(struct loop *l, void *arg)
 		s->inst = NULL;
 		row_delete(s->sc, &s->def);
 	}
-	exec_retire(in);
-	exec_kill(in);
+	inst_retire(in);
+	inst_kill(in);
 	start_failed(s, why, NULL);
 }
 
@@ -458,9 +500,9 @@ service_inst_ready(struct inst *in)
 	if (old != NULL) {
 		log_info("service=%s: revision %lld replaces %lld", s->def.id,
 		    (long long)in->revision, (long long)old->revision);
-		exec_retire(old);
+		inst_retire(old);
 	}
-	exec_relay(in);		/* before the row says running */
+	inst_handover(in);	/* before the row says running */
 	in->in_store = 1;
 	row_put(in, "running");
 	s->fail_backoff = 0;
@@ -483,9 +525,12 @@ service_inst_ready(struct inst *in)
 	service_converge(s);
 }
 
-/* The instance's process is gone; status is a wait status, -1 unknown. */
+/*
+ * The instance is gone; status is a wait status, -1 unknown, and last its
+ * last line of output, if its backend kept one.
+ */
 void
-service_inst_exit(struct inst *in, int status)
+service_inst_exit(struct inst *in, int status, const char *last)
 {
 	struct service *s = in->svc;
 	char how[64], why[SCALE_REASON_MAX];
@@ -493,13 +538,13 @@ service_inst_exit(struct inst *in, int status)
 	int ready = in->ready;
 
 	describe_exit(status, how, sizeof(how));
-	if (in->last[0] != '\0')
-		snprintf(why, sizeof(why), "%s: %s", how, in->last);
+	if (last != NULL && last[0] != '\0')
+		snprintf(why, sizeof(why), "%s: %s", how, last);
 	else
 		strlcpy(why, how, sizeof(why));
 	if (in == s->pending) {
 		s->pending = NULL;
-		exec_free(in);
+		inst_free(in);
 		start_failed(s, why, exit_detail(status));
 		return;
 	}
@@ -507,17 +552,17 @@ service_inst_exit(struct inst *in, int status)
 	if (in->in_store)
 		row_delete(s->sc, &s->def);
 	if (s->state == SVC_DRAINING) {
-		exec_free(in);
+		inst_free(in);
 		finish_stop(s, ready, uptime);
 		return;
 	}
 	if (!ready) {
-		exec_free(in);
+		inst_free(in);
 		start_failed(s, why, exit_detail(status));
 		return;
 	}
-	log_warnx("service=%s: pid %ld %s", s->def.id, (long)in->pid, why);
-	exec_free(in);
+	log_warnx("service=%s: %s %s", s->def.id, in->what, why);
+	inst_free(in);
 	running_exited(s, status);
 	if (service_always_on(s)) {
 		s->restart_backoff = s->restart_backoff == 0 ||

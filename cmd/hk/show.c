@@ -11,15 +11,20 @@
 
 #include <jansson.h>
 
+#include "config.h"
 #include "hk.h"
 #include "log.h"
+#include "spec.h"
 #include "store.h"
 
 static int	parse_json_flag(int, char **, const char *, int, int *);
 static const struct store_instance *find_instance(
 		    const struct store_instance *, size_t, const char *,
 		    const char *);
+static const char *backend_of(const char *);
 static json_t	*service_json(const struct store_service *,
+		    const struct store_instance *);
+static void	print_placement(const struct store_service *, json_t *,
 		    const struct store_instance *);
 static void	print_card(const struct store_service *,
 		    const struct store_instance *);
@@ -74,14 +79,33 @@ find_instance(const struct store_instance *insts, size_t n, const char *app,
 	return NULL;
 }
 
+/*
+ * The backend a stored spec runs on, named or by default (lib/spec.c);
+ * "unknown" when this hk cannot decode the spec.
+ */
+static const char *
+backend_of(const char *spec_json)
+{
+	struct service_spec sp;
+	char err[SPEC_ERR_LEN];
+	enum backend_kind k;
+
+	if (spec_decode(spec_json, &sp, err, sizeof(err)) == -1)
+		return "unknown";
+	k = sp.backend;
+	spec_clear(&sp);
+	return config_backend_name(k);
+}
+
 static json_t *
 service_json(const struct store_service *svc, const struct store_instance *in)
 {
 	json_t *o, *spec;
 
 	spec = json_loads(svc->spec_json, 0, NULL);
-	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:b, s:o, s:I, s:I}",
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:o, s:I, s:I}",
 	    "app", svc->app, "service", svc->name,
+	    "backend", backend_of(svc->spec_json),
 	    "state", service_state(svc, in),
 	    "desired", svc->desired == STORE_DESIRED_STOPPED ? "stopped" :
 	    "auto", "revision", (json_int_t)svc->revision,
@@ -107,14 +131,14 @@ int
 cmd_ps(struct hk *hk, int argc, char **argv)
 {
 	static const char *const header[] = {
-		"APP", "SERVICE", "STATE", "REV", "HOSTS", "POLICY",
+		"APP", "SERVICE", "STATE", "REV", "NODE", "HOSTS", "POLICY",
 	};
 	struct store_service *svcs;
 	struct store_instance *insts;
 	const struct store_instance *in;
 	struct table *t;
 	char rev[24], hosts[1024], policy[256];
-	const char *row[6];
+	const char *row[7];
 	size_t ns, ni, i;
 	json_t *all;
 	int as_json, code;
@@ -129,7 +153,7 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 		store_service_free(svcs, ns);
 		return hk_store_failed(hk, "list instances");
 	}
-	t = table_new(6, header);
+	t = table_new(7, header);
 	all = json_array();
 	for (i = 0; i < ns; i++) {
 		in = find_instance(insts, ni, svcs[i].app, svcs[i].name);
@@ -141,8 +165,9 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 		row[1] = svcs[i].name;
 		row[2] = service_state(&svcs[i], in);
 		row[3] = rev;
-		row[4] = hosts;
-		row[5] = policy;
+		row[4] = in != NULL && in->node[0] != '\0' ? in->node : "-";
+		row[5] = hosts;
+		row[6] = policy;
 		table_add(t, row);
 	}
 	if (as_json)
@@ -156,6 +181,28 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 	free(insts);
 	store_service_free(svcs, ns);
 	return EX_OK;
+}
+
+/* The backend, the node asked for (node_name), and where it runs. */
+static void
+print_placement(const struct store_service *svc, json_t *spec,
+    const struct store_instance *in)
+{
+	json_t *v;
+
+	printf("%-12s %s\n", "backend:", backend_of(svc->spec_json));
+	v = json_object_get(spec, "node_name");
+	if (json_is_string(v))
+		printf("%-12s node %s\n", "placement:", json_string_value(v));
+	else
+		printf("%-12s default node (this host)\n", "placement:");
+	if (in == NULL || in->node[0] == '\0')
+		printf("%-12s -\n", "runs on:");
+	else if (strcmp(in->state, "failed") == 0)
+		printf("%-12s - (its start failed on %s)\n", "runs on:",
+		    in->node);
+	else
+		printf("%-12s %s\n", "runs on:", in->node);
 }
 
 static void
@@ -176,9 +223,7 @@ print_card(const struct store_service *svc, const struct store_instance *in)
 	fmt_hosts(buf, sizeof(buf), svc->spec_json);
 	printf("%-12s %s\n", "hosts:", buf);
 	printf("%-12s /fn/%s/%s/\n", "path:", svc->app, svc->name);
-	v = json_object_get(spec, "node_name");
-	printf("%-12s %s\n", "placement:", json_is_string(v) ?
-	    json_string_value(v) : "any node");
+	print_placement(svc, spec, in);
 	if ((v = json_object_get(spec, "image")) != NULL && json_is_string(v))
 		printf("%-12s %s\n", "image:", json_string_value(v));
 	if (json_is_array(a = json_object_get(spec, "command"))) {

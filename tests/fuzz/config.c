@@ -1,7 +1,7 @@
 /*
  * config.c - libFuzzer target: app_parse() and app_free() on any bytes,
  * against an operator config with serverless_address set (so that the
- * serverless rules run too).
+ * serverless rules run too) and a node (so that node_name's do).
  *
  *	make build/fuzz/config && build/fuzz/config -max_total_time=60
  */
@@ -29,6 +29,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		    "127.0.0.1:8082", &d);
 		(void)config_set_flag(&srv, "max_serverless_services", "4",
 		    &d);
+		(void)strlcpy(srv.nodes[0].name, "n1",
+		    sizeof(srv.nodes[0].name));
+		(void)strlcpy(srv.nodes[0].address, "10.0.0.2",
+		    sizeof(srv.nodes[0].address));
+		srv.nnodes = 1;
 		ready = 1;
 	}
 	if (len > CONFIG_MAX_FILE)

@@ -3,7 +3,7 @@
 # with "file:line: key: reason" and the sysexits code of its kind.
 . tests/integration/lib.sh
 
-plan 29
+plan 42
 
 cat >"$T/hakopod.toml" <<CONF
 [server]
@@ -102,6 +102,109 @@ is "$rc" 64 "no file is a usage error"
 
 run hk --help
 is "$rc" 0 "--help exits 0"
+
+# Seed 000's example: an image alone means the container backend, which
+# this build does not have.  Refused now, not at every wake.
+cat >"$T/seed.toml" <<'APP'
+schema_version = 1
+name = "http-functions"
+
+[services.api]
+image = "ghcr.io/example/http-function:latest"
+port = 8080
+public = true
+size = "small"
+replicas = 1
+# node_name = "worker-eu-1" # Optional placement
+
+[services.api.serverless]
+min_replicas = 0
+idle_seconds = 300
+startup_timeout_seconds = 60
+request_timeout_seconds = 60
+max_concurrency = 16
+APP
+run hk validate "$T/seed.toml"
+is "$rc" 65 "an image alone is refused with 65"
+is "$err" "$T/seed.toml:5: services.api.image: an image alone means backend \"container\", which is not available in this build" \
+    "because it means the container backend, not in this build"
+run hk apply "$T/seed.toml"
+is "$rc" 65 "apply refuses it as well"
+test ! -e "$T/state.db"
+ok $? "and writes nothing"
+
+cat >"$T/backends.toml" <<'APP'
+schema_version = 1
+name = "fn"
+
+[services.a]
+image = "x"
+backend = "exec"
+
+[services.b]
+command = ["x"]
+backend = "systemd"
+
+[services.c]
+command = ["x"]
+image = "y"
+
+[services.d]
+command = ["x"]
+image = "y"
+backend = "exec"
+APP
+run hk validate "$T/backends.toml"
+is "$rc" 65 "backends that cannot run a service are refused with 65"
+is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 3 "one line each, d (exec, its image unused) passes"
+is "$err" "$T/backends.toml:6: services.a.backend: exec requires command
+$T/backends.toml:10: services.b.backend: \"systemd\" is not available in this build
+$T/backends.toml:14: services.c.image: image and command mean backend \"container\" (command run in the image), which is not available in this build: set backend = \"exec\" to run command on this host" \
+    "exec without a command; a backend not in this build; both keys, no backend"
+sed -i '/^\[services.[abc]\]/,/^$/d' "$T/backends.toml"
+run hk validate "$T/backends.toml"
+is "$rc" 0 "image, command and backend = \"exec\" validate"
+
+# Placement: node_name names a node of the operator config, and exec runs
+# on this host only.
+cat >"$T/nodes.toml" <<CONF
+[server]
+serverless_address = "127.0.0.1:8082"
+
+[nodes.worker-eu-1]
+address = "10.0.0.2"
+container_engine = "tcp://10.0.0.2:2375"
+CONF
+cat >"$T/placed.toml" <<'APP'
+schema_version = 1
+name = "fn"
+
+[services.a]
+command = ["x"]
+node_name = "worker-eu-1"
+
+[services.b]
+command = ["x"]
+node_name = "worker-eu-2"
+
+[services.c]
+command = ["x"]
+APP
+run hk -f "$T/nodes.toml" validate "$T/placed.toml"
+is "$rc" 65 "node_name: refused with 65"
+is "$err" "$T/placed.toml:6: services.a.node_name: backend \"exec\" runs its command on this host, not on node \"worker-eu-1\"
+$T/placed.toml:10: services.b.node_name: no node \"worker-eu-2\" in the operator configuration" \
+    "a node exec cannot run on; a node the operator config does not have"
+run hk validate "$T/placed.toml"
+like "$err" "placed.toml:6: services.a.node_name: no node \"worker-eu-1\" in the operator configuration" \
+    "without [nodes], no node_name is a node"
+sed -i '/^node_name/d' "$T/placed.toml"
+run hk -f "$T/nodes.toml" validate "$T/placed.toml"
+is "$rc" 0 "without node_name, on the default node: valid"
+printf '[nodes.w1]\naddress = "10.0.0.2:80"\n' >"$T/bad-node.toml"
+run hk -f "$T/bad-node.toml" validate "$T/placed.toml"
+is "$rc $err" "78 $T/bad-node.toml:2: nodes.w1.address: must be an IPv4 or IPv6 address" \
+    "an operator config with a bad node exits 78 and says why"
 
 printf '[server]\nmax_concurrent_starts = 0\n' >"$T/bad-operator.toml"
 run hk -f "$T/bad-operator.toml" validate etc/examples/http-functions.toml

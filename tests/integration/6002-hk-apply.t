@@ -75,6 +75,11 @@ fn/db	revision 1	unchanged" "$engine: a changed spec bumps only its own revision
 	    "$engine: status shows the serverless policy"
 	like "$out" '^hosts: +py\.fn\.localhost$' "$engine: status shows the default host"
 	like "$out" '^instance: +none$' "$engine: a sleeping service has no instance"
+	like "$out" '^backend: +exec$' "$engine: status shows the backend, exec for a command"
+	like "$out" '^placement: +default node \(this host\)$' "$engine: and the placement asked for: none, the default node"
+	like "$out" '^runs on: +-$' "$engine: and that it runs nowhere while it sleeps"
+	run hk status --json fn/py
+	like "$out" '"backend": "exec"' "$engine: status --json has the backend"
 
 	run hk stop py
 	is "$out" "fn/py	stopped" "$engine: stop by unique service name"
@@ -184,7 +189,7 @@ is "$(cat "$T/heard" 2>/dev/null)" '{"op":"reload"}' "apply sends reload to a li
 # A terminal gets aligned columns under a header.
 if command -v script >/dev/null; then
 	script -qc "hk ps" /dev/null >"$T/tty.out" </dev/null
-	like "$(head -1 "$T/tty.out" | tr -d '\r')" '^APP +SERVICE +STATE +REV +HOSTS +POLICY$' \
+	like "$(head -1 "$T/tty.out" | tr -d '\r')" '^APP +SERVICE +STATE +REV +NODE +HOSTS +POLICY$' \
 	    "ps on a terminal prints a header and aligned columns"
 else
 	ok 1 "script(1) from util-linux is needed to test terminal output"

@@ -32,6 +32,7 @@ enum srv_kind {
 	SRV_MAX2,	/* max_serverless_services = 2 */
 	SRV_LONGDOM,	/* a 251-byte base_domain */
 	SRV_ROOT,	/* allow_root_services = true */
+	SRV_NODES,	/* SRV_SL and [nodes.worker-eu-1] */
 };
 
 struct app_case {
@@ -45,7 +46,9 @@ struct app_case {
 /* Lines 1-2. */
 #define HEAD	"schema_version = 1\nname = \"fn\"\n"
 /* Lines 3-4. */
-#define SVC	HEAD "[services.api]\nimage = \"x\"\n"
+#define SVC	HEAD "[services.api]\ncommand = [\"x\"]\n"
+/* Lines 3-4, with an image instead. */
+#define SVCI	HEAD "[services.api]\nimage = \"x\"\n"
 /* public line 5, x line 6 then [serverless]; SLS: its first key line 7. */
 #define SLX(x)	SVC "public = true\n" x "[services.api.serverless]\n"
 #define SLS	SLX("")
@@ -53,11 +56,11 @@ struct app_case {
 		"starting and ending with a letter or digit"
 #define NOTSL	"not allowed with [serverless]"
 #define SL3								\
-	HEAD "[services.a]\nimage = \"x\"\npublic = true\n"		\
+	HEAD "[services.a]\ncommand = [\"x\"]\npublic = true\n"		\
 	"[services.a.serverless]\n"					\
-	"[services.b]\nimage = \"x\"\npublic = true\n"			\
+	"[services.b]\ncommand = [\"x\"]\npublic = true\n"			\
 	"[services.b.serverless]\n"					\
-	"[services.c]\nimage = \"x\"\npublic = true\n"			\
+	"[services.c]\ncommand = [\"x\"]\npublic = true\n"			\
 	"[services.c.serverless]\n"
 
 static const struct app_case app_cases[] = {
@@ -78,7 +81,7 @@ static const struct app_case app_cases[] = {
 
 	/* the root */
 	{ "schema_version missing", SRV_SL,
-	    "name = \"fn\"\n[services.api]\nimage = \"x\"\n",
+	    "name = \"fn\"\n[services.api]\ncommand = [\"x\"]\n",
 	    "app.toml:1: schema_version: missing", 0 },
 	{ "schema_version 2", SRV_SL, "schema_version = 2\nname = \"fn\"\n",
 	    "app.toml:1: schema_version: must be 1", 0 },
@@ -108,17 +111,17 @@ static const struct app_case app_cases[] = {
 	    "app.toml:3: server: unknown table", 0 },
 	{ "services not a table", SRV_SL, HEAD "services = 1\n",
 	    "app.toml:3: services: must be a table", 0 },
-	{ "array of tables", SRV_SL, HEAD "[[services]]\nimage = \"x\"\n",
+	{ "array of tables", SRV_SL, HEAD "[[services]]\ncommand = [\"x\"]\n",
 	    "app.toml:3: services: must be a table", 0 },
 
 	/* a service */
 	{ "service not a table", SRV_SL, HEAD "[services]\napi = 1\n",
 	    "app.toml:4: services.api: must be a table", 0 },
 	{ "service name upper case", SRV_SL,
-	    HEAD "[services.Api]\nimage = \"x\"\n",
+	    HEAD "[services.Api]\ncommand = [\"x\"]\n",
 	    "app.toml:3: services.Api: " NAMEMSG, 0 },
 	{ "service name with a dot", SRV_SL,
-	    HEAD "[services.\"a.b\"]\nimage = \"x\"\n",
+	    HEAD "[services.\"a.b\"]\ncommand = [\"x\"]\n",
 	    "app.toml:3: services.\"a.b\": " NAMEMSG, 0 },
 	{ "unknown service key", SRV_SL, SVC "restart = \"always\"\n",
 	    "app.toml:5: services.api.restart: unknown key", 0 },
@@ -262,13 +265,13 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.hosts: duplicate host \"a.example\" "
 	    "(also services.api)", 0 },
 	{ "duplicate host across services", SRV_SL,
-	    HEAD "[services.a]\nimage = \"x\"\nhosts = [\"h.example\"]\n"
-	    "[services.b]\nimage = \"x\"\nhosts = [\"H.EXAMPLE\"]\n",
+	    HEAD "[services.a]\ncommand = [\"x\"]\nhosts = [\"h.example\"]\n"
+	    "[services.b]\ncommand = [\"x\"]\nhosts = [\"H.EXAMPLE\"]\n",
 	    "app.toml:8: services.b.hosts: duplicate host \"h.example\" "
 	    "(also services.a)", 0 },
 	{ "host is another service's default", SRV_SL,
-	    HEAD "[services.a]\nimage = \"x\"\n"
-	    "[services.b]\nimage = \"x\"\nhosts = [\"a.fn.localhost\"]\n",
+	    HEAD "[services.a]\ncommand = [\"x\"]\n"
+	    "[services.b]\ncommand = [\"x\"]\nhosts = [\"a.fn.localhost\"]\n",
 	    "app.toml:7: services.b.hosts: duplicate host \"a.fn.localhost\" "
 	    "(also services.a)", 0 },
 	{ "default host too long", SRV_LONGDOM, SVC,
@@ -292,6 +295,26 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.node_name: invalid node name", 0 },
 	{ "node_name integer", SRV_SL, SVC "node_name = 1\n",
 	    "app.toml:5: services.api.node_name: must be a string", 0 },
+	{ "node_name without nodes", SRV_SL,
+	    SVC "node_name = \"worker-eu-1\"\n",
+	    "app.toml:5: services.api.node_name: no node \"worker-eu-1\" in "
+	    "the operator configuration", 0 },
+	{ "node_name not a node", SRV_NODES,
+	    SVC "node_name = \"worker-eu-2\"\n",
+	    "app.toml:5: services.api.node_name: no node \"worker-eu-2\" in "
+	    "the operator configuration", 0 },
+	{ "node_name with exec", SRV_NODES,
+	    SVC "node_name = \"worker-eu-1\"\n",
+	    "app.toml:5: services.api.node_name: backend \"exec\" runs its "
+	    "command on this host, not on node \"worker-eu-1\"", 0 },
+	{ "node_name with backend = exec", SRV_NODES,
+	    SVC "backend = \"exec\"\nnode_name = \"worker-eu-1\"\n",
+	    "app.toml:6: services.api.node_name: backend \"exec\" runs its "
+	    "command on this host, not on node \"worker-eu-1\"", 0 },
+	{ "node_name with an image: the backend's reason alone", SRV_NODES,
+	    SVCI "node_name = \"worker-eu-1\"\n",
+	    "app.toml:4: services.api.image: an image alone means backend "
+	    "\"container\", which is not available in this build", 0 },
 	{ "backend_http2 string", SRV_SL, SVC "backend_http2 = \"yes\"\n",
 	    "app.toml:5: services.api.backend_http2: must be a boolean", 0 },
 	{ "ordinary key nested too deeply", SRV_SL, SVC "volumes = "
@@ -391,6 +414,53 @@ static const struct app_case app_cases[] = {
 	    "app.toml:14: services.c.serverless: "
 	    "exceeds server.max_serverless_services (2)", 0 },
 
+	/* backend */
+	{ "backend unknown", SRV_SL, SVC "backend = \"docker\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "must be exec, container, s6 or systemd", 0 },
+	{ "backend integer", SRV_SL, SVC "backend = 1\n",
+	    "app.toml:5: services.api.backend: must be a string", 0 },
+	{ "backend empty", SRV_SL, SVC "backend = \"\"\n",
+	    "app.toml:5: services.api.backend: must not be empty", 0 },
+	{ "backend exec without command", SRV_SL,
+	    SVCI "backend = \"exec\"\n",
+	    "app.toml:5: services.api.backend: exec requires command", 0 },
+	{ "backend container without image", SRV_SL,
+	    SVC "backend = \"container\"\n",
+	    "app.toml:5: services.api.backend: container requires image", 0 },
+	{ "backend container", SRV_SL, SVCI "backend = \"container\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "\"container\" is not available in this build", 0 },
+	{ "backend s6", SRV_SL, SVC "backend = \"s6\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "\"s6\" is not available in this build", 0 },
+	{ "backend systemd", SRV_SL, SVC "backend = \"systemd\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "\"systemd\" is not available in this build", 0 },
+	{ "image alone (seed 000's example)", SRV_SL,
+	    HEAD "[services.api]\nimage = "
+	    "\"ghcr.io/example/http-function:latest\"\nport = 8080\n"
+	    "public = true\n[services.api.serverless]\n",
+	    "app.toml:4: services.api.image: an image alone means backend "
+	    "\"container\", which is not available in this build", 0 },
+	{ "image and command", SRV_SL, SVC "image = \"x\"\n",
+	    "app.toml:5: services.api.image: image and command mean backend "
+	    "\"container\" (command run in the image), which is not "
+	    "available in this build: set backend = \"exec\" to run command "
+	    "on this host", 0 },
+	{ "image and a bad command", SRV_SL,
+	    SVCI "command = \"x\"\n",
+	    "app.toml:5: services.api.command: must be an array of strings",
+	    0 },
+	{ "bad backend beside an image", SRV_SL,
+	    SVCI "backend = \"docker\"\n",
+	    "app.toml:5: services.api.backend: "
+	    "must be exec, container, s6 or systemd", 0 },
+	{ "image and command, backend exec", SRV_SL,
+	    SVC "image = \"x\"\nbackend = \"exec\"\n", NULL, 0 },
+	{ "command, backend exec", SRV_SL, SVC "backend = \"exec\"\n",
+	    NULL, 0 },
+
 	/* several diagnostics come in line order */
 	{ "three in line order", SRV_SL,
 	    HEAD "[services.api]\nfoo = 1\nport = -1\nsize = \"xl\"\n",
@@ -409,7 +479,7 @@ static const struct app_case app_cases[] = {
 	    SLX("backend_http2 = false\n"), NULL, 0 },
 	{ "serverless replicas = 1", SRV_SL, SLX("replicas = 1\n"), NULL, 0 },
 	{ "two serverless of max 2", SRV_MAX2,
-	    HEAD "[services.a]\nimage = \"x\"\npublic = true\n"
+	    HEAD "[services.a]\ncommand = [\"x\"]\npublic = true\n"
 	    "[services.a.serverless]\n"
 	    "[services.b]\ncommand = [\"x\"]\npublic = true\n"
 	    "[services.b.serverless]\n", NULL, 0 },
@@ -579,8 +649,75 @@ static const struct srv_case srv_cases[] = {
 	    "[server]\nrequests_max_age_days = \"7d\"\n",
 	    "2: server.requests_max_age_days: must be an integer" },
 
+	{ "container_engine http",
+	    "[server]\ncontainer_engine = \"http://localhost:2375\"\n",
+	    "2: server.container_engine: "
+	    "must be unix:///PATH or tcp://HOST:PORT" },
+	{ "container_engine a bare path",
+	    "[server]\ncontainer_engine = \"/run/docker.sock\"\n",
+	    "2: server.container_engine: "
+	    "must be unix:///PATH or tcp://HOST:PORT" },
+	{ "container_engine relative unix",
+	    "[server]\ncontainer_engine = \"unix://docker.sock\"\n",
+	    "2: server.container_engine: "
+	    "must be unix:///PATH or tcp://HOST:PORT" },
+	{ "container_engine socket path too long",
+	    "[server]\ncontainer_engine = \"unix:///"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n",
+	    "2: server.container_engine: "
+	    "socket path too long (at most 107 bytes)" },
+	{ "container_engine tcp without port",
+	    "[server]\ncontainer_engine = \"tcp://10.0.0.2\"\n",
+	    "2: server.container_engine: must be host:port" },
+	{ "container_engine tcp port 0",
+	    "[server]\ncontainer_engine = \"tcp://10.0.0.2:0\"\n",
+	    "2: server.container_engine: port must be between 1 and 65535" },
+	{ "container_engine integer", "[server]\ncontainer_engine = 1\n",
+	    "2: server.container_engine: must be a string" },
+	{ "nodes not a table", "nodes = 1\n", "1: nodes: must be a table" },
+	{ "node not a table", "[nodes]\nw1 = 1\n",
+	    "2: nodes.w1: must be a table" },
+	{ "node name upper case", "[nodes.W1]\naddress = \"10.0.0.2\"\n",
+	    "1: nodes.W1: invalid node name" },
+	{ "node name with '_'", "[nodes.w_1]\naddress = \"10.0.0.2\"\n",
+	    "1: nodes.w_1: invalid node name" },
+	{ "node without address", "[nodes.w1]\n",
+	    "1: nodes.w1: requires address" },
+	{ "node without address, with an engine",
+	    "[nodes.w1]\ncontainer_engine = \"tcp://10.0.0.2:2375\"\n",
+	    "1: nodes.w1: requires address" },
+	{ "node address with a port",
+	    "[nodes.w1]\naddress = \"10.0.0.2:80\"\n",
+	    "2: nodes.w1.address: must be an IPv4 or IPv6 address" },
+	{ "node address a name", "[nodes.w1]\naddress = \"w1.internal\"\n",
+	    "2: nodes.w1.address: must be an IPv4 or IPv6 address" },
+	{ "node address empty", "[nodes.w1]\naddress = \"\"\n",
+	    "2: nodes.w1.address: must be an IPv4 or IPv6 address" },
+	{ "node address integer", "[nodes.w1]\naddress = 1\n",
+	    "2: nodes.w1.address: must be a string" },
+	{ "node address in brackets", "[nodes.w1]\naddress = \"[::1]\"\n",
+	    "2: nodes.w1.address: must be an IPv4 or IPv6 address" },
+	{ "node engine http",
+	    "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "container_engine = \"http://10.0.0.2:2375\"\n",
+	    "3: nodes.w1.container_engine: "
+	    "must be unix:///PATH or tcp://HOST:PORT" },
+	{ "node unknown key",
+	    "[nodes.w1]\naddress = \"10.0.0.2\"\nport = 2375\n",
+	    "3: nodes.w1.port: unknown key" },
+	{ "node unknown table", "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "[nodes.w1.tls]\n", "3: nodes.w1.tls: unknown table" },
+
 	/* valid */
 	{ "empty file", "", NULL },
+	{ "nodes", "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "[nodes.w2]\naddress = \"fd00::3\"\n"
+	    "container_engine = \"tcp://[fd00::3]:2375\"\n"
+	    "[nodes.w3]\naddress = \"127.0.0.3\"\n"
+	    "container_engine = \"unix:///run/w3/podman.sock\"\n", NULL },
+	{ "no nodes", "[nodes]\n", NULL },
+	{ "no container engine", "[server]\ncontainer_engine = \"\"\n", NULL },
 	{ "IPv6 address", "[server]\nserverless_address = \"[::1]:8082\"\n",
 	    NULL },
 	{ "name address", "[server]\nserverless_address = \"gw.local:8082\"\n",
@@ -611,6 +748,7 @@ static size_t	 key_at(const char *);
 static void	 test_defaults(void);
 static void	 test_retention(void);
 static void	 test_reload(void);
+static void	 test_nodes(void);
 static void	 test_missing(void);
 static double	 now(void);
 static void	 test_sizes(void);
@@ -619,6 +757,7 @@ static void	 test_values(void);
 static void	 test_defaults_app(void);
 static void	 test_stability(void);
 static void	 test_spec_decode(void);
+static void	 test_decode_backend(void);
 static void	 test_many(void);
 static void	 test_examples(void);
 static void	 cleanup(void);
@@ -661,6 +800,15 @@ srv_make(struct server_config *srv, enum srv_kind kind)
 		break;
 	case SRV_ROOT:
 		(void)config_set_flag(srv, "allow_root_services", "true", &d);
+		break;
+	case SRV_NODES:
+		(void)config_set_flag(srv, "serverless_address",
+		    "127.0.0.1:8082", &d);
+		(void)strlcpy(srv->nodes[0].name, "worker-eu-1",
+		    sizeof(srv->nodes[0].name));
+		(void)strlcpy(srv->nodes[0].address, "10.0.0.2",
+		    sizeof(srv->nodes[0].address));
+		srv->nnodes = 1;
 		break;
 	case SRV_LONGDOM:
 		memset(dom, 'a', 4 * 63);
@@ -799,7 +947,8 @@ static void
 test_defaults(void)
 {
 	static const char *const names[] = {
-		"allow_root_services", "base_domain", "events_max_age_days", "events_max_rows",
+		"allow_root_services", "base_domain", "container_engine",
+		"events_max_age_days", "events_max_rows",
 		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"request_log", "requests_max_age_days", "requests_max_rows",
@@ -813,7 +962,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 18 keys");
+	isint(n, nitems(names), "config_keys: 19 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -835,6 +984,11 @@ test_defaults(void)
 	    "config_keys: max_body_bytes has no env");
 	is(k[key_at("state")].defval, "sqlite:///var/lib/hakopod/state.db",
 	    "config_keys: default of state");
+	i = key_at("container_engine");
+	ok(k[i].env == NULL && k[i].reloadable == 0 &&
+	    strcmp(k[i].defval, "unix:///var/run/docker.sock") == 0,
+	    "config_keys: container_engine: no env, not reloadable, "
+	    "the Docker socket");
 	ok(k[key_at("state")].reloadable == 0 &&
 	    k[key_at("max_concurrent_requests")].reloadable == 1,
 	    "config_keys: state not reloadable, max_concurrent_requests is");
@@ -861,6 +1015,9 @@ test_defaults(void)
 	is(cfg.service_user, "", "default service_user unset");
 	isint(cfg.allow_root_services, 0, "default allow_root_services false");
 	isint(cfg.request_log, 1, "default request_log: on");
+	is(cfg.container_engine, "unix:///var/run/docker.sock",
+	    "default container_engine");
+	isint(cfg.nnodes, 0, "default: no nodes");
 	for (i = 0; i < n; i++)
 		if (cfg.source[i] != CONFIG_SRC_DEFAULT)
 			break;
@@ -912,6 +1069,73 @@ test_reload(void)
 	isint(config_reload(&cfg, path), -1, "reload: a bad file is refused");
 	ok(memcmp(&before, &cfg, sizeof(cfg)) == 0,
 	    "reload: and changes nothing");
+}
+
+/*
+ * [nodes.NAME]: read in file order, found by name, printed by -n -v,
+ * taken again by SIGHUP; at most CONFIG_NODES_MAX of them.
+ */
+static void
+test_nodes(void)
+{
+	static const char text[] = "[server]\nserverless_address = "
+	    "\"127.0.0.1:8082\"\n"
+	    "[nodes.worker-eu-1]\naddress = \"10.0.0.2\"\n"
+	    "container_engine = \"tcp://10.0.0.2:2375\"\n"
+	    "[nodes.b]\naddress = \"fd00::3\"\n";
+	static const char fewer[] = "[nodes.c]\naddress = \"127.0.0.3\"\n";
+	struct server_config cfg;
+	struct config_diag d;
+	const struct config_node *n;
+	char many[8192], want[512], *out = NULL;
+	const char *path;
+	size_t len = 0, o, i;
+	FILE *fp;
+
+	clear_env();
+	memset(&d, 0, sizeof(d));
+	path = write_file("nodes.toml", text, sizeof(text) - 1);
+	ok(config_load_server(&cfg, path, &d, NULL) == 0 && cfg.nnodes == 2,
+	    "nodes: two read");
+	ok(strcmp(cfg.nodes[0].name, "worker-eu-1") == 0 &&
+	    strcmp(cfg.nodes[1].name, "b") == 0 && cfg.nodes[0].line == 3 &&
+	    cfg.nodes[1].line == 6, "nodes: in file order, with their lines");
+	n = config_node_find(&cfg, "worker-eu-1");
+	ok(n != NULL && strcmp(n->address, "10.0.0.2") == 0 &&
+	    strcmp(n->container_engine, "tcp://10.0.0.2:2375") == 0,
+	    "nodes: found by name, address and engine");
+	n = config_node_find(&cfg, "b");
+	ok(n != NULL && strcmp(n->address, "fd00::3") == 0 &&
+	    n->container_engine[0] == '\0',
+	    "nodes: an IPv6 address; no engine unless given");
+	ok(config_node_find(&cfg, "c") == NULL &&
+	    config_node_find(&cfg, "worker") == NULL,
+	    "nodes: an unknown name is not found");
+	fp = open_memstream(&out, &len);
+	config_print(fp, &cfg);
+	fclose(fp);
+	ok(strstr(out, "\nnodes.worker-eu-1.address = \"10.0.0.2\" (file)\n"
+	    "nodes.worker-eu-1.container_engine = \"tcp://10.0.0.2:2375\" "
+	    "(file)\nnodes.b.address = \"fd00::3\" (file)\n"
+	    "nodes.b.container_engine = \"\" (default)\n") != NULL,
+	    "nodes: -n -v prints each node's keys after [server]'s");
+	free(out);
+	(void)write_file("nodes.toml", fewer, sizeof(fewer) - 1);
+	ok(config_reload(&cfg, path) == 0 && cfg.nnodes == 1 &&
+	    strcmp(cfg.nodes[0].name, "c") == 0, "nodes: SIGHUP takes them");
+
+	o = 0;
+	for (i = 1; i <= CONFIG_NODES_MAX + 1; i++)
+		o += snprintf(many + o, sizeof(many) - o,
+		    "[nodes.n%zu]\naddress = \"10.0.0.%zu\"\n", i, i);
+	path = write_file("many.toml", many, o);
+	memset(&d, 0, sizeof(d));
+	ok(config_load_server(&cfg, path, &d, NULL) == -1 && d.count == 1 &&
+	    cfg.nnodes == CONFIG_NODES_MAX, "nodes: one too many is refused");
+	(void)snprintf(want, sizeof(want), "%s:%d: nodes.n%d: too many nodes "
+	    "(at most %d)", path, 2 * CONFIG_NODES_MAX + 1,
+	    CONFIG_NODES_MAX + 1, CONFIG_NODES_MAX);
+	is(d.count ? d.msg[0] : "", want, "nodes: and says how many may be");
 }
 
 static void
@@ -1188,13 +1412,13 @@ test_values(void)
 	    "port = 8080\npublic = true\nsize = \"large\"\n"
 	    "hosts = [\"API.Example.com\", \"b.example\"]\n"
 	    "readiness = \"http:/healthz?full=1\"\n"
-	    "node_name = \"worker-eu-1\"\n"
 	    "environment = { B = \"2\", A = \"1\", _x = \"\" }\n"
 	    "[services.api.serverless]\nmin_replicas = 1\nidle_seconds = 60\n"
 	    "startup_timeout_seconds = 10\nrequest_timeout_seconds = 20\n"
 	    "max_concurrency = 4\nrequest_buffering = false\n"
 	    "[services.db]\nimage = \"postgres:15\"\ndirectory = \"//srv/db\"\n"
-	    "readiness = \"socket\"\n"
+	    "readiness = \"socket\"\ncommand = [\"postgres\"]\n"
+	    "backend = \"exec\"\n"
 	    "[services.n]\ncommand = [\"n\"]\nreadiness = \"notify\"\n";
 	struct server_config srv;
 	struct app_config app;
@@ -1232,7 +1456,8 @@ test_values(void)
 	ok(s->readiness == READY_HTTP && s->readiness_path != NULL &&
 	    strcmp(s->readiness_path, "/healthz?full=1") == 0,
 	    "values: readiness http:/path");
-	is(s->node_name, "worker-eu-1", "values: node_name");
+	ok(s->node_name == NULL && s->backend == BACKEND_EXEC,
+	    "values: exec, on the default node");
 	ok(s->nenv == 3 && strcmp(s->env[0].name, "B") == 0 &&
 	    strcmp(s->env[1].value, "1") == 0 && s->env[2].value[0] == '\0',
 	    "values: environment in file order");
@@ -1246,7 +1471,7 @@ test_values(void)
 	    "\"directory\":\"/srv/apps/fn\",\"environment\":{\"A\":\"1\","
 	    "\"B\":\"2\",\"_x\":\"\"},\"hosts\":[\"api.example.com\","
 	    "\"b.example\"],\"image\":null,\"name\":\"api\","
-	    "\"node_name\":\"worker-eu-1\",\"port\":8080,\"public\":true,"
+	    "\"node_name\":null,\"port\":8080,\"public\":true,"
 	    "\"readiness\":\"http:/healthz?full=1\",\"replicas\":1,"
 	    "\"serverless\":{\"idle_seconds\":60,\"max_concurrency\":4,"
 	    "\"min_replicas\":1,\"request_buffering\":false,"
@@ -1256,14 +1481,17 @@ test_values(void)
 	s = &app.services[1];
 	is(s->directory, "/srv/db", "values: absolute directory normalized");
 	ok(s->readiness == READY_SOCKET, "values: readiness socket");
-	ok(s->command == NULL && s->ncommand == 0, "values: no command");
+	ok(s->ncommand == 1 && s->backend == BACKEND_EXEC &&
+	    strcmp(s->image, "postgres:15") == 0,
+	    "values: exec as written, the image kept");
 	ok(!s->serverless, "values: ordinary service");
-	is(s->spec_json, "{\"command\":null,\"directory\":\"/srv/db\","
+	is(s->spec_json, "{\"command\":[\"postgres\"],"
+	    "\"directory\":\"/srv/db\","
 	    "\"environment\":{},\"hosts\":[\"db.fn.localhost\"],"
 	    "\"image\":\"postgres:15\",\"name\":\"db\",\"node_name\":null,"
 	    "\"port\":0,\"public\":false,\"readiness\":\"socket\","
 	    "\"replicas\":1,\"serverless\":null,\"size\":\"small\"}",
-	    "values: spec_json, every default filled in");
+	    "values: spec_json, every default filled in, exec not written");
 	s = &app.services[2];
 	ok(s->readiness == READY_NOTIFY, "values: readiness notify");
 	is(s->directory, "/srv/apps", "values: default directory");
@@ -1311,9 +1539,9 @@ test_defaults_app(void)
 	    s->policy.request_timeout_seconds == 60 &&
 	    s->policy.max_concurrency == 16 &&
 	    s->policy.request_buffering == 1, "defaults: policy");
-	(void)snprintf(want, sizeof(want), "{\"command\":null,"
+	(void)snprintf(want, sizeof(want), "{\"command\":[\"x\"],"
 	    "\"directory\":\"%s\",\"environment\":{},"
-	    "\"hosts\":[\"api.fn.fn.example\"],\"image\":\"x\","
+	    "\"hosts\":[\"api.fn.fn.example\"],\"image\":null,"
 	    "\"name\":\"api\",\"node_name\":null,\"port\":0,\"public\":true,"
 	    "\"readiness\":\"tcp\",\"replicas\":1,\"serverless\":"
 	    "{\"idle_seconds\":300,\"max_concurrency\":16,\"min_replicas\":0,"
@@ -1328,7 +1556,7 @@ static void
 test_stability(void)
 {
 	static const char a[] = HEAD
-	    "[services.api]\nimage = \"x\"\npublic = true\nport = 8080\n"
+	    "[services.api]\ncommand = [\"x\"]\npublic = true\nport = 8080\n"
 	    "volumes = [\"d:/d\"]\nautoscale = { max = 4, min = 1 }\n"
 	    "environment = { A = \"1\", B = \"2\" }\n";
 	static const char b[] = "name = \"fn\"\n"
@@ -1338,12 +1566,15 @@ test_stability(void)
 	    "autoscale.min = 1\nautoscale.max = 4\nport = 8080\n"
 	    "size = \"small\"\nreplicas = 1\nreadiness = \"tcp\"\n"
 	    "hosts = [\"api.fn.localhost\"]\npublic = true\n"
-	    "volumes = [ \"d:/d\" ]\nimage = \"x\"\n"
+	    "volumes = [ \"d:/d\" ]\ncommand = [ \"x\" ]\nbackend = \"exec\"\n"
 	    "[services.api.environment]\nB = \"2\"\nA = \"1\"\n";
 	static const char c[] = HEAD
-	    "[services.api]\nimage = \"x\"\npublic = true\nport = 8081\n"
+	    "[services.api]\ncommand = [\"x\"]\npublic = true\nport = 8081\n"
 	    "volumes = [\"d:/d\"]\nautoscale = { max = 4, min = 1 }\n"
 	    "environment = { A = \"1\", B = \"2\" }\n";
+	static const char e[] = HEAD
+	    "[services.api]\nimage = \"i\"\ncommand = [\"x\"]\n"
+	    "backend = \"exec\"\n";
 	struct server_config srv;
 	struct app_config x, y, z;
 	struct config_diag d;
@@ -1375,6 +1606,19 @@ test_stability(void)
 	    z.services[0].spec_json) != 0, "stability: a change shows");
 	app_free(&x);
 	app_free(&z);
+	/*
+	 * An image beside a command ran on exec before backends had names:
+	 * backend = "exec" keeps the bytes an earlier hk stored for it.
+	 */
+	rc = app_parse(&x, "/a/app.toml", e, strlen(e), &srv, &d);
+	ok(rc == 0 && strcmp(x.services[0].spec_json, "{\"command\":[\"x\"],"
+	    "\"directory\":\"/a\",\"environment\":{},\"hosts\":"
+	    "[\"api.fn.localhost\"],\"image\":\"i\",\"name\":\"api\","
+	    "\"node_name\":null,\"port\":0,\"public\":false,"
+	    "\"readiness\":\"tcp\",\"replicas\":1,\"serverless\":null,"
+	    "\"size\":\"small\"}") == 0,
+	    "stability: image, command and backend = exec: an earlier spec");
+	app_free(&x);
 }
 
 /* What config writes, lib/spec.c reads back. */
@@ -1421,6 +1665,62 @@ test_spec_decode(void)
 	}
 	ok(rc == 0 && same, "decode: spec_decode() reads spec_json back");
 	app_free(&app);
+	test_decode_backend();
+}
+
+/*
+ * "backend" in a stored spec: absent, exec when there is a command (what
+ * hk-scale always ran), else container; a name it does not know rejects
+ * the spec rather than running it on another backend.
+ */
+static void
+test_decode_backend(void)
+{
+	static const struct {
+		const char	*fields;
+		int		 want;	/* -1: rejected */
+	} cases[] = {
+		{ "\"command\":[\"x\"],\"image\":null", BACKEND_EXEC },
+		{ "\"command\":[\"x\"],\"image\":\"i\"", BACKEND_EXEC },
+		{ "\"command\":null,\"image\":\"i\"", BACKEND_CONTAINER },
+		{ "\"command\":[\"x\"],\"image\":\"i\","
+		    "\"backend\":\"container\"", BACKEND_CONTAINER },
+		{ "\"command\":[\"x\"],\"backend\":\"s6\"", BACKEND_S6 },
+		{ "\"command\":[\"x\"],\"backend\":\"systemd\"",
+		    BACKEND_SYSTEMD },
+		{ "\"command\":[\"x\"],\"backend\":\"kubernetes\"", -1 },
+		{ "\"command\":[\"x\"],\"backend\":1", -1 },
+	};
+	struct service_spec sp;
+	char text[512], err[SPEC_ERR_LEN];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < nitems(cases); i++) {
+		(void)snprintf(text, sizeof(text), "{\"name\":\"a\","
+		    "\"port\":0,\"hosts\":[\"a.fn.localhost\"],%s}",
+		    cases[i].fields);
+		rc = spec_decode(text, &sp, err, sizeof(err));
+		if (cases[i].want == -1)
+			ok(rc == -1, "decode backend: %s: rejected",
+			    cases[i].fields);
+		else if (ok(rc == 0, "decode backend: %s: decodes",
+		    cases[i].fields))
+			is(config_backend_name(sp.backend),
+			    config_backend_name(cases[i].want),
+			    "decode backend: %s: its backend", cases[i].fields);
+		else
+			diag("%s", err);
+		spec_clear(&sp);
+	}
+	ok(config_backend_available(BACKEND_EXEC) &&
+	    !config_backend_available(BACKEND_CONTAINER) &&
+	    !config_backend_available(BACKEND_S6) &&
+	    !config_backend_available(BACKEND_SYSTEMD),
+	    "backends: this build has exec only");
+	ok(config_backend_find("exec") == BACKEND_EXEC &&
+	    config_backend_find("docker") == -1,
+	    "backends: found by name, unknown names are not");
 }
 
 static void
@@ -1579,6 +1879,7 @@ main(void)
 	test_defaults();
 	test_retention();
 	test_reload();
+	test_nodes();
 	test_missing();
 	test_sizes();
 	test_precedence();

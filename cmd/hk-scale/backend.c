@@ -1,0 +1,233 @@
+/*
+ * backend.c - what every backend shares, as OpenSMTPD's table.c is to its
+ * table_*.c: the list of backends, and the life of an instance around its
+ * backend's operations (struct backend in scale.h).
+ *
+ * The state machine asks through inst_*(): start, stop (gracefully, then
+ * killed when the grace period is over: the timer is ours), kill, retire
+ * (the instance is no longer its service's, and goes once stopped),
+ * hand over its output, free it.  A backend answers through backend_*():
+ * started, failed, ready, exited, adopted; an instance that is no longer
+ * its service's is stopped or freed here, and the rest goes to service.c
+ * and instance_store.c.  A new backend is one file and one line below.
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "scale.h"
+
+static void	kill_fire(struct loop *, void *);
+
+static const struct backend *const backends[] = {
+	&backend_exec,
+};
+
+const struct backend *
+backend_find(enum backend_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i]->kind == kind)
+			return backends[i];
+	return NULL;
+}
+
+/*
+ * hk validate accepts what lib/config.c says this build has: backends[]
+ * must have exactly those, under the same names.
+ */
+int
+backend_check(char *err, size_t errlen)
+{
+	const struct backend *be;
+	int k;
+
+	for (k = 0; k < BACKEND_COUNT; k++) {
+		be = backend_find((enum backend_kind)k);
+		if ((be != NULL) != config_backend_available(k) ||
+		    (be != NULL && strcmp(be->name,
+		    config_backend_name(k)) != 0)) {
+			snprintf(err, errlen, "backend %s: backends[] and "
+			    "lib/config.c disagree", config_backend_name(k));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct inst *
+inst_new(struct scale *sc, const char *id, const struct backend *be)
+{
+	struct inst *in;
+
+	if ((in = calloc(1, sizeof(*in))) == NULL)
+		return NULL;
+	in->sc = sc;
+	in->be = be;
+	strlcpy(in->id, id, sizeof(in->id));
+	strlcpy(in->what, "instance", sizeof(in->what));
+	in->notifyfd = in->probefd = -1;
+	loop_timer_init(&in->kill_timer, kill_fire, in);
+	TAILQ_INSERT_TAIL(&sc->insts, in, entry);
+	return in;
+}
+
+/* The outcome comes through backend_started() or backend_failed(). */
+void
+inst_start(struct inst *in)
+{
+	in->started_at = store_now_ms();
+	in->start_mono = loop_now_ms(in->sc->loop);
+	in->be->start(in);
+}
+
+/* Gracefully; killed when the grace period is over. */
+void
+inst_stop(struct inst *in)
+{
+	struct scale *sc = in->sc;
+
+	if (in->stopping)
+		return;
+	in->stopping = 1;
+	probe_stop(in);
+	log_info("service=%s: stopping %s", in->id, in->what);
+	in->be->stop(in);
+	loop_timer_at(sc->loop, &in->kill_timer,
+	    loop_now_ms(sc->loop) + (int64_t)sc->grace * 1000);
+}
+
+void
+inst_kill(struct inst *in)
+{
+	in->stopping = 1;
+	probe_stop(in);
+	in->be->kill(in);
+}
+
+static void
+kill_fire(struct loop *l, void *arg)
+{
+	struct inst *in = arg;
+
+	(void)l;
+	log_warnx("service=%s: %s still there after %d s: killing", in->id,
+	    in->what, in->sc->grace);
+	inst_kill(in);
+}
+
+/* The instance no longer belongs to its service; it is freed once gone. */
+void
+inst_retire(struct inst *in)
+{
+	queue_settle(in);
+	in->svc = NULL;
+	in->in_store = 0;
+	inst_stop(in);
+}
+
+void
+inst_handover(struct inst *in)
+{
+	if (in->be->handover != NULL)
+		in->be->handover(in);
+}
+
+void
+inst_row(const struct inst *in, struct store_instance *r)
+{
+	if (in->be->row != NULL)
+		in->be->row(in, r);
+}
+
+/*
+ * SIGCHLD: every child that exited, given to the backend whose it is;
+ * output relays and strangers (we are a subreaper) are no one's.
+ */
+void
+inst_reap(struct scale *sc)
+{
+	struct inst *in;
+	pid_t pid;
+	int status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		TAILQ_FOREACH(in, &sc->insts, entry)
+			if (in->be->reap != NULL &&
+			    in->be->reap(in, pid, status))
+				break;
+		if (in == NULL)
+			log_debug("reaped pid %ld", (long)pid);
+	}
+}
+
+void
+inst_free(struct inst *in)
+{
+	struct scale *sc = in->sc;
+
+	probe_stop(in);
+	loop_timer_cancel(sc->loop, &in->kill_timer);
+	queue_settle(in);
+	if (in->be->release != NULL)
+		in->be->release(in);
+	TAILQ_REMOVE(&sc->insts, in, entry);
+	free(in);
+	if (sc->stopping && TAILQ_EMPTY(&sc->insts))
+		loop_stop(sc->loop);
+}
+
+/* It runs at in->endpoint.  One no longer wanted is stopped. */
+void
+backend_started(struct inst *in)
+{
+	if (in->svc == NULL)
+		inst_stop(in);
+	else if (!in->stopping)
+		service_inst_started(in);
+}
+
+/* Nothing runs; why says why. */
+void
+backend_failed(struct inst *in, const char *why)
+{
+	if (in->svc == NULL)
+		inst_free(in);
+	else
+		service_inst_failed(in, why);
+}
+
+/* The backend's own sign of readiness ("socket": the exec happened). */
+void
+backend_ready(struct inst *in)
+{
+	if (in->svc != NULL && !in->ready && !in->stopping)
+		service_inst_ready(in);
+}
+
+/*
+ * It is gone: status is a wait status, -1 unknown; last, its last line
+ * of output or NULL.
+ */
+void
+backend_exited(struct inst *in, int status, const char *last)
+{
+	probe_stop(in);
+	loop_timer_cancel(in->sc->loop, &in->kill_timer);
+	if (in->svc != NULL)
+		service_inst_exit(in, status, last);
+	else
+		inst_free(in);
+}
+
+void
+backend_adopted(struct inst *in, int alive)
+{
+	adopt_done(in, alive);
+}
