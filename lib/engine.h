@@ -278,7 +278,8 @@ struct engine_call *engine_logs(struct engine *, const char *, int64_t,
 
 /*
  * engine_objects: the state of a scan for whole JSON objects in a stream.
- * Zeroed to start; kept between calls while the buffer only grows.
+ * Zeroed to start, then kept between calls, the buffer starting each time
+ * with the bytes the last call did not take, more after them.
  */
 struct engine_split {
 	size_t	pos;		/* bytes of the buffer already scanned */
@@ -315,8 +316,9 @@ struct engine_mux {
 
 /*
  * Decodes bytes of a multiplexed stream: each whole line goes to fn (0 to
- * go on, -1 to stop: then -1 is returned).  -1 with a reason for a header
- * that is not one.  engine_mux_end() gives the partial lines left.
+ * go on, -1 to stop: then -1 is returned, the reason ""), at once.  -1
+ * with a reason for a header that is not one, or for what the engine said
+ * on stream 3.  engine_mux_end() gives the partial lines left.
  */
 int		 engine_mux_feed(struct engine_mux *, const char *, size_t,
 		    engine_line_fn *, void *, char *, size_t);
