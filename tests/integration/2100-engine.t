@@ -70,6 +70,8 @@ run cli "$U" create -l "hk.test=$TAG" -l hk.app=engine -e GREETING=hi-2100 \
 ID=$out
 IDS="$IDS $ID"
 like "$rc $ID" '^0 [0-9a-f]{64}$' "a container is created: its ID"
+wait_line "$T/events" "^create $ID\$"
+ok $? "the events stream reports the create"
 run cli "$U" inspect "$ID" 8080
 like "$out" '^status=created running=0 ' "created, not running"
 fmt='{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}'
@@ -90,6 +92,12 @@ run cli "$U" inspect "$ID" 8080
 like "$out" "^status=running running=1 exit=0 health=starting \
 pid=[1-9][0-9]* published=127\.0\.0\.1:$PORT\$" \
     "inspected: running, health starting, published where asked"
+
+# A command in the container, through the exec API: its exit status.
+run cli "$U" exec "$ID" /usr/bin/python3 -c 'import sys; print("out"); sys.exit(3)'
+is "$rc $out" "0 exit 3" "a command run in the container: its exit status"
+run cli "$U" exec "$ID" /usr/bin/python3 -c "import os, urllib.request as u; u.urlopen('http://127.0.0.1:8080/health')"
+is "$rc $out" "0 exit 0" "the image's health check command, run so"
 
 # podman runs health checks from systemd timers: none here, so by hand.
 podman healthcheck run "$ID" >/dev/null 2>&1
