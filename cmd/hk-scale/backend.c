@@ -34,6 +34,7 @@ static void	inst_destroy(struct inst *);
 
 static const struct backend *const backends[] = {
 	&backend_exec,
+	&backend_container,
 };
 
 const struct backend *

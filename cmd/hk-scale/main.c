@@ -68,6 +68,7 @@ setup(struct scale *sc)
 	TAILQ_INIT(&sc->queue);
 	TAILQ_INIT(&sc->insts);
 	TAILQ_INIT(&sc->conns);
+	TAILQ_INIT(&sc->ct_nodes);
 	if (backend_check(err, sizeof(err)) == -1)
 		fatalx(EX_SOFTWARE, "%s", err);
 	open_stdio();

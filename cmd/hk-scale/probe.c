@@ -7,6 +7,8 @@
  *	socket		the backend says so (backend_ready()): the exec
  *			backend's listener was bound by hk-scale and
  *			handed over, and the command was executed
+ *	healthcheck	the backend says so: the container backend ran the
+ *			image's HEALTHCHECK in the container, and it passed
  *
  * The endpoint is the instance's, in->endpoint, as the gateway will
  * reach it: 127.0.0.1:PORT for a process of this host, a node's address
@@ -127,6 +129,7 @@ probe_start(struct inst *in)
 			    in->notify_path);
 		break;
 	case READY_SOCKET:
+	case READY_HEALTH:
 		break;		/* backend_ready() */
 	}
 }

@@ -52,6 +52,7 @@ enum svc_state {
 };
 
 struct backend;
+struct ct_node;
 struct scale;
 struct service;
 
@@ -213,6 +214,7 @@ struct scale {
 	int			 stopping;	/* SIGTERM: exit when empty */
 	struct loop_timer	 stop_timer;
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
+	TAILQ_HEAD(, ct_node)	 ct_nodes;	/* backend_container.c */
 };
 
 /* service.c: the per-service state machine */
@@ -267,8 +269,9 @@ void		 backend_exited(struct inst *, int, const char *);
 void		 backend_adopted(struct inst *, int);
 void		 backend_released(struct inst *);
 
-/* backend_exec.c */
+/* backend_exec.c, backend_container.c */
 extern const struct backend backend_exec;
+extern const struct backend backend_container;
 
 /* probe.c */
 void		 probe_start(struct inst *);
