@@ -58,7 +58,7 @@ run cli "$U" image "$IMAGE"
 like "$rc $out" '^0 sha256:[0-9a-f]{64}$' "the test image inspected"
 
 # The events stream of this test's containers, from before the create.
-bg cli "$U" events "hk.test=$TAG" >"$T/events" 2>&1
+bg "$CLI" "$U" events "hk.test=$TAG" >"$T/events" 2>&1
 EVPID=$last_pid
 wait_line "$T/events" '^up$'
 ok $? "the events stream is up"
@@ -112,7 +112,7 @@ is "$out" "$ID running" "listed by its labels"
 run cli "$U" ls "hk.test=$TAG" hk.app=other
 is "$rc $out" "0 " "not by a label it does not have"
 
-bg cli "$U" logs "$ID" >"$T/logs" 2>&1
+bg "$CLI" "$U" logs "$ID" >"$T/logs" 2>&1
 wait_line "$T/logs" '^stdout: ct-fn: GET /x 200$'
 ok $? "its logs: a request's line, followed"
 grep -q '^stderr: ct-fn: stderr works$' "$T/logs"
@@ -216,7 +216,7 @@ like "$rc $err" "^69 engine-cli: error: 0: tcp://127\.0\.0\.1:$TPORT: " \
 R=$T/restart
 pid=$("$HK_TOP/scripts/podman-api" start "$R")
 ok $? "a second service, to restart"
-bg cli "unix://$R/podman.sock" events "hk.test=$TAG-r" >"$T/revents" 2>&1
+bg "$CLI" "unix://$R/podman.sock" events "hk.test=$TAG-r" >"$T/revents" 2>&1
 wait_line "$T/revents" '^up$'
 ok $? "its events stream is up"
 "$HK_TOP/scripts/podman-api" stop "$pid"
