@@ -46,8 +46,10 @@ trap 'ct_cleanup; _cleanup' EXIT
 ct_install() {
 	case $1 in
 	sqlite://*)
-		_id=$(sqlite3 "${1#sqlite://}" "SELECT value FROM settings \
-		    WHERE key = 'hk-scale.installation'" 2>/dev/null) ;;
+		_id=$(python3 -c 'import sqlite3, sys
+r = sqlite3.connect(sys.argv[1]).execute("SELECT value FROM settings "
+    "WHERE key = ?", ("hk-scale.installation",)).fetchone()
+print(r[0] if r else "")' "${1#sqlite://}" 2>/dev/null) ;;
 	*)
 		_id=$(psql "$1" -qAtc "SELECT value FROM settings \
 		    WHERE key = 'hk-scale.installation'" 2>/dev/null) ;;
