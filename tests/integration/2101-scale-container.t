@@ -11,7 +11,8 @@
 # handler invocations.  An image that cannot be pulled is the start's
 # reason, and the gateway answers 503 at once; readiness = healthcheck
 # waits for the image's HEALTHCHECK; a container killed behind hk-scale's
-# back is seen from the events stream; hk stop removes it.
+# back is seen from the events stream; hk stop removes it; a new revision
+# replaces the old container once it is ready.
 # time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
 . tests/integration/lib.sh
 . tests/integration/fn/idle-lib.sh
@@ -217,6 +218,23 @@ ok $((!$?)) "(that one)"
 run hk start http-functions/health
 wait_t 30 scale_is http-functions/health running
 ok $? "hk start starts it again"
+
+# A new revision: its container starts beside the running one, which is
+# removed once the new one is ready.
+HID=$(ct_ids "$INST" running)
+sed 's/^CT_FN_DELAY = "1"$/CT_FN_DELAY = "1"\nGREETING = "revision two"/' \
+    "$T/app.toml" >"$T/app2.toml"
+run hk apply "$T/app2.toml"
+is "$rc" 0 "a new revision of the healthcheck service is applied"
+wait_t 30 grep -q "service=http-functions/health: revision 2 replaces 1" \
+    "$T/scale.log"
+ok $? "it replaces the running one once ready"
+wait_t 10 ct_count_is 1 "$INST"
+ok $? "one container is left"
+podman container exists "$HID"
+ok $((!$?)) "the old revision's is removed"
+is "$(get health.http-functions.localhost /r2 && cut -d' ' -f1-2 "$T/body")" \
+    "200revision two" "the new one answers"
 
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"

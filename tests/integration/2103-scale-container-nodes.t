@@ -162,5 +162,7 @@ stop_pid "$scale_pid"
 wait_t 20 ct_count_is 0 "$INST"
 ok $? "SIGTERM: every node's container is removed"
 stop_pid "$events_pid"
+grep -Eq 'Sanitizer|runtime error' "$T/scale.log"
+ok $((!$?)) "no sanitizer report"
 "$HK_TOP/scripts/podman-api" stop "$(cat "$T/engine3.pid")"
 done_testing
