@@ -315,7 +315,7 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	    s->def.app, s->def.name, (long long)in->revision, x->nonce) <
 	    sizeof(cc->name))
 		e->name = cc->name;
-	e->image = sp->image;
+	e->image = x->image;
 	e->cmd = (const char *const *)sp->command;
 	e->env = (const char *const *)cc->env;
 	e->labels = cc->labelv;
@@ -323,11 +323,12 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	e->port = in->port;
 	if (x->node->net != CT_NET_HOST)
 		e->host_ip = x->node->address;
-	for (i = 0; i < sizeof(ct_sizes) / sizeof(ct_sizes[0]); i++)
-		if (sp->size != NULL && strcmp(sp->size, ct_sizes[i].name) == 0) {
-			e->memory = ct_sizes[i].memory;
-			e->nano_cpus = ct_sizes[i].nano_cpus;
-		}
+	for (i = 0; i < sizeof(ct_sizes) / sizeof(ct_sizes[0]); i++) {
+		if (sp->size == NULL || strcmp(sp->size, ct_sizes[i].name) != 0)
+			continue;
+		e->memory = ct_sizes[i].memory;
+		e->nano_cpus = ct_sizes[i].nano_cpus;
+	}
 	e->nofile = CT_NOFILE;
 	e->nproc = CT_NPROC;
 	e->network = x->node->net == CT_NET_HOST ? "host" :
@@ -354,6 +355,9 @@ ct_start(struct inst *in)
 		return;
 	}
 	x->phase = CT_CREATING;
+	/* kept: a start stopped meanwhile is no longer its service's */
+	strlcpy(x->image, in->svc->def.spec.image != NULL ?
+	    in->svc->def.spec.image : "", sizeof(x->image));
 	ct_create(x);
 }
 
@@ -388,9 +392,8 @@ on_create(void *arg, int status, json_t *body, const char *err)
 	if (err != NULL && status == 404 && !x->pulled && !x->stop_wanted &&
 	    !x->kill_wanted) {
 		log_info("service=%s: pulling %s on node %s", in->id,
-		    in->svc->def.spec.image, x->node->name);
-		x->op = engine_image_pull(x->node->e, in->svc->def.spec.image,
-		    on_pull, x);
+		    x->image, x->node->name);
+		x->op = engine_image_pull(x->node->e, x->image, on_pull, x);
 		if (x->op == NULL)
 			ct_fail(x, "pull", strerror(errno));
 		return;
@@ -424,8 +427,7 @@ on_pull(void *arg, int status, json_t *body, const char *err)
 	(void)body;
 	x->op = NULL;
 	if (err != NULL) {
-		snprintf(what, sizeof(what), "pull %s",
-		    x->in->svc->def.spec.image);
+		snprintf(what, sizeof(what), "pull %s", x->image);
 		ct_fail(x, what, err);
 		return;
 	}
@@ -468,7 +470,7 @@ on_inspect(void *arg, int status, json_t *body, const char *err)
 {
 	struct ct *x = arg;
 	struct inst *in = x->in;
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp;
 	struct engine_state st;
 	char why[ENGINE_ERR_LEN];
 
@@ -478,6 +480,7 @@ on_inspect(void *arg, int status, json_t *body, const char *err)
 		ct_halt(x);
 		return;
 	}
+	sp = &in->svc->def.spec;
 	if (err == NULL && engine_state(body, in->port, &st, why,
 	    sizeof(why)) == -1)
 		err = why;

@@ -61,18 +61,19 @@ struct ct {
 	struct ct_node		*node;
 	enum ct_phase		 phase;
 	char			 id[ENGINE_ID_MAX];	/* "" until created */
-	char			 nonce[CT_NONCE_LEN + 1];	/* hk.instance */
+	char			 nonce[CT_NONCE_LEN + 1]; /* hk.instance */
 	char			 exec_id[ENGINE_ID_MAX];
+	char			 image[ENGINE_IMAGE_MAX + 1];	/* started */
 	struct engine_call	*op;		/* of the start, or adoption */
 	struct engine_call	*stopc;
 	struct engine_call	*killc;
 	struct engine_call	*rmc;
 	struct engine_call	*logs;
 	struct engine_call	*hc;		/* of the health check */
-	struct loop_timer	 timer;		/* health check; an exit's end */
+	struct loop_timer	 timer;		/* health check; exit's end */
 	char			**health;	/* the HEALTHCHECK's argv */
 	int			 pulled;
-	int			 matched;	/* adopting: the list found it */
+	int			 matched;	/* adopting: listed, found */
 	int			 stop_wanted;
 	int			 kill_wanted;
 	int			 died;
