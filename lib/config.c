@@ -40,6 +40,7 @@
 #define KEYPATH_LEN	384	/* a dotted key path in a message */
 #define KEYSHOW_MAX	64	/* bytes of one key (or value) shown */
 #define REASON_LEN	256
+#define IMAGE_MAX	255	/* an image reference (lib/engine's bound) */
 #define HOST_MAX	253	/* a DNS name */
 #define RUNTIME_DIR_MAX	80	/* leaves room for "/<name>.sock" in sun_path */
 #define ENV_NAME_MAX	255
@@ -58,6 +59,8 @@ enum key_type {
 	KT_IP,		/* an IPv4 or IPv6 address, no port */
 	KT_INT,		/* int64_t within [min, max] */
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
+	KT_FILE,	/* absolute, an existing file; "" = unset */
+	KT_NET,		/* bridge, slirp4netns or host */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
 	KT_USER,	/* USER or USER:GROUP of this host; "" = unset */
 };
@@ -82,6 +85,14 @@ struct server_rule {
 	    KT_DOMAIN, 0, 0, base_domain)				\
 	K("container_engine", NULL, "unix:///var/run/docker.sock", 0,	\
 	    KT_ENGINE, 0, 0, container_engine)				\
+	K("container_network", NULL, "bridge", 0,			\
+	    KT_NET, 0, 0, container_network)				\
+	K("container_tls_ca", NULL, "", 0,				\
+	    KT_FILE, 0, 0, container_tls_ca)				\
+	K("container_tls_cert", NULL, "", 0,				\
+	    KT_FILE, 0, 0, container_tls_cert)				\
+	K("container_tls_key", NULL, "", 0,				\
+	    KT_FILE, 0, 0, container_tls_key)				\
 	K("events_max_age_days", NULL, "30", 1,				\
 	    KT_INT, 1, 36500, events_max_age_days)			\
 	K("events_max_rows", NULL, "100000", 1,				\
@@ -130,7 +141,11 @@ static const struct server_rule server_rules[] = { SERVER_KEYS(KEY_RULE) };
  */
 #define NODE_KEYS(K)							\
 	K("address", 1, KT_IP, address)					\
-	K("container_engine", 0, KT_ENGINE, container_engine)
+	K("container_engine", 0, KT_ENGINE, container_engine)		\
+	K("container_network", 0, KT_NET, container_network)		\
+	K("container_tls_ca", 0, KT_FILE, container_tls_ca)		\
+	K("container_tls_cert", 0, KT_FILE, container_tls_cert)		\
+	K("container_tls_key", 0, KT_FILE, container_tls_key)
 
 struct node_rule {
 	const char	*name;
@@ -150,6 +165,8 @@ _Static_assert(CONFIG_USER_MAX == USER_SPEC_MAX,
     "struct server_config: service_user does not fit user.h");
 _Static_assert(nitems(server_keys) <= nitems(((struct server_config *)NULL)->
     source), "struct server_config: source[] too small");
+_Static_assert(nitems(server_keys) <= nitems(((struct server_config *)NULL)->
+    line), "struct server_config: line[] too small");
 
 /*
  * The application config: keys of [services.NAME], alphabetical.
@@ -251,7 +268,7 @@ static const struct {
 	int		 available;
 } backend_kinds[BACKEND_COUNT] = {
 	[BACKEND_EXEC] =	{ "exec", 1 },
-	[BACKEND_CONTAINER] =	{ "container", 0 },
+	[BACKEND_CONTAINER] =	{ "container", 1 },
 	[BACKEND_S6] =		{ "s6", 0 },
 	[BACKEND_SYSTEMD] =	{ "systemd", 0 },
 };
@@ -308,8 +325,12 @@ static int	 file_read(const char *, int, char **, size_t *, int *,
 		    struct config_diag *);
 static int	 valid_host(const char *, int);
 static int	 check_addr(const char *, char *, size_t);
+static int	 valid_image(const char *);
 static int	 check_user(const char *, char *, size_t);
 static int	 check_engine(const char *, char *, size_t);
+static int	 check_file(const char *, char *, size_t);
+static int	 check_engine_tls(const char *, const char *, const char *,
+		    const char *, char *, size_t);
 static int	 check_text(enum key_type, size_t, const char *, char *,
 		    size_t);
 static int	 check_server_str(size_t, const char *, char *, size_t);
@@ -330,6 +351,10 @@ static int	 node_parse(struct server_config *, const struct toml_kv *,
 static int	 nodes_walk(struct server_config *, const struct toml_kv *,
 		    const char *, struct config_diag *);
 static ssize_t	 server_key_find(const char *, size_t);
+static void	 node_print(FILE *, const char *, const char *, const char *,
+		    const char *);
+static int	 server_cross(struct server_config *, const char *,
+		    struct config_diag *);
 static void	 dl_add(struct dlist *, int, const char *);
 static int	 dent_cmp(const void *, const void *);
 static void	 dl_flush(struct dlist *, struct config_diag *);
@@ -369,6 +394,8 @@ static void	 svc_user(struct actx *, const struct toml_kv *,
 static int	 svc_backend(struct actx *, const struct toml_kv *const *,
 		    const char *, struct service_spec *);
 static void	 svc_placement(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
+static void	 svc_container(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_serverless_rules(struct actx *,
 		    const struct toml_kv *const *, const char *,
@@ -625,6 +652,20 @@ valid_host(const char *s, int anycase)
 	return !alldig;
 }
 
+/*
+ * An image reference as an engine takes it: [registry[:port]/]name[:tag]
+ * [@digest], in the characters those may hold; the engine judges the rest.
+ */
+static int
+valid_image(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-:/@");
+
+	return s[n] == '\0' && (is_alpha((unsigned char)s[0]) ||
+	    is_digit((unsigned char)s[0]));
+}
+
 /* host:port: IPv4, [IPv6] or a DNS name, and a port 1..65535. */
 static int
 check_addr(const char *s, char *why, size_t whysz)
@@ -805,10 +846,26 @@ config_print(FILE *fp, const struct server_config *cfg)
 		n = &cfg->nodes[i];
 		fprintf(fp, "nodes.%s.address = \"%s\" (file)\n", n->name,
 		    n->address);
-		fprintf(fp, "nodes.%s.container_engine = \"%s\" (%s)\n",
-		    n->name, n->container_engine,
-		    n->container_engine[0] != '\0' ? "file" : "default");
+		node_print(fp, n->name, "container_engine",
+		    n->container_engine, "");
+		node_print(fp, n->name, "container_network",
+		    n->container_network, "bridge");
+		node_print(fp, n->name, "container_tls_ca",
+		    n->container_tls_ca, "");
+		node_print(fp, n->name, "container_tls_cert",
+		    n->container_tls_cert, "");
+		node_print(fp, n->name, "container_tls_key",
+		    n->container_tls_key, "");
 	}
+}
+
+/* A key of a node as "-n -v" prints it: "" is the default. */
+static void
+node_print(FILE *fp, const char *node, const char *key, const char *v,
+    const char *def)
+{
+	fprintf(fp, "nodes.%s.%s = \"%s\" (%s)\n", node, key,
+	    *v != '\0' ? v : def, *v != '\0' ? "file" : "default");
 }
 
 const char *
@@ -865,6 +922,52 @@ check_engine(const char *s, char *why, size_t whysz)
 	return 0;
 }
 
+/*
+ * A TLS file of an engine: an absolute path that exists ("" = unset).
+ * Only a missing file is refused here: hk may run as a user that cannot
+ * read hk-scale's key, and hk-scale says so at its first connection.
+ */
+static int
+check_file(const char *s, char *why, size_t whysz)
+{
+	struct stat st;
+
+	if (*s == '\0')
+		return 0;
+	if (s[0] != '/') {
+		(void)snprintf(why, whysz, "must be an absolute path");
+		return -1;
+	}
+	if (stat(s, &st) == -1 && errno == ENOENT) {
+		(void)snprintf(why, whysz, "no such file");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * An engine's TLS files go together, and only with tcp://: the client
+ * certificate and key, and the CA that signed the engine's certificate.
+ */
+static int
+check_engine_tls(const char *url, const char *ca, const char *cert,
+    const char *key, char *why, size_t whysz)
+{
+	int n = (*ca != '\0') + (*cert != '\0') + (*key != '\0');
+
+	if (n != 0 && n != 3) {
+		(void)snprintf(why, whysz, "container_tls_ca, "
+		    "container_tls_cert and container_tls_key go together");
+		return -1;
+	}
+	if (n == 3 && strncmp(url, "tcp://", 6) != 0) {
+		(void)snprintf(why, whysz,
+		    "TLS files are for a tcp:// container_engine");
+		return -1;
+	}
+	return 0;
+}
+
 /* Validates a string value of a type, in a field of size bytes. */
 static int
 check_text(enum key_type type, size_t size, const char *s, char *why,
@@ -886,6 +989,15 @@ check_text(enum key_type type, size_t size, const char *s, char *why,
 		return check_addr(s, why, whysz);
 	case KT_ENGINE:
 		return check_engine(s, why, whysz);
+	case KT_FILE:
+		return check_file(s, why, whysz);
+	case KT_NET:
+		if (strcmp(s, "bridge") == 0 || strcmp(s, "slirp4netns") == 0 ||
+		    strcmp(s, "host") == 0)
+			return 0;
+		(void)snprintf(why, whysz,
+		    "must be bridge, slirp4netns or host");
+		return -1;
 	case KT_IP:
 		if (inet_pton(AF_INET, s, &a4) == 1 ||
 		    inet_pton(AF_INET6, s, &a6) == 1)
@@ -1069,6 +1181,7 @@ server_file_key(struct server_config *cfg, const struct toml_kv *kv,
 		return -1;
 	}
 	cfg->source[i] = CONFIG_SRC_FILE;
+	cfg->line[i] = kv->line;
 	return 0;
 }
 
@@ -1177,7 +1290,7 @@ node_parse(struct server_config *cfg, const struct toml_kv *kv,
 {
 	const struct toml_value *v = kv->value;
 	struct config_node *n = &cfg->nodes[cfg->nnodes];
-	char key[KEYPATH_LEN];
+	char key[KEYPATH_LEN], why[REASON_LEN];
 	int seen[nitems(node_rules)], line, rc = 0;
 	size_t i;
 
@@ -1212,6 +1325,12 @@ node_parse(struct server_config *cfg, const struct toml_kv *kv,
 			    line, key, node_rules[i].name);
 			rc = -1;
 		}
+	if (rc == 0 && check_engine_tls(n->container_engine,
+	    n->container_tls_ca, n->container_tls_cert, n->container_tls_key,
+	    why, sizeof(why)) == -1) {
+		config_diag_add(d, "%s:%d: %s: %s", file, line, key, why);
+		rc = -1;
+	}
 	if (rc == 0)
 		cfg->nnodes++;
 	return rc;
@@ -1296,7 +1415,33 @@ config_load_server(struct server_config *cfg, const char *path,
 	}
 	if (server_env(cfg, d) == -1)
 		rc = -1;
+	if (server_cross(cfg, path, d) == -1)
+		rc = -1;
 	return rc;
+}
+
+/* Rules between keys of [server], once each key is read. */
+static int
+server_cross(struct server_config *cfg, const char *file,
+    struct config_diag *d)
+{
+	static const char *const tls[] = {
+		"container_tls_ca", "container_tls_cert", "container_tls_key",
+	};
+	char why[REASON_LEN];
+	ssize_t k;
+	size_t i;
+	int line = 0;
+
+	if (check_engine_tls(cfg->container_engine, cfg->container_tls_ca,
+	    cfg->container_tls_cert, cfg->container_tls_key, why,
+	    sizeof(why)) == 0)
+		return 0;
+	for (i = 0; i < nitems(tls) && line == 0; i++)
+		if ((k = server_key_find(tls[i], strlen(tls[i]))) != -1)
+			line = cfg->line[k];
+	config_diag_add(d, "%s:%d: server: %s", file, line, why);
+	return -1;
 }
 
 int
@@ -1804,6 +1949,8 @@ svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
 		s->readiness = READY_NOTIFY;
 	else if (strcmp(r, "socket") == 0)
 		s->readiness = READY_SOCKET;
+	else if (strcmp(r, "healthcheck") == 0)
+		s->readiness = READY_HEALTH;
 	else if (strncmp(r, "http:/", 6) == 0) {
 		for (p = r + 5; *p != '\0'; p++)
 			if (*p <= ' ' || *p >= 0x7f)
@@ -1814,7 +1961,8 @@ svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
 		goto bad;
 	return;
 bad:
-	adiag(c, kv->line, key, "must be tcp, http:/PATH, notify or socket");
+	adiag(c, kv->line, key,
+	    "must be tcp, http:/PATH, notify, socket or healthcheck");
 }
 
 static void
@@ -1949,6 +2097,63 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 	    "command on this host, not on node \"%s\"", s->node_name);
 }
 
+/*
+ * A container needs an engine on the node it runs on, reached with TLS
+ * over TCP, and a readiness it can have (no NOTIFY_SOCKET nor inherited
+ * listener crosses into a container); healthcheck, the image's
+ * HEALTHCHECK, is a container's alone.
+ */
+static void
+svc_container(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct config_node *n = NULL;
+	const char *engine, *ca, *what;
+	char key[KEYPATH_LEN];
+	int line;
+
+	kpath_s(key, prefix, "readiness");
+	if (s->backend != BACKEND_CONTAINER) {
+		if (s->readiness == READY_HEALTH)
+			adiag(c, slot[SK_READINESS]->line, key, "healthcheck "
+			    "(the image's HEALTHCHECK) requires backend "
+			    "\"container\"");
+		return;
+	}
+	if (s->readiness == READY_NOTIFY || s->readiness == READY_SOCKET)
+		adiag(c, slot[SK_READINESS]->line, key, "%s is not available "
+		    "with backend \"container\" (tcp, http:/PATH or "
+		    "healthcheck)", s->readiness == READY_NOTIFY ? "notify" :
+		    "socket");
+	if (c->srv == NULL)
+		return;
+	if (s->node_name != NULL &&
+	    (n = config_node_find(c->srv, s->node_name)) != NULL) {
+		engine = n->container_engine;
+		ca = n->container_tls_ca;
+		line = slot[SK_NODE_NAME]->line;
+		kpath_s(key, prefix, "node_name");
+	} else {
+		engine = c->srv->container_engine;
+		ca = c->srv->container_tls_ca;
+		what = slot[SK_BACKEND] != NULL ? "backend" : "image";
+		line = slot[SK_BACKEND] != NULL ? slot[SK_BACKEND]->line :
+		    slot[SK_IMAGE]->line;
+		kpath_s(key, prefix, what);
+	}
+	if (*engine == '\0' && n != NULL)
+		adiag(c, line, key, "node \"%s\" has no container_engine",
+		    n->name);
+	else if (*engine == '\0')
+		adiag(c, line, key, "backend \"container\" needs "
+		    "server.container_engine (unset)");
+	else if (strncmp(engine, "tcp://", 6) == 0 && *ca == '\0')
+		adiag(c, line, key, "%s%s%s container_engine %s has no TLS "
+		    "files (container_tls_ca, container_tls_cert, "
+		    "container_tls_key)", n != NULL ? "node \"" : "server",
+		    n != NULL ? n->name : "", n != NULL ? "\":" : ":", engine);
+}
+
 /* What a serverless service may not be or have. */
 static void
 svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
@@ -2003,7 +2208,13 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	kpath_s(key, prefix, svc_keys[k].name);
 	switch (k) {
 	case SK_IMAGE:
-		if ((str = get_str(c, kv, key, SIZE_MAX)) != NULL)
+		if ((str = get_str(c, kv, key, IMAGE_MAX)) == NULL)
+			break;
+		if (!valid_image(str))
+			adiag(c, kv->line, key, "not an image reference "
+			    "(letters, digits and _.-:/@, starting with a "
+			    "letter or digit)");
+		else
 			s->image = xstrndup(c, str, strlen(str));
 		break;
 	case SK_COMMAND:
@@ -2126,8 +2337,10 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 			svc_value(c, k, skv, slot[k], sless, s);
 	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
 		adiag(c, s->line, prefix, "requires image or command");
-	else if (svc_backend(c, slot, prefix, s) == 0)
+	else if (svc_backend(c, slot, prefix, s) == 0) {
 		svc_placement(c, slot, prefix, s);
+		svc_container(c, slot, prefix, s);
+	}
 	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL)
 		s->directory = xstrndup(c, c->dir, strlen(c->dir));
 	if (s->size == NULL && slot[SK_SIZE] == NULL)
@@ -2372,6 +2585,7 @@ spec_json(struct actx *c, const struct service_spec *s,
 	static const char *const ready[] = {
 		[READY_TCP] = "tcp", [READY_HTTP] = "http",
 		[READY_NOTIFY] = "notify", [READY_SOCKET] = "socket",
+		[READY_HEALTH] = "healthcheck",
 	};
 	char *out = NULL, *rd = NULL;
 	json_t *o, *e;

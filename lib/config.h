@@ -27,6 +27,8 @@
 #define CONFIG_NODE_MAX		253		/* a node's name: a DNS name */
 #define CONFIG_IP_MAX		45		/* an IPv6 address as text */
 #define CONFIG_ENGINE_MAX	271	/* tcp://NAME:PORT, unix:///PATH */
+#define CONFIG_FILE_MAX		255	/* a TLS file's path */
+#define CONFIG_NET_MAX		15	/* bridge, slirp4netns, host */
 #define CONFIG_DIAG_LEN		512
 
 /* Collected diagnostics; the first CONFIG_DIAG_MAX are kept, all counted. */
@@ -54,6 +56,10 @@ struct config_node {
 	char		name[CONFIG_NODE_MAX + 1];
 	char		address[CONFIG_IP_MAX + 1];	/* its services' */
 	char		container_engine[CONFIG_ENGINE_MAX + 1]; /* "" none */
+	char		container_network[CONFIG_NET_MAX + 1];	/* "" bridge */
+	char		container_tls_ca[CONFIG_FILE_MAX + 1];	/* "" none */
+	char		container_tls_cert[CONFIG_FILE_MAX + 1];
+	char		container_tls_key[CONFIG_FILE_MAX + 1];
 	int		line;		/* of its table */
 };
 
@@ -67,6 +73,10 @@ struct server_config {
 	char		runtime_dir[CONFIG_URL_MAX + 1];
 	char		base_domain[CONFIG_ADDR_MAX + 1];
 	char		container_engine[CONFIG_ENGINE_MAX + 1]; /* "" none */
+	char		container_network[CONFIG_NET_MAX + 1];	/* bridge ... */
+	char		container_tls_ca[CONFIG_FILE_MAX + 1];	/* "" none */
+	char		container_tls_cert[CONFIG_FILE_MAX + 1];
+	char		container_tls_key[CONFIG_FILE_MAX + 1];
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
@@ -80,7 +90,8 @@ struct server_config {
 	int64_t		requests_max_rows;	/* 1..1e9, 1000000 */
 	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of
 					   idle_seconds, for tests only */
-	enum config_source source[24];	/* indexed like config_keys() */
+	enum config_source source[32];	/* indexed like config_keys() */
+	int		line[32];	/* of each key in the file, or 0 */
 	struct config_node nodes[CONFIG_NODES_MAX];	/* in file order */
 	size_t		nnodes;
 };
@@ -146,6 +157,7 @@ enum readiness_kind {
 	READY_HTTP,	/* readiness_path holds "/path" */
 	READY_NOTIFY,
 	READY_SOCKET,
+	READY_HEALTH,	/* the image's HEALTHCHECK (container only) */
 };
 
 struct serverless_policy {

@@ -66,6 +66,14 @@
  *				an array of every container (stopped ones
  *				too) carrying all the labels given; each entry
  *				has "Id", "State" and "Labels"
+ *	engine_exec_create	POST /containers/ID/exec: a command to run in
+ *				the running container; body holds "Id", the
+ *				exec's (engine_id())
+ *	engine_exec_start	POST /exec/ID/start: runs it; the call ends
+ *				when the command does (its output is read and
+ *				dropped, at most 64 KiB at a time)
+ *	engine_exec_inspect	GET /exec/ID/json; engine_exec_state() reads
+ *				whether it runs and its exit code
  *
  *	ID is a container's ID or name: letters, digits and "_.-", at most
  *	ENGINE_NAME_MAX bytes.  An image name is a reference of letters,
@@ -83,8 +91,9 @@
  *	rlimit"); tmpfs entries are "PATH" or "PATH:OPTIONS" (podman needs
  *	"/tmp:rw,notmpcopyup" here); network is the NetworkMode
  *	("slirp4netns:port_handler=slirp4netns", "host", NULL for the
- *	engine's default).  The container has no TTY, so its output is
- *	multiplexed (see LOGS).
+ *	engine's default).  no_new_privs and cap_drop_all ask for
+ *	no-new-privileges and no capability at all.  The container has no
+ *	TTY, so its output is multiplexed (see LOGS).
  *
  * EVENTS
  *	engine_events_open() keeps one long-lived GET /events?filters=
@@ -99,6 +108,7 @@
  *	ENGINE_EV_DOWN	the stream is gone: reason says why; it reconnects
  *			by itself after a backoff (ENGINE_BACKOFF_MIN_MS,
  *			doubling to ENGINE_BACKOFF_MAX_MS)
+ *	ENGINE_EV_CREATE container id was created
  *	ENGINE_EV_START	container id started
  *	ENGINE_EV_DIE	container id exited: exit_code (or -1 if the engine
  *			did not say; 128+n for a signal n)
@@ -210,6 +220,7 @@ struct engine_spec {
 	const char		*network;	/* NetworkMode */
 	int			 init;		/* an init as PID 1 */
 	int			 no_new_privs;	/* no-new-privileges */
+	int			 cap_drop_all;	/* CapDrop: ALL */
 };
 
 struct engine_call *engine_create(struct engine *,
@@ -226,6 +237,15 @@ struct engine_call *engine_inspect(struct engine *, const char *,
 		    engine_done_fn *, void *);
 struct engine_call *engine_list(struct engine *, const char *const *,
 		    engine_done_fn *, void *);
+
+struct engine_call *engine_exec_create(struct engine *, const char *,
+		    const char *const *, engine_done_fn *, void *);
+struct engine_call *engine_exec_start(struct engine *, const char *,
+		    engine_done_fn *, void *);
+struct engine_call *engine_exec_inspect(struct engine *, const char *,
+		    engine_done_fn *, void *);
+/* 1 still running, 0 exited (*code: its status, -1 unknown), -1 no. */
+int		 engine_exec_state(const json_t *, int *);
 
 /* What engine_inspect() told of a container. */
 struct engine_state {
@@ -250,7 +270,8 @@ enum engine_ev_kind {
 	ENGINE_EV_DOWN,
 	ENGINE_EV_START,
 	ENGINE_EV_DIE,
-	ENGINE_EV_HEALTH
+	ENGINE_EV_HEALTH,
+	ENGINE_EV_CREATE
 };
 
 struct engine_event {

@@ -35,6 +35,8 @@ static struct engine_call *id_call(struct engine *, const char *,
 		    const char *, const char *, const char *,
 		    engine_done_fn *, void *);
 static int	pull_feed(struct engine_call *);
+static int	drop_feed(struct engine_call *);
+static void	drop_end(struct engine_call *, int, const char *);
 static int	pull_obj(json_t *, void *);
 static void	pull_end(struct engine_call *, int, const char *);
 static void	pull_free(void *);
@@ -422,6 +424,9 @@ spec_host(const struct engine_spec *s, json_t *h)
 	if (s->no_new_privs)
 		bad |= json_object_set_new(h, "SecurityOpt",
 		    json_pack("[s]", "no-new-privileges"));
+	if (s->cap_drop_all)
+		bad |= json_object_set_new(h, "CapDrop", json_pack("[s]",
+		    "ALL"));
 	return bad ? -1 : 0;
 }
 
@@ -530,6 +535,108 @@ engine_list(struct engine *e, const char *const *labels, engine_done_fn *fn,
 	c = json_call(e, "GET", path, NULL, fn, arg);
 	free(path);
 	return c;
+}
+
+/*
+ * A command run in a running container (the image's HEALTHCHECK, say):
+ * created, started, inspected, as Docker's CLI does.
+ */
+struct engine_call *
+engine_exec_create(struct engine *e, const char *id, const char *const *cmd,
+    engine_done_fn *fn, void *arg)
+{
+	struct engine_call *c;
+	char path[PATH_MAX_OPS];
+	json_t *body;
+
+	if (!valid(id, ENGINE_NAME_MAX, NAME_CHARS) || cmd == NULL ||
+	    cmd[0] == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((body = json_pack("{s:o, s:b, s:b}", "Cmd", strings(cmd),
+	    "AttachStdout", 1, "AttachStderr", 1)) == NULL) {
+		errno = EINVAL;		/* or not UTF-8 */
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/containers/%s/exec", id);
+	c = json_call(e, "POST", path, body, fn, arg);
+	json_decref(body);
+	return c;
+}
+
+/* Its output is read to the end (the command's exit) and dropped. */
+static int
+drop_feed(struct engine_call *c)
+{
+	c->len = 0;
+	return 0;
+}
+
+static void
+drop_end(struct engine_call *c, int status, const char *err)
+{
+	c->fn(c->arg, status, NULL, err);
+}
+
+struct engine_call *
+engine_exec_start(struct engine *e, const char *exec_id, engine_done_fn *fn,
+    void *arg)
+{
+	struct engine_call *c;
+	char path[PATH_MAX_OPS];
+	json_t *body;
+
+	if (!valid(exec_id, ENGINE_NAME_MAX, NAME_CHARS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((body = json_pack("{s:b, s:b}", "Detach", 0, "Tty", 0)) == NULL)
+		return NULL;
+	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
+	c = call_new(e, "POST", path, body);
+	json_decref(body);
+	if (c == NULL)
+		return NULL;
+	c->max = 64 * 1024;
+	c->feedfn = drop_feed;
+	c->endfn = drop_end;
+	c->fn = fn;
+	c->arg = arg;
+	return call_start(c) == -1 ? NULL : c;
+}
+
+struct engine_call *
+engine_exec_inspect(struct engine *e, const char *exec_id, engine_done_fn *fn,
+    void *arg)
+{
+	char path[PATH_MAX_OPS];
+
+	if (!valid(exec_id, ENGINE_NAME_MAX, NAME_CHARS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/exec/%s/json", exec_id);
+	return json_call(e, "GET", path, NULL, fn, arg);
+}
+
+/* An exec's inspection: 1 still running, 0 exited (*code), -1 not one. */
+int
+engine_exec_state(const json_t *o, int *code)
+{
+	const json_t *r = json_object_get(o, "Running");
+	const json_t *x = json_object_get(o, "ExitCode");
+
+	if (!json_is_boolean(r))
+		return -1;
+	if (json_is_true(r))
+		return 1;
+	if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+	    json_integer_value(x) > 255)
+		*code = -1;
+	else
+		*code = (int)json_integer_value(x);
+	return 0;
 }
 
 /*

@@ -166,6 +166,8 @@ engine_event(const json_t *o, struct engine_event *ev)
 		ev->name = v;
 	if (strcmp(action, "start") == 0)
 		ev->kind = ENGINE_EV_START;
+	else if (strcmp(action, "create") == 0)
+		ev->kind = ENGINE_EV_CREATE;
 	else if (strcmp(action, "die") == 0 || strcmp(action, "died") == 0) {
 		ev->kind = ENGINE_EV_DIE;
 		code = (v = str(attrs, "exitCode")) != NULL ?

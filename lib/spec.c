@@ -74,6 +74,8 @@ decode_readiness(json_t *o, struct service_spec *s)
 		s->readiness = READY_NOTIFY;
 	else if (strcmp(r, "socket") == 0)
 		s->readiness = READY_SOCKET;
+	else if (strcmp(r, "healthcheck") == 0)
+		s->readiness = READY_HEALTH;
 	else if (strncmp(r, "http:/", 6) == 0) {
 		s->readiness = READY_HTTP;
 		if ((s->readiness_path = strdup(r + 5)) == NULL)

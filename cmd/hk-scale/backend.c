@@ -7,9 +7,17 @@
  * killed when the grace period is over: the timer is ours), kill, retire
  * (the instance is no longer its service's, and goes once stopped),
  * hand over its output, free it.  A backend answers through backend_*():
- * started, failed, ready, exited, adopted; an instance that is no longer
- * its service's is stopped or freed here, and the rest goes to service.c
- * and instance_store.c.  A new backend is one file and one line below.
+ * started, failed, ready, exited, adopted, released; an instance that is
+ * no longer its service's is stopped or freed here, and the rest goes to
+ * service.c and instance_store.c.  A new backend is one file and one line
+ * below.
+ *
+ * A backend may answer later than it is asked (an engine's answer comes
+ * over the loop): a stop may then come while the start is under way, and
+ * what is left of an instance (a stopped container) may go after the
+ * instance is freed.  Such an instance stays on scale.insts, no longer
+ * any service's, until its backend says it is released, so that hk-scale
+ * stops only once nothing of its instances is left behind.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -22,9 +30,11 @@
 #include "scale.h"
 
 static void	kill_fire(struct loop *, void *);
+static void	inst_destroy(struct inst *);
 
 static const struct backend *const backends[] = {
 	&backend_exec,
+	&backend_container,
 };
 
 const struct backend *
@@ -61,6 +71,39 @@ backend_check(char *err, size_t errlen)
 	return 0;
 }
 
+/* Start-up: the rows are handed out; each backend may look further. */
+void
+backends_init(struct scale *sc)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i]->init != NULL)
+			backends[i]->init(sc);
+}
+
+/*
+ * The loop is over (SIGTERM, or its deadline): every backend drops what
+ * is under way, and every instance goes, released or not.
+ */
+void
+inst_teardown(struct scale *sc)
+{
+	struct inst *in;
+	size_t i;
+
+	sc->stopping = 2;
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i]->shutdown != NULL)
+			backends[i]->shutdown(sc);
+	while ((in = TAILQ_FIRST(&sc->insts)) != NULL) {
+		if (!in->releasing)
+			inst_free(in);
+		else
+			inst_destroy(in);
+	}
+}
+
 struct inst *
 inst_new(struct scale *sc, const char *id, const struct backend *be)
 {
@@ -72,6 +115,7 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 	in->be = be;
 	strlcpy(in->id, id, sizeof(in->id));
 	strlcpy(in->what, "instance", sizeof(in->what));
+	strlcpy(in->node, sc->node, sizeof(in->node));
 	in->notifyfd = in->probefd = -1;
 	loop_timer_init(&in->kill_timer, kill_fire, in);
 	TAILQ_INSERT_TAIL(&sc->insts, in, entry);
@@ -93,7 +137,7 @@ inst_stop(struct inst *in)
 {
 	struct scale *sc = in->sc;
 
-	if (in->stopping)
+	if (in->stopping || in->releasing)
 		return;
 	in->stopping = 1;
 	probe_stop(in);
@@ -106,6 +150,8 @@ inst_stop(struct inst *in)
 void
 inst_kill(struct inst *in)
 {
+	if (in->releasing)
+		return;
 	in->stopping = 1;
 	probe_stop(in);
 	in->be->kill(in);
@@ -167,19 +213,36 @@ inst_reap(struct scale *sc)
 	}
 }
 
+/*
+ * Nothing of in runs, or it is no longer watched: its backend releases
+ * what is left, now or later (backend_released()).
+ */
 void
 inst_free(struct inst *in)
 {
 	struct scale *sc = in->sc;
 
+	if (in->releasing)
+		return;
 	probe_stop(in);
 	loop_timer_cancel(sc->loop, &in->kill_timer);
 	queue_settle(in);
-	if (in->be->release != NULL)
-		in->be->release(in);
+	in->svc = NULL;
+	in->in_store = 0;
+	in->releasing = 1;
+	if (in->be->release != NULL && in->be->release(in) == 1)
+		return;
+	inst_destroy(in);
+}
+
+static void
+inst_destroy(struct inst *in)
+{
+	struct scale *sc = in->sc;
+
 	TAILQ_REMOVE(&sc->insts, in, entry);
 	free(in);
-	if (sc->stopping && TAILQ_EMPTY(&sc->insts))
+	if (sc->stopping == 1 && TAILQ_EMPTY(&sc->insts))
 		loop_stop(sc->loop);
 }
 
@@ -193,12 +256,17 @@ backend_started(struct inst *in)
 		service_inst_started(in);
 }
 
-/* Nothing runs; why says why. */
+/*
+ * Nothing runs; why says why.  An instance being stopped meanwhile is
+ * simply gone.
+ */
 void
 backend_failed(struct inst *in, const char *why)
 {
 	if (in->svc == NULL)
 		inst_free(in);
+	else if (in->stopping)
+		backend_exited(in, -1, NULL);
 	else
 		service_inst_failed(in, why);
 }
@@ -230,4 +298,12 @@ void
 backend_adopted(struct inst *in, int alive)
 {
 	adopt_done(in, alive);
+}
+
+/* What inst_free() left to its backend is gone: so is the instance. */
+void
+backend_released(struct inst *in)
+{
+	if (in->releasing)
+		inst_destroy(in);
 }

@@ -81,7 +81,7 @@ static void	exec_stop(struct inst *);
 static void	exec_kill(struct inst *);
 static void	exec_handover(struct inst *);
 static void	exec_row(const struct inst *, struct store_instance *);
-static void	exec_release(struct inst *);
+static int	exec_release(struct inst *);
 static int	exec_reap(struct inst *, pid_t, int);
 static struct exec_inst *xnew(struct inst *);
 static int	bind_port(struct inst *, int, int *, char *, size_t);
@@ -810,17 +810,18 @@ exec_row(const struct inst *in, struct store_instance *r)
 	r->pid_start = x->pid_start;
 }
 
-static void
+static int
 exec_release(struct inst *in)
 {
 	struct exec_inst *x = in->priv;
 	struct loop *l = in->sc->loop;
 
 	if (x == NULL)
-		return;
+		return 0;
 	close_fd(l, &x->outfd);
 	close_fd(l, &x->execfd);
 	close_fd(l, &x->pidfd);
 	free(x);
 	in->priv = NULL;
+	return 0;
 }

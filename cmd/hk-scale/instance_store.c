@@ -18,6 +18,7 @@
  * or whose backend this build lacks is left as it is, with what it
  * describes: hk-scale cannot tell how to stop that.
  */
+#include <sys/random.h>
 #include <sys/types.h>
 
 #include <stdio.h>
@@ -28,9 +29,11 @@
 #include "scale.h"
 
 #define GATE_KEY_MAX	(SCALE_ID_MAX + 16)
+#define INSTALL_KEY	"hk-scale.installation"
 
 static void	gate_key(char *, size_t, const struct svc *);
 static void	adopt_one(struct scale *, const struct store_instance *);
+static void	adopt_take(struct inst *, struct service *, int);
 
 void
 row_put(struct inst *in, const char *state)
@@ -43,7 +46,7 @@ row_put(struct inst *in, const char *state)
 	strlcpy(r.service, in->svc->def.name, sizeof(r.service));
 	strlcpy(r.state, state, sizeof(r.state));
 	strlcpy(r.endpoint, in->endpoint, sizeof(r.endpoint));
-	strlcpy(r.node, sc->node, sizeof(r.node));
+	strlcpy(r.node, in->node, sizeof(r.node));
 	r.revision = in->revision;
 	inst_row(in, &r);
 	r.started_at = in->started_at;
@@ -72,7 +75,8 @@ row_failed(struct service *s)
 	strlcpy(r.app, s->def.app, sizeof(r.app));
 	strlcpy(r.service, s->def.name, sizeof(r.service));
 	strlcpy(r.state, "failed", sizeof(r.state));
-	strlcpy(r.node, s->sc->node, sizeof(r.node));
+	strlcpy(r.node, service_node(s, backend_find(s->def.spec.backend)),
+	    sizeof(r.node));
 	r.revision = s->def.revision;
 	r.updated_at = store_now_ms();
 	if (store_instance_put(s->sc->store, &r) == -1)
@@ -132,7 +136,8 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 	char id[SCALE_ID_MAX];
 	const char *colon;
 
-	if (r->node[0] != '\0' && strcmp(r->node, sc->node) != 0)
+	if (r->node[0] != '\0' && strcmp(r->node, sc->node) != 0 &&
+	    config_node_find(&sc->cfg, r->node) == NULL)
 		return;		/* another host's instance */
 	snprintf(id, sizeof(id), "%s/%s", r->app, r->service);
 	if (strcmp(r->state, "failed") == 0) {	/* a failed start: nothing */
@@ -160,8 +165,11 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 	in->start_mono = loop_now_ms(sc->loop);
 	strlcpy(in->endpoint, r->endpoint, sizeof(in->endpoint));
 	strlcpy(in->row_state, r->state, sizeof(in->row_state));
+	if (r->node[0] != '\0')
+		strlcpy(in->node, r->node, sizeof(in->node));
 	if ((colon = strrchr(r->endpoint, ':')) != NULL)
 		in->port = (int)strtonum(colon + 1, 1, 65535, NULL);
+	s->adopting++;
 	be->adopt(in, r);
 }
 
@@ -175,13 +183,23 @@ adopt_done(struct inst *in, int alive)
 	struct scale *sc = in->sc;
 	struct service *s = service_find(sc, in->id);
 
+	adopt_take(in, s, alive);
+	if (s != NULL)
+		service_adopted(s);
+}
+
+static void
+adopt_take(struct inst *in, struct service *s, int alive)
+{
+	struct scale *sc = in->sc;
+
 	if (!alive) {
 		if (s != NULL && s->inst == NULL)
 			row_delete(sc, &s->def);
 		inst_free(in);
 		return;
 	}
-	if (s == NULL || s->inst != NULL || in->port == 0 ||
+	if (s == NULL || s->inst != NULL || in->port == 0 || in->stopping ||
 	    s->def.desired == STORE_DESIRED_STOPPED ||
 	    strcmp(in->row_state, "running") != 0) {
 		log_info("service=%s: stopping %s, left %s by an earlier run",
@@ -200,6 +218,42 @@ adopt_done(struct inst *in, int alive)
 		s->gated = 1;
 	log_info("service=%s: adopted %s at %s, revision %lld", in->id,
 	    in->what, in->endpoint, (long long)in->revision);
+	ctl_ready(s);	/* for those who subscribed meanwhile */
+}
+
+/*
+ * The installation's ID, kept in the settings table (hk-scale.installation)
+ * and made once, at random: the label that tells this installation's
+ * containers from another's on a shared engine.
+ */
+int
+installation_id(struct scale *sc)
+{
+	unsigned char b[SCALE_INSTALL_MAX / 2];
+	char *val = NULL, id[SCALE_INSTALL_MAX + 1];
+	size_t i;
+	int r;
+
+	if (sc->installation[0] != '\0')
+		return 0;
+	if ((r = store_setting_get(sc->store, INSTALL_KEY, &val)) == -1)
+		return -1;
+	if (r == 0 && strlen(val) == SCALE_INSTALL_MAX &&
+	    strspn(val, "0123456789abcdef") == SCALE_INSTALL_MAX) {
+		strlcpy(sc->installation, val, sizeof(sc->installation));
+		free(val);
+		return 0;
+	}
+	free(val);
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return -1;
+	for (i = 0; i < sizeof(b); i++)
+		snprintf(id + 2 * i, 3, "%02x", b[i]);
+	if (store_setting_put(sc->store, INSTALL_KEY, id) == -1)
+		return -1;
+	strlcpy(sc->installation, id, sizeof(sc->installation));
+	log_info("installation %s", id);
+	return 0;
 }
 
 void

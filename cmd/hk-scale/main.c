@@ -68,6 +68,7 @@ setup(struct scale *sc)
 	TAILQ_INIT(&sc->queue);
 	TAILQ_INIT(&sc->insts);
 	TAILQ_INIT(&sc->conns);
+	TAILQ_INIT(&sc->ct_nodes);
 	if (backend_check(err, sizeof(err)) == -1)
 		fatalx(EX_SOFTWARE, "%s", err);
 	open_stdio();
@@ -103,6 +104,7 @@ setup(struct scale *sc)
 		fatalx(EX_UNAVAILABLE, "unable to read services from the "
 		    "store");
 	adopt_all(sc);
+	backends_init(sc);
 	if (ctl_listen(sc, err, sizeof(err)) == -1)
 		fatalx(EX_OSERR, "unable to listen: %s", err);
 	TAILQ_FOREACH(s, &sc->services, entry)
@@ -156,14 +158,13 @@ static void
 teardown(struct scale *sc)
 {
 	struct service *s;
-	struct inst *in;
 
 	ctl_close(sc);
 	ctl_reap(sc);
+	sc->stopping = 2;
 	while ((s = TAILQ_FIRST(&sc->services)) != NULL)
 		service_free(s);
-	while ((in = TAILQ_FIRST(&sc->insts)) != NULL)
-		inst_free(in);
+	inst_teardown(sc);
 	evsink_close(sc->ev);
 	store_close(sc->store);
 	loop_free(sc->loop);

@@ -1,12 +1,24 @@
 /*
  * probe.c - readiness of a starting instance, without blocking the loop:
  *
- *	tcp		a non-blocking connect to 127.0.0.1:PORT succeeds
+ *	tcp		a non-blocking connect to its endpoint succeeds
  *	http:/path	GET /path answers 2xx, the answer read to its end
  *	notify		READY=1 arrives on the instance's NOTIFY_SOCKET
  *	socket		the backend says so (backend_ready()): the exec
  *			backend's listener was bound by hk-scale and
  *			handed over, and the command was executed
+ *	healthcheck	the backend says so: the container backend ran the
+ *			image's HEALTHCHECK in the container, and it passed
+ *
+ * The endpoint is the instance's, in->endpoint, as the gateway will
+ * reach it: 127.0.0.1:PORT for a process of this host, a node's address
+ * and a published port for a container.  A published port may be a
+ * forwarder's (slirp4netns, docker-proxy), which accepts a connection
+ * before anything listens behind it and closes it once it finds nothing
+ * there: a backend says so with in->probe_hold, and a tcp probe then
+ * counts only a connection that stays open that many milliseconds, or 8
+ * times the longest a close took in this start (at most
+ * SCALE_PROBE_HOLD_MAX), with nothing closing it.
  *
  * A failed tcp or http probe is retried after a pause of 1/32 of the time
  * the start has taken so far, at least 1 ms and at most 50 ms: a service
@@ -40,6 +52,10 @@
 #include "log.h"
 #include "scale.h"
 
+static int	probe_addr(const struct inst *, struct sockaddr_storage *,
+		    socklen_t *);
+static int	probe_hold_ms(const struct inst *);
+static void	probe_held(struct inst *);
 static void	probe_try(struct inst *);
 static void	probe_retry(struct inst *);
 static void	probe_fire(struct loop *, void *);
@@ -113,6 +129,7 @@ probe_start(struct inst *in)
 			    in->notify_path);
 		break;
 	case READY_SOCKET:
+	case READY_HEALTH:
 		break;		/* backend_ready() */
 	}
 }
@@ -144,7 +161,13 @@ probe_fire(struct loop *l, void *arg)
 	struct inst *in = arg;
 
 	(void)l;
-	if (in->probefd != -1 && in->probe_sent)
+	if (in->probefd != -1 && in->probe_sent &&
+	    in->svc->def.spec.readiness == READY_TCP) {
+		log_debug("service=%s: probe: open for %d ms", in->id,
+		    probe_hold_ms(in));
+		probe_stop(in);
+		service_inst_ready(in);
+	} else if (in->probefd != -1 && in->probe_sent)
 		probe_end(in, "its rest did not come in time", 1);
 	else
 		probe_try(in);
@@ -168,17 +191,92 @@ probe_retry(struct inst *in)
 	loop_timer_at(l, &in->probe_timer, loop_now_ms(l) + in->probe_delay);
 }
 
+/* "127.0.0.1:8080" or "[::1]:8080", numeric, as the gateway reads it. */
+static int
+probe_addr(const struct inst *in, struct sockaddr_storage *ss,
+    socklen_t *len)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	char host[SCALE_ENDPOINT_MAX];
+	const char *colon, *ep = in->endpoint;
+	size_t hl;
+	int port;
+
+	memset(ss, 0, sizeof(*ss));
+	if ((colon = strrchr(ep, ':')) == NULL ||
+	    (hl = (size_t)(colon - ep)) < 3 || hl >= sizeof(host) ||
+	    (port = (int)strtonum(colon + 1, 1, 65535, NULL)) == 0)
+		return -1;
+	if (ep[0] == '[' && ep[hl - 1] == ']') {
+		memcpy(host, ep + 1, hl - 2);
+		host[hl - 2] = '\0';
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*sin6);
+		return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ?
+		    0 : -1;
+	}
+	memcpy(host, ep, hl);
+	host[hl] = '\0';
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	*len = sizeof(*sin);
+	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
+}
+
+static int
+probe_hold_ms(const struct inst *in)
+{
+	int64_t ms = in->probe_shut * 8;
+
+	if (ms < in->probe_hold)
+		ms = in->probe_hold;
+	return ms > SCALE_PROBE_HOLD_MAX ? SCALE_PROBE_HOLD_MAX : (int)ms;
+}
+
+/*
+ * A held tcp probe's connection has something to say: a close (a
+ * forwarder found nothing listening), or bytes (a server that speaks
+ * first, which is ready).
+ */
+static void
+probe_held(struct inst *in)
+{
+	struct loop *l = in->sc->loop;
+	char c;
+	ssize_t n;
+
+	n = recv(in->probefd, &c, 1, MSG_PEEK);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == 1) {
+		probe_stop(in);
+		service_inst_ready(in);
+		return;
+	}
+	if (loop_now_ms(l) - in->probe_at > in->probe_shut)
+		in->probe_shut = loop_now_ms(l) - in->probe_at;
+	log_debug("service=%s: probe: closed after %lld ms", in->id,
+	    (long long)(loop_now_ms(l) - in->probe_at));
+	probe_retry(in);
+}
+
 static void
 probe_try(struct inst *in)
 {
-	struct sockaddr_in sin;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
 	int fd;
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)in->port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (probe_addr(in, &ss, &sslen) == -1) {
+		log_warnx("service=%s: probe: endpoint \"%s\" is not an "
+		    "address", in->id, in->endpoint);
+		probe_retry(in);
+		return;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
 	if (fd == -1) {
 		log_warn("service=%s: probe: socket", in->id);
 		probe_retry(in);
@@ -191,7 +289,7 @@ probe_try(struct inst *in)
 	in->probe_len = 0;
 	http_parser_init(&in->probe_parser, HTTP_RESPONSE);
 	in->probe_parser.data = in;
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 &&
+	if (connect(fd, (struct sockaddr *)&ss, sslen) == -1 &&
 	    errno != EINPROGRESS) {
 		probe_retry(in);
 		return;
@@ -222,6 +320,10 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 	int soerr = 0;
 
 	(void)mask;
+	if (in->probe_sent && in->svc->def.spec.readiness == READY_TCP) {
+		probe_held(in);
+		return;
+	}
 	if (in->probe_sent) {
 		probe_read(in);
 		return;
@@ -229,6 +331,14 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1 ||
 	    soerr != 0) {
 		probe_retry(in);
+		return;
+	}
+	if (in->svc->def.spec.readiness == READY_TCP && in->probe_hold > 0) {
+		in->probe_sent = 1;	/* connected: held */
+		in->probe_at = loop_now_ms(l);
+		loop_mod_fd(l, fd, LOOP_READ);
+		loop_timer_at(l, &in->probe_timer, in->probe_at +
+		    probe_hold_ms(in));
 		return;
 	}
 	if (in->svc->def.spec.readiness == READY_TCP) {

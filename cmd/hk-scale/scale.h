@@ -34,11 +34,13 @@
 #define SCALE_RESTART_RESET_MS	10000	/* ran this long: backoff reset */
 #define SCALE_RETRY_MIN_S	1	/* retry_after of a failed start */
 #define SCALE_RETRY_MAX_S	60
-#define SCALE_ENDPOINT_MAX	32
+#define SCALE_PROBE_HOLD_MAX	1000	/* ms a tcp probe holds at most */
+#define SCALE_ENDPOINT_MAX	64	/* "[IPv6]:port" */
 #define SCALE_ID_MAX		(2 * STORE_NAME_MAX + 2)
 #define SCALE_REASON_MAX	(SCALE_LINE_MAX + 96)
 #define SCALE_SUN_MAX		108	/* sizeof(sun_path) */
 #define SCALE_WHAT_MAX		48	/* "pid 123", "container 1a2b..." */
+#define SCALE_INSTALL_MAX	32	/* hex digits: the installation's ID */
 
 enum svc_state {
 	SVC_SLEEPING,
@@ -50,6 +52,7 @@ enum svc_state {
 };
 
 struct backend;
+struct ct_node;
 struct scale;
 struct service;
 
@@ -70,6 +73,7 @@ struct inst {
 	uid_t			 uid;		/* its user (notify checks it) */
 	int			 port;
 	char			 endpoint[SCALE_ENDPOINT_MAX];
+	char			 node[STORE_NAME_MAX + 1];	/* it runs on */
 	int			 notifyfd;	/* readiness = "notify" */
 	char			 notify_path[SCALE_SUN_MAX];
 	int			 probefd;	/* tcp and http probes */
@@ -79,6 +83,10 @@ struct inst {
 	int			 probe_done;	/* read to its end */
 	size_t			 probe_len;	/* bytes of it read */
 	int64_t			 probe_delay;	/* ms */
+	int			 probe_hold;	/* ms: tcp, see probe.c */
+	int64_t			 probe_at;	/* loop ms: connected */
+	int64_t			 probe_shut;	/* ms: longest a forwarder
+						   took to close on us */
 	struct loop_timer	 probe_timer;
 	struct loop_timer	 kill_timer;	/* end of the grace period */
 	int64_t			 started_at;	/* Unix ms */
@@ -90,6 +98,7 @@ struct inst {
 	int			 ready;
 	int			 stopping;
 	int			 in_store; /* the store's row is this one */
+	int			 releasing;	/* freed once released */
 };
 
 /*
@@ -104,10 +113,16 @@ struct inst {
 struct backend {
 	const char		*name;		/* as hk.toml(5) names it */
 	enum backend_kind	 kind;
+	int			 placed;	/* runs on the node_name's node,
+						   not only on this host */
+	int			 starts_later;	/* start reports later: the
+						   row says starting at once */
 	/*
-	 * Start in, an instance of in->svc's current revision: then
-	 * backend_started() once it runs at in->endpoint (probes begin),
-	 * or backend_failed() with the reason, and nothing runs.
+	 * Start in, an instance of in->svc's current revision on in->node:
+	 * then backend_started() once it runs at in->endpoint (probes
+	 * begin), or backend_failed() with the reason, and nothing runs.
+	 * A stop or a kill may come before either: the backend then ends
+	 * the start and reports backend_exited() once nothing runs.
 	 */
 	void	(*start)(struct inst *);
 	/*
@@ -124,10 +139,18 @@ struct backend {
 	void	(*handover)(struct inst *);
 	/* The row's columns that are the backend's (pid, pid_start). */
 	void	(*row)(const struct inst *, struct store_instance *);
-	/* Frees priv: nothing of in runs, or it is no longer watched. */
-	void	(*release)(struct inst *);
+	/*
+	 * Frees priv: nothing of in runs, or it is no longer watched.
+	 * 0 done; 1 when what is left goes later (a container's removal):
+	 * backend_released() then.  During shutdown in->sc->stopping is
+	 * 2 and the loop is over: it must not return 1.
+	 */
+	int	(*release)(struct inst *);
 	/* A child of hk-scale exited: 1 if it was in's (it reported). */
 	int	(*reap)(struct inst *, pid_t, int);
+	/* Start-up, once the rows are handed out (adopt); and the end. */
+	void	(*init)(struct scale *);
+	void	(*shutdown)(struct scale *);
 };
 
 /* One service of the installation and its state machine. */
@@ -154,6 +177,7 @@ struct service {
 	int			 gated;		/* this revision was ready */
 	int			 gate_tried;
 	int			 removed;
+	int			 adopting;	/* rows an adoption looks at */
 	int			 failed_row;	/* the store says failed */
 	int			 seen;		/* reload bookkeeping */
 };
@@ -175,7 +199,8 @@ struct scale {
 	struct evsink		*ev;
 	struct server_config	 cfg;
 	const char		*config_path;
-	char			 node[STORE_NAME_MAX + 1];
+	char			 node[STORE_NAME_MAX + 1];	/* host name */
+	char			 installation[SCALE_INSTALL_MAX + 1];
 	int			 grace;		/* s */
 	int			 listenfd;
 	char			 sock_path[CONFIG_URL_MAX + 16];
@@ -189,6 +214,7 @@ struct scale {
 	int			 stopping;	/* SIGTERM: exit when empty */
 	struct loop_timer	 stop_timer;
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
+	TAILQ_HEAD(, ct_node)	 ct_nodes;	/* backend_container.c */
 };
 
 /* service.c: the per-service state machine */
@@ -207,6 +233,8 @@ void		 service_inst_started(struct inst *);
 void		 service_inst_failed(struct inst *, const char *);
 void		 service_inst_ready(struct inst *);
 void		 service_inst_exit(struct inst *, int, const char *);
+void		 service_adopted(struct service *);
+const char	*service_node(const struct service *, const struct backend *);
 int64_t		 service_retry_after(const struct service *);
 
 /* reload.c: services read back from the store */
@@ -222,6 +250,8 @@ void		 queue_settle(struct inst *);
 /* backend.c: backends[], and the life of an instance around them */
 const struct backend *backend_find(enum backend_kind);
 int		 backend_check(char *, size_t);
+void		 backends_init(struct scale *);
+void		 inst_teardown(struct scale *);
 struct inst	*inst_new(struct scale *, const char *, const struct backend *);
 void		 inst_start(struct inst *);
 void		 inst_stop(struct inst *);
@@ -237,9 +267,11 @@ void		 backend_failed(struct inst *, const char *);
 void		 backend_ready(struct inst *);
 void		 backend_exited(struct inst *, int, const char *);
 void		 backend_adopted(struct inst *, int);
+void		 backend_released(struct inst *);
 
-/* backend_exec.c */
+/* backend_exec.c, backend_container.c */
 extern const struct backend backend_exec;
+extern const struct backend backend_container;
 
 /* probe.c */
 void		 probe_start(struct inst *);
@@ -263,6 +295,7 @@ int		 gate_passed(struct scale *, const struct svc *);
 void		 gate_mark(struct scale *, const struct svc *, int64_t);
 void		 adopt_all(struct scale *);
 void		 adopt_done(struct inst *, int);
+int		 installation_id(struct scale *);
 
 
 #endif

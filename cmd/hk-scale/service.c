@@ -159,12 +159,15 @@ describe_exit(int status, char *buf, size_t len)
 		snprintf(buf, len, "exited");
 }
 
-/* Queues a start unless one is under way. */
+/*
+ * Queues a start unless one is under way, or an earlier run's instance is
+ * still being looked at (service_adopted() comes back here).
+ */
 static void
 want_start(struct service *s, const char *why)
 {
 	if (s->sc->stopping || s->removed || s->queued || s->pending != NULL ||
-	    (s->inst != NULL && !s->inst->ready))
+	    (s->inst != NULL && !s->inst->ready) || s->adopting)
 		return;
 	loop_timer_cancel(s->sc->loop, &s->retry);
 	if (s->state != SVC_RUNNING)
@@ -200,7 +203,7 @@ service_converge(struct service *s)
 {
 	struct scale *sc = s->sc;
 
-	if (s->removed || sc->stopping)
+	if (s->removed || sc->stopping || s->adopting)
 		return;
 	if (s->def.desired == STORE_DESIRED_STOPPED) {
 		if (s->state != SVC_STOPPED)
@@ -342,9 +345,23 @@ finish_stop(struct service *s, int was_ready, int64_t uptime)
 }
 
 /*
+ * The node an instance of s runs on: its node_name when its backend
+ * places instances there, else this host.
+ */
+const char *
+service_node(const struct service *s, const struct backend *be)
+{
+	if (be != NULL && be->placed && s->def.spec.node_name != NULL)
+		return s->def.spec.node_name;
+	return s->sc->node;
+}
+
+/*
  * Called by the queue when a start slot is free.  The instance holds the
  * slot and its place (inst, or pending behind a running one) from now;
  * its backend reports the outcome (service_inst_started() or _failed()).
+ * When that comes later, the row says starting from now: a restarted
+ * hk-scale then knows what may have begun.
  */
 void
 service_spawn(struct service *s)
@@ -366,11 +383,18 @@ service_spawn(struct service *s)
 	in->svc = s;
 	in->revision = s->def.revision;
 	in->counted = 1;
+	strlcpy(in->node, service_node(s, be), sizeof(in->node));
 	s->sc->nstarting++;
 	if (s->inst != NULL)
 		s->pending = in;
-	else
+	else {
 		s->inst = in;
+		if (be->starts_later) {
+			in->in_store = 1;
+			s->failed_row = 0;
+			row_put(in, "starting");
+		}
+	}
 	inst_start(in);
 }
 
@@ -571,6 +595,24 @@ service_inst_exit(struct inst *in, int status, const char *last)
 		if (s->restart_backoff > SCALE_RESTART_MAX_MS)
 			s->restart_backoff = SCALE_RESTART_MAX_MS;
 		s->retry_at = loop_now_ms(s->sc->loop) + s->restart_backoff;
+	}
+	service_converge(s);
+}
+
+/*
+ * An earlier run's instances of s have been looked at: a wake or a start
+ * that waited for that goes on.
+ */
+void
+service_adopted(struct service *s)
+{
+	if (s->adopting == 0 || --s->adopting > 0)
+		return;
+	if (s->wake_reason[0] != '\0' && s->state != SVC_RUNNING)
+		want_start(s, "wake");
+	else if (s->wake_reason[0] != '\0') {
+		s->wake_reason[0] = '\0';
+		ctl_ready(s);
 	}
 	service_converge(s);
 }

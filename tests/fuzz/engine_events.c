@@ -71,7 +71,8 @@ on_obj(json_t *o, void *arg)
 	if (r == 0)
 		return 0;
 	check(ev.kind == ENGINE_EV_START || ev.kind == ENGINE_EV_DIE ||
-	    ev.kind == ENGINE_EV_HEALTH, "a container event");
+	    ev.kind == ENGINE_EV_HEALTH || ev.kind == ENGINE_EV_CREATE,
+	    "a container event");
 	n = strspn(ev.id, "0123456789abcdef");
 	check(ev.id[n] == '\0' && n >= 12 && n <= 64, "an ID");
 	check(ev.name != NULL && ev.health != NULL, "strings");

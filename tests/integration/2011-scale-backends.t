@@ -2,8 +2,9 @@
 # hk-scale picks each service's backend from its stored spec, on SQLite and
 # PostgreSQL.  Specs stored before backends had names keep running as they
 # did: one with a command on exec, image or not; one with only an image
-# (seed 000's example, applied by an earlier hk) fails its start with a
-# reason that says so, at once, instead of "no command to run".  A row
+# (seed 000's example, applied by an earlier hk) runs on the container
+# backend, and here, with no engine at its socket, fails its start
+# at once with the engine's reason, instead of "no command to run".  A row
 # whose spec this hk-scale cannot read is left alone at a restart, with
 # its process.
 . tests/integration/lib.sh
@@ -33,7 +34,8 @@ respec() {
 
 for engine in $(engines); do
 	new_store "$engine" backends
-	scale_operator "$T/hakopod.toml" "$STORE"
+	scale_operator "$T/hakopod.toml" "$STORE" \
+	    "container_engine = \"unix://$T/no-engine.sock\""
 	export HAKOPOD_CONFIG="$T/hakopod.toml"
 	{
 		printf 'schema_version = 1\nname = "fn"\n'
@@ -60,10 +62,10 @@ for engine in $(engines); do
 	ctl '{"op":"wake","service":"fn/img","reason":"request"}' >/dev/null
 	wait_for 10 seen "$T/sub.out" '"op":"failed".*"service":"fn/img"'
 	ok $? "$engine: a wake of the image-only service fails"
-	like "$(grep '"op":"failed"' "$T/sub.out")" '"reason":"backend \\"container\\" is not available in this build"' \
-	    "$engine: with the reason: no container backend in this build"
+	like "$(grep '"op":"failed"' "$T/sub.out")" "\"reason\":\"create: unable to connect to unix://$T/no-engine.sock: No such file or directory\"" \
+	    "$engine: with the engine's reason: nothing at its socket"
 	wait_for 5 seen "$T/events.out" '"kind":"StartFailed".*"service":"fn/img"'
-	like "$(grep StartFailed "$T/events.out")" 'not available in this build' \
+	like "$(grep StartFailed "$T/events.out")" "unable to connect to unix://$T/no-engine.sock" \
 	    "$engine: StartFailed says so too"
 	run hk ps
 	like "$out" "$(printf '^fn\timg\tfailed\t1\t%s\t' "$(hostname)")" \

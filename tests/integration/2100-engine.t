@@ -58,7 +58,7 @@ run cli "$U" image "$IMAGE"
 like "$rc $out" '^0 sha256:[0-9a-f]{64}$' "the test image inspected"
 
 # The events stream of this test's containers, from before the create.
-bg cli "$U" events "hk.test=$TAG" >"$T/events" 2>&1
+bg "$CLI" "$U" events "hk.test=$TAG" >"$T/events" 2>&1
 EVPID=$last_pid
 wait_line "$T/events" '^up$'
 ok $? "the events stream is up"
@@ -70,6 +70,8 @@ run cli "$U" create -l "hk.test=$TAG" -l hk.app=engine -e GREETING=hi-2100 \
 ID=$out
 IDS="$IDS $ID"
 like "$rc $ID" '^0 [0-9a-f]{64}$' "a container is created: its ID"
+wait_line "$T/events" "^create $ID\$"
+ok $? "the events stream reports the create"
 run cli "$U" inspect "$ID" 8080
 like "$out" '^status=created running=0 ' "created, not running"
 fmt='{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}'
@@ -91,6 +93,12 @@ like "$out" "^status=running running=1 exit=0 health=starting \
 pid=[1-9][0-9]* published=127\.0\.0\.1:$PORT\$" \
     "inspected: running, health starting, published where asked"
 
+# A command in the container, through the exec API: its exit status.
+run cli "$U" exec "$ID" /usr/bin/python3 -c 'import sys; print("out"); sys.exit(3)'
+is "$rc $out" "0 exit 3" "a command run in the container: its exit status"
+run cli "$U" exec "$ID" /usr/bin/python3 -c "import os, urllib.request as u; u.urlopen('http://127.0.0.1:8080/health')"
+is "$rc $out" "0 exit 0" "the image's health check command, run so"
+
 # podman runs health checks from systemd timers: none here, so by hand.
 podman healthcheck run "$ID" >/dev/null 2>&1
 ok $? "the image's HEALTHCHECK passes"
@@ -104,7 +112,7 @@ is "$out" "$ID running" "listed by its labels"
 run cli "$U" ls "hk.test=$TAG" hk.app=other
 is "$rc $out" "0 " "not by a label it does not have"
 
-bg cli "$U" logs "$ID" >"$T/logs" 2>&1
+bg "$CLI" "$U" logs "$ID" >"$T/logs" 2>&1
 wait_line "$T/logs" '^stdout: ct-fn: GET /x 200$'
 ok $? "its logs: a request's line, followed"
 grep -q '^stderr: ct-fn: stderr works$' "$T/logs"
@@ -208,7 +216,7 @@ like "$rc $err" "^69 engine-cli: error: 0: tcp://127\.0\.0\.1:$TPORT: " \
 R=$T/restart
 pid=$("$HK_TOP/scripts/podman-api" start "$R")
 ok $? "a second service, to restart"
-bg cli "unix://$R/podman.sock" events "hk.test=$TAG-r" >"$T/revents" 2>&1
+bg "$CLI" "unix://$R/podman.sock" events "hk.test=$TAG-r" >"$T/revents" 2>&1
 wait_line "$T/revents" '^up$'
 ok $? "its events stream is up"
 "$HK_TOP/scripts/podman-api" stop "$pid"

@@ -3,7 +3,7 @@
 # with "file:line: key: reason" and the sysexits code of its kind.
 . tests/integration/lib.sh
 
-plan 42
+plan 41
 
 cat >"$T/hakopod.toml" <<CONF
 [server]
@@ -103,8 +103,10 @@ is "$rc" 64 "no file is a usage error"
 run hk --help
 is "$rc" 0 "--help exits 0"
 
-# Seed 000's example: an image alone means the container backend, which
-# this build does not have.  Refused now, not at every wake.
+# Seed 000's example: an image alone means the container backend, on the
+# default node, whose engine is the default socket.
+printf '[server]\nserverless_address = "127.0.0.1:8082"\ncontainer_engine = ""\n' \
+    >"$T/noengine.toml"
 cat >"$T/seed.toml" <<'APP'
 schema_version = 1
 name = "http-functions"
@@ -125,13 +127,11 @@ request_timeout_seconds = 60
 max_concurrency = 16
 APP
 run hk validate "$T/seed.toml"
-is "$rc" 65 "an image alone is refused with 65"
-is "$err" "$T/seed.toml:5: services.api.image: an image alone means backend \"container\", which is not available in this build" \
-    "because it means the container backend, not in this build"
-run hk apply "$T/seed.toml"
-is "$rc" 65 "apply refuses it as well"
-test ! -e "$T/state.db"
-ok $? "and writes nothing"
+is "$rc $out" "0 $T/seed.toml: app http-functions: 1 services, 1 serverless: OK" \
+    "seed 000's example validates: an image alone means the container backend"
+run hk -f "$T/noengine.toml" validate "$T/seed.toml"
+is "$rc $err" "65 $T/seed.toml:5: services.api.image: backend \"container\" needs server.container_engine (unset)" \
+    "not without an engine on the default node"
 
 cat >"$T/backends.toml" <<'APP'
 schema_version = 1
@@ -156,11 +156,10 @@ backend = "exec"
 APP
 run hk validate "$T/backends.toml"
 is "$rc" 65 "backends that cannot run a service are refused with 65"
-is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 3 "one line each, d (exec, its image unused) passes"
+is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 2 "one line each; c (its command run in the image) and d (exec, its image unused) pass"
 is "$err" "$T/backends.toml:6: services.a.backend: exec requires command
-$T/backends.toml:10: services.b.backend: \"systemd\" is not available in this build
-$T/backends.toml:14: services.c.image: image and command mean backend \"container\" (command run in the image), which is not available in this build: set backend = \"exec\" to run command on this host" \
-    "exec without a command; a backend not in this build; both keys, no backend"
+$T/backends.toml:10: services.b.backend: \"systemd\" is not available in this build" \
+    "exec without a command; a backend not in this build"
 sed -i '/^\[services.[abc]\]/,/^$/d' "$T/backends.toml"
 run hk validate "$T/backends.toml"
 is "$rc" 0 "image, command and backend = \"exec\" validate"
@@ -198,6 +197,39 @@ $T/placed.toml:10: services.b.node_name: no node \"worker-eu-2\" in the operator
 run hk validate "$T/placed.toml"
 like "$err" "placed.toml:6: services.a.node_name: no node \"worker-eu-1\" in the operator configuration" \
     "without [nodes], no node_name is a node"
+
+# A container on a node: the node's engine, and TLS when it is on TCP.
+cat >>"$T/nodes.toml" <<CONF
+
+[nodes.bare]
+address = "10.0.0.3"
+CONF
+cat >"$T/ct.toml" <<'APP'
+schema_version = 1
+name = "fn"
+
+[services.a]
+image = "x"
+node_name = "worker-eu-1"
+
+[services.b]
+image = "x"
+node_name = "bare"
+
+[services.c]
+image = "x"
+readiness = "notify"
+
+[services.d]
+command = ["x"]
+readiness = "healthcheck"
+APP
+run hk -f "$T/nodes.toml" validate "$T/ct.toml"
+is "$rc $err" "65 $T/ct.toml:6: services.a.node_name: node \"worker-eu-1\": container_engine tcp://10.0.0.2:2375 has no TLS files (container_tls_ca, container_tls_cert, container_tls_key)
+$T/ct.toml:10: services.b.node_name: node \"bare\" has no container_engine
+$T/ct.toml:14: services.c.readiness: notify is not available with backend \"container\" (tcp, http:/PATH or healthcheck)
+$T/ct.toml:18: services.d.readiness: healthcheck (the image's HEALTHCHECK) requires backend \"container\"" \
+    "containers: an engine on TCP without TLS, a node without an engine, a readiness they cannot have; healthcheck on exec"
 sed -i '/^node_name/d' "$T/placed.toml"
 run hk -f "$T/nodes.toml" validate "$T/placed.toml"
 is "$rc" 0 "without node_name, on the default node: valid"

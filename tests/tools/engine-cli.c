@@ -8,14 +8,16 @@
  *	    [-N NETWORK] [-m BYTES] [-C NANOCPUS] [-n NAME] IMAGE [CMD...]
  *	engine-cli ... URL start ID | stop ID SECONDS | kill ID SIGNAL |
  *	    rm ID | inspect ID [PORT] | ls [k=v...]
+ *	engine-cli ... URL exec ID CMD...
  *	engine-cli ... URL events [k=v...]
  *	engine-cli ... URL logs ID [SINCE]
  *
  * What the engine said goes to stdout, one fact a line: "version 4.3.1",
  * a new container's ID, "status=running running=1 exit=0 health=healthy
- * pid=N published=127.0.0.1:8080", "ID STATE" per container listed.
- * events prints "up", "down REASON", "start ID", "die ID CODE", "health
- * ID STATUS" as they come, until SIGTERM or SIGINT; logs prints "stdout:
+ * pid=N published=127.0.0.1:8080", "ID STATE" per container listed,
+ * "exit N" for a command run in a container (exec).  events prints "up",
+ * "down REASON", "create ID", "start ID", "die ID CODE", "health ID
+ * STATUS" as they come, until SIGTERM or SIGINT; logs prints "stdout:
  * LINE" or "stderr: LINE" until the stream ends, then "end".  A failure
  * is "engine-cli: error: STATUS: REASON" on stderr.  With -T, the loop
  * also ticks every 10 ms and "loop: ticks=N maxgap=MS" on stderr at the
@@ -25,6 +27,7 @@
  * in a stream); 64 usage; 69 no answer (status 0: refused, timed out); 71
  * a system call failed.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +52,7 @@ struct cli {
 	long			 ticks;
 	struct engine_events	*events;
 	int			 port;		/* inspect: the port to show */
+	char			 exec_id[ENGINE_ID_MAX];
 	int			 rc;
 };
 
@@ -60,6 +64,9 @@ static void	on_id(void *, int, json_t *, const char *);
 static void	on_inspect(void *, int, json_t *, const char *);
 static void	on_list(void *, int, json_t *, const char *);
 static void	on_event(const struct engine_event *, void *);
+static void	on_exec_created(void *, int, json_t *, const char *);
+static void	on_exec_ran(void *, int, json_t *, const char *);
+static void	on_exec_done(void *, int, json_t *, const char *);
 static int	on_line(int, const char *, size_t, void *);
 static void	on_signal(struct loop *, int, void *);
 static void	on_tick(struct loop *, void *);
@@ -74,7 +81,7 @@ usage(void)
 	    "[-p PORT] [-P IP:PORT] [-N NETWORK] [-m BYTES] [-C NANOCPUS] "
 	    "[-n NAME] IMAGE [CMD...] | start ID | stop ID SECONDS | "
 	    "kill ID SIGNAL | rm ID | inspect ID [PORT] | ls [k=v...] | "
-	    "events [k=v...] | logs ID [SINCE]\n", PROG);
+	    "exec ID CMD... | events [k=v...] | logs ID [SINCE]\n", PROG);
 	exit(EX_USAGE);
 }
 
@@ -170,6 +177,9 @@ on_event(const struct engine_event *ev, void *arg)
 	case ENGINE_EV_DOWN:
 		printf("down %s\n", ev->reason);
 		break;
+	case ENGINE_EV_CREATE:
+		printf("create %s\n", ev->id);
+		break;
 	case ENGINE_EV_START:
 		printf("start %s\n", ev->id);
 		break;
@@ -191,6 +201,49 @@ on_line(int stream, const char *line, size_t len, void *arg)
 	    line);
 	fflush(stdout);
 	return 0;
+}
+
+/* exec: created, then run to its end, then inspected for its status. */
+static void
+on_exec_created(void *arg, int status, json_t *body, const char *err)
+{
+	struct cli *cli = arg;
+	const char *id = engine_id(body);
+
+	if (err == NULL && id == NULL)
+		err = "no exec ID";
+	if (err != NULL) {
+		done(cli, status, err);
+		return;
+	}
+	strlcpy(cli->exec_id, id, sizeof(cli->exec_id));
+	if (engine_exec_start(cli->e, cli->exec_id, on_exec_ran, cli) == NULL)
+		done(cli, 0, strerror(errno));
+}
+
+static void
+on_exec_ran(void *arg, int status, json_t *body, const char *err)
+{
+	struct cli *cli = arg;
+
+	(void)body;
+	if (err != NULL)
+		done(cli, status, err);
+	else if (engine_exec_inspect(cli->e, cli->exec_id, on_exec_done,
+	    cli) == NULL)
+		done(cli, 0, strerror(errno));
+}
+
+static void
+on_exec_done(void *arg, int status, json_t *body, const char *err)
+{
+	int code = -1;
+
+	if (err == NULL && engine_exec_state(body, &code) != 0)
+		err = "not an exited exec";
+	if (err == NULL)
+		printf("exit %d\n", code);
+	done(arg, status, err);
 }
 
 static void
@@ -295,6 +348,9 @@ dispatch(struct cli *cli, int argc, char **argv)
 	}
 	if (strcmp(cmd, "ls") == 0)
 		return engine_list(e, rest, on_list, cli);
+	if (strcmp(cmd, "exec") == 0 && argc >= 3)
+		return engine_exec_create(e, argv[1], rest + 1,
+		    on_exec_created, cli);
 	if (strcmp(cmd, "logs") == 0 && (argc == 2 || argc == 3))
 		return engine_logs(e, argv[1], argc == 3 ? atoll(argv[2]) : 0,
 		    on_line, on_done, cli);

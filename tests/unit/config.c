@@ -32,7 +32,10 @@ enum srv_kind {
 	SRV_MAX2,	/* max_serverless_services = 2 */
 	SRV_LONGDOM,	/* a 251-byte base_domain */
 	SRV_ROOT,	/* allow_root_services = true */
-	SRV_NODES,	/* SRV_SL and [nodes.worker-eu-1] */
+	SRV_NODES,	/* SRV_SL and [nodes.worker-eu-1] (no engine), [nodes.
+			   tcp-1] (tcp:// without TLS), [nodes.unix-1] */
+	SRV_NOENGINE,	/* SRV_SL, container_engine = "" */
+	SRV_TCP,	/* SRV_SL, container_engine tcp:// without TLS */
 };
 
 struct app_case {
@@ -134,6 +137,25 @@ static const struct app_case app_cases[] = {
 	{ "neither image nor command", SRV_SL,
 	    HEAD "[services.api]\nport = 1\n",
 	    "app.toml:3: services.api: requires image or command", 0 },
+	{ "image with a space", SRV_SL,
+	    HEAD "[services.api]\nimage = \"my image\"\n",
+	    "app.toml:4: services.api.image: not an image reference (letters, "
+	    "digits and _.-:/@, starting with a letter or digit)", 0 },
+	{ "image starting with '/'", SRV_SL,
+	    HEAD "[services.api]\nimage = \"/x\"\n",
+	    "app.toml:4: services.api.image: not an image reference (letters, "
+	    "digits and _.-:/@, starting with a letter or digit)", 0 },
+	{ "image too long", SRV_SL, HEAD "[services.api]\nimage = \"x"
+	    "123456789012345678901234567890123456789012345678901234567890123"
+	    "123456789012345678901234567890123456789012345678901234567890123"
+	    "123456789012345678901234567890123456789012345678901234567890123"
+	    "123456789012345678901234567890123456789012345678901234567890123"
+	    "123"
+	    "\"\n",
+	    "app.toml:4: services.api.image: too long (at most 255 bytes)", 0 },
+	{ "image with registry, port and digest", SRV_SL,
+	    HEAD "[services.api]\nimage = \"registry.local:5000/team/fn@"
+	    "sha256:0123456789abcdef\"\n", NULL, 0 },
 	{ "image empty", SRV_SL, HEAD "[services.api]\nimage = \"\"\n",
 	    "app.toml:4: services.api.image: must not be empty", 0 },
 	{ "image integer", SRV_SL, HEAD "[services.api]\nimage = 1\n",
@@ -279,18 +301,18 @@ static const struct app_case app_cases[] = {
 	    "253 bytes: set hosts", 0 },
 	{ "readiness http without path", SRV_SL, SVC "readiness = \"http\"\n",
 	    "app.toml:5: services.api.readiness: "
-	    "must be tcp, http:/PATH, notify or socket", 0 },
+	    "must be tcp, http:/PATH, notify, socket or healthcheck", 0 },
 	{ "readiness http relative", SRV_SL,
 	    SVC "readiness = \"http:healthz\"\n",
 	    "app.toml:5: services.api.readiness: "
-	    "must be tcp, http:/PATH, notify or socket", 0 },
+	    "must be tcp, http:/PATH, notify, socket or healthcheck", 0 },
 	{ "readiness path with space", SRV_SL,
 	    SVC "readiness = \"http:/a b\"\n",
 	    "app.toml:5: services.api.readiness: "
-	    "must be tcp, http:/PATH, notify or socket", 0 },
+	    "must be tcp, http:/PATH, notify, socket or healthcheck", 0 },
 	{ "readiness unknown", SRV_SL, SVC "readiness = \"exec\"\n",
 	    "app.toml:5: services.api.readiness: "
-	    "must be tcp, http:/PATH, notify or socket", 0 },
+	    "must be tcp, http:/PATH, notify, socket or healthcheck", 0 },
 	{ "node_name invalid", SRV_SL, SVC "node_name = \"Node_1\"\n",
 	    "app.toml:5: services.api.node_name: invalid node name", 0 },
 	{ "node_name integer", SRV_SL, SVC "node_name = 1\n",
@@ -311,10 +333,44 @@ static const struct app_case app_cases[] = {
 	    SVC "backend = \"exec\"\nnode_name = \"worker-eu-1\"\n",
 	    "app.toml:6: services.api.node_name: backend \"exec\" runs its "
 	    "command on this host, not on node \"worker-eu-1\"", 0 },
-	{ "node_name with an image: the backend's reason alone", SRV_NODES,
+	{ "node_name with an image, a node without an engine", SRV_NODES,
 	    SVCI "node_name = \"worker-eu-1\"\n",
-	    "app.toml:4: services.api.image: an image alone means backend "
-	    "\"container\", which is not available in this build", 0 },
+	    "app.toml:5: services.api.node_name: node \"worker-eu-1\" has no "
+	    "container_engine", 0 },
+	{ "node_name with an image, a tcp:// engine without TLS", SRV_NODES,
+	    SVCI "node_name = \"tcp-1\"\n",
+	    "app.toml:5: services.api.node_name: node \"tcp-1\": "
+	    "container_engine tcp://10.0.0.3:2375 has no TLS files "
+	    "(container_tls_ca, container_tls_cert, container_tls_key)", 0 },
+	{ "node_name with an image, a node with an engine", SRV_NODES,
+	    SVCI "node_name = \"unix-1\"\n", NULL, 0 },
+	{ "container without server.container_engine", SRV_NOENGINE, SVCI,
+	    "app.toml:4: services.api.image: backend \"container\" needs "
+	    "server.container_engine (unset)", 0 },
+	{ "backend container without server.container_engine", SRV_NOENGINE,
+	    SVCI "backend = \"container\"\n",
+	    "app.toml:5: services.api.backend: backend \"container\" needs "
+	    "server.container_engine (unset)", 0 },
+	{ "container on a tcp:// engine without TLS", SRV_TCP, SVCI,
+	    "app.toml:4: services.api.image: server: container_engine "
+	    "tcp://10.0.0.9:2376 has no TLS files (container_tls_ca, "
+	    "container_tls_cert, container_tls_key)", 0 },
+	{ "container readiness notify", SRV_SL,
+	    SVCI "readiness = \"notify\"\n",
+	    "app.toml:5: services.api.readiness: notify is not available with "
+	    "backend \"container\" (tcp, http:/PATH or healthcheck)", 0 },
+	{ "container readiness socket", SRV_SL,
+	    SVCI "readiness = \"socket\"\n",
+	    "app.toml:5: services.api.readiness: socket is not available with "
+	    "backend \"container\" (tcp, http:/PATH or healthcheck)", 0 },
+	{ "container readiness healthcheck", SRV_SL,
+	    SVCI "readiness = \"healthcheck\"\n", NULL, 0 },
+	{ "container readiness http", SRV_SL,
+	    SVCI "readiness = \"http:/health\"\n", NULL, 0 },
+	{ "exec readiness healthcheck", SRV_SL,
+	    SVC "readiness = \"healthcheck\"\n",
+	    "app.toml:5: services.api.readiness: healthcheck (the image's "
+	    "HEALTHCHECK) requires backend \"container\"", 0 },
 	{ "backend_http2 string", SRV_SL, SVC "backend_http2 = \"yes\"\n",
 	    "app.toml:5: services.api.backend_http2: must be a boolean", 0 },
 	{ "ordinary key nested too deeply", SRV_SL, SVC "volumes = "
@@ -429,8 +485,7 @@ static const struct app_case app_cases[] = {
 	    SVC "backend = \"container\"\n",
 	    "app.toml:5: services.api.backend: container requires image", 0 },
 	{ "backend container", SRV_SL, SVCI "backend = \"container\"\n",
-	    "app.toml:5: services.api.backend: "
-	    "\"container\" is not available in this build", 0 },
+	    NULL, 0 },
 	{ "backend s6", SRV_SL, SVC "backend = \"s6\"\n",
 	    "app.toml:5: services.api.backend: "
 	    "\"s6\" is not available in this build", 0 },
@@ -440,14 +495,11 @@ static const struct app_case app_cases[] = {
 	{ "image alone (seed 000's example)", SRV_SL,
 	    HEAD "[services.api]\nimage = "
 	    "\"ghcr.io/example/http-function:latest\"\nport = 8080\n"
-	    "public = true\n[services.api.serverless]\n",
-	    "app.toml:4: services.api.image: an image alone means backend "
-	    "\"container\", which is not available in this build", 0 },
-	{ "image and command", SRV_SL, SVC "image = \"x\"\n",
-	    "app.toml:5: services.api.image: image and command mean backend "
-	    "\"container\" (command run in the image), which is not "
-	    "available in this build: set backend = \"exec\" to run command "
-	    "on this host", 0 },
+	    "public = true\nsize = \"small\"\nreplicas = 1\n"
+	    "[services.api.serverless]\nmin_replicas = 0\n"
+	    "idle_seconds = 300\nstartup_timeout_seconds = 60\n"
+	    "request_timeout_seconds = 60\nmax_concurrency = 16\n", NULL, 0 },
+	{ "image and command", SRV_SL, SVC "image = \"x\"\n", NULL, 0 },
 	{ "image and a bad command", SRV_SL,
 	    SVCI "command = \"x\"\n",
 	    "app.toml:5: services.api.command: must be an array of strings",
@@ -675,6 +727,45 @@ static const struct srv_case srv_cases[] = {
 	    "2: server.container_engine: port must be between 1 and 65535" },
 	{ "container_engine integer", "[server]\ncontainer_engine = 1\n",
 	    "2: server.container_engine: must be a string" },
+	{ "container_network unknown",
+	    "[server]\ncontainer_network = \"podman\"\n",
+	    "2: server.container_network: "
+	    "must be bridge, slirp4netns or host" },
+	{ "container_tls_ca relative",
+	    "[server]\ncontainer_tls_ca = \"ca.pem\"\n",
+	    "2: server.container_tls_ca: must be an absolute path" },
+	{ "container_tls_key missing",
+	    "[server]\ncontainer_tls_key = \"/nonexistent/hk/key.pem\"\n",
+	    "2: server.container_tls_key: no such file" },
+	{ "container TLS files without a tcp:// engine",
+	    "[server]\ncontainer_tls_ca = \"/dev/null\"\n"
+	    "container_tls_cert = \"/dev/null\"\n"
+	    "container_tls_key = \"/dev/null\"\n",
+	    "2: server: TLS files are for a tcp:// container_engine" },
+	{ "container TLS files, one missing",
+	    "[server]\ncontainer_engine = \"tcp://10.0.0.2:2376\"\n"
+	    "container_tls_cert = \"/dev/null\"\n"
+	    "container_tls_key = \"/dev/null\"\n",
+	    "3: server: container_tls_ca, container_tls_cert and "
+	    "container_tls_key go together" },
+	{ "node network unknown",
+	    "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "container_network = \"none\"\n",
+	    "3: nodes.w1.container_network: "
+	    "must be bridge, slirp4netns or host" },
+	{ "node TLS files without a tcp:// engine",
+	    "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "container_engine = \"unix:///run/w1.sock\"\n"
+	    "container_tls_ca = \"/dev/null\"\n"
+	    "container_tls_cert = \"/dev/null\"\n"
+	    "container_tls_key = \"/dev/null\"\n",
+	    "1: nodes.w1: TLS files are for a tcp:// container_engine" },
+	{ "node TLS files, one only",
+	    "[nodes.w1]\naddress = \"10.0.0.2\"\n"
+	    "container_engine = \"tcp://10.0.0.2:2376\"\n"
+	    "container_tls_ca = \"/dev/null\"\n",
+	    "1: nodes.w1: container_tls_ca, container_tls_cert and "
+	    "container_tls_key go together" },
 	{ "nodes not a table", "nodes = 1\n", "1: nodes: must be a table" },
 	{ "node not a table", "[nodes]\nw1 = 1\n",
 	    "2: nodes.w1: must be a table" },
@@ -718,6 +809,12 @@ static const struct srv_case srv_cases[] = {
 	    "container_engine = \"unix:///run/w3/podman.sock\"\n", NULL },
 	{ "no nodes", "[nodes]\n", NULL },
 	{ "no container engine", "[server]\ncontainer_engine = \"\"\n", NULL },
+	{ "a tcp:// engine with TLS", "[server]\n"
+	    "container_engine = \"tcp://10.0.0.2:2376\"\n"
+	    "container_network = \"slirp4netns\"\n"
+	    "container_tls_ca = \"/dev/null\"\n"
+	    "container_tls_cert = \"/dev/null\"\n"
+	    "container_tls_key = \"/dev/null\"\n", NULL },
 	{ "IPv6 address", "[server]\nserverless_address = \"[::1]:8082\"\n",
 	    NULL },
 	{ "name address", "[server]\nserverless_address = \"gw.local:8082\"\n",
@@ -808,7 +905,31 @@ srv_make(struct server_config *srv, enum srv_kind kind)
 		    sizeof(srv->nodes[0].name));
 		(void)strlcpy(srv->nodes[0].address, "10.0.0.2",
 		    sizeof(srv->nodes[0].address));
-		srv->nnodes = 1;
+		(void)strlcpy(srv->nodes[1].name, "tcp-1",
+		    sizeof(srv->nodes[1].name));
+		(void)strlcpy(srv->nodes[1].address, "10.0.0.3",
+		    sizeof(srv->nodes[1].address));
+		(void)strlcpy(srv->nodes[1].container_engine,
+		    "tcp://10.0.0.3:2375", sizeof(srv->nodes[1].container_engine));
+		(void)strlcpy(srv->nodes[2].name, "unix-1",
+		    sizeof(srv->nodes[2].name));
+		(void)strlcpy(srv->nodes[2].address, "127.0.0.4",
+		    sizeof(srv->nodes[2].address));
+		(void)strlcpy(srv->nodes[2].container_engine,
+		    "unix:///run/unix-1.sock",
+		    sizeof(srv->nodes[2].container_engine));
+		srv->nnodes = 3;
+		break;
+	case SRV_NOENGINE:
+		(void)config_set_flag(srv, "serverless_address",
+		    "127.0.0.1:8082", &d);
+		(void)config_set_flag(srv, "container_engine", "", &d);
+		break;
+	case SRV_TCP:
+		(void)config_set_flag(srv, "serverless_address",
+		    "127.0.0.1:8082", &d);
+		(void)config_set_flag(srv, "container_engine",
+		    "tcp://10.0.0.9:2376", &d);
 		break;
 	case SRV_LONGDOM:
 		memset(dom, 'a', 4 * 63);
@@ -948,7 +1069,8 @@ test_defaults(void)
 {
 	static const char *const names[] = {
 		"allow_root_services", "base_domain", "container_engine",
-		"events_max_age_days", "events_max_rows",
+		"container_network", "container_tls_ca", "container_tls_cert",
+		"container_tls_key", "events_max_age_days", "events_max_rows",
 		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"request_log", "requests_max_age_days", "requests_max_rows",
@@ -962,7 +1084,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 19 keys");
+	isint(n, nitems(names), "config_keys: 23 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -1082,6 +1204,9 @@ test_nodes(void)
 	    "\"127.0.0.1:8082\"\n"
 	    "[nodes.worker-eu-1]\naddress = \"10.0.0.2\"\n"
 	    "container_engine = \"tcp://10.0.0.2:2375\"\n"
+	    "container_network = \"host\"\ncontainer_tls_ca = \"/dev/null\"\n"
+	    "container_tls_cert = \"/dev/null\"\n"
+	    "container_tls_key = \"/dev/null\"\n"
 	    "[nodes.b]\naddress = \"fd00::3\"\n";
 	static const char fewer[] = "[nodes.c]\naddress = \"127.0.0.3\"\n";
 	struct server_config cfg;
@@ -1099,7 +1224,7 @@ test_nodes(void)
 	    "nodes: two read");
 	ok(strcmp(cfg.nodes[0].name, "worker-eu-1") == 0 &&
 	    strcmp(cfg.nodes[1].name, "b") == 0 && cfg.nodes[0].line == 3 &&
-	    cfg.nodes[1].line == 6, "nodes: in file order, with their lines");
+	    cfg.nodes[1].line == 10, "nodes: in file order, with their lines");
 	n = config_node_find(&cfg, "worker-eu-1");
 	ok(n != NULL && strcmp(n->address, "10.0.0.2") == 0 &&
 	    strcmp(n->container_engine, "tcp://10.0.0.2:2375") == 0,
@@ -1116,8 +1241,14 @@ test_nodes(void)
 	fclose(fp);
 	ok(strstr(out, "\nnodes.worker-eu-1.address = \"10.0.0.2\" (file)\n"
 	    "nodes.worker-eu-1.container_engine = \"tcp://10.0.0.2:2375\" "
-	    "(file)\nnodes.b.address = \"fd00::3\" (file)\n"
-	    "nodes.b.container_engine = \"\" (default)\n") != NULL,
+	    "(file)\nnodes.worker-eu-1.container_network = \"host\" (file)\n"
+	    "nodes.worker-eu-1.container_tls_ca = \"/dev/null\" (file)\n"
+	    "nodes.worker-eu-1.container_tls_cert = \"/dev/null\" (file)\n"
+	    "nodes.worker-eu-1.container_tls_key = \"/dev/null\" (file)\n"
+	    "nodes.b.address = \"fd00::3\" (file)\n"
+	    "nodes.b.container_engine = \"\" (default)\n"
+	    "nodes.b.container_network = \"bridge\" (default)\n"
+	    "nodes.b.container_tls_ca = \"\" (default)\n") != NULL,
 	    "nodes: -n -v prints each node's keys after [server]'s");
 	free(out);
 	(void)write_file("nodes.toml", fewer, sizeof(fewer) - 1);
@@ -1714,10 +1845,10 @@ test_decode_backend(void)
 		spec_clear(&sp);
 	}
 	ok(config_backend_available(BACKEND_EXEC) &&
-	    !config_backend_available(BACKEND_CONTAINER) &&
+	    config_backend_available(BACKEND_CONTAINER) &&
 	    !config_backend_available(BACKEND_S6) &&
 	    !config_backend_available(BACKEND_SYSTEMD),
-	    "backends: this build has exec only");
+	    "backends: this build has exec and container");
 	ok(config_backend_find("exec") == BACKEND_EXEC &&
 	    config_backend_find("docker") == -1,
 	    "backends: found by name, unknown names are not");

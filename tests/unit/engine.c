@@ -163,6 +163,9 @@ static const struct {
 	{ "{\"Type\":\"container\",\"Action\":\"start\",\"Actor\":{\"ID\":\""
 	    ID64 "\",\"Attributes\":{\"name\":\"web\"}}}", ENGINE_EV_START, -1,
 	    "", "web" },
+	{ "{\"Type\":\"container\",\"Action\":\"create\",\"Actor\":{\"ID\":\""
+	    ID64 "\",\"Attributes\":{\"name\":\"web\"}}}", ENGINE_EV_CREATE,
+	    -1, "", "web" },
 	{ "{\"Type\":\"container\",\"Action\":\"health_status: healthy\","
 	    "\"Actor\":{\"ID\":\"" ID64 "\"}}", ENGINE_EV_HEALTH, -1,
 	    "healthy", "" },

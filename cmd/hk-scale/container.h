@@ -1,0 +1,100 @@
+/*
+ * container.h - what the container backend's two files share:
+ * backend_container.c (an instance's container: start, stop, output,
+ * health check, removal) and container_node.c (the nodes: one engine
+ * each, its events stream, and the list that adopts and sweeps).
+ */
+#ifndef HK_CONTAINER_H
+#define HK_CONTAINER_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "engine.h"
+#include "scale.h"
+
+#define CT_NONCE_LEN	16	/* hex digits of hk.instance */
+#define CT_HOLD_MS	25	/* a tcp probe through a forwarder */
+#define CT_END_MS	1000	/* after an exit, for the rest of its output */
+#define CT_STOPPED_MS	2000	/* after a stop, for the engine's "die" */
+#define CT_LIST_RETRY_MS 1000	/* a list that failed, again */
+
+enum ct_net {
+	CT_NET_BRIDGE,		/* the engine's default network */
+	CT_NET_SLIRP,		/* podman's slirp4netns, its port handler */
+	CT_NET_HOST,		/* the node's own network */
+};
+
+enum ct_phase {
+	CT_ADOPTING,		/* an earlier run's: waits for the list */
+	CT_CREATING,		/* create (and pull) under way */
+	CT_STARTING,		/* start, then inspect, under way */
+	CT_UP,			/* started: probes, then ready */
+};
+
+/* A node's engine, opened at its first use (container_node.c). */
+struct ct_node {
+	TAILQ_ENTRY(ct_node)	 entry;		/* scale.ct_nodes */
+	struct scale		*sc;
+	char			 name[STORE_NAME_MAX + 1];	/* of rows */
+	char			 address[CONFIG_IP_MAX + 1];
+	enum ct_net		 net;
+	struct engine		*e;
+	struct engine_events	*ev;
+	struct engine_call	*list;
+	struct loop_timer	 retry;		/* of a failed list */
+	int			 up;		/* events come */
+	int			 listed;	/* and were listed since */
+	int			 down_told;	/* the warning was logged */
+	TAILQ_HEAD(, ct)	 cts;
+};
+
+/* An instance's container (in->priv), or what is left of one. */
+struct ct {
+	TAILQ_ENTRY(ct)		 entry;		/* node->cts */
+	struct inst		*in;		/* NULL once released */
+	struct inst		*owner;		/* released: told when gone */
+	struct ct_node		*node;
+	enum ct_phase		 phase;
+	char			 id[ENGINE_ID_MAX];	/* "" until created */
+	char			 nonce[CT_NONCE_LEN + 1]; /* hk.instance */
+	char			 exec_id[ENGINE_ID_MAX];
+	char			 image[ENGINE_IMAGE_MAX + 1];	/* started */
+	struct engine_call	*op;		/* of the start, or adoption */
+	struct engine_call	*stopc;
+	struct engine_call	*killc;
+	struct engine_call	*rmc;
+	struct engine_call	*logs;
+	struct engine_call	*hc;		/* of the health check */
+	struct loop_timer	 timer;		/* health check; exit's end */
+	char			**health;	/* the HEALTHCHECK's argv */
+	int			 pulled;
+	int			 matched;	/* adopting: listed, found */
+	int			 stop_wanted;
+	int			 kill_wanted;
+	int			 died;
+	int			 exit_code;	/* the engine's, -1 unknown */
+	int			 reported;
+	int64_t			 pid;		/* on the node's host */
+	char			 last[SCALE_LINE_MAX + 1];	/* of output */
+};
+
+/* container_node.c */
+struct ct_node	*ct_node_get(struct scale *, const char *, char *, size_t);
+struct ct	*ct_find(const struct ct_node *, const char *);
+void		 ct_node_relist(struct ct_node *);
+void		 ct_nodes_init(struct scale *);
+void		 ct_nodes_shutdown(struct scale *);
+void		 ct_endpoint(const struct ct_node *, int, char *, size_t);
+
+/* backend_container.c, for container_node.c */
+void		 ct_died(struct ct *, int);
+void		 ct_free(struct ct *);
+void		 ct_adopt_found(struct ct *);
+void		 ct_adopt_missing(struct ct *);
+
+#endif

@@ -1,0 +1,247 @@
+#!/bin/sh
+# The container backend, end to end, against the suite's podman API service
+# (its own when run alone) and the test image: seed 000's example as it is
+# written, with the locally built image, validates, applies, passes its
+# readiness gate and sleeps; a request through the gateway wakes it and
+# is answered by a fresh container (labelled, published on 127.0.0.1
+# through slirp4netns, as nobody, no-new-privileges, 512 MiB), whose
+# output is in hk-scale's log; it sleeps again after idle_seconds (the
+# container stopped and removed, HTTPIdleSleep); three simultaneous POSTs
+# while it sleeps wake it once, and the container's own log shows three
+# handler invocations.  An image that cannot be pulled is the start's
+# reason, and the gateway answers 503 at once; readiness = healthcheck
+# waits for the image's HEALTHCHECK; a container killed behind hk-scale's
+# back is seen from the events stream; hk stop removes it; a new revision
+# replaces the old container once it is ready.
+# time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
+. tests/integration/lib.sh
+. tests/integration/fn/idle-lib.sh
+. tests/integration/fn/ct-lib.sh
+
+ct_engine || done_testing
+IMAGE=$("$HK_TOP/scripts/test-image")
+ok $? "the test image is there: $IMAGE"
+
+STORE=sqlite://$T/state.db
+PORT=$(free_port)
+URL=http://127.0.0.1:$PORT
+cat >"$T/hakopod.toml" <<CONF
+[server]
+serverless_address = "127.0.0.1:$PORT"
+state = "$STORE"
+runtime_dir = "$RUN"
+time_unit_ms = 10
+container_engine = "$U"
+container_network = "slirp4netns"
+CONF
+export HAKOPOD_CONFIG=$T/hakopod.toml
+
+# Seed 000's example, word for word but for the image.
+cat >"$T/app.toml" <<APP
+schema_version = 1
+name = "http-functions"
+
+[services.api]
+image = "$IMAGE"
+port = 8080
+public = true
+size = "small"
+replicas = 1
+# node_name = "worker-eu-1" # Optional placement
+
+[services.api.serverless]
+min_replicas = 0
+idle_seconds = 300
+startup_timeout_seconds = 60
+request_timeout_seconds = 60
+max_concurrency = 16
+APP
+run hk validate "$T/app.toml"
+is "$rc $out" "0 $T/app.toml: app http-functions: 1 services, 1 serverless: OK" \
+    "seed 000's example validates"
+run hk apply "$T/app.toml"
+is "$rc" 0 "and applies"
+run hk status http-functions/api
+like "$out" '^backend: +container$' "hk status: the container backend"
+
+start_all
+ok $? "hk-events, hk-scale, hk-activate and hk-idle are ready"
+INST=$(ct_install "$STORE")
+like "$INST" '^[0-9a-f]{32}$' "hk-scale recorded the installation's ID"
+S=http-functions/api
+H=api.http-functions.localhost
+
+# The readiness gate: started once, then put to sleep.
+wait_t 60 grep -q "service=$S: ready at 127.0.0.1:" "$T/scale.log"
+ok $? "the new service passes its readiness gate"
+wait_t 20 ct_asleep "$S"
+ok $? "then sleeps"
+wait_t 10 ct_count_is 0 "$INST"
+ok $? "and its container is removed"
+
+# A request wakes it.
+is "$(get "$H" /x)" 200 "a request through the gateway wakes it"
+ID=$(ct_ids "$INST" running)
+like "$ID" '^[0-9a-f]{64}$' "one container runs"
+like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$(echo "$ID" | cut -c1-12)\$" \
+    "and answers"
+is "$(ct_inspect "$ID" '{{index .Config.Labels "hk.app"}} {{index .Config.Labels "hk.service"}} {{index .Config.Labels "hk.revision"}} {{index .Config.Labels "hk.installation"}}')" \
+    "http-functions api 1 $INST" \
+    "labelled with installation, app, service and revision"
+is "$(ct_inspect "$ID" '{{.Config.User}} {{.HostConfig.Memory}} {{.HostConfig.NanoCpus}} {{.HostConfig.SecurityOpt}}')" \
+    "65534:65534 536870912 1000000000 [no-new-privileges]" \
+    "as nobody, size small (512 MiB, 1 CPU), no-new-privileges"
+pid=$(ct_inspect "$ID" '{{.State.Pid}}')
+is "$(grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs):' "/proc/$pid/status" | tr -s '\t' ' ' | tr '\n' ' ')" \
+    "Uid: 65534 65534 65534 65534 CapEff: 0000000000000000 CapBnd: 0000000000000000 NoNewPrivs: 1 " \
+    "its processes: nobody, no capability, no_new_privs"
+like "$(ct_inspect "$ID" '{{range .Config.Env}}{{println .}}{{end}}')" \
+    '^PORT=8080$' "with PORT"
+run hk ps
+like "$out" "$(printf '^http-functions\tapi\trunning\t1\t%s\t' "$(hostname)")" \
+    "hk ps: running on this node"
+ep=$(python3 "$IFN/gw-ctl.py" "$RUN/scale.sock" '{"op":"status"}' \
+    "services.$S.endpoint")
+is "$(ct_inspect "$ID" '{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}{{.HostIP}}:{{.HostPort}}{{end}}{{end}}')" \
+    "$ep" "its endpoint is the port published on 127.0.0.1 ($ep)"
+wait_t 10 grep -q "service=$S: ct-fn: GET /x 200\$" "$T/scale.log"
+ok $? "its output is in hk-scale's log, as an exec instance's"
+grep -q "service=$S: ct-fn: stderr works\$" "$T/scale.log"
+ok $? "stderr too"
+wait_t 5 events_reach 1 HTTPIdleWake "$S"
+ok $? "HTTPIdleWake recorded"
+
+# It sleeps after idle_seconds.
+wait_t 20 ct_asleep "$S"
+ok $? "it sleeps after idle_seconds"
+wait_t 10 ct_count_is 0 "$INST"
+ok $? "its container stopped and removed"
+podman container exists "$ID"
+ok $((!$?)) "(that one, $(echo "$ID" | cut -c1-12), is gone)"
+wait_t 5 events_reach 2 HTTPIdleSleep "$S"
+ok $? "HTTPIdleSleep recorded"
+is "$(hk ps | awk '$2 == "api" { print $3 }')" sleeping "hk ps says sleeping"
+
+# Three simultaneous POSTs while it sleeps: one wake, three invocations.
+for i in 1 2 3; do
+	curl -sS -o "$T/post$i" -w '%{http_code}' --max-time 30 \
+	    -H "Host: $H" --data "post-$i" "$URL/post" >"$T/post$i.code" &
+	eval "c$i=\$!"
+done
+wait "$c1" "$c2" "$c3"
+is "$(cat "$T/post1.code") $(cat "$T/post2.code") $(cat "$T/post3.code")" \
+    "200 200 200" "three simultaneous POSTs are answered"
+is "$(cat "$T/post1" "$T/post2" "$T/post3")" "hello got 6 bytes
+hello got 6 bytes
+hello got 6 bytes" "each by the handler"
+ID2=$(ct_ids "$INST")
+is "$(echo "$ID2" | grep -c .)" 1 "by one container"
+ok "$([ "$ID2" != "$ID" ])$?" "a fresh one: it woke again"
+is "$(podman logs "$ID2" 2>/dev/null | grep -c '^ct-fn: POST /post 200 body=post-[123]$')" 3 \
+    "the container's own log shows three handler invocations"
+is "$(podman logs "$ID2" 2>/dev/null | grep '^ct-fn: POST' | sort | tr '\n' ' ')" \
+    "ct-fn: POST /post 200 body=post-1 ct-fn: POST /post 200 body=post-2 ct-fn: POST /post 200 body=post-3 " \
+    "one for each request"
+wait_t 5 events_reach 2 HTTPIdleWake "$S"
+is "$(events_of HTTPIdleWake "$S")" 2 "one more HTTPIdleWake, for the three"
+
+# An image that is not there and cannot be pulled; readiness by the
+# image's HEALTHCHECK; a service kept up, then stopped.
+cat >>"$T/app.toml" <<APP
+
+[services.nopull]
+image = "127.0.0.1:9/hk-missing:1"
+public = true
+[services.nopull.serverless]
+
+[services.health]
+image = "$IMAGE"
+public = true
+readiness = "healthcheck"
+[services.health.environment]
+CT_FN_DELAY = "1"
+[services.health.serverless]
+min_replicas = 1
+APP
+run hk apply "$T/app.toml"
+is "$rc" 0 "a service with a missing image and one on healthcheck applied"
+wait_t 30 grep -q "service=http-functions/nopull: unable to start revision 1: pull 127.0.0.1:9/hk-missing:1: " \
+    "$T/scale.log"
+ok $? "the missing image: its pull fails, the start's reason"
+# Past the backoff of that failure (1 s), a request parks and wakes it.
+t0=$(($(date +%s%3N) + 1500))
+while [ "$(date +%s%3N)" -lt "$t0" ]; do sleep 0.1; done
+is "$(get nopull.http-functions.localhost /)" 503 \
+    "a request that wakes it gets 503 when the pull fails"
+t1=$(date +%s%3N)
+ok "$([ $((t1 - t0)) -lt 30000 ])$?" \
+    "as soon as it fails ($((t1 - t0)) ms; startup_timeout_seconds is 60)"
+like "$(cat "$T/body")" '^service failed to start: pull 127\.0\.0\.1:9/hk-missing:1: .*connection refused' \
+    "with the pull's reason"
+t0=$(date +%s%3N)
+is "$(get nopull.http-functions.localhost /)" 503 "the next one, in the backoff"
+t1=$(date +%s%3N)
+ok "$([ $((t1 - t0)) -lt 1000 ])$?" "is answered at once ($((t1 - t0)) ms)"
+
+wait_t 30 scale_is http-functions/health running
+ok $? "the healthcheck service is running"
+hc=$(grep -n 'service=http-functions/health: health check passed' "$T/scale.log" | head -1 | cut -d: -f1)
+rd=$(grep -n 'service=http-functions/health: ready at' "$T/scale.log" | head -1 | cut -d: -f1)
+lst=$(grep -n 'service=http-functions/health: ct-fn: listening' "$T/scale.log" | head -1 | cut -d: -f1)
+ok "$([ "${hc:-0}" -gt 0 ] && [ "${rd:-0}" -gt "$hc" ])$?" \
+    "ready once the image's HEALTHCHECK passed, run by hk-scale"
+grep -q 'service=http-functions/health: health check: exit status 1' "$T/scale.log"
+ok $? "not before: it failed while the function slept (CT_FN_DELAY)"
+is "$(get health.http-functions.localhost /h)" 200 "and it answers"
+HID=$(ct_ids "$INST" running)
+
+# A container that dies behind hk-scale's back: the events stream says so.
+podman kill --signal KILL "$HID" >/dev/null 2>&1
+wait_t 5 grep -q "service=http-functions/health: container $(echo "$HID" | cut -c1-12) killed by signal 9" \
+    "$T/scale.log"
+ok $? "a container killed with SIGKILL: seen, as killed by signal 9"
+wait_t 30 ct_count_is 1 "$INST" running
+HID2=$(ct_ids "$INST" running)
+ok "$([ -n "$HID2" ] && [ "$HID2" != "$HID" ])$?" \
+    "min_replicas = 1: a fresh container replaces it"
+podman container exists "$HID"
+ok $((!$?)) "the dead one is removed"
+wait_t 30 scale_is http-functions/health running
+HID=$HID2
+run hk stop http-functions/health
+wait_t 20 scale_is http-functions/health stopped
+ok $? "hk stop stops it"
+wait_t 10 ct_count_is 0 "$INST"
+ok $? "and removes its container"
+podman container exists "$HID"
+ok $((!$?)) "(that one)"
+run hk start http-functions/health
+wait_t 30 scale_is http-functions/health running
+ok $? "hk start starts it again"
+
+# A new revision: its container starts beside the running one, which is
+# removed once the new one is ready.
+HID=$(ct_ids "$INST" running)
+sed 's/^CT_FN_DELAY = "1"$/CT_FN_DELAY = "1"\nGREETING = "revision two"/' \
+    "$T/app.toml" >"$T/app2.toml"
+run hk apply "$T/app2.toml"
+is "$rc" 0 "a new revision of the healthcheck service is applied"
+wait_t 30 grep -q "service=http-functions/health: revision 2 replaces 1" \
+    "$T/scale.log"
+ok $? "it replaces the running one once ready"
+wait_t 10 ct_count_is 1 "$INST"
+ok $? "one container is left"
+podman container exists "$HID"
+ok $((!$?)) "the old revision's is removed"
+is "$(get health.http-functions.localhost /r2 && cut -d' ' -f1-2 "$T/body")" \
+    "200revision two" "the new one answers"
+
+stop_pid "$idle_pid"
+stop_pid "$gw_pid"
+stop_pid "$scale_pid"
+wait_t 10 ct_count_is 0 "$INST"
+ok $? "SIGTERM: hk-scale removes its containers before it exits"
+stop_pid "$events_pid"
+is "$(grep -Ec 'Sanitizer|runtime error' "$T/scale.log")" 0 \
+    "no sanitizer report"
+done_testing

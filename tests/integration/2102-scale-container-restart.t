@@ -1,0 +1,130 @@
+#!/bin/sh
+# hk-scale killed with SIGKILL beside its containers, on SQLite and
+# PostgreSQL: while a container service is starting (its row says
+# starting, its container is being created or starts slowly), while
+# another runs, and at once after a wake.  Each restart finds the
+# installation's containers by label: the running one is adopted (the
+# same container, still answering), the starting one is stopped and
+# removed, and nothing is left that no instance claims; no service ever
+# has two containers once it settles, and SIGTERM leaves none.
+. tests/integration/lib.sh
+. tests/integration/fn/scale-lib.sh
+. tests/integration/fn/ct-lib.sh
+
+ct_engine || done_testing
+IMAGE=$("$HK_TOP/scripts/test-image")
+ok $? "the test image is there: $IMAGE"
+
+# svc_ids SERVICE: the IDs of fn/SERVICE's containers in $INST
+svc_ids() {
+	podman ps -aq --no-trunc --filter "label=hk.installation=$INST" \
+	    --filter "label=hk.service=$1" 2>/dev/null | sort
+}
+svc_count_is() {
+	[ "$(svc_ids "$2" | grep -c .)" -eq "$1" ]
+}
+# settled: every container of the installation is one hk-scale knows: the
+# running instances of warm and slow, and nothing else.
+settled() {
+	[ "$(ct_count "$INST")" -eq "$(ct_count "$INST" running)" ] &&
+	    svc_count_is 1 warm && svc_count_is 1 slow &&
+	    state_is fn/warm running && state_is fn/slow running
+}
+
+for engine in $(engines); do
+	new_store "$engine" ctrestart || { ok 1 "$engine: store"; continue; }
+	scale_operator "$T/hakopod.toml" "$STORE" "container_engine = \"$U\"
+container_network = \"slirp4netns\""
+	export HAKOPOD_CONFIG="$T/hakopod.toml"
+	cat >"$T/app.toml" <<APP
+schema_version = 1
+name = "fn"
+
+[services.warm]
+image = "$IMAGE"
+port = 8080
+public = true
+[services.warm.serverless]
+min_replicas = 1
+
+[services.slow]
+image = "$IMAGE"
+port = 8080
+public = true
+[services.slow.environment]
+CT_FN_DELAY = "3"
+[services.slow.serverless]
+min_replicas = 1
+startup_timeout_seconds = 30
+APP
+	hk apply "$T/app.toml" >/dev/null
+	ok $? "$engine: applied"
+	rm -f "$T/scale.log"
+	daemon scale hk-scale -v -g 2
+	ok $? "$engine: hk-scale starts"
+	INST=$(ct_install "$STORE")
+	wait_for 30 state_is fn/warm running
+	ok $? "$engine: warm runs"
+	WARM=$(svc_ids warm)
+	wep=$(status_of fn/warm endpoint)
+	is "$(get "http://$wep/a" | cut -d' ' -f1)" hello "$engine: and answers at $wep"
+	wait_for 20 svc_count_is 1 slow
+	SLOW=$(svc_ids slow)
+	is "$(status_of fn/slow state)" starting "$engine: slow is starting, its container there"
+	like "$(instance fn/slow)" '^starting ' "$engine: its row says starting"
+
+	# SIGKILL while slow starts and warm runs.
+	kill -KILL "$scale_pid"
+	wait "$scale_pid" 2>/dev/null
+	is "$(ct_inspect "$WARM" '{{.State.Running}}')" true \
+	    "$engine: killed: warm's container runs on"
+	is "$(get "http://$wep/b" | cut -d' ' -f1)" hello "$engine: and answers"
+	daemon scale hk-scale -v -g 2
+	ok $? "$engine: hk-scale starts again"
+	wait_for 10 grep -q "service=fn/warm: adopted container $(echo "$WARM" | cut -c1-12) at $wep, revision 1" \
+	    "$T/scale.log"
+	ok $? "$engine: warm's container is adopted, at its endpoint"
+	wait_for 10 grep -q "service=fn/slow: stopping container $(echo "$SLOW" | cut -c1-12), left starting by an earlier run" \
+	    "$T/scale.log"
+	ok $? "$engine: slow's, left starting, is stopped"
+	wait_for 40 settled
+	ok $? "$engine: then each service has one container, running, and nothing else is left"
+	is "$(svc_ids warm)" "$WARM" "$engine: warm's is the same container"
+	podman container exists "$SLOW"
+	ok $((!$?)) "$engine: slow's first one is removed"
+	is "$(get "http://$wep/c" | cut -d' ' -f1)" hello "$engine: warm still answers"
+	wait_for 10 grep -q "service=fn/warm: ct-fn: GET /c 200" "$T/scale.log"
+	ok $? "$engine: and its output is followed again"
+
+	# SIGKILL at once after a new revision of slow is asked for: its row
+	# says starting, its container may not be created yet.
+	sed 's/CT_FN_DELAY = "3"/CT_FN_DELAY = "2"/' "$T/app.toml" >"$T/app2.toml"
+	hk apply "$T/app2.toml" >/dev/null
+	ctl '{"op":"reload"}' >/dev/null
+	wait_for 10 grep -q "service=fn/slow: revision 1 -> 2" "$T/scale.log"
+	kill -KILL "$scale_pid"
+	wait "$scale_pid" 2>/dev/null
+	daemon scale hk-scale -v -g 2
+	ok $? "$engine: killed during a new revision's start, hk-scale starts again"
+	wait_for 40 settled
+	ok $? "$engine: settled: one container a service, nothing left over"
+	is "$(ct_inspect "$(svc_ids slow)" '{{index .Config.Labels "hk.revision"}}')" 2 \
+	    "$engine: slow runs its new revision"
+	stays() {
+		_end=$(($(date +%s%3N) + $1))
+		while [ "$(date +%s%3N)" -lt "$_end" ]; do
+			settled || return 1
+			sleep 0.2
+		done
+	}
+	stays 2000
+	ok $? "$engine: and stays so (no late container turns up)"
+
+	stop_pid "$scale_pid"
+	wait_for 10 ct_count_is 0 "$INST"
+	ok $? "$engine: SIGTERM: no container is left"
+	grep -Eq 'Sanitizer|runtime error' "$T/scale.log"
+	ok $((!$?)) "$engine: no sanitizer report"
+done
+pg_missing_is_failure
+done_testing
