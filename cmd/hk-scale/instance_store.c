@@ -17,6 +17,11 @@
  * cannot read (its spec did not decode: a newer hk may have written it)
  * or whose backend this build lacks is left as it is, with what it
  * describes: hk-scale cannot tell how to stop that.
+ *
+ * A backend may answer an adoption later (backend_systemd.c asks
+ * systemd): until it has, its service starts nothing, and a wake waits.
+ * Then the service converges (or the wake goes on), and subscribers that
+ * came meanwhile hear that an adopted instance is ready.
  */
 #include <sys/types.h>
 
@@ -31,6 +36,7 @@
 
 static void	gate_key(char *, size_t, const struct svc *);
 static void	adopt_one(struct scale *, const struct store_instance *);
+static void	adopt_settled(struct service *);
 
 void
 row_put(struct inst *in, const char *state)
@@ -162,7 +168,20 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 	strlcpy(in->row_state, r->state, sizeof(in->row_state));
 	if ((colon = strrchr(r->endpoint, ':')) != NULL)
 		in->port = (int)strtonum(colon + 1, 1, 65535, NULL);
+	s->adopting++;
 	be->adopt(in, r);
+}
+
+/* The adoption of an instance of s is answered: s may move again. */
+static void
+adopt_settled(struct service *s)
+{
+	if (s == NULL || --s->adopting > 0)
+		return;
+	if (s->wake_reason[0] != '\0')
+		service_wake(s, s->wake_reason, s->wake_id);
+	else
+		service_converge(s);
 }
 
 /*
@@ -179,6 +198,7 @@ adopt_done(struct inst *in, int alive)
 		if (s != NULL && s->inst == NULL)
 			row_delete(sc, &s->def);
 		inst_free(in);
+		adopt_settled(s);
 		return;
 	}
 	if (s == NULL || s->inst != NULL || in->port == 0 ||
@@ -189,6 +209,7 @@ adopt_done(struct inst *in, int alive)
 		if (s != NULL && s->inst == NULL)
 			row_delete(sc, &s->def);
 		inst_stop(in);
+		adopt_settled(s);
 		return;
 	}
 	in->svc = s;
@@ -200,6 +221,9 @@ adopt_done(struct inst *in, int alive)
 		s->gated = 1;
 	log_info("service=%s: adopted %s at %s, revision %lld", in->id,
 	    in->what, in->endpoint, (long long)in->revision);
+	if (s->sc->listenfd != -1)	/* answered after setup */
+		ctl_ready(s);
+	adopt_settled(s);
 }
 
 void

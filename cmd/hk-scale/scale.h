@@ -151,6 +151,7 @@ struct service {
 	int64_t			 wake_id;	/* the gateway's, 0 = none */
 	const char		*down_reason;	/* of the stop under way */
 	int			 wake_after_stop;
+	int			 adopting;	/* adoptions not yet answered */
 	int			 gated;		/* this revision was ready */
 	int			 gate_tried;
 	int			 removed;

@@ -159,12 +159,15 @@ describe_exit(int status, char *buf, size_t len)
 		snprintf(buf, len, "exited");
 }
 
-/* Queues a start unless one is under way. */
+/*
+ * Queues a start unless one is under way, or an earlier run's instance
+ * may still be taken over (adopt_done() converges once it is known).
+ */
 static void
 want_start(struct service *s, const char *why)
 {
 	if (s->sc->stopping || s->removed || s->queued || s->pending != NULL ||
-	    (s->inst != NULL && !s->inst->ready))
+	    (s->inst != NULL && !s->inst->ready) || s->adopting > 0)
 		return;
 	loop_timer_cancel(s->sc->loop, &s->retry);
 	if (s->state != SVC_RUNNING)
