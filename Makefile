@@ -22,7 +22,7 @@ SYSCONFDIR ?=	/etc
 USERADD =	useradd --system --user-group --home-dir /var/lib/hakopod \
 		    --no-create-home --shell /usr/sbin/nologin hakopod
 
-PKGS =		libpq libcurl jansson libbsd-overlay sqlite3
+PKGS =		libpq libcurl jansson libbsd-overlay sqlite3 libsystemd
 WARN =		-Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes \
 		-Wno-format-nonliteral -Werror
 ifeq ($(SANITIZE),1)
@@ -41,7 +41,8 @@ HK_CFLAGS =	-std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -Ilib \
 		$(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
 HK_LDFLAGS =	$(SANFLAGS) $(LDFLAGS)
 # libpq is not linked: lib/pq.c opens it when a store is PostgreSQL.
-LINK_PKGS =	$(filter-out libpq,$(PKGS))
+# libsystemd (sd-bus) is hk-scale's alone: its systemd backend.
+LINK_PKGS =	$(filter-out libpq libsystemd,$(PKGS))
 HK_LIBS =	$(shell pkg-config --libs $(LINK_PKGS)) -lhttp_parser -lm
 
 PROGS =		$(notdir $(wildcard cmd/*))
@@ -81,6 +82,8 @@ prog_objs =	$(patsubst %.c,$(BUILD)/%.o,$(wildcard cmd/$(1)/*.c))
 $(BUILD)/bin/%: $$(call prog_objs,$$*) $(LIBHK)
 	@mkdir -p $(@D)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
+
+$(BUILD)/bin/hk-scale: HK_LIBS += $(shell pkg-config --libs libsystemd)
 
 $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
