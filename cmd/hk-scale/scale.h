@@ -38,7 +38,7 @@
 #define SCALE_ID_MAX		(2 * STORE_NAME_MAX + 2)
 #define SCALE_REASON_MAX	(SCALE_LINE_MAX + 96)
 #define SCALE_SUN_MAX		108	/* sizeof(sun_path) */
-#define SCALE_WHAT_MAX		48	/* "pid 123", "container 1a2b..." */
+#define SCALE_WHAT_MAX		200	/* "pid 123", "unit hk-svc-..." */
 
 enum svc_state {
 	SVC_SLEEPING,
@@ -241,6 +241,9 @@ void		 backend_adopted(struct inst *, int);
 
 /* backend_exec.c */
 extern const struct backend backend_exec;
+
+/* backend_systemd.c */
+extern const struct backend backend_systemd;
 
 /* probe.c */
 void		 probe_start(struct inst *);

@@ -144,26 +144,37 @@ backend = "exec"
 [services.b]
 command = ["x"]
 backend = "systemd"
+readiness = "socket"
 
 [services.c]
 command = ["x"]
 image = "y"
 
+[services.e]
+image = "y"
+backend = "systemd"
+
 [services.d]
 command = ["x"]
 image = "y"
 backend = "exec"
+
+[services.f]
+command = ["x"]
+backend = "systemd"
+readiness = "notify"
 APP
 run hk validate "$T/backends.toml"
 is "$rc" 65 "backends that cannot run a service are refused with 65"
-is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 3 "one line each, d (exec, its image unused) passes"
+is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 4 "one line each, d (exec, its image unused) and f (systemd) pass"
 is "$err" "$T/backends.toml:6: services.a.backend: exec requires command
-$T/backends.toml:10: services.b.backend: \"systemd\" is not available in this build
-$T/backends.toml:14: services.c.image: image and command mean backend \"container\" (command run in the image), which is not available in this build: set backend = \"exec\" to run command on this host" \
-    "exec without a command; a backend not in this build; both keys, no backend"
-sed -i '/^\[services.[abc]\]/,/^$/d' "$T/backends.toml"
+$T/backends.toml:11: services.b.readiness: \"socket\" needs backend \"exec\", which hands its command a listener: use tcp, http:/PATH or notify with \"systemd\"
+$T/backends.toml:15: services.c.image: image and command mean backend \"container\" (command run in the image), which is not available in this build: set backend = \"exec\" to run command on this host
+$T/backends.toml:19: services.e.backend: systemd requires command" \
+    "exec without a command; systemd without a listener to hand over; both keys, no backend; systemd without a command"
+sed -i '/^\[services.[abce]\]/,/^$/d' "$T/backends.toml"
 run hk validate "$T/backends.toml"
-is "$rc" 0 "image, command and backend = \"exec\" validate"
+is "$rc" 0 "image, command and backend = \"exec\" validate, and systemd with a command"
 
 # Placement: node_name names a node of the operator config, and exec runs
 # on this host only.
