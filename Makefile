@@ -96,8 +96,9 @@ tests: $(UNIT_TESTS) $(TOOLS)
 # The suite: unit tests (C, TAP) and integration tests (sh, TAP) under
 # prove, inside a throwaway PostgreSQL server (scripts/pg) so the store
 # tests run on both engines, beside one container with systemd as PID 1
-# (scripts/systemd-ct) for the tests of the units and one podman API
-# service (scripts/podman-api) for the tests of containers.
+# (scripts/systemd-ct) for the tests of the units and of the systemd
+# backend, and one podman API service (scripts/podman-api) for the tests
+# of containers.
 check: all tests
 	HK_BUILD=$(CURDIR)/$(BUILD) HK_TOP=$(CURDIR) \
 	    scripts/pg exec scripts/systemd-ct exec scripts/podman-api exec \
