@@ -22,7 +22,7 @@ SYSCONFDIR ?=	/etc
 USERADD =	useradd --system --user-group --home-dir /var/lib/hakopod \
 		    --no-create-home --shell /usr/sbin/nologin hakopod
 
-PKGS =		libpq libcurl jansson libbsd-overlay sqlite3
+PKGS =		libpq libcurl jansson libbsd-overlay sqlite3 libsystemd
 WARN =		-Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes \
 		-Wno-format-nonliteral -Werror
 ifeq ($(SANITIZE),1)
@@ -41,7 +41,8 @@ HK_CFLAGS =	-std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -Ilib \
 		$(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
 HK_LDFLAGS =	$(SANFLAGS) $(LDFLAGS)
 # libpq is not linked: lib/pq.c opens it when a store is PostgreSQL.
-LINK_PKGS =	$(filter-out libpq,$(PKGS))
+# libsystemd (sd-bus) is hk-scale's alone: its systemd backend.
+LINK_PKGS =	$(filter-out libpq libsystemd,$(PKGS))
 HK_LIBS =	$(shell pkg-config --libs $(LINK_PKGS)) -lhttp_parser -lm
 
 PROGS =		$(notdir $(wildcard cmd/*))
@@ -82,6 +83,8 @@ $(BUILD)/bin/%: $$(call prog_objs,$$*) $(LIBHK)
 	@mkdir -p $(@D)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
+$(BUILD)/bin/hk-scale: HK_LIBS += $(shell pkg-config --libs libsystemd)
+
 $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
@@ -93,8 +96,9 @@ tests: $(UNIT_TESTS) $(TOOLS)
 # The suite: unit tests (C, TAP) and integration tests (sh, TAP) under
 # prove, inside a throwaway PostgreSQL server (scripts/pg) so the store
 # tests run on both engines, beside one container with systemd as PID 1
-# (scripts/systemd-ct) for the tests of the units and one podman API
-# service (scripts/podman-api) for the tests of containers.
+# (scripts/systemd-ct) for the tests of the units and of the systemd
+# backend, and one podman API service (scripts/podman-api) for the tests
+# of containers.
 check: all tests
 	HK_BUILD=$(CURDIR)/$(BUILD) HK_TOP=$(CURDIR) \
 	    scripts/pg exec scripts/systemd-ct exec scripts/podman-api exec \

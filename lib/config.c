@@ -270,7 +270,7 @@ static const struct {
 	[BACKEND_EXEC] =	{ "exec", 1 },
 	[BACKEND_CONTAINER] =	{ "container", 1 },
 	[BACKEND_S6] =		{ "s6", 0 },
-	[BACKEND_SYSTEMD] =	{ "systemd", 0 },
+	[BACKEND_SYSTEMD] =	{ "systemd", 1 },
 };
 
 #define NAME_REASON	"must be 1 to 63 of a-z, 0-9 and '-', " \
@@ -2057,8 +2057,9 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 		    BACKEND_EXEC;
 	name = config_backend_name(s->backend);
 	kpath_s(key, prefix, b != NULL ? "backend" : "image");
-	if (b != NULL && s->backend == BACKEND_EXEC && s->command == NULL)
-		adiag(c, b->line, key, "exec requires command");
+	if (b != NULL && (s->backend == BACKEND_EXEC ||
+	    s->backend == BACKEND_SYSTEMD) && s->command == NULL)
+		adiag(c, b->line, key, "%s requires command", name);
 	else if (b != NULL && s->backend == BACKEND_CONTAINER &&
 	    s->image == NULL)
 		adiag(c, b->line, key, "container requires image");
@@ -2081,8 +2082,9 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 
 /*
  * node_name names a node of the operator configuration (svc_value() saw
- * to that); the exec backend runs commands on this host, the default
- * node, and on no other.
+ * to that); the exec and systemd backends run commands on this host, the
+ * default node, and on no other.  The systemd backend has no listener to
+ * hand over (readiness "socket": the exec backend binds it itself).
  */
 static void
 svc_placement(struct actx *c, const struct toml_kv *const *slot,
@@ -2090,11 +2092,19 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 {
 	char key[KEYPATH_LEN];
 
-	if (s->node_name == NULL || s->backend != BACKEND_EXEC)
+	if (s->backend == BACKEND_SYSTEMD && s->readiness == READY_SOCKET) {
+		kpath_s(key, prefix, "readiness");
+		adiag(c, slot[SK_READINESS]->line, key, "\"socket\" needs "
+		    "backend \"exec\", which hands its command a listener: "
+		    "use tcp, http:/PATH or notify with \"systemd\"");
+	}
+	if (s->node_name == NULL || (s->backend != BACKEND_EXEC &&
+	    s->backend != BACKEND_SYSTEMD))
 		return;
 	kpath_s(key, prefix, "node_name");
-	adiag(c, slot[SK_NODE_NAME]->line, key, "backend \"exec\" runs its "
-	    "command on this host, not on node \"%s\"", s->node_name);
+	adiag(c, slot[SK_NODE_NAME]->line, key, "backend \"%s\" runs its "
+	    "command on this host, not on node \"%s\"",
+	    config_backend_name(s->backend), s->node_name);
 }
 
 /*

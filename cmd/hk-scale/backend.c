@@ -35,6 +35,7 @@ static void	inst_destroy(struct inst *);
 static const struct backend *const backends[] = {
 	&backend_exec,
 	&backend_container,
+	&backend_systemd,
 };
 
 const struct backend *

@@ -17,6 +17,12 @@
  * cannot read (its spec did not decode: a newer hk may have written it)
  * or whose backend this build lacks is left as it is, with what it
  * describes: hk-scale cannot tell how to stop that.
+ *
+ * A backend may answer an adoption later (backend_container.c asks its
+ * engine, backend_systemd.c systemd): until it has, its service starts
+ * nothing, and a wake waits.  Then the service converges (or the wake
+ * goes on), and subscribers that came meanwhile hear that an adopted
+ * instance is ready.
  */
 #include <sys/random.h>
 #include <sys/types.h>

@@ -4,6 +4,8 @@
  *	tcp		a non-blocking connect to its endpoint succeeds
  *	http:/path	GET /path answers 2xx, the answer read to its end
  *	notify		READY=1 arrives on the instance's NOTIFY_SOCKET
+ *			(ours), or the backend says so (backend_ready()):
+ *			systemd's own, for a Type=notify unit
  *	socket		the backend says so (backend_ready()): the exec
  *			backend's listener was bound by hk-scale and
  *			handed over, and the command was executed
@@ -123,6 +125,8 @@ probe_start(struct inst *in)
 		probe_try(in);
 		break;
 	case READY_NOTIFY:
+		if (in->notifyfd == -1)
+			break;		/* the backend's: backend_ready() */
 		if (loop_add_fd(in->sc->loop, in->notifyfd, LOOP_READ,
 		    notify_read, in) == -1)
 			log_warn("service=%s: unable to watch %s", in->id,

@@ -39,7 +39,7 @@
 #define SCALE_ID_MAX		(2 * STORE_NAME_MAX + 2)
 #define SCALE_REASON_MAX	(SCALE_LINE_MAX + 96)
 #define SCALE_SUN_MAX		108	/* sizeof(sun_path) */
-#define SCALE_WHAT_MAX		48	/* "pid 123", "container 1a2b..." */
+#define SCALE_WHAT_MAX		200	/* "pid 123", "unit hk-svc-..." */
 #define SCALE_INSTALL_MAX	32	/* hex digits: the installation's ID */
 
 enum svc_state {
@@ -272,6 +272,9 @@ void		 backend_released(struct inst *);
 /* backend_exec.c, backend_container.c */
 extern const struct backend backend_exec;
 extern const struct backend backend_container;
+
+/* backend_systemd.c */
+extern const struct backend backend_systemd;
 
 /* probe.c */
 void		 probe_start(struct inst *);

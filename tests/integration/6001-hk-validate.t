@@ -144,25 +144,36 @@ backend = "exec"
 [services.b]
 command = ["x"]
 backend = "systemd"
+readiness = "socket"
 
 [services.c]
 command = ["x"]
 image = "y"
 
+[services.e]
+image = "y"
+backend = "systemd"
+
 [services.d]
 command = ["x"]
 image = "y"
 backend = "exec"
+
+[services.f]
+command = ["x"]
+backend = "systemd"
+readiness = "notify"
 APP
 run hk validate "$T/backends.toml"
 is "$rc" 65 "backends that cannot run a service are refused with 65"
-is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 2 "one line each; c (its command run in the image) and d (exec, its image unused) pass"
+is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 3 "one line each; c (its command run in the image), d (exec, its image unused) and f (systemd) pass"
 is "$err" "$T/backends.toml:6: services.a.backend: exec requires command
-$T/backends.toml:10: services.b.backend: \"systemd\" is not available in this build" \
-    "exec without a command; a backend not in this build"
-sed -i '/^\[services.[abc]\]/,/^$/d' "$T/backends.toml"
+$T/backends.toml:11: services.b.readiness: \"socket\" needs backend \"exec\", which hands its command a listener: use tcp, http:/PATH or notify with \"systemd\"
+$T/backends.toml:19: services.e.backend: systemd requires command" \
+    "exec without a command; systemd without a listener to hand over; systemd without a command"
+sed -i '/^\[services.[abe]\]/,/^$/d' "$T/backends.toml"
 run hk validate "$T/backends.toml"
-is "$rc" 0 "image, command and backend = \"exec\" validate"
+is "$rc" 0 "image and command (container), image, command and backend = \"exec\", and systemd with a command validate"
 
 # Placement: node_name names a node of the operator config, and exec runs
 # on this host only.

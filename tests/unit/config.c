@@ -490,8 +490,23 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.backend: "
 	    "\"s6\" is not available in this build", 0 },
 	{ "backend systemd", SRV_SL, SVC "backend = \"systemd\"\n",
-	    "app.toml:5: services.api.backend: "
-	    "\"systemd\" is not available in this build", 0 },
+	    NULL, 0 },
+	{ "backend systemd without command", SRV_SL,
+	    SVCI "backend = \"systemd\"\n",
+	    "app.toml:5: services.api.backend: systemd requires command", 0 },
+	{ "backend systemd, image and command", SRV_SL,
+	    SVC "image = \"x\"\nbackend = \"systemd\"\n", NULL, 0 },
+	{ "backend systemd, readiness notify", SRV_SL,
+	    SVC "backend = \"systemd\"\nreadiness = \"notify\"\n", NULL, 0 },
+	{ "backend systemd, readiness socket", SRV_SL,
+	    SVC "backend = \"systemd\"\nreadiness = \"socket\"\n",
+	    "app.toml:6: services.api.readiness: \"socket\" needs backend "
+	    "\"exec\", which hands its command a listener: use tcp, "
+	    "http:/PATH or notify with \"systemd\"", 0 },
+	{ "node_name with backend = systemd", SRV_NODES,
+	    SVC "backend = \"systemd\"\nnode_name = \"worker-eu-1\"\n",
+	    "app.toml:6: services.api.node_name: backend \"systemd\" runs its "
+	    "command on this host, not on node \"worker-eu-1\"", 0 },
 	{ "image alone (seed 000's example)", SRV_SL,
 	    HEAD "[services.api]\nimage = "
 	    "\"ghcr.io/example/http-function:latest\"\nport = 8080\n"
@@ -1847,8 +1862,8 @@ test_decode_backend(void)
 	ok(config_backend_available(BACKEND_EXEC) &&
 	    config_backend_available(BACKEND_CONTAINER) &&
 	    !config_backend_available(BACKEND_S6) &&
-	    !config_backend_available(BACKEND_SYSTEMD),
-	    "backends: this build has exec and container");
+	    config_backend_available(BACKEND_SYSTEMD),
+	    "backends: this build has exec, container and systemd");
 	ok(config_backend_find("exec") == BACKEND_EXEC &&
 	    config_backend_find("docker") == -1,
 	    "backends: found by name, unknown names are not");

@@ -1,0 +1,478 @@
+#!/bin/sh
+# The systemd backend under systemd as PID 1 in a container
+# (scripts/systemd-ct; make check shares one through HK_SYSTEMD_CT, a test
+# run alone starts its own), on SQLite and on PostgreSQL (the suite's
+# server, its socket bound into the container).  The four daemons run
+# from the units of etc/systemd, renamed for this test, hk-scale as root
+# (to manage units: hk-scale(8)); the gateway is reached on the
+# host's 127.0.0.1.  Each instance is a transient unit hk-scale makes over
+# D-Bus.
+#
+# A real Python function is woken through the gateway (200), runs as a
+# dynamic user with no_new_privs, no capabilities and a read-only system
+# (/proc of its main process), goes to sleep when idle (its unit gone),
+# and three simultaneous POSTs while it sleeps wake it once and are
+# handled three times (its journal shows them).  A service of a named
+# user runs as that user; a Type=notify one is ready when it says so; a
+# command that cannot run fails the start with systemd's reason.
+# SIGKILL of hk-scale (systemd restarts it) while a service runs: the
+# unit is adopted, still answers from the same process, and still goes
+# to sleep; while one starts: the unit left starting is stopped, and the
+# parked request is answered by a new one.  A unit of this installation
+# that no row describes is stopped at the restart, another
+# installation's is not.  A clean stop leaves no unit.  Then hk-scale
+# as a user of its own, on the system bus: refused by systemd until a
+# polkit rule grants that user manage-units, then at work.
+# time_unit_ms = 20 makes idle_seconds = 200 last 4 s.
+. tests/integration/lib.sh
+
+for tool in podman curl; do
+	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
+done
+UNITS="events scale activate idle"
+
+CT=${HK_SYSTEMD_CT:-}
+own_ct=
+if [ -z "$CT" ]; then
+	CT=$("$HK_TOP/scripts/systemd-ct" start)
+	own_ct=$CT
+fi
+[ -n "$CT" ]
+ok $? "a container runs systemd as PID 1"
+[ -n "$CT" ] || done_testing
+
+ct() { podman exec -i "$CT" "$@"; }
+N=
+ct_stop() {	# the daemons of this run, and whatever they left
+	[ -n "$N" ] || return 0
+	for u in $UNITS; do
+		ct systemctl stop "$N-$u" >/dev/null 2>&1
+	done
+	ct systemctl stop "hk-svc-$APP.*" >/dev/null 2>&1
+	ct systemctl reset-failed "$N-*" >/dev/null 2>&1
+	ct sh -c "rm -rf /etc/systemd/system/$N-* /etc/$N \
+	    /etc/systemd/system/hk-svc-$APP.py-.service.d" >/dev/null 2>&1
+}
+ct_done() {
+	ct_stop
+	if [ -n "${PU:-}" ]; then
+		ct rm -f "/etc/polkit-1/rules.d/50-$PU.rules"
+		ct userdel "$PU" >/dev/null 2>&1
+	fi
+	[ -n "$own_ct" ] && "$HK_TOP/scripts/systemd-ct" stop "$own_ct"
+}
+trap 'ct_done; _cleanup' EXIT
+# The units' output goes to the journal.
+ct systemctl start systemd-journald
+ok $? "the container's journal runs"
+
+# journal UNIT...: the lines of those units (globs allowed), as text
+journal() {
+	_a=
+	for _u in "$@"; do
+		_a="$_a -u $_u"
+	done
+	# shellcheck disable=SC2086
+	ct journalctl $_a -o cat --no-pager 2>/dev/null
+}
+# nlines PATTERN UNIT...: how many journal lines of those units match
+nlines() {
+	_p=$1
+	shift
+	journal "$@" | grep -c -- "$_p"
+}
+# pst PID FIELD: a field of /proc/PID/status in the container
+pst() {
+	ct sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" | tr '\t' ' ' |
+	    sed 's/ *$//'
+}
+four() { echo "$1 $1 $1 $1"; }
+# snap UNIT: in one look (the instance may go to sleep meanwhile) its
+# properties, its main process's credentials, its root mount and its
+# exposure, as KEY=value lines for sv
+snap() {
+	ct sh -c 'u=$1
+	systemctl show -p MainPID,Type,DynamicUser,NoNewPrivileges,PrivateTmp \
+	    -p ProtectSystem,Description,User,MemoryMax "$u"
+	p=$(systemctl show -p MainPID --value "$u")
+	for f in Uid NoNewPrivs CapEff CapBnd CapAmb; do
+		printf "%s=%s\n" $f "$(sed -n "s/^$f:[[:space:]]*//p" \
+		    /proc/$p/status | tr "\t" " ")"
+	done
+	printf "root=%s\n" "$(awk "\$5 == \"/\" { print \$6 }" \
+	    /proc/$p/mountinfo | tail -1)"
+	printf "security=%s\n" "$(systemd-analyze security --no-pager "$u" |
+	    tail -1)"' sh "$1" >"$T/snap"
+}
+sv() { sed -n "s/^$1=//p" "$T/snap"; }
+# units PATTERN: the active (or starting, or stopping) units matching
+units() {
+	ct systemctl list-units --plain --no-legend --state=active,activating,deactivating \
+	    "$1" | awk '{ print $1 }'
+}
+nunits() { units "$1" | grep -c .; }
+prop() { ct systemctl show -p "$2" --value "$1"; }
+# logged PATTERN: a line of this run's hk-scale matches (grep -E)
+logged() { journal "$N-scale" | grep -Eq -- "$1"; }
+# nlogged PATTERN: how many
+nlogged() { journal "$N-scale" | grep -Ec -- "$1"; }
+has_unit() { [ -n "$(units "$1")" ]; }
+no_unit() { [ -z "$(ct systemctl list-units --all --plain --no-legend "$1")" ]; }
+hkc() { ct env "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" "PATH=$HK_BUILD/bin:/usr/bin:/bin" "$@"; }
+# field SERVICE EXPR: of "hk ps --json", python on s (its entry)
+field() {
+	hkc hk ps --json | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    if s["service"] == sys.argv[1]:
+        i = s["instance"] or {}
+        print(eval(sys.argv[2]))' "$1" "$2"
+}
+state_is() { [ "$(field "$1" 's["state"]')" = "$2" ]; }
+pid_of() { field "$1" 'i.get("pid", 0)'; }
+code() {	# code SERVICE PATH [curl args]: the status, body in $T/body
+	_s=$1
+	_p=$2
+	shift 2
+	curl -sS -o "$T/body" -w '%{http_code}' --max-time 30 \
+	    -H "Host: $_s.$APP.localhost" "$@" "http://127.0.0.1:$PORT$_p"
+}
+wait_t() {	# wait_t SECONDS CMD...: every 100 ms, for SECONDS of wall time
+	_end=$(($(date +%s%3N) + $1 * 1000))
+	shift
+	while ! "$@" 2>/dev/null; do
+		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
+		sleep 0.1
+	done
+}
+# hk-scale killed with SIGKILL; systemd starts it again (Restart=).
+scale_pid() { prop "$N-scale" MainPID; }
+restarted() {	# restarted OLDPID: a new hk-scale is ready
+	_p=$(scale_pid)
+	[ "$_p" != "$1" ] && [ "$_p" != 0 ] &&
+	    [ "$(ct systemctl is-active "$N-scale")" = active ]
+}
+kill_scale() {
+	_old=$(scale_pid)
+	ct systemctl kill -s KILL --kill-who=main "$N-scale"
+	wait_t 10 restarted "$_old"
+}
+
+FN=$HK_TOP/tests/integration/fn
+EX=$HK_TOP/etc/examples
+
+# stack TAG USER ENGINE: N (the units' prefix), APP and PORT of a run, its
+# operator config on ENGINE, and the shipped units under names of the run,
+# as USER, with directories of the run.
+stack() {
+	N=hkt$$$1
+	APP=sd$$$1
+	case $3 in
+	sqlite)
+		CSTORE="sqlite:///var/lib/$N/state.db"
+		;;
+	postgres)
+		new_store postgres "sd$1" || return 1
+		# the server's socket is at /run/hk-pg in the container
+		CSTORE=$(printf '%s\n' "$STORE" |
+		    sed "s|host=[^&]*|host=/run/hk-pg|")
+		;;
+	esac
+	PORT=$(free_port)
+	ct mkdir -p "/etc/$N"
+	ct sh -c "cat >/etc/$N/hakopod.toml" <<CONF
+[server]
+serverless_address = "127.0.0.1:$PORT"
+state = "$CSTORE"
+runtime_dir = "/run/$N"
+time_unit_ms = 20
+CONF
+	echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" |
+	    ct sh -c "cat >/etc/$N/api.env"
+	for u in $UNITS; do
+		sed -e "s|@BINDIR@|$HK_BUILD/bin|g" \
+		    -e "s|^User=hakopod|User=$2|" \
+		    -e "s|^Group=hakopod|Group=$2|" \
+		    -e "s|^EnvironmentFile=.*|EnvironmentFile=/etc/$N/api.env|" \
+		    -e "s|^RuntimeDirectory=hakopod|RuntimeDirectory=$N|" \
+		    -e "s|^StateDirectory=hakopod|StateDirectory=$N|" \
+		    "$HK_TOP/etc/systemd/hk-$u.service" |
+		    ct sh -c "cat >/etc/systemd/system/$N-$u.service"
+		# LeakSanitizer's ptrace(2) is refused by the filter (9200)
+		if ldd "$HK_BUILD/bin/hk-scale" | grep -q libasan; then
+			ct mkdir -p "/etc/systemd/system/$N-$u.service.d"
+			printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' |
+			    ct sh -c "cat >/etc/systemd/system/$N-$u.service.d/asan.conf"
+		fi
+	done
+}
+
+# stack_start E: the four units, ready (Type=notify)
+stack_start() {
+	ct systemctl daemon-reload
+	# shellcheck disable=SC2046
+	run ct systemctl start $(for u in $UNITS; do echo "$N-$u"; done)
+	is "$rc" 0 "$1: the four units start (Type=notify: ready)"
+	[ "$rc" = 0 ] && return 0
+	diag "$err"
+	journal "$N-scale" | tail -20 | sed 's/^/#   /'
+	return 1
+}
+
+run_engine() {
+	e=$1
+	# As root: hk-scale must be, or have polkit's leave, to manage
+	# units; the others here because the user hakopod is 9200's to
+	# create.
+	stack "${e%"${e#?}"}" root "$e" || { ok 1 "$e: store"; return; }
+	ct sh -c "cat >/etc/$N/app.toml" <<APP
+schema_version = 1
+name = "$APP"
+
+[services.py]
+command = ["python3", "functions/hello.py"]
+directory = "$EX"
+backend = "systemd"
+public = true
+readiness = "http:/"
+[services.py.serverless]
+idle_seconds = 200
+startup_timeout_seconds = 20
+
+[services.as]
+command = ["python3", "$FN/scale-http.py"]
+backend = "systemd"
+user = "daemon"
+public = true
+[services.as.serverless]
+min_replicas = 1
+
+[services.nt]
+command = ["sh", "-c", "[ -e /run/$N/slow ] && sleep 4; exec python3 $FN/scale-http.py"]
+backend = "systemd"
+public = true
+readiness = "notify"
+[services.nt.environment]
+SCALE_DELAY = "1"
+SCALE_TAG = "notified"
+[services.nt.serverless]
+idle_seconds = 200
+startup_timeout_seconds = 20
+
+[services.bad]
+command = ["/nonexistent/program"]
+backend = "systemd"
+public = true
+[services.bad.serverless]
+APP
+	# An operator's drop-in for one service's units
+	ct mkdir -p "/etc/systemd/system/hk-svc-$APP.py-.service.d"
+	printf '[Service]\nMemoryMax=200M\n' | ct sh -c \
+	    "cat >/etc/systemd/system/hk-svc-$APP.py-.service.d/limit.conf"
+	stack_start "$e" || return
+	run hkc hk apply "/etc/$N/app.toml"
+	is "$rc" 0 "$e: hk apply of four services with backend = \"systemd\""
+	[ "$rc" = 0 ] || diag "$err"
+
+	# The readiness gate: each passes it once, then sleeps.
+	wait_t 20 logged "service=$APP/py: draining -> sleeping"
+	ok $? "$e: fn/py passed its readiness gate in a unit, and sleeps"
+	like "$(journal "$N-scale")" \
+	    "service=$APP/py: started unit hk-svc-$APP\\.py-1-[0-9a-f]+\\.service revision 1 at 127\\.0\\.0\\.1:[0-9]+ as a dynamic user" \
+	    "$e: hk-scale started it as a transient unit"
+	is "$(nunits "hk-svc-$APP.py-*")" 0 "$e: its unit is gone"
+	like "$(journal "$N-scale")" 'systemd: connected \(/run/systemd/private\)' \
+	    "$e: hk-scale, as root, talks to systemd on its own socket"
+
+	# Woken through the gateway.
+	is "$(code py /hello)" 200 "$e: a request wakes the Python function"
+	is "$(cat "$T/body")" "hello from python: GET /hello, 0 bytes received" \
+	    "$e: and is answered by it"
+	unit=$(units "hk-svc-$APP.py-*")
+	like "$unit" "^hk-svc-$APP\\.py-1-[0-9a-f]+\\.service\$" \
+	    "$e: one unit runs it"
+	snap "$unit"
+	is "$(sv Description)" "hk $APP/py revision 1 (/run/$N)" \
+	    "$e: described as hk's, of this installation"
+	is "$(sv MainPID)" "$(pid_of py)" "$e: hk ps shows its main process"
+	uid=$(sv Uid | cut -d' ' -f1)
+	is "$(sv Uid)" "$(four "$uid")" "$e: it runs as one user"
+	ok "$([ "$uid" -ge 61184 ] && [ "$uid" -le 65519 ] && echo 0 || echo 1)" \
+	    "$e: a dynamic one (uid $uid)"
+	is "$(sv NoNewPrivs) $(sv CapEff) $(sv CapBnd) $(sv CapAmb)" \
+	    "1 0000000000000000 0000000000000000 0000000000000000" \
+	    "$e: with no_new_privs and no capabilities"
+	like "$(sv root)" '^ro,' \
+	    "$e: its system is read-only (ProtectSystem=strict)"
+	is "$(sv Type) $(sv DynamicUser) $(sv NoNewPrivileges) $(sv PrivateTmp) $(sv ProtectSystem)" \
+	    "exec yes yes yes strict" "$e: as the unit says"
+	is "$(sv MemoryMax)" 209715200 "$e: the operator's drop-in applies"
+	x=$(sv security | sed -n 's/.*: \([0-9.]*\) .*/\1/p')
+	diag "$e: systemd-analyze security of $unit: $x" >&2
+	awk -v x="$x" 'BEGIN { exit !(x != "" && x < 3.0) }'
+	ok $? "$e: its exposure ($x) is under 3.0"
+
+	# Idle: asleep, the unit stopped and collected.
+	wait_t 10 state_is py sleeping
+	ok $? "$e: idle, fn/py goes to sleep"
+	wait_t 5 no_unit "$unit"
+	ok $? "$e: its unit stopped and collected"
+	like "$(journal "$unit")" "^Stopped $unit" "$e: stopped by systemd"
+
+	# Three POSTs while it sleeps: one start, three invocations.
+	starts=$(nlines "service=$APP/py: started unit" "$N-scale")
+	for i in 1 2 3; do
+		code py /three -d "n=$i" >"$T/p$i.code" &
+		eval "p$i=\$!"
+	done
+	# shellcheck disable=SC2154
+	wait "$p1" "$p2" "$p3"
+	is "$(cat "$T/p1.code" "$T/p2.code" "$T/p3.code" | tr -d '\n')" \
+	    200200200 "$e: three simultaneous POSTs to the sleeping function: 200"
+	is "$(($(nlines "service=$APP/py: started unit" "$N-scale") - starts))" 1 \
+	    "$e: one start"
+	unit=$(units "hk-svc-$APP.py-*")
+	wait_t 5 sh -c "[ \$(podman exec $CT journalctl -u '$unit' -o cat \
+	    --no-pager | grep -c 'POST /three 200') -ge 3 ]"
+	is "$(nlines 'POST /three 200' "hk-svc-$APP.py-*")" 3 \
+	    "$e: its journal shows exactly three handler invocations"
+
+	# A named user; a notify service; a command that cannot run.
+	wait_t 20 state_is as running
+	ok $? "$e: fn/as (min_replicas = 1) runs"
+	p=$(pid_of as)
+	is "$(pst "$p" Uid) / $(pst "$p" NoNewPrivs) $(pst "$p" CapEff)" \
+	    "$(four "$(ct id -u daemon)") / 1 0000000000000000" \
+	    "$e: as its user, daemon, with no_new_privs"
+	is "$(prop "$(units "hk-svc-$APP.as-*")" User)" daemon "$e: User=daemon"
+	wait_t 20 logged "service=$APP/nt: draining -> sleeping"
+	ok $? "$e: fn/nt passed its gate (notify) and sleeps"
+	is "$(code nt /)" 200 "$e: a notify service wakes"
+	like "$(cat "$T/body")" '^notified pid=[0-9]+$' "$e: and answers"
+	is "$(prop "$(units "hk-svc-$APP.nt-*")" Type)" notify \
+	    "$e: a Type=notify unit, ready on its READY=1"
+	is "$(code bad /)" 503 "$e: a command that cannot run: 503"
+	like "$(journal "$N-scale")" \
+	    "service=$APP/bad: unable to start revision 1: exit status 203: systemd could not set up EXEC for it \\(journalctl -u hk-svc-$APP\\.bad-1-[0-9a-f]+\\.service\\)" \
+	    "$e: with systemd's reason, and where its output is"
+	is "$(field bad 's["state"]')" failed "$e: hk ps says failed"
+
+	# SIGKILL while fn/py runs: adopted.  A unit named as this
+	# installation's that no row describes is stopped; another
+	# installation's is left alone.
+	is "$(code py /again)" 200 "$e: fn/py woken again"
+	unit=$(units "hk-svc-$APP.py-*")
+	pid=$(prop "$unit" MainPID)
+	asunit=$(units "hk-svc-$APP.as-*")
+	ct systemd-run -q --unit="hk-svc-$APP.ghost-1-abc" \
+	    --description="hk $APP/ghost revision 1 (/run/$N)" sleep 300
+	ct systemd-run -q --unit="hk-svc-$APP.other-1-abc" \
+	    --description="hk $APP/other revision 1 (/run/elsewhere)" sleep 300
+	kill_scale
+	ok $? "$e: hk-scale killed with SIGKILL while fn/py runs; systemd restarts it"
+	wait_t 5 logged "service=$APP/py: adopted unit $unit at "
+	ok $? "$e: the new hk-scale adopts its unit"
+	is "$(code py /after)" 200 "$e: the request after it is answered"
+	is "$(units "hk-svc-$APP.py-*") $(prop "$unit" MainPID)" "$unit $pid" \
+	    "$e: by the same unit and process, and no second unit"
+	wait_t 5 logged "service=$APP/as: adopted unit $asunit at "
+	ok $? "$e: fn/as, always on, is adopted too"
+	is "$(units "hk-svc-$APP.as-*")" "$asunit" \
+	    "$e: not started again beside its unit"
+	wait_t 5 no_unit "hk-svc-$APP.ghost-*"
+	ok $? "$e: the unit no row describes is stopped"
+	is "$(nunits "hk-svc-$APP.other-*")" 1 "$e: another installation's is not"
+	ct systemctl stop "hk-svc-$APP.other-1-abc"
+	wait_t 10 state_is py sleeping
+	ok $? "$e: the adopted fn/py still goes to sleep"
+	wait_t 5 no_unit "$unit"
+	ok $? "$e: and its unit goes"
+
+	# SIGKILL while fn/nt starts: its unit is stopped, and the parked
+	# request is answered by a new one.
+	wait_t 10 state_is nt sleeping
+	ok $? "$e: fn/nt asleep again"
+	ct touch "/run/$N/slow"	# its next starts take 5 s
+	code nt /parked >"$T/nt.code" &
+	ntc=$!
+	wait_t 10 has_unit "hk-svc-$APP.nt-*"
+	first=$(units "hk-svc-$APP.nt-*")
+	like "$first" "^hk-svc-$APP\\.nt-1-[0-9a-f]+\\.service\$" \
+	    "$e: fn/nt starting in $first"
+	is "$(prop "$first" ActiveState)" activating "$e: not ready yet (notify)"
+	kill_scale
+	ok $? "$e: hk-scale killed with SIGKILL while fn/nt starts; systemd restarts it"
+	wait "$ntc"
+	is "$(cat "$T/nt.code")" 200 "$e: the parked request is answered"
+	like "$(journal "$N-scale")" "service=$APP/nt: stopping unit $first, left starting by an earlier run" \
+	    "$e: the unit left starting is stopped"
+	wait_t 5 no_unit "$first"
+	ok $? "$e: and is gone"
+	second=$(units "hk-svc-$APP.nt-*")
+	ok "$([ -n "$second" ] && [ "$second" != "$first" ] && echo 0 || echo 1)" \
+	    "$e: a new unit answered ($second)"
+	is "$(pid_of nt)" "$(prop "$second" MainPID)" "$e: the one hk ps shows"
+
+	# A clean stop: the instances' units go with hk-scale.
+	for u in idle activate scale events; do
+		ct systemctl stop "$N-$u"
+	done
+	is "$(prop "$N-scale" Result)" success "$e: hk-scale stops cleanly"
+	is "$(units "hk-svc-$APP.*")" "" "$e: and leaves no unit behind"
+	ct_stop
+}
+
+# Without root: hk-scale as a user of its own, in the system bus's
+# hands.  Refused until a polkit rule grants that user manage-units, then
+# at work.
+run_polkit() {
+	PU=hkt$$u
+	ct useradd --system --no-create-home --shell /usr/sbin/nologin "$PU"
+	ct systemctl start dbus.socket polkit
+	ok $? "polkit: the system bus and polkit run"
+	stack u "$PU" sqlite
+	ct sh -c "cat >/etc/$N/app.toml" <<APP
+schema_version = 1
+name = "$APP"
+
+[services.py]
+command = ["python3", "functions/hello.py"]
+directory = "$EX"
+backend = "systemd"
+public = true
+readiness = "http:/"
+[services.py.serverless]
+idle_seconds = 200
+APP
+	stack_start polkit || return
+	is "$(pst "$(scale_pid)" Uid)" "$(four "$(ct id -u "$PU")")" \
+	    "polkit: hk-scale runs as $PU"
+	run hkc hk apply "/etc/$N/app.toml"
+	is "$rc" 0 "polkit: applied"
+	wait_t 10 logged "service=$APP/py: unable to start revision 1: systemd: unable to start unit hk-svc-$APP\\.py-1-[0-9a-f]+\\.service: "
+	ok $? "polkit: without a rule, systemd refuses the start, and hk-scale says so"
+	like "$(journal "$N-scale")" 'systemd: connected \(system bus\)' \
+	    "polkit: on the system bus"
+	is "$(code py /)" 503 "polkit: the request gets 503"
+	printf '%s\n' 'polkit.addRule(function(action, subject) {' \
+	    "	if (action.id == \"org.freedesktop.systemd1.manage-units\" &&" \
+	    "	    subject.user == \"$PU\")" \
+	    '		return polkit.Result.YES;' '});' |
+	    ct sh -c "cat >/etc/polkit-1/rules.d/50-$PU.rules"
+	wait_t 10 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' \
+	    -H 'Host: py.$APP.localhost' http://127.0.0.1:$PORT/)\" = 200 ]"
+	ok $? "polkit: with a rule granting $PU manage-units, it wakes (200)"
+	unit=$(units "hk-svc-$APP.py-*")
+	is "$(prop "$unit" DynamicUser)" yes "polkit: in a unit of its own"
+	ct systemctl stop "$N-idle" "$N-activate" "$N-scale" "$N-events"
+	is "$(prop "$N-scale" Result) $(units "hk-svc-$APP.*")" "success " \
+	    "polkit: a clean stop leaves no unit"
+	ct_stop
+}
+
+for engine in $(engines); do
+	run_engine "$engine"
+done
+run_polkit
+pg_missing_is_failure
+done_testing
