@@ -130,6 +130,13 @@ struct backend {
 	int	(*reap)(struct inst *, pid_t, int);
 };
 
+/* The lines a command prints (command.c). */
+struct cmd_output {
+	char			 line[SCALE_LINE_MAX + 1];
+	size_t			 linelen;
+	char			 last[SCALE_LINE_MAX + 1];	/* last line */
+};
+
 /* One service of the installation and its state machine. */
 struct service {
 	TAILQ_ENTRY(service)	 entry;		/* scale.services */
@@ -237,6 +244,18 @@ void		 backend_failed(struct inst *, const char *);
 void		 backend_ready(struct inst *);
 void		 backend_exited(struct inst *, int, const char *);
 void		 backend_adopted(struct inst *, int);
+
+/* command.c: the user, environment and output of a service's command */
+int		 command_user(struct scale *, const struct service_spec *,
+		    struct user_ids *, int *, char *, size_t);
+char		**command_env(const struct service_spec *, const struct inst *,
+		    const struct user_ids *, char **);
+void		 command_env_free(char **);
+void		 output_line(struct cmd_output *, const char *);
+void		 output_feed(struct cmd_output *, const char *, const char *,
+		    size_t);
+void		 output_drain(struct cmd_output *, const char *, int);
+pid_t		 output_relay(struct cmd_output *, const char *, int);
 
 /* backend_exec.c */
 extern const struct backend backend_exec;
