@@ -231,3 +231,14 @@ backend_adopted(struct inst *in, int alive)
 {
 	adopt_done(in, alive);
 }
+
+/* After adoption: each backend stops what no row described. */
+void
+backend_sweep(struct scale *sc)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i]->sweep != NULL)
+			backends[i]->sweep(sc);
+}

@@ -128,6 +128,11 @@ struct backend {
 	void	(*release)(struct inst *);
 	/* A child of hk-scale exited: 1 if it was in's (it reported). */
 	int	(*reap)(struct inst *, pid_t, int);
+	/*
+	 * Once every row is adopted: what this backend finds running that
+	 * no instance claims (no row described it) is stopped.  Optional.
+	 */
+	void	(*sweep)(struct scale *);
 };
 
 /* The lines a command prints (command.c). */
@@ -244,6 +249,7 @@ void		 backend_failed(struct inst *, const char *);
 void		 backend_ready(struct inst *);
 void		 backend_exited(struct inst *, int, const char *);
 void		 backend_adopted(struct inst *, int);
+void		 backend_sweep(struct scale *);
 
 /* command.c: the user, environment and output of a service's command */
 int		 command_user(struct scale *, const struct service_spec *,
