@@ -58,6 +58,7 @@ enum key_type {
 	KT_IP,		/* an IPv4 or IPv6 address, no port */
 	KT_INT,		/* int64_t within [min, max] */
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
+	KT_OPTPATH,	/* the same, or "" = unset */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
 	KT_USER,	/* USER or USER:GROUP of this host; "" = unset */
 };
@@ -102,6 +103,8 @@ struct server_rule {
 	    KT_INT, 1, 1000000000, requests_max_rows)			\
 	K("runtime_dir", "HAKOPOD_RUNTIME_DIR", "/run/hakopod", 0,	\
 	    KT_PATH, 0, 0, runtime_dir)					\
+	K("s6_scandir", NULL, "", 0,					\
+	    KT_OPTPATH, 0, 0, s6_scandir)				\
 	K("serverless_address", "HAKOPOD_SERVERLESS_ADDRESS", "", 0,	\
 	    KT_ADDR, 0, 0, serverless_address)				\
 	K("serverless_listen", "HAKOPOD_SERVERLESS_LISTEN", "", 0,	\
@@ -252,7 +255,7 @@ static const struct {
 } backend_kinds[BACKEND_COUNT] = {
 	[BACKEND_EXEC] =	{ "exec", 1 },
 	[BACKEND_CONTAINER] =	{ "container", 0 },
-	[BACKEND_S6] =		{ "s6", 0 },
+	[BACKEND_S6] =		{ "s6", 1 },
 	[BACKEND_SYSTEMD] =	{ "systemd", 0 },
 };
 
@@ -897,6 +900,10 @@ check_text(enum key_type type, size_t size, const char *s, char *why,
 			return 0;
 		(void)snprintf(why, whysz, "invalid domain name");
 		return -1;
+	case KT_OPTPATH:
+		if (len == 0)
+			return 0;
+		/* FALLTHROUGH */
 	case KT_PATH:
 		if (s[0] != '/') {
 			(void)snprintf(why, whysz, "must be an absolute path");
@@ -1914,7 +1921,17 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 	else if (b != NULL && s->backend == BACKEND_CONTAINER &&
 	    s->image == NULL)
 		adiag(c, b->line, key, "container requires image");
-	else if (config_backend_available(s->backend))
+	else if (b != NULL && s->backend == BACKEND_S6 && s->command == NULL)
+		adiag(c, b->line, key, "s6 requires command");
+	else if (b != NULL && s->backend == BACKEND_S6 &&
+	    (c->srv == NULL || c->srv->s6_scandir[0] == '\0'))
+		adiag(c, b->line, key, "s6 requires server.s6_scandir (unset)");
+	else if (s->backend == BACKEND_S6 && s->readiness == READY_SOCKET) {
+		kpath_s(key, prefix, "readiness");
+		adiag(c, slot[SK_READINESS]->line, key, "socket requires "
+		    "backend \"exec\" (hk-scale binds the listener and hands "
+		    "it over)");
+	} else if (config_backend_available(s->backend))
 		return 0;
 	else if (b != NULL)
 		adiag(c, b->line, key, "\"%s\" is not available in this build",
@@ -1933,8 +1950,8 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 
 /*
  * node_name names a node of the operator configuration (svc_value() saw
- * to that); the exec backend runs commands on this host, the default
- * node, and on no other.
+ * to that); the exec and s6 backends run commands on this host, the
+ * default node, and on no other.
  */
 static void
 svc_placement(struct actx *c, const struct toml_kv *const *slot,
@@ -1942,11 +1959,13 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 {
 	char key[KEYPATH_LEN];
 
-	if (s->node_name == NULL || s->backend != BACKEND_EXEC)
+	if (s->node_name == NULL || (s->backend != BACKEND_EXEC &&
+	    s->backend != BACKEND_S6))
 		return;
 	kpath_s(key, prefix, "node_name");
-	adiag(c, slot[SK_NODE_NAME]->line, key, "backend \"exec\" runs its "
-	    "command on this host, not on node \"%s\"", s->node_name);
+	adiag(c, slot[SK_NODE_NAME]->line, key, "backend \"%s\" runs its "
+	    "command on this host, not on node \"%s\"",
+	    config_backend_name(s->backend), s->node_name);
 }
 
 /* What a serverless service may not be or have. */

@@ -25,6 +25,7 @@ static void	kill_fire(struct loop *, void *);
 
 static const struct backend *const backends[] = {
 	&backend_exec,
+	&backend_s6,
 };
 
 const struct backend *

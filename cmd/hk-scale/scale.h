@@ -263,8 +263,9 @@ void		 output_feed(struct cmd_output *, const char *, const char *,
 void		 output_drain(struct cmd_output *, const char *, int);
 pid_t		 output_relay(struct cmd_output *, const char *, int);
 
-/* backend_exec.c */
+/* backend_exec.c, backend_s6.c */
 extern const struct backend backend_exec;
+extern const struct backend backend_s6;
 
 /* probe.c */
 void		 probe_start(struct inst *);
