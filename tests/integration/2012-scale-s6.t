@@ -51,6 +51,11 @@ SVC
 	hk apply "$T/app.toml" >/dev/null
 }
 
+# row_is SERVICE STATE: the store's row of its instance says so
+row_is() {
+	[ "$(instance "$1" | cut -d' ' -f1)" = "$2" ]
+}
+
 NOBODY=$(id -u nobody)
 for engine in $(engines); do
 	new_store "$engine" "s6$engine"
@@ -127,6 +132,7 @@ for engine in $(engines); do
 	# SIGKILL while it runs: the next hk-scale adopts it.
 	ctl '{"op":"wake","service":"fn/web"}' >/dev/null
 	wait_for 10 more_than 1 "$T/sub.out" '"op":"ready".*"service":"fn/web"'
+	wait_for 5 row_is fn/web running
 	pid=$(status_of fn/web pid)
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
@@ -148,7 +154,7 @@ for engine in $(engines); do
 
 	# SIGKILL while it starts: the next hk-scale stops it.
 	ctl '{"op":"wake","service":"fn/slow"}' >/dev/null
-	wait_for 10 grep -q 'service=fn/slow: started pid' "$T/scale.log"
+	wait_for 10 row_is fn/slow starting
 	pid=$(s6_field "$SCAN/hk.fn.slow.1" pid)
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
