@@ -106,7 +106,8 @@ struct s6_inst {
 	int		 kill;
 	int		 wstat;		/* of its end, -1 unknown */
 	char		 failed[SCALE_REASON_MAX];	/* a start's reason */
-	char		 user[USER_NAME_MAX + 1];
+	struct user_ids	 user;		/* its user, for run */
+	int		 sw;		/* switch to it */
 };
 
 /* What supervise/status says. */
@@ -610,12 +611,12 @@ s6_start(struct inst *in)
 		return;
 	}
 	in->uid = u.uid;
-	strlcpy(x->user, u.name, sizeof(x->user));
+	x->user = u;
+	x->sw = sw;
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
-	if ((sp->readiness == READY_NOTIFY &&
-	    probe_notify_open(in, err, sizeof(err)) == -1) ||
-	    write_dir(in, &u, sw, err, sizeof(err)) == -1) {
+	if (sp->readiness == READY_NOTIFY &&
+	    probe_notify_open(in, err, sizeof(err)) == -1) {
 		backend_failed(in, err);
 		return;
 	}
@@ -646,9 +647,9 @@ kick_fire(struct loop *l, void *arg)
 }
 
 /*
- * The directory is ours alone: the output fifo opened (the run script's
- * open of it would wait for a reader), then linked into the scan
- * directory or, if it is already, up.
+ * The directory is ours alone: written, the output fifo opened (the run
+ * script's open of it would wait for a reader), then linked into the
+ * scan directory or, if it is already, up.
  */
 static void
 go(struct inst *in)
@@ -658,6 +659,11 @@ go(struct inst *in)
 	const char *argv[8];
 
 	x->step = S6_NONE;
+	if (write_dir(in, &x->user, x->sw, x->failed,
+	    sizeof(x->failed)) == -1) {
+		finish(in);
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/hk-output", x->real);
 	if ((x->outfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) ==
 	    -1 || loop_add_fd(in->sc->loop, x->outfd, LOOP_READ, out_read,
@@ -775,7 +781,7 @@ up_done(struct inst *in, int status)
 	}
 	log_info("service=%s: started %s revision %lld at %s as %s "
 	    "(s6 service %s)", in->id, in->what, (long long)in->revision,
-	    in->endpoint, x->user, x->name);
+	    in->endpoint, x->user.name, x->name);
 	backend_started(in);
 }
 
@@ -845,8 +851,8 @@ must_remove(struct inst *in)
 
 /*
  * Nothing of the instance runs: its directory removed first if it must
- * go (s6-svunlink, then rm), then reported: failed with the reason if it
- * never was up, else exited.
+ * go and no other instance has it (s6-svunlink, then rm), then reported:
+ * failed with the reason if it never was up, else exited.
  */
 static void
 finish(struct inst *in)
@@ -854,8 +860,9 @@ finish(struct inst *in)
 	struct s6_inst *x = in->priv;
 	char ms[24];
 	const char *argv[6];
+	int rm = must_remove(in) && !claimed(in->sc, x->name, in);
 
-	if (x->step == S6_NONE && must_remove(in) && supervised(x->link)) {
+	if (x->step == S6_NONE && rm && supervised(x->link)) {
 		snprintf(ms, sizeof(ms), "%d", S6_TOOL_MS);
 		argv[0] = "s6-svunlink";
 		argv[1] = "-t";
@@ -868,8 +875,7 @@ finish(struct inst *in)
 			return;
 		}
 	}
-	if (x->step == S6_UNLINK || (must_remove(in) &&
-	    !supervised(x->link))) {
+	if (x->step == S6_UNLINK || (rm && !supervised(x->link))) {
 		log_info("service=%s: removed s6 service %s", in->id,
 		    x->name);
 		unlink(x->link);
