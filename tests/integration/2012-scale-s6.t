@@ -27,6 +27,7 @@ write_app() {	# write_app TAG-OF-WEB
 		fn_service web "backend = \"s6\"
 [services.web.environment]
 SCALE_TAG = \"$1\"
+SCALE_TERM_DELAY = \"1.5\"
 [services.web.serverless]"
 		fn_service note 'backend = "s6"
 readiness = "notify"
@@ -178,16 +179,24 @@ for engine in $(engines); do
 	wait "$scale_pid" 2>/dev/null
 	sql "$engine" "DELETE FROM instances WHERE app = 'fn' AND service = 'web'"
 	daemon scale hk-scale -v -g 2
-	ok $? "$engine: hk-scale starts with fn/web up and no row of it"
+	up=$?
+	ctl '{"op":"wake","service":"fn/web"}' >/dev/null
+	ok $up "$engine: hk-scale starts with fn/web up and no row of it"
 	grep -q 'service=fn/web: s6 service hk.fn.web.1: up, and no row of the store says so: stopping it' \
 	    "$T/scale.log"
 	ok $? "$engine: the sweep finds it"
+	# It takes 1.5 s to stop: the wake meanwhile waits for the directory.
+	subscribe "$T/sub.out"
 	wait_for 10 dead "$pid"
 	ok $? "$engine: and stops it"
-	subscribe "$T/sub.out"
-	ctl '{"op":"wake","service":"fn/web"}' >/dev/null
+	grep -q 'service=fn/web: hk.fn.web.1 is still stopping: starting after it' \
+	    "$T/scale.log"
+	ok $? "$engine: a wake meanwhile waits for it"
 	wait_for 10 state_is fn/web running
-	ok $? "$engine: its directory, the current revision's, wakes again"
+	ok $? "$engine: then its directory, the current revision's, wakes again"
+	new=$(status_of fn/web pid)
+	[ "$new" != "$pid" ] && alive "$new"
+	ok $? "$engine: as a new process"
 
 	# A new revision: its own directory; the old one goes once it is ready.
 	write_app two
