@@ -21,7 +21,7 @@ sql() {
 	esac
 }
 
-write_app() {	# write_app TAG-OF-WEB
+write_app() {	# write_app TAG-OF-WEB [no-note]
 	{
 		printf 'schema_version = 1\nname = "fn"\n'
 		fn_service web "backend = \"s6\"
@@ -29,7 +29,7 @@ write_app() {	# write_app TAG-OF-WEB
 SCALE_TAG = \"$1\"
 SCALE_TERM_DELAY = \"1.5\"
 [services.web.serverless]"
-		fn_service note 'backend = "s6"
+		[ -n "${2:-}" ] || fn_service note 'backend = "s6"
 readiness = "notify"
 [services.note.environment]
 SCALE_NOTIFY = "never"
@@ -207,6 +207,19 @@ for engine in $(engines); do
 	ok $? "$engine: the directory of revision 1 is removed"
 	ep=$(status_of fn/web endpoint)
 	like "$(get "http://$ep/")" '^two pid=' "$engine: revision 2 answers"
+
+	# A service removed while it runs: down, and its directory goes.
+	ctl '{"op":"wake","service":"fn/note"}' >/dev/null
+	wait_for 10 state_is fn/note running
+	pid=$(status_of fn/note pid)
+	write_app two no-note
+	ctl '{"op":"reload"}' >/dev/null
+	wait_for 10 seen "$T/sub.out" '"op":"down","reason":"removed","service":"fn/note"'
+	ok $? "$engine: fn/note removed while it runs is down"
+	dead "$pid"
+	ok $? "$engine: its process is gone"
+	wait_for 10 sh -c "[ ! -e '$SCAN/hk.fn.note.1' ] && [ ! -e '$SCAN/.hk/hk.fn.note.1' ]"
+	ok $? "$engine: and its directory is removed"
 
 	# SIGTERM: every service down, the directories kept.
 	pid=$(status_of fn/web pid)
