@@ -61,6 +61,7 @@ enum key_type {
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
 	KT_FILE,	/* absolute, an existing file; "" = unset */
 	KT_NET,		/* bridge, slirp4netns or host */
+	KT_OPTPATH,	/* the same, or "" = unset */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
 	KT_USER,	/* USER or USER:GROUP of this host; "" = unset */
 };
@@ -113,6 +114,8 @@ struct server_rule {
 	    KT_INT, 1, 1000000000, requests_max_rows)			\
 	K("runtime_dir", "HAKOPOD_RUNTIME_DIR", "/run/hakopod", 0,	\
 	    KT_PATH, 0, 0, runtime_dir)					\
+	K("s6_scandir", NULL, "", 0,					\
+	    KT_OPTPATH, 0, 0, s6_scandir)				\
 	K("serverless_address", "HAKOPOD_SERVERLESS_ADDRESS", "", 0,	\
 	    KT_ADDR, 0, 0, serverless_address)				\
 	K("serverless_listen", "HAKOPOD_SERVERLESS_LISTEN", "", 0,	\
@@ -269,7 +272,7 @@ static const struct {
 } backend_kinds[BACKEND_COUNT] = {
 	[BACKEND_EXEC] =	{ "exec", 1 },
 	[BACKEND_CONTAINER] =	{ "container", 1 },
-	[BACKEND_S6] =		{ "s6", 0 },
+	[BACKEND_S6] =		{ "s6", 1 },
 	[BACKEND_SYSTEMD] =	{ "systemd", 1 },
 };
 
@@ -1009,6 +1012,10 @@ check_text(enum key_type type, size_t size, const char *s, char *why,
 			return 0;
 		(void)snprintf(why, whysz, "invalid domain name");
 		return -1;
+	case KT_OPTPATH:
+		if (len == 0)
+			return 0;
+		/* FALLTHROUGH */
 	case KT_PATH:
 		if (s[0] != '/') {
 			(void)snprintf(why, whysz, "must be an absolute path");
@@ -2063,6 +2070,11 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 	else if (b != NULL && s->backend == BACKEND_CONTAINER &&
 	    s->image == NULL)
 		adiag(c, b->line, key, "container requires image");
+	else if (b != NULL && s->backend == BACKEND_S6 && s->command == NULL)
+		adiag(c, b->line, key, "s6 requires command");
+	else if (b != NULL && s->backend == BACKEND_S6 &&
+	    (c->srv == NULL || c->srv->s6_scandir[0] == '\0'))
+		adiag(c, b->line, key, "s6 requires server.s6_scandir (unset)");
 	else if (config_backend_available(s->backend))
 		return 0;
 	else if (b != NULL)
@@ -2082,9 +2094,10 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 
 /*
  * node_name names a node of the operator configuration (svc_value() saw
- * to that); the exec and systemd backends run commands on this host, the
- * default node, and on no other.  The systemd backend has no listener to
- * hand over (readiness "socket": the exec backend binds it itself).
+ * to that); the exec, s6 and systemd backends run commands on this host,
+ * the default node, and on no other.  Neither s6 nor systemd has a
+ * listener to hand over (readiness "socket": the exec backend binds it
+ * itself).
  */
 static void
 svc_placement(struct actx *c, const struct toml_kv *const *slot,
@@ -2092,14 +2105,15 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 {
 	char key[KEYPATH_LEN];
 
-	if (s->backend == BACKEND_SYSTEMD && s->readiness == READY_SOCKET) {
+	if ((s->backend == BACKEND_SYSTEMD || s->backend == BACKEND_S6) &&
+	    s->readiness == READY_SOCKET) {
 		kpath_s(key, prefix, "readiness");
 		adiag(c, slot[SK_READINESS]->line, key, "\"socket\" needs "
 		    "backend \"exec\", which hands its command a listener: "
-		    "use tcp, http:/PATH or notify with \"systemd\"");
+		    "use tcp, http:/PATH or notify with \"%s\"",
+		    config_backend_name(s->backend));
 	}
-	if (s->node_name == NULL || (s->backend != BACKEND_EXEC &&
-	    s->backend != BACKEND_SYSTEMD))
+	if (s->node_name == NULL || s->backend == BACKEND_CONTAINER)
 		return;
 	kpath_s(key, prefix, "node_name");
 	adiag(c, slot[SK_NODE_NAME]->line, key, "backend \"%s\" runs its "

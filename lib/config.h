@@ -79,6 +79,7 @@ struct server_config {
 	char		container_tls_key[CONFIG_FILE_MAX + 1];
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
+	char		s6_scandir[CONFIG_URL_MAX + 1];	/* "" = unset */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
 	int64_t		max_concurrent_starts;		/* 1..64, 2 */
 	int64_t		max_body_bytes;			/* 0..1 GiB, 4 MiB */

@@ -35,6 +35,7 @@ static void	inst_destroy(struct inst *);
 static const struct backend *const backends[] = {
 	&backend_exec,
 	&backend_container,
+	&backend_s6,
 	&backend_systemd,
 };
 
@@ -307,4 +308,15 @@ backend_released(struct inst *in)
 {
 	if (in->releasing)
 		inst_destroy(in);
+}
+
+/* After adoption: each backend stops what no row described. */
+void
+backend_sweep(struct scale *sc)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i]->sweep != NULL)
+			backends[i]->sweep(sc);
 }

@@ -13,8 +13,10 @@
  * running by an earlier hk-scale) is not our child: its exit is seen
  * through a pidfd, and its output goes on through the earlier relay.
  *
- * The child runs as its user (inst_user()): groups, gid, uid, none of our
- * capabilities, and no_new_privs, before it changes directory and execs.
+ * The child runs as its user (command_user(), command.c): groups, gid,
+ * uid, none of our capabilities, and no_new_privs, before it changes
+ * directory and execs.  Its environment (command_env()) and the lines of
+ * its output (output_*()) follow command.c's rules too.
  *
  * The operations of struct backend (scale.h) are the exec_*() functions;
  * a start reports at once, an exit from SIGCHLD (exec_reap()) or the
@@ -44,12 +46,6 @@
 #include "proc.h"
 #include "scale.h"
 
-#define EXEC_DRAIN_MAX	65536	/* bytes read from a pipe at exit */
-#define EXEC_ENV_EXTRA	11	/* HOME USER LOGNAME PORT HOST LISTEN_*
-				   NOTIFY_SOCKET NULL */
-
-extern char **environ;
-
 /* An instance's process, as this backend sees it (in->priv). */
 struct exec_inst {
 	pid_t		 pid;		/* also its process group */
@@ -58,9 +54,7 @@ struct exec_inst {
 	int		 pidfd;
 	int		 outfd;		/* its stdout and stderr, until ready */
 	int		 execfd;	/* EOF once exec succeeded */
-	char		 line[SCALE_LINE_MAX + 1];
-	size_t		 linelen;
-	char		 last[SCALE_LINE_MAX + 1];	/* last line */
+	struct cmd_output out;		/* its lines, until ready */
 };
 
 /* What the child needs between fork and exec, prepared by the parent. */
@@ -85,25 +79,11 @@ static int	exec_release(struct inst *);
 static int	exec_reap(struct inst *, pid_t, int);
 static struct exec_inst *xnew(struct inst *);
 static int	bind_port(struct inst *, int, int *, char *, size_t);
-static int	inst_user(struct scale *, const struct service_spec *,
-		    struct spawn *, char *, size_t);
-static char	**build_env(const struct service_spec *, const struct inst *,
-		    const struct user_ids *, char **);
-static int	env_spec_sets(const struct service_spec *, const char *,
-		    size_t);
-static int	env_kept(const char *, const struct service_spec *);
-static int	env_reserved(const char *);
-static void	free_env(char **);
 static int	child_fds(struct spawn *);
 static int	child_drop(const struct spawn *);
 static void	child(struct spawn *) __attribute__((noreturn));
 static int	fork_child(struct inst *, struct spawn *);
 static void	out_read(struct loop *, int, int, void *);
-static void	out_feed(struct exec_inst *, const char *, const char *,
-		    size_t);
-static void	out_line(struct exec_inst *, const char *);
-static void	out_drain(struct inst *);
-static void	relay(struct inst *) __attribute__((noreturn));
 static void	exec_read(struct loop *, int, int, void *);
 static void	pidfd_read(struct loop *, int, int, void *);
 static void	exited(struct inst *, int);
@@ -180,168 +160,6 @@ bind_port(struct inst *in, int port, int *lfd, char *err, size_t errlen)
 	else
 		close(fd);
 	return 0;
-}
-
-/*
- * Whom the instance runs as: its service's user, else the operator's
- * service_user, else nobody when we may switch users, else our own user
- * (an unprivileged hk-scale, a developer's).  The store may hold a spec
- * applied under another configuration: a user that is gone, or uid 0
- * named by a service without allow_root_services, fails the start.
- */
-static int
-inst_user(struct scale *sc, const struct service_spec *sp, struct spawn *sw,
-    char *err, size_t errlen)
-{
-	const char *name = sp->user;
-	char why[USER_ERR_LEN];
-
-	if (name == NULL && sc->cfg.service_user[0] != '\0')
-		name = sc->cfg.service_user;
-	if (name == NULL && !sc->can_switch) {
-		sw->switch_user = 0;
-		if (user_self(&sw->user, why, sizeof(why)) == 0)
-			return 0;
-		snprintf(err, errlen, "user: %s", why);
-		return -1;
-	}
-	if (name == NULL)
-		name = "nobody";
-	if (user_resolve(name, &sw->user, why, sizeof(why)) == -1) {
-		snprintf(err, errlen, "user: %s", why);
-		return -1;
-	}
-	if (sp->user != NULL && sw->user.uid == 0 &&
-	    !sc->cfg.allow_root_services) {
-		snprintf(err, errlen, "user: \"%s\" is uid 0: allowed only "
-		    "with server.allow_root_services = true", name);
-		return -1;
-	}
-	sw->switch_user = sc->can_switch;
-	if (!sc->can_switch && (sw->user.uid != geteuid() ||
-	    sw->user.gid != getegid())) {
-		snprintf(err, errlen, "user: unable to run as \"%s\": "
-		    "hk-scale has neither root nor CAP_SETUID and CAP_SETGID",
-		    name);
-		return -1;
-	}
-	return 0;
-}
-
-/* Whether the service's environment table sets the variable name. */
-static int
-env_spec_sets(const struct service_spec *sp, const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < sp->nenv; i++)
-		if (strlen(sp->env[i].name) == len &&
-		    strncmp(name, sp->env[i].name, len) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * Variables of our own environment the child gets: a clean one, as a
- * supervisor gives, so that a service runs the same whoever started
- * hk-scale (a shell's NODE_OPTIONS or NODE_EXTRA_CA_CERTS would otherwise
- * change what a Node function does, and its start time: the latter alone
- * added 70 ms to every cold start here).  Anything else a service needs
- * goes in its environment table, which also overrides these.  HOME, USER
- * and LOGNAME are the instance's user's, not ours.
- */
-static int
-env_kept(const char *e, const struct service_spec *sp)
-{
-	static const char *const keep[] = {
-		"PATH=", "LANG=", "LANGUAGE=", "LC_", "TZ=", "TMPDIR=",
-	};
-	const char *eq = strchr(e, '=');
-	size_t i;
-
-	if (eq == NULL || env_spec_sets(sp, e, (size_t)(eq - e)))
-		return 0;
-	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		if (strncmp(e, keep[i], strlen(keep[i])) == 0)
-			return 1;
-	return 0;
-}
-
-/* Names hk sets itself: the spec cannot override them. */
-static int
-env_reserved(const char *name)
-{
-	static const char *const mine[] = {
-		"PORT", "HOST", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
-		"NOTIFY_SOCKET",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
-		if (strcmp(name, mine[i]) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * Ours as env_kept() says and the user's HOME, USER and LOGNAME (unless
- * the spec sets them), then the spec's, then hk's own variables.
- */
-static char **
-build_env(const struct service_spec *sp, const struct inst *in,
-    const struct user_ids *u, char **listen_pid)
-{
-	static const char *const who[] = { "HOME", "USER", "LOGNAME" };
-	char **env;
-	size_t n = 0, i, k = 0;
-	int bad = 0;
-
-	while (environ[n] != NULL)
-		n++;
-	if ((env = calloc(n + sp->nenv + EXEC_ENV_EXTRA, sizeof(*env))) ==
-	    NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (env_kept(environ[i], sp) &&
-		    (env[k++] = strdup(environ[i])) == NULL)
-			bad = 1;
-	for (i = 0; i < 3; i++)
-		if (!env_spec_sets(sp, who[i], strlen(who[i])) &&
-		    asprintf(&env[k++], "%s=%s", who[i], i == 0 ? u->home :
-		    u->name) == -1)
-			bad = 1;
-	for (i = 0; i < sp->nenv; i++)
-		if (!env_reserved(sp->env[i].name) && asprintf(&env[k++],
-		    "%s=%s", sp->env[i].name, sp->env[i].value) == -1)
-			bad = 1;
-	if (asprintf(&env[k++], "PORT=%d", in->port) == -1 ||
-	    (env[k++] = strdup("HOST=127.0.0.1")) == NULL)
-		bad = 1;
-	*listen_pid = NULL;
-	if (sp->readiness == READY_SOCKET) {
-		if ((env[k++] = strdup("LISTEN_FDS=1")) == NULL ||
-		    (*listen_pid = env[k++] = calloc(1, 32)) == NULL)
-			bad = 1;
-	} else if (sp->readiness == READY_NOTIFY) {
-		if (asprintf(&env[k++], "NOTIFY_SOCKET=%s",
-		    in->notify_path) == -1)
-			bad = 1;
-	}
-	if (bad) {
-		free_env(env);
-		return NULL;
-	}
-	return env;
-}
-
-static void
-free_env(char **env)
-{
-	size_t i;
-
-	for (i = 0; env != NULL && env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
 }
 
 /*
@@ -445,24 +263,25 @@ fork_child(struct inst *in, struct spawn *sw)
 	int outp[2], execp[2];
 	pid_t pid;
 
-	if ((sw->env = build_env(sw->sp, in, &sw->user, &sw->listen_pid)) ==
+	if ((sw->env = command_env(sw->sp, in, &sw->user,
+	    &sw->listen_pid)) ==
 	    NULL)
 		return -1;
 	if (pipe2(outp, O_CLOEXEC) == -1) {
-		free_env(sw->env);
+		command_env_free(sw->env);
 		return -1;
 	}
 	if (pipe2(execp, O_CLOEXEC) == -1) {
 		close(outp[0]);
 		close(outp[1]);
-		free_env(sw->env);
+		command_env_free(sw->env);
 		return -1;
 	}
 	sw->outw = outp[1];
 	sw->execw = execp[1];
 	if ((pid = fork()) == 0)
 		child(sw);
-	free_env(sw->env);
+	command_env_free(sw->env);
 	close(outp[1]);
 	close(execp[1]);
 	x->outfd = outp[0];
@@ -502,7 +321,8 @@ exec_start(struct inst *in)
 		backend_failed(in, "no command to run (exec backend)");
 		return;
 	}
-	if (inst_user(in->sc, sp, &sw, err, sizeof(err)) == -1) {
+	if (command_user(in->sc, sp, &sw.user, &sw.switch_user, err,
+	    sizeof(err)) == -1) {
 		backend_failed(in, err);
 		return;
 	}
@@ -582,40 +402,6 @@ exec_adopt(struct inst *in, const struct store_instance *r)
 }
 
 static void
-out_line(struct exec_inst *x, const char *id)
-{
-	size_t i;
-
-	x->line[x->linelen] = '\0';
-	if (x->linelen > 0 && x->line[x->linelen - 1] == '\r')
-		x->line[--x->linelen] = '\0';
-	for (i = 0; i < x->linelen; i++)
-		if ((unsigned char)x->line[i] < 0x20 || x->line[i] == 0x7f)
-			x->line[i] = '?';
-	log_info("service=%s: %s", id, x->line);
-	if (x->linelen > 0)
-		memcpy(x->last, x->line, x->linelen + 1);
-	x->linelen = 0;
-}
-
-/* Lines longer than SCALE_LINE_MAX are cut into pieces of that size. */
-static void
-out_feed(struct exec_inst *x, const char *id, const char *buf, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (buf[i] == '\n') {
-			out_line(x, id);
-			continue;
-		}
-		x->line[x->linelen++] = buf[i];
-		if (x->linelen == SCALE_LINE_MAX)
-			out_line(x, id);
-	}
-}
-
-static void
 out_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct inst *in = arg;
@@ -626,68 +412,14 @@ out_read(struct loop *l, int fd, int mask, void *arg)
 	(void)mask;
 	n = read(fd, buf, sizeof(buf));
 	if (n > 0) {
-		out_feed(x, in->id, buf, (size_t)n);
+		output_feed(&x->out, in->id, buf, (size_t)n);
 		return;
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (x->linelen > 0)
-		out_line(x, in->id);
+	if (x->out.linelen > 0)
+		output_line(&x->out, in->id);
 	close_fd(l, &x->outfd);
-}
-
-/* What the process printed before it exited (bounded: others may write). */
-static void
-out_drain(struct inst *in)
-{
-	struct exec_inst *x = in->priv;
-	char buf[4096];
-	size_t total = 0;
-	ssize_t n;
-
-	while (x->outfd != -1 && total < EXEC_DRAIN_MAX &&
-	    (n = read(x->outfd, buf, sizeof(buf))) > 0) {
-		out_feed(x, in->id, buf, (size_t)n);
-		total += (size_t)n;
-	}
-	if (x->linelen > 0)
-		out_line(x, in->id);
-}
-
-/*
- * The output relay, in a fork of ours: the instance's pipe as fd 0, our
- * stderr as 1 and 2, nothing else.  A session of its own keeps it out of
- * the instance's group and away from our terminal; SIGPIPE stays ignored,
- * so that a broken log loses lines but never breaks the instance's
- * output.  It copies the lines as we did, until EOF: every writer (the
- * instance and whatever it left holding its stdout) is gone.
- */
-static void
-relay(struct inst *in)
-{
-	struct exec_inst *x = in->priv;
-	sigset_t none;
-	char buf[4096];
-	ssize_t n;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	setsid();
-	prctl(PR_SET_NAME, "hk-scale-relay");
-	if (dup2(x->outfd, 0) == -1 || dup2(2, 1) == -1)
-		_exit(EX_OSERR);
-	syscall(SYS_close_range, 3, ~0U, 0);
-	fcntl(0, F_SETFL, 0);
-	for (;;) {
-		if ((n = read(0, buf, sizeof(buf))) > 0)
-			out_feed(x, in->id, buf, (size_t)n);
-		else if (n == 0 || errno != EINTR)
-			break;
-	}
-	if (x->linelen > 0)
-		out_line(x, in->id);
-	_exit(0);
 }
 
 /*
@@ -704,17 +436,15 @@ exec_handover(struct inst *in)
 
 	if (x->outfd == -1)
 		return;
-	if ((pid = fork()) == -1) {
+	if ((pid = output_relay(&x->out, in->id, x->outfd)) == -1) {
 		log_warn("service=%s: unable to start an output relay: "
 		    "hk-scale keeps reading", in->id);
 		return;
 	}
-	if (pid == 0)
-		relay(in);
 	log_debug("service=%s: output relay pid %ld", in->id, (long)pid);
 	close_fd(in->sc->loop, &x->outfd);
-	x->linelen = 0;
-	x->last[0] = '\0';
+	x->out.linelen = 0;
+	x->out.last[0] = '\0';
 }
 
 /* EOF: the exec happened.  A byte: it failed (the child said why). */
@@ -768,12 +498,12 @@ exited(struct inst *in, int status)
 	struct exec_inst *x = in->priv;
 	struct loop *l = in->sc->loop;
 
-	out_drain(in);
+	output_drain(&x->out, in->id, x->outfd);
 	close_fd(l, &x->outfd);
 	close_fd(l, &x->execfd);
 	if (x->pid > 0)
 		kill(-x->pid, SIGKILL);
-	backend_exited(in, status, x->last);
+	backend_exited(in, status, x->out.last);
 }
 
 /* SIGTERM to the process group (inst_stop() keeps the grace period). */

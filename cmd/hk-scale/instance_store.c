@@ -276,4 +276,5 @@ adopt_all(struct scale *sc)
 	for (i = 0; i < n; i++)
 		adopt_one(sc, &rows[i]);
 	free(rows);
+	backend_sweep(sc);
 }

@@ -151,6 +151,18 @@ struct backend {
 	/* Start-up, once the rows are handed out (adopt); and the end. */
 	void	(*init)(struct scale *);
 	void	(*shutdown)(struct scale *);
+	/*
+	 * Once every row is adopted: what this backend finds running that
+	 * no instance claims (no row described it) is stopped.  Optional.
+	 */
+	void	(*sweep)(struct scale *);
+};
+
+/* The lines a command prints (command.c). */
+struct cmd_output {
+	char			 line[SCALE_LINE_MAX + 1];
+	size_t			 linelen;
+	char			 last[SCALE_LINE_MAX + 1];	/* last line */
 };
 
 /* One service of the installation and its state machine. */
@@ -268,12 +280,24 @@ void		 backend_ready(struct inst *);
 void		 backend_exited(struct inst *, int, const char *);
 void		 backend_adopted(struct inst *, int);
 void		 backend_released(struct inst *);
+void		 backend_sweep(struct scale *);
 
-/* backend_exec.c, backend_container.c */
+/* command.c: the user, environment and output of a service's command */
+int		 command_user(struct scale *, const struct service_spec *,
+		    struct user_ids *, int *, char *, size_t);
+char		**command_env(const struct service_spec *, const struct inst *,
+		    const struct user_ids *, char **);
+void		 command_env_free(char **);
+void		 output_line(struct cmd_output *, const char *);
+void		 output_feed(struct cmd_output *, const char *, const char *,
+		    size_t);
+void		 output_drain(struct cmd_output *, const char *, int);
+pid_t		 output_relay(struct cmd_output *, const char *, int);
+
+/* backend_exec.c, backend_container.c, backend_s6.c, backend_systemd.c */
 extern const struct backend backend_exec;
 extern const struct backend backend_container;
-
-/* backend_systemd.c */
+extern const struct backend backend_s6;
 extern const struct backend backend_systemd;
 
 /* probe.c */

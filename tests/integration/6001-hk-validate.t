@@ -3,7 +3,7 @@
 # with "file:line: key: reason" and the sysexits code of its kind.
 . tests/integration/lib.sh
 
-plan 41
+plan 45
 
 cat >"$T/hakopod.toml" <<CONF
 [server]
@@ -174,6 +174,27 @@ $T/backends.toml:19: services.e.backend: systemd requires command" \
 sed -i '/^\[services.[abe]\]/,/^$/d' "$T/backends.toml"
 run hk validate "$T/backends.toml"
 is "$rc" 0 "image and command (container), image, command and backend = \"exec\", and systemd with a command validate"
+
+# s6 needs a command and the operator's scan directory.
+cat >"$T/s6.toml" <<'APP'
+schema_version = 1
+name = "fn"
+
+[services.a]
+command = ["x"]
+backend = "s6"
+APP
+run hk validate "$T/s6.toml"
+is "$rc" 65 "backend s6 without server.s6_scandir: 65"
+is "$err" "$T/s6.toml:6: services.a.backend: s6 requires server.s6_scandir (unset)" \
+    "file:line: key: reason"
+printf '[server]\ns6_scandir = "%s"\n' "$T" >"$T/s6-operator.toml"
+run hk -f "$T/s6-operator.toml" validate "$T/s6.toml"
+is "$rc" 0 "with s6_scandir set it validates"
+printf 'readiness = "socket"\n' >>"$T/s6.toml"
+run hk -f "$T/s6-operator.toml" validate "$T/s6.toml"
+is "$err" "$T/s6.toml:7: services.a.readiness: \"socket\" needs backend \"exec\", which hands its command a listener: use tcp, http:/PATH or notify with \"s6\"" \
+    "readiness socket is exec's alone"
 
 # Placement: node_name names a node of the operator config, and exec runs
 # on this host only.

@@ -36,6 +36,7 @@ enum srv_kind {
 			   tcp-1] (tcp:// without TLS), [nodes.unix-1] */
 	SRV_NOENGINE,	/* SRV_SL, container_engine = "" */
 	SRV_TCP,	/* SRV_SL, container_engine tcp:// without TLS */
+	SRV_S6,		/* SRV_NODES and s6_scandir */
 };
 
 struct app_case {
@@ -486,9 +487,24 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.backend: container requires image", 0 },
 	{ "backend container", SRV_SL, SVCI "backend = \"container\"\n",
 	    NULL, 0 },
-	{ "backend s6", SRV_SL, SVC "backend = \"s6\"\n",
+	{ "backend s6 without s6_scandir", SRV_SL, SVC "backend = \"s6\"\n",
 	    "app.toml:5: services.api.backend: "
-	    "\"s6\" is not available in this build", 0 },
+	    "s6 requires server.s6_scandir (unset)", 0 },
+	{ "backend s6 without command", SRV_S6, SVCI "backend = \"s6\"\n",
+	    "app.toml:5: services.api.backend: s6 requires command", 0 },
+	{ "backend s6 with readiness socket", SRV_S6,
+	    SVC "backend = \"s6\"\nreadiness = \"socket\"\n",
+	    "app.toml:6: services.api.readiness: \"socket\" needs backend "
+	    "\"exec\", which hands its command a listener: use tcp, "
+	    "http:/PATH or notify with \"s6\"", 0 },
+	{ "backend s6 with a node", SRV_S6,
+	    SVC "backend = \"s6\"\nnode_name = \"worker-eu-1\"\n",
+	    "app.toml:6: services.api.node_name: backend \"s6\" runs its "
+	    "command on this host, not on node \"worker-eu-1\"", 0 },
+	{ "backend s6", SRV_S6,
+	    SVC "backend = \"s6\"\nreadiness = \"notify\"\n", NULL, 0 },
+	{ "backend s6 beside an image", SRV_S6,
+	    SVC "image = \"x\"\nbackend = \"s6\"\n", NULL, 0 },
 	{ "backend systemd", SRV_SL, SVC "backend = \"systemd\"\n",
 	    NULL, 0 },
 	{ "backend systemd without command", SRV_SL,
@@ -664,6 +680,12 @@ static const struct srv_case srv_cases[] = {
 	    "2: server.state: must be sqlite://PATH or postgres://..." },
 	{ "state too long", "[server]\nstate = \"sqlite:///~\"\n",
 	    "2: server.state: too long (at most 1023 bytes)" },
+	{ "s6_scandir relative", "[server]\ns6_scandir = \"service\"\n",
+	    "2: server.s6_scandir: must be an absolute path" },
+	{ "s6_scandir too long", "[server]\ns6_scandir = \"/"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxx\"\n",
+	    "2: server.s6_scandir: too long (at most 80 bytes)" },
 	{ "runtime_dir relative", "[server]\nruntime_dir = \"run/hk\"\n",
 	    "2: server.runtime_dir: must be an absolute path" },
 	{ "runtime_dir too long", "[server]\nruntime_dir = \"/"
@@ -913,6 +935,9 @@ srv_make(struct server_config *srv, enum srv_kind kind)
 	case SRV_ROOT:
 		(void)config_set_flag(srv, "allow_root_services", "true", &d);
 		break;
+	case SRV_S6:
+		(void)config_set_flag(srv, "s6_scandir", "/run/service", &d);
+		/* FALLTHROUGH */
 	case SRV_NODES:
 		(void)config_set_flag(srv, "serverless_address",
 		    "127.0.0.1:8082", &d);
@@ -1089,7 +1114,8 @@ test_defaults(void)
 		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"request_log", "requests_max_age_days", "requests_max_rows",
-		"runtime_dir", "serverless_address", "serverless_listen",
+		"runtime_dir", "s6_scandir", "serverless_address",
+		"serverless_listen",
 		"service_user", "spool_dir", "state", "time_unit_ms",
 	};
 	const struct config_key *k;
@@ -1099,7 +1125,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 23 keys");
+	isint(n, nitems(names), "config_keys: 24 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -1133,6 +1159,10 @@ test_defaults(void)
 	ok(k[i].env == NULL && k[i].reloadable == 0 &&
 	    strcmp(k[i].defval, "1000") == 0,
 	    "config_keys: time_unit_ms: no env, not reloadable, 1000");
+	i = key_at("s6_scandir");
+	ok(k[i].env == NULL && k[i].reloadable == 0 &&
+	    k[i].defval[0] == '\0',
+	    "config_keys: s6_scandir: no env, not reloadable, unset");
 
 	memset(&d, 0, sizeof(d));
 	rc = config_load_server(&cfg, "/dev/null", &d, &missing);
@@ -1861,9 +1891,9 @@ test_decode_backend(void)
 	}
 	ok(config_backend_available(BACKEND_EXEC) &&
 	    config_backend_available(BACKEND_CONTAINER) &&
-	    !config_backend_available(BACKEND_S6) &&
+	    config_backend_available(BACKEND_S6) &&
 	    config_backend_available(BACKEND_SYSTEMD),
-	    "backends: this build has exec, container and systemd");
+	    "backends: this build has all four");
 	ok(config_backend_find("exec") == BACKEND_EXEC &&
 	    config_backend_find("docker") == -1,
 	    "backends: found by name, unknown names are not");

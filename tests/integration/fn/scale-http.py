@@ -7,6 +7,8 @@
 # broken pipe) fails the request.  Knobs (environment):
 #   SCALE_DELAY=S        sleep S seconds before listening
 #   SCALE_NOTIFY=never   never send READY=1
+#   SCALE_NOTIFY_FD=N    once listening, write a newline to fd N and close
+#                        it (s6's notification-fd)
 #   SCALE_HEALTH_AFTER=N answer GET /health 503 N times, then 200
 #   SCALE_TAG=T          returned in every body
 #   SCALE_TERM_DELAY=S   on SIGTERM, take S seconds to exit
@@ -87,6 +89,11 @@ def main():
                          Handler)
         print("listening on %s:%s" % (os.environ["HOST"],
                                       os.environ["PORT"]), flush=True)
+    fd = os.environ.get("SCALE_NOTIFY_FD")
+    if fd:
+        os.write(int(fd), b"\n")
+        os.close(int(fd))
+        print("wrote a newline to fd %s" % fd, flush=True)
     path = os.environ.get("NOTIFY_SOCKET")
     if path and os.environ.get("SCALE_NOTIFY") != "never":
         if path.startswith("@"):
