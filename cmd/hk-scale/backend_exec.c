@@ -406,20 +406,10 @@ out_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct inst *in = arg;
 	struct exec_inst *x = in->priv;
-	char buf[4096];
-	ssize_t n;
 
 	(void)mask;
-	n = read(fd, buf, sizeof(buf));
-	if (n > 0) {
-		output_feed(&x->out, in->id, buf, (size_t)n);
-		return;
-	}
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (x->out.linelen > 0)
-		output_line(&x->out, in->id);
-	close_fd(l, &x->outfd);
+	if (output_read(&x->out, in->id, fd))
+		close_fd(l, &x->outfd);
 }
 
 /*

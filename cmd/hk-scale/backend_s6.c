@@ -131,7 +131,6 @@ static struct s6_inst *snew(struct inst *, const char *, const char *,
 static int	scan_ok(struct scale *, char *, size_t);
 static int	supervised(const char *);
 static int	status_read(const char *, struct s6_status *);
-static int	pick_port(struct inst *, int, char *, size_t);
 static int	write_file(const char *, const char *, const char *, size_t,
 		    mode_t);
 static void	quote(FILE *, const char *);
@@ -283,34 +282,6 @@ status_read(const char *dir, struct s6_status *st)
 	st->pid = pid > INT_MAX ? 0 : (pid_t)pid;
 	st->wstat = b[w] << 8 | b[w + 1];
 	st->wantup = (b[w + 2] & S6_WANTUP) != 0;
-	return 0;
-}
-
-/* The spec's port, or one the kernel picks on 127.0.0.1. */
-static int
-pick_port(struct inst *in, int port, char *err, size_t errlen)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd;
-
-	if (port != 0) {
-		in->port = port;
-		return 0;
-	}
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1) {
-		snprintf(err, errlen, "bind 127.0.0.1:0: %s", strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	in->port = ntohs(sin.sin_port);
 	return 0;
 }
 
@@ -599,7 +570,7 @@ s6_start(struct inst *in)
 	}
 	if (scan_ok(sc, err, sizeof(err)) == -1 ||
 	    command_user(sc, sp, &u, &sw, err, sizeof(err)) == -1 ||
-	    pick_port(in, sp->port, err, sizeof(err)) == -1) {
+	    command_port(in, sp->port, err, sizeof(err)) == -1) {
 		backend_failed(in, err);
 		return;
 	}
@@ -893,21 +864,11 @@ out_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct inst *in = arg;
 	struct s6_inst *x = in->priv;
-	char buf[4096];
-	ssize_t n;
 
 	(void)l;
 	(void)mask;
-	n = read(fd, buf, sizeof(buf));
-	if (n > 0) {
-		output_feed(&x->out, in->id, buf, (size_t)n);
-		return;
-	}
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (x->out.linelen > 0)
-		output_line(&x->out, in->id);
-	close_out(in);
+	if (output_read(&x->out, in->id, fd))
+		close_out(in);
 }
 
 static void

@@ -142,7 +142,6 @@ static void	unit_name(char *, size_t, const char *, const char *, int64_t,
 static void	unit_desc(char *, size_t, const char *, const char *,
 		    int64_t);
 static int	unit_parse(const char *, char *, char *, int64_t *);
-static int	pick_port(struct inst *, int, char *, size_t);
 static int	check_user(struct scale *, const struct service_spec *,
 		    char *, size_t, uid_t *, char *, size_t);
 static int	resolve_exec(const struct service_spec *, char *, size_t);
@@ -264,34 +263,6 @@ unit_parse(const char *name, char *app, char *service, int64_t *revision)
 	return 0;
 }
 
-/* The spec's port, or one the kernel picks on 127.0.0.1, free just now. */
-static int
-pick_port(struct inst *in, int port, char *err, size_t errlen)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd;
-
-	if (port != 0) {
-		in->port = port;
-		return 0;
-	}
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1) {
-		snprintf(err, errlen, "bind 127.0.0.1:0: %s", strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	in->port = ntohs(sin.sin_port);
-	return 0;
-}
-
 /*
  * Whom the unit runs as, in who: the service's user, else the operator's
  * service_user, else "" (DynamicUser=: a user systemd makes for the unit
@@ -387,7 +358,7 @@ sd_start(struct inst *in)
 	}
 	if (check_user(in->sc, sp, who, sizeof(who), &uid, err,
 	    sizeof(err)) == -1 ||
-	    pick_port(in, sp->port, err, sizeof(err)) == -1) {
+	    command_port(in, sp->port, err, sizeof(err)) == -1) {
 		backend_failed(in, err);
 		return;
 	}
@@ -572,12 +543,8 @@ prop_exec(sd_bus_message *m, const char *exe, char **argv)
 static int
 prop_env(sd_bus_message *m, const struct service_spec *sp, int port)
 {
-	static const char *const mine[] = {
-		"PORT", "HOST", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
-		"NOTIFY_SOCKET",
-	};
 	char *e;
-	size_t i, k;
+	size_t i;
 	int r;
 
 	if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
@@ -586,10 +553,7 @@ prop_env(sd_bus_message *m, const struct service_spec *sp, int port)
 	    (r = sd_bus_message_open_container(m, 'a', "s")) < 0)
 		return r;
 	for (i = 0; i < sp->nenv; i++) {
-		for (k = 0; k < sizeof(mine) / sizeof(mine[0]); k++)
-			if (strcmp(sp->env[i].name, mine[k]) == 0)
-				break;
-		if (k < sizeof(mine) / sizeof(mine[0]))
+		if (command_env_reserved(sp->env[i].name))
 			continue;
 		if (asprintf(&e, "%s=%s", sp->env[i].name,
 		    sp->env[i].value) == -1)

@@ -1,12 +1,16 @@
 /*
  * command.c - what every backend that runs a service's command on this
  * host gives it, so that a command runs the same whichever backend
- * starts it (backend_exec.c, backend_s6.c): the user it runs as, its
- * environment, and how the lines of its output reach our stderr.
+ * starts it (backend_exec.c, backend_s6.c, backend_systemd.c): its port,
+ * the user it runs as, its environment, and how the lines of its output
+ * reach our stderr.
  */
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,9 +33,36 @@ extern char **environ;
 static int	env_spec_sets(const struct service_spec *, const char *,
 		    size_t);
 static int	env_kept(const char *, const struct service_spec *);
-static int	env_reserved(const char *);
 static void	relay(struct cmd_output *, const char *, int)
 		    __attribute__((noreturn));
+
+/* The spec's port, or one the kernel picks on 127.0.0.1, free just now. */
+int
+command_port(struct inst *in, int port, char *err, size_t errlen)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd;
+
+	if (port != 0) {
+		in->port = port;
+		return 0;
+	}
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1) {
+		snprintf(err, errlen, "bind 127.0.0.1:0: %s", strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	in->port = ntohs(sin.sin_port);
+	return 0;
+}
 
 /*
  * Whom the instance runs as: its service's user, else the operator's
@@ -120,8 +151,8 @@ env_kept(const char *e, const struct service_spec *sp)
 }
 
 /* Names hk sets itself: the spec cannot override them. */
-static int
-env_reserved(const char *name)
+int
+command_env_reserved(const char *name)
 {
 	static const char *const mine[] = {
 		"PORT", "HOST", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
@@ -166,7 +197,7 @@ command_env(const struct service_spec *sp, const struct inst *in,
 		    u->name) == -1)
 			bad = 1;
 	for (i = 0; i < sp->nenv; i++)
-		if (!env_reserved(sp->env[i].name) && asprintf(&env[k++],
+		if (!command_env_reserved(sp->env[i].name) && asprintf(&env[k++],
 		    "%s=%s", sp->env[i].name, sp->env[i].value) == -1)
 			bad = 1;
 	if (asprintf(&env[k++], "PORT=%d", in->port) == -1 ||
@@ -236,6 +267,28 @@ output_feed(struct cmd_output *o, const char *id, const char *buf, size_t n)
 		if (o->linelen == SCALE_LINE_MAX)
 			output_line(o, id);
 	}
+}
+
+/*
+ * Reads what the non-blocking fd has and logs its lines: 1 once it is at
+ * its end (or broken), the line it did not end logged; else 0.
+ */
+int
+output_read(struct cmd_output *o, const char *id, int fd)
+{
+	char buf[4096];
+	ssize_t n;
+
+	n = read(fd, buf, sizeof(buf));
+	if (n > 0) {
+		output_feed(o, id, buf, (size_t)n);
+		return 0;
+	}
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (o->linelen > 0)
+		output_line(o, id);
+	return 1;
 }
 
 /*

@@ -282,15 +282,18 @@ void		 backend_adopted(struct inst *, int);
 void		 backend_released(struct inst *);
 void		 backend_sweep(struct scale *);
 
-/* command.c: the user, environment and output of a service's command */
+/* command.c: the port, user, environment and output of a command */
+int		 command_port(struct inst *, int, char *, size_t);
 int		 command_user(struct scale *, const struct service_spec *,
 		    struct user_ids *, int *, char *, size_t);
 char		**command_env(const struct service_spec *, const struct inst *,
 		    const struct user_ids *, char **);
 void		 command_env_free(char **);
+int		 command_env_reserved(const char *);
 void		 output_line(struct cmd_output *, const char *);
 void		 output_feed(struct cmd_output *, const char *, const char *,
 		    size_t);
+int		 output_read(struct cmd_output *, const char *, int);
 void		 output_drain(struct cmd_output *, const char *, int);
 pid_t		 output_relay(struct cmd_output *, const char *, int);
 
