@@ -259,7 +259,16 @@ static const char *const env_reserved[] = {
 	"LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID", "NOTIFY_SOCKET", "PORT",
 };
 
-static const char *const sizes[] = { "small", "medium", "large" };
+/* The sizes of hk.toml(5): an instance's memory and CPUs (billionths). */
+static const struct {
+	const char	*name;
+	int64_t		 memory;
+	int64_t		 nano_cpus;
+} sizes[] = {
+	{ "small", 512LL << 20, 1000000000LL },
+	{ "medium", 2048LL << 20, 2000000000LL },
+	{ "large", 8192LL << 20, 4000000000LL },
+};
 
 /*
  * The backends hk.toml(5) names, and whether this build's hk-scale has
@@ -1478,6 +1487,26 @@ config_set_flag(struct server_config *cfg, const char *key, const char *val,
  * Application config.
  */
 
+
+/*
+ * The limits of a size (hk.toml(5)): 0 and both set, or -1 for a size
+ * that is not one (a spec stored by a newer hk).  NULL is the default.
+ */
+int
+config_size_limits(const char *size, int64_t *memory, int64_t *nano_cpus)
+{
+	size_t i;
+
+	if (size == NULL)
+		size = "small";
+	for (i = 0; i < nitems(sizes); i++)
+		if (strcmp(size, sizes[i].name) == 0) {
+			*memory = sizes[i].memory;
+			*nano_cpus = sizes[i].nano_cpus;
+			return 0;
+		}
+	return -1;
+}
 const char *
 config_backend_name(enum backend_kind k)
 {
@@ -2261,7 +2290,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		if ((str = get_str(c, kv, key, SIZE_MAX)) == NULL)
 			break;
 		for (i = 0; i < nitems(sizes); i++)
-			if (strcmp(str, sizes[i]) == 0)
+			if (strcmp(str, sizes[i].name) == 0)
 				break;
 		if (i == nitems(sizes))
 			adiag(c, kv->line, key,

@@ -149,6 +149,7 @@ enum backend_kind {
 };
 
 const char	*config_backend_name(enum backend_kind);
+int		 config_size_limits(const char *, int64_t *, int64_t *);
 int		 config_backend_find(const char *);	/* -1: no such */
 int		 config_backend_available(enum backend_kind);
 

@@ -53,16 +53,6 @@
 				   instance node port */
 #define CT_LABEL_MAX	(STORE_NAME_MAX + 32)
 
-/* size of hk.toml(5), as limits (hk.toml(5) has the table). */
-static const struct ct_size {
-	const char	*name;
-	int64_t		 memory;	/* bytes */
-	int64_t		 nano_cpus;
-} ct_sizes[] = {
-	{ "small", 512LL << 20, 1000000000LL },
-	{ "medium", 2048LL << 20, 2000000000LL },
-	{ "large", 8192LL << 20, 4000000000LL },
-};
 
 /* What a create needs, kept until it is answered. */
 struct ct_create {
@@ -323,12 +313,8 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	e->port = in->port;
 	if (x->node->net != CT_NET_HOST)
 		e->host_ip = x->node->address;
-	for (i = 0; i < sizeof(ct_sizes) / sizeof(ct_sizes[0]); i++) {
-		if (sp->size == NULL || strcmp(sp->size, ct_sizes[i].name) != 0)
-			continue;
-		e->memory = ct_sizes[i].memory;
-		e->nano_cpus = ct_sizes[i].nano_cpus;
-	}
+	if (config_size_limits(sp->size, &e->memory, &e->nano_cpus) == -1)
+		e->memory = e->nano_cpus = 0;	/* a newer hk's: none */
 	e->nofile = CT_NOFILE;
 	e->nproc = CT_NPROC;
 	e->network = x->node->net == CT_NET_HOST ? "host" :

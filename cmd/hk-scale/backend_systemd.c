@@ -443,8 +443,9 @@ start_message(struct inst *in, const char *who, uid_t uid,
  * privileges, the system calls of a service, IP and Unix sockets only;
  * no MemoryDenyWriteExecute: Node's JIT needs it); stopped by SIGTERM to
  * all of it, SIGKILL after hk-scale's grace period; output to the
- * journal; collected once it has ended, failed or not.  hk-scale
- * restarts what it wants restarted.
+ * journal; collected once it has ended, failed or not; the memory and
+ * CPU of its size, as a container's.  hk-scale restarts what it wants
+ * restarted.
  */
 static int
 start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
@@ -453,6 +454,7 @@ start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
 	const struct svc *def = &in->svc->def;
 	char desc[SD_DESC_MAX], user[USER_SPEC_MAX + 1], *group;
 	char exe[PATH_MAX];
+	int64_t memory, nano_cpus;
 	int r;
 
 	unit_desc(desc, sizeof(desc), def->app, def->name, in->revision);
@@ -510,6 +512,11 @@ start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
 	    (r = PROP(m, "TimeoutStopUSec", "t",
 	    (uint64_t)in->sc->grace * 1000000)) < 0 ||
 	    (r = PROP(m, "CollectMode", "s", "inactive-or-failed")) < 0)
+		return r;
+	if (config_size_limits(sp->size, &memory, &nano_cpus) == 0 &&
+	    ((r = PROP(m, "MemoryMax", "t", (uint64_t)memory)) < 0 ||
+	    (r = PROP(m, "CPUQuotaPerSecUSec", "t",
+	    (uint64_t)nano_cpus / 1000)) < 0))
 		return r;
 	return 0;
 }

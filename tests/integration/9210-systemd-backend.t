@@ -93,7 +93,7 @@ four() { echo "$1 $1 $1 $1"; }
 snap() {
 	ct sh -c 'u=$1
 	systemctl show -p MainPID,Type,DynamicUser,NoNewPrivileges,PrivateTmp \
-	    -p ProtectSystem,Description,User,MemoryMax "$u"
+	    -p ProtectSystem,Description,User,MemoryMax,CPUQuotaPerSecUSec "$u"
 	p=$(systemctl show -p MainPID --value "$u")
 	for f in Uid NoNewPrivs CapEff CapBnd CapAmb; do
 		printf "%s=%s\n" $f "$(sed -n "s/^$f:[[:space:]]*//p" \
@@ -243,6 +243,7 @@ startup_timeout_seconds = 20
 command = ["python3", "$FN/scale-http.py"]
 backend = "systemd"
 user = "daemon"
+size = "medium"
 public = true
 [services.as.serverless]
 min_replicas = 1
@@ -307,6 +308,7 @@ APP
 	is "$(sv Type) $(sv DynamicUser) $(sv NoNewPrivileges) $(sv PrivateTmp) $(sv ProtectSystem)" \
 	    "exec yes yes yes strict" "$e: as the unit says"
 	is "$(sv MemoryMax)" 209715200 "$e: the operator's drop-in applies"
+	is "$(sv CPUQuotaPerSecUSec)" 1s "$e: one CPU, its size's (small)"
 	x=$(sv security | sed -n 's/.*: \([0-9.]*\) .*/\1/p')
 	diag "$e: systemd-analyze security of $unit: $x" >&2
 	awk -v x="$x" 'BEGIN { exit !(x != "" && x < 3.0) }'
@@ -345,6 +347,8 @@ APP
 	    "$(four "$(ct id -u daemon)") / 1 0000000000000000" \
 	    "$e: as its user, daemon, with no_new_privs"
 	is "$(prop "$(units "hk-svc-$APP.as-*")" User)" daemon "$e: User=daemon"
+	is "$(prop "$(units "hk-svc-$APP.as-*")" MemoryMax) $(prop "$(units "hk-svc-$APP.as-*")" CPUQuotaPerSecUSec)" \
+	    "2147483648 2s" "$e: size medium: 2 GiB and two CPUs"
 	wait_t 20 logged "service=$APP/nt: draining -> sleeping"
 	ok $? "$e: fn/nt passed its gate (notify) and sleeps"
 	is "$(code nt /)" 200 "$e: a notify service wakes"
