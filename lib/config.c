@@ -1431,7 +1431,8 @@ config_load_server(struct server_config *cfg, const char *path,
 	}
 	if (server_env(cfg, d) == -1)
 		rc = -1;
-	if (server_cross(cfg, path, d) == -1)
+	/* a key refused has no value: the rules between keys would lie */
+	if (rc == 0 && server_cross(cfg, path, d) == -1)
 		rc = -1;
 	return rc;
 }

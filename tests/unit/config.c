@@ -771,6 +771,12 @@ static const struct srv_case srv_cases[] = {
 	{ "container_tls_ca relative",
 	    "[server]\ncontainer_tls_ca = \"ca.pem\"\n",
 	    "2: server.container_tls_ca: must be an absolute path" },
+	{ "container TLS files, one relative: that one alone is said",
+	    "[server]\ncontainer_engine = \"tcp://10.0.0.2:2376\"\n"
+	    "container_tls_ca = \"ca.pem\"\n"
+	    "container_tls_cert = \"/dev/null\"\n"
+	    "container_tls_key = \"/dev/null\"\n",
+	    "3: server.container_tls_ca: must be an absolute path" },
 	{ "container_tls_key missing",
 	    "[server]\ncontainer_tls_key = \"/nonexistent/hk/key.pem\"\n",
 	    "2: server.container_tls_key: no such file" },
