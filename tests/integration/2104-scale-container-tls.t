@@ -5,12 +5,13 @@
 # socat terminates TLS on 127.0.0.1, demands the client's certificate and
 # passes the bytes to the suite's podman API socket.  Through it, a
 # request wakes a container service (its container labelled with the
-# installation), whose exits come over the events stream on TLS: one
-# killed behind hk-scale's back, and the stop when it goes to sleep.  A
-# node whose container_tls_ca is another CA does not trust the engine:
-# its events stream is refused, and a wake fails at once with 503 and the
+# installation, its output followed), which goes to sleep again: the
+# stop's exit comes over the events stream on TLS, as does that of an
+# always-on service's container killed behind hk-scale's back.  A node
+# whose container_tls_ca is another CA does not trust the engine: its
+# events stream is refused, and a wake fails at once with 503 and the
 # TLS reason.  hk validate refuses a tcp:// engine without TLS files.
-# time_unit_ms = 10: idle_seconds = 100 lasts 1 s.
+# time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
 . tests/integration/lib.sh
 . tests/integration/fn/idle-lib.sh
 . tests/integration/fn/ct-lib.sh
@@ -123,7 +124,14 @@ image = "$IMAGE"
 port = 8080
 public = true
 [services.api.serverless]
-idle_seconds = 100
+idle_seconds = 300
+
+[services.kept]
+image = "$IMAGE"
+port = 8080
+public = true
+[services.kept.serverless]
+min_replicas = 1
 
 [services.untrusted]
 image = "$IMAGE"
@@ -134,12 +142,12 @@ node_name = "untrusted"
 startup_timeout_seconds = 60
 APP
 run hk validate "$T/app.toml"
-is "$rc $out" "0 $T/app.toml: app fn: 2 services, 2 serverless: OK" \
+is "$rc $out" "0 $T/app.toml: app fn: 3 services, 3 serverless: OK" \
     "hk validate: a tcp:// engine with its TLS files"
 
 # The same engine without TLS files: refused.
 sed '/^container_tls_/d; /^\[nodes\./,$d' "$T/hakopod.toml" >"$T/notls.toml"
-sed '/^\[services\.untrusted\]/,$d' "$T/app.toml" >"$T/api.toml"
+sed '/^\[services\.kept\]/,$d' "$T/app.toml" >"$T/api.toml"
 run hk -f "$T/notls.toml" validate "$T/api.toml"
 is "$rc $err" "65 $T/api.toml:5: services.api.image: server: container_engine $E has no TLS files (container_tls_ca, container_tls_cert, container_tls_key)" \
     "hk validate: a tcp:// engine without TLS files"
@@ -156,18 +164,29 @@ ok $? "hk-scale's log names the engine: $E"
 wait_t 20 grep -q "node=$NODE: engine events up\$" "$T/scale.log"
 ok $? "its events stream is up, over TLS"
 
+# svc_ids SERVICE [state]: the IDs of its containers; svc_count_is N
+# SERVICE [state]: how many there are (for wait_t).
+svc_ids() {
+	podman ps -aq --no-trunc --filter "label=hk.installation=$INST" \
+	    --filter "label=hk.service=$1" ${2:+--filter "status=$2"} \
+	    2>/dev/null
+}
+svc_count_is() {
+	[ "$(svc_ids "$2" ${3:-} | grep -c .)" -eq "$1" ]
+}
+
 S=fn/api
 H=api.fn.localhost
 wait_t 60 grep -q "service=$S: ready at 127.0.0.1:" "$T/scale.log"
 ok $? "the service passes its readiness gate"
 wait_t 20 ct_asleep "$S"
 ok $? "then sleeps"
-wait_t 10 ct_count_is 0 "$INST"
+wait_t 10 svc_count_is 0 api
 ok $? "and its container is removed"
 
-# A request wakes it.
+# A request wakes it; it goes to sleep after idle_seconds.
 is "$(get "$H" /x)" 200 "a request through the gateway wakes it"
-ID=$(ct_ids "$INST" running)
+ID=$(svc_ids api running)
 like "$ID" '^[0-9a-f]{64}$' "one container of the installation runs"
 like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$(echo "$ID" | cut -c1-12)\$" \
     "and answers"
@@ -175,29 +194,34 @@ is "$(ct_inspect "$ID" '{{index .Config.Labels "hk.installation"}} {{index .Conf
     "$INST $NODE fn api" "labelled with installation, node, app and service"
 wait_t 10 grep -q "service=$S: ct-fn: GET /x 200\$" "$T/scale.log"
 ok $? "its output, followed over TLS, is in hk-scale's log"
-
-# Killed behind hk-scale's back: only the events stream tells.
-podman kill --signal KILL "$ID" >/dev/null 2>&1
-wait_t 10 grep -q "service=$S: container $(echo "$ID" | cut -c1-12) killed by signal 9" \
-    "$T/scale.log"
-ok $? "a container killed with SIGKILL: its exit came over TLS"
-wait_t 10 ct_count_is 0 "$INST"
-ok $? "it is removed"
-wait_t 10 ct_asleep "$S"
-ok $? "and the service sleeps"
-
-# Woken again, it goes to sleep after idle_seconds.
-is "$(get "$H" /y)" 200 "woken again"
-ID2=$(ct_ids "$INST" running)
-ok "$([ -n "$ID2" ] && [ "$ID2" != "$ID" ])$?" "by a fresh container"
 wait_t 20 ct_asleep "$S"
 ok $? "it sleeps after idle_seconds"
-wait_t 10 ct_count_is 0 "$INST"
+wait_t 10 svc_count_is 0 api
 ok $? "its container stopped and removed"
-podman container exists "$ID2"
-ok $((!$?)) "(that one, $(echo "$ID2" | cut -c1-12), is gone)"
+podman container exists "$ID"
+ok $((!$?)) "(that one, $(echo "$ID" | cut -c1-12), is gone)"
 wait_t 5 events_reach 2 HTTPIdleSleep "$S"
 ok $? "HTTPIdleSleep recorded"
+
+# An always-on service's container killed behind hk-scale's back: only
+# the events stream tells.
+wait_t 60 scale_is fn/kept running
+ok $? "the always-on service runs"
+KID=$(svc_ids kept running)
+like "$KID" '^[0-9a-f]{64}$' "in one container"
+podman kill --signal KILL "$KID" >/dev/null 2>&1
+wait_t 10 grep -q "service=fn/kept: container $(echo "$KID" | cut -c1-12) killed by signal 9" \
+    "$T/scale.log"
+ok $? "killed with SIGKILL: its exit came over TLS, as killed by signal 9"
+wait_t 30 svc_count_is 1 kept running
+KID2=$(svc_ids kept running)
+ok "$([ -n "$KID2" ] && [ "$KID2" != "$KID" ])$?" \
+    "min_replicas = 1: a fresh container replaces it"
+no_ct() {
+	! podman container exists "$1"
+}
+wait_t 10 no_ct "$KID"
+ok $? "the dead one is removed"
 
 # The node that trusts another CA.
 wait_t 20 grep -q 'node=untrusted: engine events down: .*SSL certificate problem' \
@@ -218,11 +242,13 @@ like "$(cat "$T/body")" "^service failed to start: create: $(echo "$E" | sed 's/
     "its body names the engine and the TLS failure"
 grep -q 'fn/untrusted: started container' "$T/scale.log"
 ok $((!$?)) "no container was started for it"
-is "$(ct_count "$INST")" 0 "none is left"
+is "$(svc_ids untrusted | grep -c .)" 0 "none is there"
 
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"
 stop_pid "$scale_pid"
+wait_t 10 ct_count_is 0 "$INST"
+ok $? "SIGTERM: hk-scale removes its containers before it exits"
 stop_pid "$events_pid"
 is "$(cat "$T/scale.log" "$T/gw.log" "$T/idle.log" "$T/events.log" |
     grep -Ec 'Sanitizer|runtime error')" 0 "no sanitizer report"
