@@ -407,6 +407,8 @@ static int	 svc_backend(struct actx *, const struct toml_kv *const *,
 		    const char *, struct service_spec *);
 static void	 svc_placement(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
+static void	 svc_env_host(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
 static void	 svc_container(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_serverless_rules(struct actx *,
@@ -2152,6 +2154,33 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 }
 
 /*
+ * HOST is hk's on this host: exec, s6 and systemd give the command
+ * HOST=127.0.0.1, so that it listens on loopback alone.  A container
+ * listens where its image says, and may be given HOST like any variable.
+ */
+static void
+svc_env_host(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct toml_kv *env = slot[SK_ENVIRONMENT], *e;
+	char key[KEYPATH_LEN], ek[KEYPATH_LEN];
+	size_t i;
+
+	if (s->backend == BACKEND_CONTAINER || env == NULL ||
+	    env->value->type != TOML_TABLE)
+		return;
+	kpath_s(key, prefix, "environment");
+	for (i = 0; i < env->value->u.table.len; i++) {
+		e = &env->value->u.table.items[i];
+		if (!key_is(e, "HOST"))
+			continue;
+		kpath(ek, key, e->key, e->keylen);
+		adiag(c, e->line, ek, "reserved with backend \"%s\" (set by "
+		    "hk: 127.0.0.1)", config_backend_name(s->backend));
+	}
+}
+
+/*
  * A container needs an engine on the node it runs on, reached with TLS
  * over TCP, and a readiness it can have (no NOTIFY_SOCKET nor inherited
  * listener crosses into a container); healthcheck, the image's
@@ -2394,6 +2423,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	else if (svc_backend(c, slot, prefix, s) == 0) {
 		svc_placement(c, slot, prefix, s);
 		svc_container(c, slot, prefix, s);
+		svc_env_host(c, slot, prefix, s);
 	}
 	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL)
 		s->directory = xstrndup(c, c->dir, strlen(c->dir));

@@ -204,6 +204,12 @@ static const struct app_case app_cases[] = {
 	    SVC "[services.api.environment]\nPORT = \"80\"\n",
 	    "app.toml:6: services.api.environment.PORT: reserved (set by hk)",
 	    0 },
+	{ "environment HOST, exec", SRV_SL,
+	    SVC "[services.api.environment]\nHOST = \"0.0.0.0\"\n",
+	    "app.toml:6: services.api.environment.HOST: reserved with backend "
+	    "\"exec\" (set by hk: 127.0.0.1)", 0 },
+	{ "environment HOST, container", SRV_SL,
+	    SVCI "[services.api.environment]\nHOST = \"0.0.0.0\"\n", NULL, 0 },
 	{ "environment LISTEN_FDS", SRV_SL,
 	    SVC "environment = { LISTEN_FDS = \"1\" }\n",
 	    "app.toml:5: services.api.environment.LISTEN_FDS: "
