@@ -266,6 +266,12 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 	for (s = 0; s < app->nservices; s++) {
 		sp = &app->services[s];
 		keep[s] = (char *)sp->name;
+		/* The code first: no spec names a hash the store lacks. */
+		if (sp->code_hash != NULL && store_code_put(hk->store,
+		    sp->code_hash, sp->code, sp->code_len) == -1) {
+			free(keep);
+			return hk_store_failed(hk, "write code");
+		}
 		if (store_service_put(hk->store, app->name, sp->name,
 		    sp->spec_json, sp->serverless, &revision, &changed) == -1 ||
 		    (changed && record_applied(hk, app->name, sp->name,
