@@ -2465,6 +2465,12 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		svc_container(c, slot, prefix, s);
 		svc_env_host(c, slot, prefix, s);
 	}
+	/* Refused rather than ignored: the bind mount is not there yet. */
+	if (slot[SK_SOURCE] != NULL && s->backend == BACKEND_CONTAINER) {
+		kpath_s(key, prefix, "source");
+		adiag(c, slot[SK_SOURCE]->line, key, "not supported with "
+		    "backend \"container\" (yet)");
+	}
 	if (slot[SK_SOURCE] != NULL && slot[SK_DIRECTORY] != NULL) {
 		kpath_s(key, prefix, "directory");
 		adiag(c, slot[SK_DIRECTORY]->line, key, "not allowed with "
