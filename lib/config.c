@@ -30,6 +30,7 @@
 #include "config.h"
 #include "log.h"
 #include "spec.h"
+#include "srctree.h"
 #include "toml.h"
 #include "user.h"
 
@@ -194,6 +195,7 @@ enum svc_key {
 	SK_REPLICAS,
 	SK_SERVERLESS,
 	SK_SIZE,
+	SK_SOURCE,
 	SK_TCP_PORTS,
 	SK_USER,
 	SK_VOLUMES,
@@ -223,6 +225,7 @@ static const struct {
 	[SK_REPLICAS] =			{ "replicas", 0 },
 	[SK_SERVERLESS] =		{ "serverless", 0 },
 	[SK_SIZE] =			{ "size", 0 },
+	[SK_SOURCE] =			{ "source", 0 },
 	[SK_TCP_PORTS] =		{ "tcp_ports", 1 },
 	[SK_USER] =			{ "user", 0 },
 	[SK_VOLUMES] =			{ "volumes", 1 },
@@ -388,6 +391,9 @@ static void	 svc_value(struct actx *, int, const struct toml_kv *,
 		    const struct toml_kv *, int, struct service_spec *);
 static void	 svc_command(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
+static void	 svc_source(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static char	*svc_path(struct actx *, const struct toml_kv *, const char *);
 static void	 svc_directory(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_environment(struct actx *, const struct toml_kv *,
@@ -1792,31 +1798,62 @@ svc_command(struct actx *c, const struct toml_kv *kv, const char *key,
 	}
 }
 
-/* Relative directories are resolved against the file's directory. */
-static void
-svc_directory(struct actx *c, const struct toml_kv *kv, const char *key,
-    struct service_spec *s)
+/* A path, relative ones resolved against the file's directory; or NULL. */
+static char *
+svc_path(struct actx *c, const struct toml_kv *kv, const char *key)
 {
 	char out[PATH_MAX], *tmp = NULL;
 	const char *d;
 	int rc;
 
 	if ((d = get_str(c, kv, key, PATH_MAX - 1)) == NULL)
-		return;
+		return NULL;
 	if (*d == '/')
 		rc = path_norm(d, out, sizeof(out));
 	else if (asprintf(&tmp, "%s/%s", c->dir, d) == -1) {
 		c->oom = 1;
-		return;
+		return NULL;
 	} else
 		rc = path_norm(tmp, out, sizeof(out));
 	free(tmp);
 	if (rc == -1) {
 		adiag(c, kv->line, key, "too long (at most %d bytes)",
 		    PATH_MAX - 1);
+		return NULL;
+	}
+	return xstrndup(c, out, strlen(out));
+}
+
+static void
+svc_directory(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	s->directory = svc_path(c, kv, key);
+}
+
+/*
+ * The source is read here, once: what is hashed is what apply stores,
+ * and validate reports what apply would refuse.
+ */
+static void
+svc_source(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	struct srctree t;
+	char err[SRCTREE_ERR_LEN];
+
+	if ((s->source = svc_path(c, kv, key)) == NULL)
+		return;
+	if (srctree_read(s->source, &t, err, sizeof(err)) == -1) {
+		adiag(c, kv->line, key, "%s", err);
 		return;
 	}
-	s->directory = xstrndup(c, out, strlen(out));
+	if ((s->code_hash = xstrndup(c, t.hash, strlen(t.hash))) == NULL) {
+		srctree_free(&t);
+		return;
+	}
+	s->code = t.data;
+	s->code_len = t.len;
 }
 
 static void
@@ -2306,6 +2343,9 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	case SK_DIRECTORY:
 		svc_directory(c, kv, key, s);
 		break;
+	case SK_SOURCE:
+		svc_source(c, kv, key, s);
+		break;
 	case SK_ENVIRONMENT:
 		svc_environment(c, kv, key, s);
 		break;
@@ -2425,7 +2465,20 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		svc_container(c, slot, prefix, s);
 		svc_env_host(c, slot, prefix, s);
 	}
-	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL)
+	/* Refused rather than ignored: the bind mount is not there yet. */
+	if (slot[SK_SOURCE] != NULL && s->backend == BACKEND_CONTAINER) {
+		kpath_s(key, prefix, "source");
+		adiag(c, slot[SK_SOURCE]->line, key, "not supported with "
+		    "backend \"container\" (yet)");
+	}
+	if (slot[SK_SOURCE] != NULL && slot[SK_DIRECTORY] != NULL) {
+		kpath_s(key, prefix, "directory");
+		adiag(c, slot[SK_DIRECTORY]->line, key, "not allowed with "
+		    "source (the source is the working directory)");
+	}
+	/* With a source, hk-scale says where it runs (spec.h). */
+	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL &&
+	    slot[SK_SOURCE] == NULL)
 		s->directory = xstrndup(c, c->dir, strlen(c->dir));
 	if (s->size == NULL && slot[SK_SIZE] == NULL)
 		s->size = xstrndup(c, "small", 5);
@@ -2725,6 +2778,10 @@ spec_json(struct actx *c, const struct service_spec *s,
 	/* Only when set, so that specs of before it keep their bytes. */
 	if (s->user != NULL)
 		err |= json_object_set_new(o, "user", json_string(s->user));
+	/* The hash, not the path: moving the tree is not a new revision. */
+	if (s->code_hash != NULL)
+		err |= json_object_set_new(o, "code_hash",
+		    json_string(s->code_hash));
 	if (err != 0)
 		c->oom = 1;
 	else if (spec_extras(c, o, slot, prefix) == 0 &&

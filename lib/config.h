@@ -183,6 +183,15 @@ struct service_spec {
 	char			**command;	/* argv, NULL-terminated; NULL if absent */
 	size_t			 ncommand;
 	char			*directory;	/* absolute; default: the file's dir */
+	/*
+	 * "source": read by app_load/app_parse into its archive (srctree.h);
+	 * only code_hash goes into spec_json.  hk-scale sets directory to
+	 * where it wrote the archive out.
+	 */
+	char			*source;	/* absolute; NULL if absent */
+	char			*code_hash;	/* hex SHA-256; NULL if absent */
+	unsigned char		*code;		/* the archive */
+	size_t			 code_len;
 	struct service_env	*env;		/* [services.X.environment] */
 	size_t			 nenv;
 	int			 port;		/* 0..65535; 0 = hk assigns */

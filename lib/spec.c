@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "spec.h"
+#include "srctree.h"
 
 static char	*opt_string(json_t *, const char *, int *);
 static char	**string_array(json_t *, size_t *, int *);
@@ -186,6 +187,9 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 	s->size = opt_string(o, "size", &bad);
 	s->node_name = opt_string(o, "node_name", &bad);
 	s->user = opt_string(o, "user", &bad);
+	s->code_hash = opt_string(o, "code_hash", &bad);
+	if (s->code_hash != NULL && !srctree_valid_hash(s->code_hash))
+		bad = 1;
 	s->hosts = string_array(json_object_get(o, "hosts"), &s->nhosts, &bad);
 	v = json_object_get(o, "port");
 	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
@@ -236,6 +240,9 @@ spec_clear(struct service_spec *s)
 	free(s->readiness_path);
 	free(s->node_name);
 	free(s->user);
+	free(s->source);
+	free(s->code_hash);
+	free(s->code);
 	free(s->spec_json);
 	memset(s, 0, sizeof(*s));
 }

@@ -30,6 +30,9 @@
  *			grace_ms (migration 2: how long after expires_at
  *			the holder's prog may still run; 0 once released)
  *	settings	key PK, value
+ *	code		(migration 5) hash PK (hex SHA-256 of data), size,
+ *			data (a source's archive, lib/srctree.h), created_at;
+ *			written once, never changed: rows are immutable
  *	schema_migrations  version PK, applied_at
  *
  * Migration policy.  Migrations are numbered from 1 and append-only: a
@@ -214,6 +217,18 @@
 	"ALTER INDEX requests_pkey RENAME TO requests_v3_pkey;"		\
 	REQUESTS_V4("BIGINT NOT NULL", "BYTEA")
 
+/*
+ * Version 5: the sources of services (hk.toml(5) "source"), one row per
+ * archive, named by its hash, so that every host of the installation
+ * can write out the tree a revision names.
+ */
+#define CODE_V5(NAME, BLOB)						\
+	"CREATE TABLE code ("						\
+	"  hash " NAME " NOT NULL PRIMARY KEY,"				\
+	"  size BIGINT NOT NULL,"					\
+	"  data " BLOB " NOT NULL,"					\
+	"  created_at BIGINT NOT NULL);"
+
 struct store_migration {
 	int64_t		 version;
 	const char	*what;
@@ -233,6 +248,8 @@ static const struct store_migration migrations[] = {
 	    NULL },
 	{ 4, "request log in batches", LITE_REQUESTS_V4, PG_REQUESTS_V4,
 	    requests_to_batches },
+	{ 5, "code by hash", CODE_V5(LITE_NAME, "BLOB"),
+	    CODE_V5(PG_NAME, "BYTEA"), NULL },
 };
 
 static const char migrations_table[] =
@@ -375,6 +392,12 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value" },
 	[Q_SETTING_GET] = { "setting get",
 	    "SELECT value FROM settings WHERE key = $1" },
+	/* A hash names its bytes: a row already there is the same. */
+	[Q_CODE_PUT] = { "code put",
+	    "INSERT INTO code (hash, size, data, created_at) "
+	    "VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING" },
+	[Q_CODE_GET] = { "code get",
+	    "SELECT data FROM code WHERE hash = $1" },
 	/*
 	 * Leases: run only under the engine's lease lock, so the row is
 	 * ours to write; the epoch only grows (a release keeps the row).
@@ -447,6 +470,7 @@ static const char *desired_word(enum store_desired);
 static int	 check_lease(struct store *, const char *,
 		    const struct store_lease *);
 static int	 read_lease(struct store *, struct store_lease *);
+static int	 code_copy(struct store *, unsigned char **, size_t *);
 
 void
 store_seterr(struct store *s, int busy, const char *fmt, ...)
@@ -1974,6 +1998,63 @@ store_lease_get(struct store *s, const char *name, struct store_lease *l)
 		r = read_lease(s, l);
 	else if (r == 0)
 		r = 1;
+	s->ops->finish(s);
+	return r;
+}
+
+/* The data column of the row at hand, copied. */
+static int
+code_copy(struct store *s, unsigned char **data, size_t *len)
+{
+	const unsigned char *b;
+
+	if ((b = s->ops->col_blob(s, 0, len)) == NULL) {
+		store_seterr(s, 0, "code: NULL data");
+		return -1;
+	}
+	/* One byte more: malloc(0) may be NULL. */
+	if ((*data = malloc(*len + 1)) == NULL)
+		return nomem(s);
+	memcpy(*data, b, *len);
+	return 0;
+}
+
+/* Code: hash is 64 hex digits, checked by the caller (lib/srctree.h). */
+int
+store_code_put(struct store *s, const char *hash, const void *data,
+    size_t len)
+{
+	struct store_arg a[] = { ARG_TEXT(hash), ARG_INT((int64_t)len),
+	    ARG_BLOB(data, len), ARG_INT(store_now_ms()) };
+
+	call_start(s);
+	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
+		return -1;
+	if (len > INT32_MAX) {
+		store_seterr(s, 0, "code %s: too large", hash);
+		return -1;
+	}
+	return q_do(s, Q_CODE_PUT, a, NITEMS(a), NULL);
+}
+
+int
+store_code_get(struct store *s, const char *hash, unsigned char **data,
+    size_t *len)
+{
+	struct store_arg a[] = { ARG_TEXT(hash) };
+	int r;
+
+	call_start(s);
+	*data = NULL;
+	*len = 0;
+	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_CODE_GET, a, NITEMS(a))) == 0) {
+		if ((r = s->ops->next(s)) == 1)
+			r = code_copy(s, data, len);
+		else if (r == 0)
+			r = 1;
+	}
 	s->ops->finish(s);
 	return r;
 }

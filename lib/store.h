@@ -228,6 +228,17 @@ int	store_setting_put(struct store *, const char *, const char *);
 int	store_setting_get(struct store *, const char *, char **);
 
 /*
+ * Immutable blobs by hash (the code table): a source's archive, named by
+ * its hex SHA-256 (lib/srctree.h).  put writes it unless that hash is
+ * there already; get gives a malloc'd copy: 0, 1 when there is no such
+ * hash, -1 on failure.
+ */
+#define STORE_HASH_MAX		64
+int	store_code_put(struct store *, const char *, const void *, size_t);
+int	store_code_get(struct store *, const char *, unsigned char **,
+	    size_t *);
+
+/*
  * leases: installation-wide named locks with an epoch (hk-lease).
  *
  * A lease is held by a store handle, at most one per handle, for as long as

@@ -128,8 +128,18 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 void
 inst_start(struct inst *in)
 {
+	struct service_spec *sp = &in->svc->def.spec;
+	char err[SRCTREE_ERR_LEN + 64];
+
 	in->started_at = store_now_ms();
 	in->start_mono = loop_now_ms(in->sc->loop);
+	if (sp->code_hash != NULL)
+		strlcpy(in->code_hash, sp->code_hash, sizeof(in->code_hash));
+	/* Written at reload; again here if it went (or failed then). */
+	if (source_prepare(in->sc, sp, err, sizeof(err)) == -1) {
+		backend_failed(in, err);
+		return;
+	}
 	in->be->start(in);
 }
 
@@ -241,9 +251,12 @@ static void
 inst_destroy(struct inst *in)
 {
 	struct scale *sc = in->sc;
+	int had_code = in->code_hash[0] != '\0';
 
 	TAILQ_REMOVE(&sc->insts, in, entry);
 	free(in);
+	if (had_code && !sc->stopping)
+		source_sweep(sc);	/* its tree may be unused now */
 	if (sc->stopping == 1 && TAILQ_EMPTY(&sc->insts))
 		loop_stop(sc->loop);
 }

@@ -166,6 +166,11 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 		return;
 	}
 	in->revision = r->revision;
+	if (r->revision != s->def.revision)
+		in->code_unknown = 1;
+	else if (s->def.spec.code_hash != NULL)
+		strlcpy(in->code_hash, s->def.spec.code_hash,
+		    sizeof(in->code_hash));
 	in->started_at = r->started_at;
 	in->ready_at = r->ready_at;
 	in->start_mono = loop_now_ms(sc->loop);

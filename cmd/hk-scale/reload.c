@@ -39,7 +39,7 @@ scale_reload(struct scale *sc, int converge)
 {
 	struct service *s, *tmp;
 	struct svc *all;
-	char err[STORE_ERR_LEN + SPEC_ERR_LEN];
+	char err[STORE_ERR_LEN + SPEC_ERR_LEN], why[SRCTREE_ERR_LEN + 64];
 	size_t n, i;
 	int partial;
 
@@ -52,6 +52,9 @@ scale_reload(struct scale *sc, int converge)
 	TAILQ_FOREACH(s, &sc->services, entry)
 		s->seen = 0;
 	for (i = 0; i < n; i++) {
+		/* Before the first wake: a cold start does not wait for it. */
+		if (source_prepare(sc, &all[i].spec, why, sizeof(why)) == -1)
+			log_warnx("service=%s: %s", all[i].id, why);
 		if ((s = service_find(sc, all[i].id)) != NULL)
 			update(s, &all[i]);
 		else if ((s = service_new(sc, &all[i])) != NULL)
@@ -76,6 +79,7 @@ scale_reload(struct scale *sc, int converge)
 	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp)
 		if (converge)
 			service_converge(s);
+	source_sweep(sc);
 	return 0;
 }
 

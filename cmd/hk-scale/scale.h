@@ -18,6 +18,7 @@
 #include "config.h"
 #include "loop.h"
 #include "spec.h"
+#include "srctree.h"
 #include "store.h"
 #include "user.h"
 
@@ -70,6 +71,9 @@ struct inst {
 	char			 id[SCALE_ID_MAX];
 	char			 what[SCALE_WHAT_MAX];	/* "pid 123", for logs */
 	int64_t			 revision;
+	char			 code_hash[SRCTREE_HASH_LEN + 1];  /* "": none */
+	int			 code_unknown;	/* adopted: its code_hash
+						   may not be its service's */
 	uid_t			 uid;		/* its user (notify checks it) */
 	int			 port;
 	char			 endpoint[SCALE_ENDPOINT_MAX];
@@ -248,6 +252,12 @@ void		 service_inst_exit(struct inst *, int, const char *);
 void		 service_adopted(struct service *);
 const char	*service_node(const struct service *, const struct backend *);
 int64_t		 service_retry_after(const struct service *);
+
+/* source.c: "source" trees written out under runtime_dir */
+int		 source_dir(struct scale *, const char *, char *, size_t);
+int		 source_prepare(struct scale *, struct service_spec *, char *,
+		    size_t);
+void		 source_sweep(struct scale *);
 
 /* reload.c: services read back from the store */
 int		 scale_reload(struct scale *, int);

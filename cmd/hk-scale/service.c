@@ -480,6 +480,9 @@ start_failed(struct service *s, const char *why, json_t *detail)
 		detail = json_object();
 	json_object_set_new(detail, "reason", json_string(why));
 	json_object_set_new(detail, "revision", json_integer(s->def.revision));
+	if (s->def.spec.code_hash != NULL)
+		json_object_set_new(detail, "code_hash",
+		    json_string(s->def.spec.code_hash));
 	if (s->wake_reason[0] != '\0' && s->wake_id != 0)
 		json_object_set_new(detail, "wake_id",
 		    json_integer(s->wake_id));
@@ -506,6 +509,7 @@ service_inst_ready(struct inst *in)
 	struct service *s = in->svc;
 	struct scale *sc = s->sc;
 	struct inst *old = NULL;
+	json_t *detail;
 	int64_t ms;
 
 	queue_settle(in);
@@ -538,12 +542,20 @@ service_inst_ready(struct inst *in)
 	log_info("service=%s: ready at %s, revision %lld, after %lld ms",
 	    s->def.id, in->endpoint, (long long)in->revision, (long long)ms);
 	if (s->wake_reason[0] != '\0') {
-		emit(s, "HTTPIdleWake", s->wake_id != 0 ?
+		detail = s->wake_id != 0 ?
 		    json_pack("{s:s, s:I, s:I}", "reason", s->wake_reason,
 		    "readiness_ms", (json_int_t)ms, "wake_id",
 		    (json_int_t)s->wake_id) :
 		    json_pack("{s:s, s:I}", "reason", s->wake_reason,
-		    "readiness_ms", (json_int_t)ms));
+		    "readiness_ms", (json_int_t)ms);
+		/* Which code answers: the revision's hash, when it has one. */
+		if (detail != NULL && in->code_hash[0] != '\0') {
+			json_object_set_new(detail, "revision",
+			    json_integer(in->revision));
+			json_object_set_new(detail, "code_hash",
+			    json_string(in->code_hash));
+		}
+		emit(s, "HTTPIdleWake", detail);
 		s->wake_reason[0] = '\0';
 	}
 	service_converge(s);

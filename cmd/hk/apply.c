@@ -17,6 +17,7 @@
 #include "config.h"
 #include "hk.h"
 #include "log.h"
+#include "srctree.h"
 #include "store.h"
 
 struct applied {
@@ -266,6 +267,12 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 	for (s = 0; s < app->nservices; s++) {
 		sp = &app->services[s];
 		keep[s] = (char *)sp->name;
+		/* The code first: no spec names a hash the store lacks. */
+		if (sp->code_hash != NULL && store_code_put(hk->store,
+		    sp->code_hash, sp->code, sp->code_len) == -1) {
+			free(keep);
+			return hk_store_failed(hk, "write code");
+		}
 		if (store_service_put(hk->store, app->name, sp->name,
 		    sp->spec_json, sp->serverless, &revision, &changed) == -1 ||
 		    (changed && record_applied(hk, app->name, sp->name,
@@ -273,10 +280,11 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 			free(keep);
 			return hk_store_failed(hk, "write service");
 		}
-		json_array_append_new(report, json_pack("{s:s, s:s, s:I, s:s}",
-		    "app", app->name, "service", sp->name, "revision",
+		json_array_append_new(report, json_pack("{s:s, s:s, s:I, s:s, "
+		    "s:s*}", "app", app->name, "service", sp->name, "revision",
 		    (json_int_t)revision, "result", !changed ? "unchanged" :
-		    revision == 1 ? "created" : "updated"));
+		    revision == 1 ? "created" : "updated", "code",
+		    sp->code_hash));
 	}
 	code = store_service_prune(hk->store, app->name, keep, app->nservices,
 	    &removed, &nremoved);
@@ -328,8 +336,14 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 				printf("revision %lld\t", (long long)
 				    json_integer_value(json_object_get(r,
 				    "revision")));
-			printf("%s\n", json_string_value(json_object_get(r,
+			printf("%s", json_string_value(json_object_get(r,
 			    "result")));
+			/* The short hash: which code the revision runs. */
+			if (json_is_string(json_object_get(r, "code")))
+				printf("\tcode %.*s", SRCTREE_SHORT_LEN,
+				    json_string_value(json_object_get(r,
+				    "code")));
+			putchar('\n');
 		}
 		daemons_tell(hk, "reload", NULL);
 	}

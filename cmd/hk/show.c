@@ -15,6 +15,7 @@
 #include "hk.h"
 #include "log.h"
 #include "spec.h"
+#include "srctree.h"
 #include "store.h"
 
 static int	parse_json_flag(int, char **, const char *, int, int *);
@@ -100,7 +101,7 @@ backend_of(const char *spec_json)
 static json_t *
 service_json(const struct store_service *svc, const struct store_instance *in)
 {
-	json_t *o, *spec;
+	json_t *o, *spec, *v;
 
 	spec = json_loads(svc->spec_json, 0, NULL);
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:o, s:I, s:I}",
@@ -113,6 +114,9 @@ service_json(const struct store_service *svc, const struct store_instance *in)
 	    "spec", spec != NULL ? spec : json_null(),
 	    "created_at", (json_int_t)svc->created_at,
 	    "updated_at", (json_int_t)svc->updated_at);
+	v = json_object_get(spec, "code_hash");
+	json_object_set_new(o, "code_hash", json_is_string(v) ?
+	    json_string(json_string_value(v)) : json_null());
 	if (in == NULL)
 		json_object_set_new(o, "instance", json_null());
 	else
@@ -226,6 +230,9 @@ print_card(const struct store_service *svc, const struct store_instance *in)
 	print_placement(svc, spec, in);
 	if ((v = json_object_get(spec, "image")) != NULL && json_is_string(v))
 		printf("%-12s %s\n", "image:", json_string_value(v));
+	if (json_is_string(v = json_object_get(spec, "code_hash")))
+		printf("%-12s %.*s (source, SHA-256)\n", "code:",
+		    SRCTREE_SHORT_LEN, json_string_value(v));
 	if (json_is_array(a = json_object_get(spec, "command"))) {
 		buf[0] = '\0';
 		json_array_foreach(a, i, v) {
