@@ -48,8 +48,8 @@ struct out {
 };
 
 static const char new_usage_text[] =
-    "usage: hk new [--framework fastapi | express] python | node name "
-    "[directory]\n";
+    "usage: hk [-v] new [--framework fastapi | express] python | node "
+    "name [directory]\n";
 
 static const struct kind *find_kind(const char *, const char *);
 static int	plan_files(const struct kind *, const char *, struct out *,

@@ -47,7 +47,7 @@ run hk new --framework express python x
 is "$rc" 64 "a framework of another language is refused with 64"
 run hk new python
 is "$rc" 64 "a missing name is refused with 64"
-like "$err" '^usage: hk new ' "with the usage"
+like "$err" '^usage: hk \[-v\] new ' "with the usage"
 run hk new python one
 is "$rc" 0 "hk new python one"
 is "$out" "one/handler.py
@@ -66,7 +66,7 @@ run hk --help
 like "$out" 'hk \[-v\] new \[--framework fastapi \| express\] python \| node name \[directory\]' \
     "hk --help lists hk new"
 run hk new --help
-is "$rc.$out" "0.usage: hk new [--framework fastapi | express] python | node name [directory]" \
+is "$rc.$out" "0.usage: hk [-v] new [--framework fastapi | express] python | node name [directory]" \
     "hk new --help prints its usage"
 
 # Each starter alone: a warm keep-alive request takes far less than the
