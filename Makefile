@@ -58,7 +58,7 @@ DEPSTAMP =	build/.deps-ok
 
 all: $(PROGS:%=$(BUILD)/bin/%)
 
-$(DEPSTAMP): scripts/deps
+$(DEPSTAMP): scripts/deps tests/npm/package-lock.json
 	@mkdir -p build
 	scripts/deps
 	@touch $@
@@ -84,6 +84,19 @@ $(BUILD)/bin/%: $$(call prog_objs,$$*) $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
 $(BUILD)/bin/hk-scale: HK_LIBS += $(shell pkg-config --libs libsystemd)
+
+# hk new's starters, built into hk from etc/starters/<kind>/ (hk(1)): hk
+# then works from the build directory and installed alike, with no data
+# path to find.  Only these suffixes: never a __pycache__ of a trial run.
+STARTERS =	$(sort $(wildcard $(addprefix etc/starters/*/*.,py js json toml)))
+$(BUILD)/gen/starters.c: scripts/embed $(STARTERS)
+	@mkdir -p $(@D)
+	scripts/embed $(STARTERS) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/starters.o: $(BUILD)/gen/starters.c cmd/hk/starters.h | $(DEPSTAMP)
+	$(CC) $(HK_CFLAGS) -Icmd/hk -c -o $@ $<
+
+$(BUILD)/bin/hk: $(BUILD)/gen/starters.o
 
 $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)

@@ -22,14 +22,16 @@
 static const struct command {
 	const char	*name;
 	int		(*run)(struct hk *, int, char **);
+	int		  server;	/* needs the operator config */
 } commands[] = {
-	{ "apply",	cmd_apply },
-	{ "ps",		cmd_ps },
-	{ "routes",	cmd_routes },
-	{ "start",	cmd_start },
-	{ "status",	cmd_status },
-	{ "stop",	cmd_stop },
-	{ "validate",	cmd_validate },
+	{ "apply",	cmd_apply,	1 },
+	{ "new",	cmd_new,	0 },
+	{ "ps",		cmd_ps,		1 },
+	{ "routes",	cmd_routes,	1 },
+	{ "start",	cmd_start,	1 },
+	{ "status",	cmd_status,	1 },
+	{ "stop",	cmd_stop,	1 },
+	{ "validate",	cmd_validate,	1 },
 };
 
 /*
@@ -52,6 +54,8 @@ static const char usage_text[] =
     "       hk [-v] [-f config] status [--json] service\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
+    "       hk [-v] new [--framework fastapi | express] python | node "
+    "name [directory]\n"
     "       hk [-v] [-f config] events [list | tail | requests] "
     "[argument ...]\n"
     "       hk [-v] [-f config] command [argument ...]\n";
@@ -208,7 +212,9 @@ main(int argc, char *argv[])
 
 	memset(&hk, 0, sizeof(hk));
 	memset(&diag, 0, sizeof(diag));
-	if (config_load_server(&hk.cfg, config_path, &diag, &missing) == -1) {
+	/* hk new writes files here: no installation needed. */
+	if (commands[i].server &&
+	    config_load_server(&hk.cfg, config_path, &diag, &missing) == -1) {
 		for (i = 0; i < diag.count && i < CONFIG_DIAG_MAX; i++)
 			fprintf(stderr, "%s\n", diag.msg[i]);
 		return missing ? EX_NOINPUT : EX_CONFIG;

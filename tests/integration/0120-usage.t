@@ -46,7 +46,7 @@ done
 
 # A command's own usage is its line of the SYNOPSIS.
 hk_syn=$(synopsis hk.1 hk)
-for cmd in validate apply ps routes status stop start; do
+for cmd in validate apply ps routes status stop start new; do
 	for args in --help -h; do
 		run hk $cmd $args
 		is "$rc:$err" "0:" "hk $cmd $args: exits 0, nothing on stderr"
@@ -79,7 +79,9 @@ bad() {
 	_got=$(printf '%s\n' "$err" | sed 1d | entries "$_prog")
 	case $_what in
 	*" "*)
-		printf '%s\n' "$_got" | grep -q "^$_prog \[-v\] \[-f config\] ${_what#* } " ||
+		# hk new reads no operator config: no -f in its line
+		printf '%s\n' "$_got" |
+		    grep -Eq "^$_prog \[-v\] (\[-f config\] )?${_what#* } " ||
 		    [ "$_got" = "$_prog [-v] [-f config] ${_what#* }" ]
 		ok $? "$*: then the usage of $_what ($_got)"
 		;;
@@ -99,7 +101,7 @@ for pair in hk:hk.1 hk-activate:hk-activate.8 hk-scale:hk-scale.8 \
 	bad "$prog" "$prog: error: option requires an argument -- 'f'" $prog -f
 done
 
-for cmd in validate apply ps routes status stop start; do
+for cmd in validate apply ps routes status stop start new; do
 	bad "hk $cmd" "hk: error: unrecognized option '--bogus'" hk $cmd --bogus
 	bad "hk $cmd" "hk: error: invalid option -- 'Z'" hk $cmd -Z
 done
