@@ -59,7 +59,7 @@ new_kind() {
 	# shellcheck disable=SC2086
 	hk new $_args "$_name" "$2" >/dev/null 2>"$T/new.err" || return 1
 	case $1 in
-	express:*) ln -s "$NM" "$2/node_modules" ;;
+	express:*) cp -R "$NM" "$2/node_modules" ;;
 	esac
 }
 

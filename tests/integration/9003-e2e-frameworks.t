@@ -25,7 +25,7 @@ starter() {
 	shift 2
 	hk new "$@" "$_n" "$_d" >/dev/null &&
 	    sed -i 's/^idle_seconds = .*/idle_seconds = 30/' "$_d/hk.toml" &&
-	    { [ ! -f "$_d/package.json" ] || ln -s "$NM" "$_d/node_modules"; } &&
+	    { [ ! -f "$_d/package.json" ] || cp -R "$NM" "$_d/node_modules"; } &&
 	    hk apply "$_d/hk.toml" >"$T/apply.out" 2>&1
 }
 
