@@ -26,6 +26,7 @@ static const struct command {
 	{ "apply",	cmd_apply },
 	{ "ps",		cmd_ps },
 	{ "routes",	cmd_routes },
+	{ "secret",	cmd_secret },
 	{ "start",	cmd_start },
 	{ "status",	cmd_status },
 	{ "stop",	cmd_stop },
@@ -50,6 +51,9 @@ static const char usage_text[] =
     "       hk [-v] [-f config] ps [--json]\n"
     "       hk [-v] [-f config] routes [--json]\n"
     "       hk [-v] [-f config] status [--json] service\n"
+    "       hk [-v] [-f config] secret set [--file path] app name\n"
+    "       hk [-v] [-f config] secret list app\n"
+    "       hk [-v] [-f config] secret rm app name\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
     "       hk [-v] [-f config] events [list | tail | requests] "
