@@ -1951,6 +1951,13 @@ svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
 		adiag(c, slot[SK_SECRETS]->line, key, "not supported with "
 		    "backend \"%s\" (yet): exec or s6",
 		    config_backend_name(s->backend));
+	if (s->secrets_env && s->backend == BACKEND_S6) {
+		kpath_s(key, prefix, "secrets_env");
+		adiag(c, slot[SK_SECRETS_ENV]->line, key, "not with backend "
+		    "\"s6\" (its run script is a file): read the files of "
+		    "$CREDENTIALS_DIRECTORY");
+		kpath_s(key, prefix, "secrets");
+	}
 	for (i = 0; s->secrets_env && i < s->nsecrets; i++) {
 		for (j = 0; j < s->nenv; j++)
 			if (strcmp(s->secrets[i], s->env[j].name) == 0)
