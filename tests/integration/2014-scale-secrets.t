@@ -8,9 +8,11 @@
 # value; a new value is a new revision that answers with it; the
 # directories go when their instances stop.  Then the value is searched
 # for in the store (the SQLite files, a pg_dump), every daemon's log and
-# every hk output, and not found.  TAP lines name digests, never values.
+# every hk output, and not found.  The s6 backend, on SQLite, under a
+# real s6-svscan: the same files; its run script names no value.  TAP lines name digests, never values.
 . tests/integration/lib.sh
 . tests/integration/fn/gw-lib.sh
+. tests/integration/fn/s6-lib.sh
 
 SFN=$HK_TOP/tests/integration/fn/secret-http.py
 
@@ -171,4 +173,46 @@ for engine in $(engines); do
 	stop_pid "$scale_pid"
 	stop_pid "$events_pid"
 done
+
+# The s6 backend: files through CREDENTIALS_DIRECTORY, no value on disk.
+new_store sqlite s6sec
+GW_STATE=$STORE
+SCAN=$T/scan
+gw_config "secret_key_file = \"$T/s6.key\"" "s6_scandir = \"$SCAN\""
+s6_scan_start "$SCAN"
+ok $? "s6: an s6-svscan runs on the scan directory"
+V3=$(python3 -c 'import secrets; print("hk-v3-" + secrets.token_hex(20))')
+printf '%s' "$V3" | hk secret set sec DB_PASSWORD >/dev/null 2>&1
+cat >"$T/app.toml" <<APP
+schema_version = 1
+name = "sec"
+
+[services.s6fn]
+command = ["python3", "$SFN"]
+backend = "s6"
+public = true
+secrets = ["DB_PASSWORD"]
+[services.s6fn.serverless]
+startup_timeout_seconds = 20
+APP
+run hk apply "$T/app.toml"
+is "$rc" 0 "s6: hk apply"
+e2e_start
+ok $? "s6: hk-events, hk-scale and hk-activate are up"
+wait_t 20 body_is s6fn.sec.localhost /file "$(digest "$V3")"
+ok $? "s6: woken through the gateway, reads its secret's file (digest $(digest "$V3" | cut -c1-12))"
+pid=$(ps_field sec/s6fn pid)
+dir=$(cred_dir "$pid")
+is "$(stat -c '%a %U' "$dir" "$dir/DB_PASSWORD" | tr '\n' ' ')" \
+    "500 $nobody 400 $nobody " "s6: directory 0500, file 0400, the user's"
+grep -rqaF -- "$V3" "$SCAN/" "$SCAN/.hk/" "/proc/$pid/environ" "$T"/*.log
+ok $((! $?)) "s6: the value is in no file of the scan directory, no log, not in environ"
+put_to_sleep sec/s6fn
+ok $? "s6: put to sleep"
+wait_t 10 test ! -e "$dir"
+ok $? "s6: its directory is removed when it stops"
+stop_pid "$gw_pid"
+stop_pid "$scale_pid"
+stop_pid "$events_pid"
+s6_scan_stop "$SCAN"
 done_testing
