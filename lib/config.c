@@ -30,6 +30,7 @@
 #include "config.h"
 #include "log.h"
 #include "spec.h"
+#include "secret.h"
 #include "srctree.h"
 #include "toml.h"
 #include "user.h"
@@ -48,6 +49,7 @@
 #define READY_PATH_MAX	1024
 #define REPLICAS_MAX	64
 #define JSON_DEPTH_MAX	64	/* nesting kept in spec_json */
+#define SECRETS_MAX	64	/* names in a service's secrets */
 
 /*
  * The operator key table.
@@ -117,6 +119,9 @@ struct server_rule {
 	    KT_PATH, 0, 0, runtime_dir)					\
 	K("s6_scandir", NULL, "", 0,					\
 	    KT_OPTPATH, 0, 0, s6_scandir)				\
+	K("secret_key_file", "HAKOPOD_SECRET_KEY_FILE",			\
+	    "/var/lib/hakopod/secret.key", 0,				\
+	    KT_PATH, 0, 0, secret_key_file)				\
 	K("serverless_address", "HAKOPOD_SERVERLESS_ADDRESS", "", 0,	\
 	    KT_ADDR, 0, 0, serverless_address)				\
 	K("serverless_listen", "HAKOPOD_SERVERLESS_LISTEN", "", 0,	\
@@ -193,6 +198,8 @@ enum svc_key {
 	SK_PUBLIC,
 	SK_READINESS,
 	SK_REPLICAS,
+	SK_SECRETS,
+	SK_SECRETS_ENV,
 	SK_SERVERLESS,
 	SK_SIZE,
 	SK_SOURCE,
@@ -223,6 +230,8 @@ static const struct {
 	[SK_PUBLIC] =			{ "public", 0 },
 	[SK_READINESS] =		{ "readiness", 0 },
 	[SK_REPLICAS] =			{ "replicas", 0 },
+	[SK_SECRETS] =			{ "secrets", 0 },
+	[SK_SECRETS_ENV] =		{ "secrets_env", 0 },
 	[SK_SERVERLESS] =		{ "serverless", 0 },
 	[SK_SIZE] =			{ "size", 0 },
 	[SK_SOURCE] =			{ "source", 0 },
@@ -259,7 +268,7 @@ static const struct policy_key {
 
 /* Variables hk itself gives the process. */
 static const char *const env_reserved[] = {
-	"LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID", "NOTIFY_SOCKET", "PORT",
+	"CREDENTIALS_DIRECTORY", "LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID", "NOTIFY_SOCKET", "PORT",
 };
 
 /* The sizes of hk.toml(5): an instance's memory and CPUs (billionths). */
@@ -396,6 +405,11 @@ static void	 svc_source(struct actx *, const struct toml_kv *,
 static char	*svc_path(struct actx *, const struct toml_kv *, const char *);
 static void	 svc_directory(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
+static void	 svc_secrets(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_secret_rules(struct actx *,
+		    const struct toml_kv *const *, const char *,
+		    const struct service_spec *);
 static void	 svc_environment(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_hosts(struct actx *, const struct toml_kv *,
@@ -1856,6 +1870,111 @@ svc_source(struct actx *c, const struct toml_kv *kv, const char *key,
 	s->code_len = t.len;
 }
 
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The names of the secrets the service gets, each once, sorted: the
+ * spec's bytes do not depend on their order.  Whether each exists is the
+ * store's to say (hk apply, and hk validate when it reaches the store).
+ */
+static void
+svc_secrets(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value, *e;
+	size_t i, n;
+
+	s->secrets_line = kv->line;
+	if (v->type != TOML_ARRAY) {
+		adiag(c, kv->line, key, "must be an array of names");
+		return;
+	}
+	if (v->u.array.len > SECRETS_MAX) {
+		adiag(c, kv->line, key, "at most %d secrets", SECRETS_MAX);
+		return;
+	}
+	if ((s->secrets = calloc(v->u.array.len + 1,
+	    sizeof(*s->secrets))) == NULL) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if (e->type != TOML_STRING || strlen(e->u.string.ptr) !=
+		    e->u.string.len || !secret_valid_name(e->u.string.ptr)) {
+			adiag(c, e->line, key, "not a secret name (letters, "
+			    "digits and _, not starting with a digit, at "
+			    "most %d bytes)", SECRET_NAME_MAX);
+			continue;
+		}
+		for (n = 0; n < s->nsecrets; n++)
+			if (strcmp(s->secrets[n], e->u.string.ptr) == 0)
+				break;
+		if (n < s->nsecrets) {
+			adiag(c, e->line, key, "\"%s\" named twice",
+			    e->u.string.ptr);
+			continue;
+		}
+		if ((s->secrets[s->nsecrets] = xstrndup(c, e->u.string.ptr,
+		    e->u.string.len)) == NULL)
+			return;
+		s->nsecrets++;
+	}
+	qsort(s->secrets, s->nsecrets, sizeof(*s->secrets), name_cmp);
+}
+
+/*
+ * Delivery: as files for exec and s6 (hk-scale(8)); not yet by the
+ * container and systemd backends, refused rather than left out.  As
+ * variables, a name must not be one the environment or hk sets.
+ */
+static void
+svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[KEYPATH_LEN];
+	size_t i, j;
+	int bad;
+
+	if (slot[SK_SECRETS_ENV] != NULL && slot[SK_SECRETS] == NULL) {
+		kpath_s(key, prefix, "secrets_env");
+		adiag(c, slot[SK_SECRETS_ENV]->line, key, "requires secrets");
+	}
+	if (slot[SK_SECRETS] == NULL)
+		return;
+	kpath_s(key, prefix, "secrets");
+	if (s->backend == BACKEND_CONTAINER || s->backend == BACKEND_SYSTEMD)
+		adiag(c, slot[SK_SECRETS]->line, key, "not supported with "
+		    "backend \"%s\" (yet): exec or s6",
+		    config_backend_name(s->backend));
+	if (s->secrets_env && s->backend == BACKEND_S6) {
+		kpath_s(key, prefix, "secrets_env");
+		adiag(c, slot[SK_SECRETS_ENV]->line, key, "not with backend "
+		    "\"s6\" (its run script is a file): read the files of "
+		    "$CREDENTIALS_DIRECTORY");
+		kpath_s(key, prefix, "secrets");
+	}
+	for (i = 0; s->secrets_env && i < s->nsecrets; i++) {
+		for (j = 0; j < s->nenv; j++)
+			if (strcmp(s->secrets[i], s->env[j].name) == 0)
+				adiag(c, slot[SK_SECRETS]->line, key, "\"%s\" "
+				    "is also in environment (secrets_env)",
+				    s->secrets[i]);
+		bad = strcmp(s->secrets[i], "HOST") == 0;
+		for (j = 0; j < nitems(env_reserved); j++)
+			if (strcmp(s->secrets[i], env_reserved[j]) == 0)
+				bad = 1;
+		if (bad)
+			adiag(c, slot[SK_SECRETS]->line, key, "\"%s\" is "
+			    "reserved (set by hk; secrets_env)",
+			    s->secrets[i]);
+	}
+}
+
 static void
 svc_environment(struct actx *c, const struct toml_kv *kv, const char *key,
     struct service_spec *s)
@@ -2349,6 +2468,12 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	case SK_ENVIRONMENT:
 		svc_environment(c, kv, key, s);
 		break;
+	case SK_SECRETS:
+		svc_secrets(c, kv, key, s);
+		break;
+	case SK_SECRETS_ENV:
+		(void)get_bool(c, kv, key, &s->secrets_env);
+		break;
 	case SK_PORT:
 		if (get_int(c, kv, key, 0, 65535, &n) == 0)
 			s->port = (int)n;
@@ -2465,6 +2590,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		svc_container(c, slot, prefix, s);
 		svc_env_host(c, slot, prefix, s);
 	}
+	svc_secret_rules(c, slot, prefix, s);
 	/* Refused rather than ignored: the bind mount is not there yet. */
 	if (slot[SK_SOURCE] != NULL && s->backend == BACKEND_CONTAINER) {
 		kpath_s(key, prefix, "source");
@@ -2782,6 +2908,9 @@ spec_json(struct actx *c, const struct service_spec *s,
 	if (s->code_hash != NULL)
 		err |= json_object_set_new(o, "code_hash",
 		    json_string(s->code_hash));
+	/* Names; hk apply adds each one's digest (spec_set_secrets()). */
+	if (s->nsecrets > 0)
+		err |= spec_secrets_put(o, s);
 	if (err != 0)
 		c->oom = 1;
 	else if (spec_extras(c, o, slot, prefix) == 0 &&

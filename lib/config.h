@@ -80,6 +80,7 @@ struct server_config {
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
 	char		s6_scandir[CONFIG_URL_MAX + 1];	/* "" = unset */
+	char		secret_key_file[CONFIG_URL_MAX + 1];	/* secret.h */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
 	int64_t		max_concurrent_starts;		/* 1..64, 2 */
 	int64_t		max_body_bytes;			/* 0..1 GiB, 4 MiB */
@@ -194,6 +195,16 @@ struct service_spec {
 	size_t			 code_len;
 	struct service_env	*env;		/* [services.X.environment] */
 	size_t			 nenv;
+	/*
+	 * "secrets": names, sorted; digests (secret.h) NULL from the file,
+	 * filled by hk apply from the store (spec_set_secrets(), spec.h)
+	 * and by spec_decode() from a stored spec.  Never a value.
+	 */
+	char			**secrets;
+	char			**secret_digests;
+	size_t			 nsecrets;
+	int			 secrets_env;	/* also as variables */
+	int			 secrets_line;	/* of "secrets" */
 	int			 port;		/* 0..65535; 0 = hk assigns */
 	int			 public_;	/* "public" */
 	char			*size;		/* default "small" */

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "spec.h"
+#include "secret.h"
 #include "srctree.h"
 
 static char	*opt_string(json_t *, const char *, int *);
@@ -21,6 +22,7 @@ static int	decode_readiness(json_t *, struct service_spec *);
 static int	decode_policy(json_t *, struct service_spec *);
 static int	decode_env(json_t *, struct service_spec *);
 static int	decode_backend(json_t *, struct service_spec *);
+static int	decode_secrets(json_t *, struct service_spec *);
 static void	free_strings(char **, size_t);
 
 static char *
@@ -199,7 +201,8 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 	s->public_ = json_is_true(json_object_get(o, "public"));
 	s->replicas = (int)json_integer_value(json_object_get(o, "replicas"));
 	if (decode_readiness(o, s) == -1 || decode_policy(o, s) == -1 ||
-	    decode_env(o, s) == -1 || decode_backend(o, s) == -1)
+	    decode_env(o, s) == -1 || decode_backend(o, s) == -1 ||
+	    decode_secrets(o, s) == -1)
 		bad = 1;
 	if (!bad && (s->spec_json = strdup(text)) == NULL)
 		bad = 1;
@@ -243,6 +246,8 @@ spec_clear(struct service_spec *s)
 	free(s->source);
 	free(s->code_hash);
 	free(s->code);
+	free_strings(s->secrets, s->nsecrets);
+	free_strings(s->secret_digests, s->nsecrets);
 	free(s->spec_json);
 	memset(s, 0, sizeof(*s));
 }
@@ -295,4 +300,86 @@ svc_free_all(struct svc *svcs, size_t n)
 	for (i = 0; svcs != NULL && i < n; i++)
 		spec_clear(&svcs[i].spec);
 	free(svcs);
+}
+
+/* Names valid, digests valid or "" (not looked up: refused at start). */
+static int
+decode_secrets(json_t *o, struct service_spec *s)
+{
+	json_t *m = json_object_get(o, "secrets"), *v;
+	const char *name;
+	size_t n;
+
+	v = json_object_get(o, "secrets_env");
+	if (v != NULL && !json_is_boolean(v))
+		return -1;
+	s->secrets_env = json_is_true(v);
+	if (m == NULL)
+		return 0;
+	if (!json_is_object(m) || (n = json_object_size(m)) == 0)
+		return -1;
+	if ((s->secrets = calloc(n + 1, sizeof(*s->secrets))) == NULL ||
+	    (s->secret_digests = calloc(n + 1,
+	    sizeof(*s->secret_digests))) == NULL)
+		return -1;
+	json_object_foreach(m, name, v) {
+		if (!secret_valid_name(name) || !json_is_string(v) ||
+		    (*json_string_value(v) != '\0' &&
+		    !secret_valid_digest(json_string_value(v))))
+			return -1;
+		if ((s->secrets[s->nsecrets] = strdup(name)) == NULL ||
+		    (s->secret_digests[s->nsecrets] =
+		    strdup(json_string_value(v))) == NULL) {
+			s->nsecrets++;
+			return -1;
+		}
+		s->nsecrets++;
+	}
+	return 0;
+}
+
+int
+spec_secrets_put(json_t *o, const struct service_spec *s)
+{
+	json_t *m;
+	size_t i;
+	int err = 0;
+
+	if ((m = json_object()) == NULL)
+		return -1;
+	for (i = 0; i < s->nsecrets; i++)
+		err |= json_object_set_new(m, s->secrets[i], json_string(
+		    s->secret_digests != NULL && s->secret_digests[i] != NULL ?
+		    s->secret_digests[i] : ""));
+	err |= json_object_set_new(o, "secrets", m);
+	if (s->secrets_env)
+		err |= json_object_set_new(o, "secrets_env", json_true());
+	return err != 0 ? -1 : 0;
+}
+
+int
+spec_set_secrets(struct service_spec *s, char *const *digests)
+{
+	json_t *o;
+	char *out = NULL;
+	size_t i;
+
+	if (s->secret_digests == NULL && (s->secret_digests = calloc(
+	    s->nsecrets + 1, sizeof(*s->secret_digests))) == NULL)
+		return -1;
+	for (i = 0; i < s->nsecrets; i++) {
+		free(s->secret_digests[i]);
+		if ((s->secret_digests[i] = strdup(digests[i])) == NULL)
+			return -1;
+	}
+	if ((o = json_loads(s->spec_json, 0, NULL)) == NULL)
+		return -1;
+	if (spec_secrets_put(o, s) == 0)
+		out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(o);
+	if (out == NULL)
+		return -1;
+	free(s->spec_json);
+	s->spec_json = out;
+	return 0;
 }

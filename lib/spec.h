@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "config.h"
 #include "store.h"
 
@@ -33,6 +35,17 @@ void	spec_clear(struct service_spec *);
  * command, else container.
  */
 enum backend_kind spec_backend_default(const struct service_spec *);
+
+/*
+ * Secrets in a spec: "secrets" an object of name and digest (secret.h;
+ * "" while hk apply has not looked them up), and "secrets_env" only when
+ * true.  spec_secrets_put() adds them to a spec being built (-1 out of
+ * memory); spec_set_secrets() gives s the digests (one per name, in its
+ * order) and rewrites s->spec_json with them: a changed value is then a
+ * changed spec, a new revision.
+ */
+int	spec_secrets_put(json_t *, const struct service_spec *);
+int	spec_set_secrets(struct service_spec *, char *const *);
 
 /*
  * Every service in the store, ordered by app and name.  A service whose

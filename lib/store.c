@@ -33,6 +33,9 @@
  *	code		(migration 5) hash PK (hex SHA-256 of data), size,
  *			data (a source's archive, lib/srctree.h), created_at;
  *			written once, never changed: rows are immutable
+ *	secrets		(migration 6) app, name PK, data (sealed: nonce
+ *			and ciphertext, lib/secret.h; never the value),
+ *			digest (keyed, hex), created_at, updated_at
  *	schema_migrations  version PK, applied_at
  *
  * Migration policy.  Migrations are numbered from 1 and append-only: a
@@ -229,6 +232,21 @@
 	"  data " BLOB " NOT NULL,"					\
 	"  created_at BIGINT NOT NULL);"
 
+/*
+ * Version 6: secrets (hk.toml(5) "secrets"), sealed by hk with the key
+ * file of the host (lib/secret.h): a copy of this table alone opens
+ * nothing.  No foreign key: a secret is set before its app is applied.
+ */
+#define SECRETS_V6(NAME, BLOB)						\
+	"CREATE TABLE secrets ("					\
+	"  app " NAME " NOT NULL,"					\
+	"  name " NAME " NOT NULL,"					\
+	"  data " BLOB " NOT NULL,"					\
+	"  digest " NAME " NOT NULL,"					\
+	"  created_at BIGINT NOT NULL,"					\
+	"  updated_at BIGINT NOT NULL,"					\
+	"  PRIMARY KEY (app, name));"
+
 struct store_migration {
 	int64_t		 version;
 	const char	*what;
@@ -250,6 +268,8 @@ static const struct store_migration migrations[] = {
 	    requests_to_batches },
 	{ 5, "code by hash", CODE_V5(LITE_NAME, "BLOB"),
 	    CODE_V5(PG_NAME, "BYTEA"), NULL },
+	{ 6, "sealed secrets", SECRETS_V6(LITE_NAME, "BLOB"),
+	    SECRETS_V6(PG_NAME, "BYTEA"), NULL },
 };
 
 static const char migrations_table[] =
@@ -398,6 +418,19 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING" },
 	[Q_CODE_GET] = { "code get",
 	    "SELECT data FROM code WHERE hash = $1" },
+	/* created_at stays that of the first value. */
+	[Q_SECRET_PUT] = { "secret put",
+	    "INSERT INTO secrets (app, name, data, digest, created_at, "
+	    "updated_at) VALUES ($1, $2, $3, $4, $5, $5) "
+	    "ON CONFLICT (app, name) DO UPDATE SET data = excluded.data, "
+	    "digest = excluded.digest, updated_at = excluded.updated_at" },
+	[Q_SECRET_GET] = { "secret get",
+	    "SELECT data FROM secrets WHERE app = $1 AND name = $2" },
+	[Q_SECRET_LIST] = { "secret list",
+	    "SELECT app, name, digest, created_at, updated_at FROM secrets "
+	    "WHERE app = $1 ORDER BY name" },
+	[Q_SECRET_DELETE] = { "secret delete",
+	    "DELETE FROM secrets WHERE app = $1 AND name = $2" },
 	/*
 	 * Leases: run only under the engine's lease lock, so the row is
 	 * ours to write; the epoch only grows (a release keeps the row).
@@ -2057,4 +2090,96 @@ store_code_get(struct store *s, const char *hash, unsigned char **data,
 	}
 	s->ops->finish(s);
 	return r;
+}
+
+/* Secrets: the sealed bytes only; lib/secret.h seals and opens them. */
+int
+store_secret_put(struct store *s, const char *app, const char *name,
+    const void *data, size_t len, const char *digest)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name),
+	    ARG_BLOB(data, len), ARG_TEXT(digest), ARG_INT(store_now_ms()) };
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "secret name", name, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "secret digest", digest, STORE_HASH_MAX) == -1)
+		return -1;
+	if (len == 0 || len > INT32_MAX) {
+		store_seterr(s, 0, "secret %s/%s: bad size", app, name);
+		return -1;
+	}
+	return q_do(s, Q_SECRET_PUT, a, NITEMS(a), NULL);
+}
+
+int
+store_secret_get(struct store *s, const char *app, const char *name,
+    unsigned char **data, size_t *len)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name) };
+	int r;
+
+	call_start(s);
+	*data = NULL;
+	*len = 0;
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "secret name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_SECRET_GET, a, NITEMS(a))) == 0) {
+		if ((r = s->ops->next(s)) == 1)
+			r = code_copy(s, data, len);
+		else if (r == 0)
+			r = 1;
+	}
+	s->ops->finish(s);
+	return r;
+}
+
+static int
+read_secret_row(struct store *s, void *p)
+{
+	struct store_secret *x = p;
+
+	memset(x, 0, sizeof(*x));
+	if (col_copy(s, 0, x->app, sizeof(x->app), "app") == -1 ||
+	    col_copy(s, 1, x->name, sizeof(x->name), "secret name") == -1 ||
+	    col_copy(s, 2, x->digest, sizeof(x->digest), "digest") == -1)
+		return -1;
+	x->created_at = s->ops->col_int(s, 3);
+	x->updated_at = s->ops->col_int(s, 4);
+	return 0;
+}
+
+int
+store_secret_list(struct store *s, const char *app,
+    struct store_secret **out, size_t *nout)
+{
+	struct store_arg a[] = { ARG_TEXT(app) };
+	void *v;
+	int r;
+
+	call_start(s);
+	*out = NULL;
+	*nout = 0;
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1)
+		return -1;
+	r = read_rows(s, Q_SECRET_LIST, a, NITEMS(a), sizeof(**out),
+	    read_secret_row, NULL, &v, nout);
+	*out = v;
+	return r;
+}
+
+int
+store_secret_delete(struct store *s, const char *app, const char *name)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name) };
+	int64_t n = 0;
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "secret name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if (q_do(s, Q_SECRET_DELETE, a, NITEMS(a), &n) == -1)
+		return -1;
+	return n == 0 ? 1 : 0;
 }

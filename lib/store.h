@@ -239,6 +239,28 @@ int	store_code_get(struct store *, const char *, unsigned char **,
 	    size_t *);
 
 /*
+ * Secrets of an app: only sealed bytes (lib/secret.h) and a keyed
+ * digest, never a value.  put replaces the value of app/name (its
+ * created_at stays); get: 0, 1 no such secret, -1; list: app's, by
+ * name; delete: 0, 1 no such secret, -1.
+ */
+struct store_secret {
+	char		 app[STORE_NAME_MAX + 1];
+	char		 name[STORE_NAME_MAX + 1];
+	char		 digest[STORE_HASH_MAX + 1];
+	int64_t		 created_at;
+	int64_t		 updated_at;
+};
+
+int	store_secret_put(struct store *, const char *, const char *,
+	    const void *, size_t, const char *);
+int	store_secret_get(struct store *, const char *, const char *,
+	    unsigned char **, size_t *);
+int	store_secret_list(struct store *, const char *,
+	    struct store_secret **, size_t *);
+int	store_secret_delete(struct store *, const char *, const char *);
+
+/*
  * leases: installation-wide named locks with an epoch (hk-lease).
  *
  * A lease is held by a store handle, at most one per handle, for as long as

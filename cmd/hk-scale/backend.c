@@ -31,6 +31,7 @@
 
 static void	kill_fire(struct loop *, void *);
 static void	inst_destroy(struct inst *);
+static int	inst_secrets(struct inst *, char *, size_t);
 
 static const struct backend *const backends[] = {
 	&backend_exec,
@@ -124,6 +125,32 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 	return in;
 }
 
+/*
+ * The secrets of the instance written out for its user, before its
+ * backend starts it.  Only the backends that run a command here deliver
+ * them; hk validate refuses the others, and so do we, should the store
+ * say otherwise.
+ */
+static int
+inst_secrets(struct inst *in, char *err, size_t errlen)
+{
+	const struct service_spec *sp = &in->svc->def.spec;
+	struct user_ids u;
+	int sw;
+
+	if (sp->nsecrets == 0)
+		return 0;
+	if ((in->be->kind != BACKEND_EXEC && in->be->kind != BACKEND_S6) ||
+	    (sp->secrets_env && in->be->kind != BACKEND_EXEC)) {
+		snprintf(err, errlen, "secrets%s: not supported with backend "
+		    "\"%s\"", sp->secrets_env ? "_env" : "", in->be->name);
+		return -1;
+	}
+	if (command_user(in->sc, sp, &u, &sw, err, errlen) == -1)
+		return -1;
+	return secrets_prepare(in, &u, err, errlen);
+}
+
 /* The outcome comes through backend_started() or backend_failed(). */
 void
 inst_start(struct inst *in)
@@ -136,7 +163,8 @@ inst_start(struct inst *in)
 	if (sp->code_hash != NULL)
 		strlcpy(in->code_hash, sp->code_hash, sizeof(in->code_hash));
 	/* Written at reload; again here if it went (or failed then). */
-	if (source_prepare(in->sc, sp, err, sizeof(err)) == -1) {
+	if (source_prepare(in->sc, sp, err, sizeof(err)) == -1 ||
+	    inst_secrets(in, err, sizeof(err)) == -1) {
 		backend_failed(in, err);
 		return;
 	}
@@ -253,6 +281,9 @@ inst_destroy(struct inst *in)
 	struct scale *sc = in->sc;
 	int had_code = in->code_hash[0] != '\0';
 
+	/* At teardown what still runs keeps its secrets (it may be read). */
+	if (sc->stopping != 2)
+		secrets_remove(in);
 	TAILQ_REMOVE(&sc->insts, in, entry);
 	free(in);
 	if (had_code && !sc->stopping)

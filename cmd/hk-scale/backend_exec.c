@@ -82,7 +82,7 @@ static int	bind_port(struct inst *, int, int *, char *, size_t);
 static int	child_fds(struct spawn *);
 static int	child_drop(const struct spawn *);
 static void	child(struct spawn *) __attribute__((noreturn));
-static int	fork_child(struct inst *, struct spawn *);
+static int	fork_child(struct inst *, struct spawn *, char *, size_t);
 static void	out_read(struct loop *, int, int, void *);
 static void	exec_read(struct loop *, int, int, void *);
 static void	pidfd_read(struct loop *, int, int, void *);
@@ -257,21 +257,28 @@ child(struct spawn *sw)
 }
 
 static int
-fork_child(struct inst *in, struct spawn *sw)
+fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 {
 	struct exec_inst *x = in->priv;
 	int outp[2], execp[2];
 	pid_t pid;
 
 	if ((sw->env = command_env(sw->sp, in, &sw->user,
-	    &sw->listen_pid)) ==
-	    NULL)
+	    &sw->listen_pid)) == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
+	}
+	if (secrets_env(in, sw->env, err, errlen) == -1) {
+		command_env_free(sw->env);
+		return -1;
+	}
 	if (pipe2(outp, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		command_env_free(sw->env);
 		return -1;
 	}
 	if (pipe2(execp, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		close(outp[0]);
 		close(outp[1]);
 		command_env_free(sw->env);
@@ -286,8 +293,10 @@ fork_child(struct inst *in, struct spawn *sw)
 	close(execp[1]);
 	x->outfd = outp[0];
 	x->execfd = execp[0];
-	if (pid == -1)
+	if (pid == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;
+	}
 	x->pid = pid;
 	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
 	fcntl(x->outfd, F_SETFL, O_NONBLOCK);
@@ -339,10 +348,8 @@ exec_start(struct inst *in)
 		goto fail;
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
-	if (fork_child(in, &sw) == -1) {
-		snprintf(err, sizeof(err), "fork: %s", strerror(errno));
+	if (fork_child(in, &sw, err, sizeof(err)) == -1)
 		goto fail;
-	}
 	if (sw.lfd != -1)
 		close(sw.lfd);
 	log_info("service=%s: started %s revision %lld at %s as %s",

@@ -24,8 +24,9 @@
 #include "log.h"
 #include "scale.h"
 
-#define COMMAND_ENV_EXTRA	11	/* HOME USER LOGNAME PORT HOST LISTEN_*
-					   NOTIFY_SOCKET NULL */
+#define COMMAND_ENV_EXTRA	12	/* HOME USER LOGNAME PORT HOST LISTEN_*
+					   NOTIFY_SOCKET CREDENTIALS_DIRECTORY
+					   NULL */
 #define COMMAND_DRAIN_MAX	65536	/* bytes read from a pipe at exit */
 
 extern char **environ;
@@ -156,7 +157,7 @@ command_env_reserved(const char *name)
 {
 	static const char *const mine[] = {
 		"PORT", "HOST", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
-		"NOTIFY_SOCKET",
+		"NOTIFY_SOCKET", "CREDENTIALS_DIRECTORY",
 	};
 	size_t i;
 
@@ -184,7 +185,7 @@ command_env(const struct service_spec *sp, const struct inst *in,
 
 	while (environ[n] != NULL)
 		n++;
-	if ((env = calloc(n + sp->nenv + COMMAND_ENV_EXTRA,
+	if ((env = calloc(n + sp->nenv + sp->nsecrets + COMMAND_ENV_EXTRA,
 	    sizeof(*env))) == NULL)
 		return NULL;
 	for (i = 0; i < n; i++)
@@ -200,6 +201,9 @@ command_env(const struct service_spec *sp, const struct inst *in,
 		if (!command_env_reserved(sp->env[i].name) && asprintf(&env[k++],
 		    "%s=%s", sp->env[i].name, sp->env[i].value) == -1)
 			bad = 1;
+	if (in->cred_dir[0] != '\0' && asprintf(&env[k++],
+	    "CREDENTIALS_DIRECTORY=%s", in->cred_dir) == -1)
+		bad = 1;
 	if (asprintf(&env[k++], "PORT=%d", in->port) == -1 ||
 	    (env[k++] = strdup("HOST=127.0.0.1")) == NULL)
 		bad = 1;
@@ -225,8 +229,11 @@ command_env_free(char **env)
 {
 	size_t i;
 
-	for (i = 0; env != NULL && env[i] != NULL; i++)
+	/* Wiped: secrets_env() puts values here. */
+	for (i = 0; env != NULL && env[i] != NULL; i++) {
+		explicit_bzero(env[i], strlen(env[i]));
 		free(env[i]);
+	}
 	free(env);
 }
 

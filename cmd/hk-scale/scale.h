@@ -42,6 +42,7 @@
 #define SCALE_SUN_MAX		108	/* sizeof(sun_path) */
 #define SCALE_WHAT_MAX		200	/* "pid 123", "unit hk-svc-..." */
 #define SCALE_INSTALL_MAX	32	/* hex digits: the installation's ID */
+#define SCALE_CRED_MAX		(CONFIG_URL_MAX + 2 * STORE_NAME_MAX + 48)
 
 enum svc_state {
 	SVC_SLEEPING,
@@ -75,6 +76,7 @@ struct inst {
 	int			 code_unknown;	/* adopted: its code_hash
 						   may not be its service's */
 	uid_t			 uid;		/* its user (notify checks it) */
+	char			 cred_dir[SCALE_CRED_MAX]; /* "": no secrets */
 	int			 port;
 	char			 endpoint[SCALE_ENDPOINT_MAX];
 	char			 node[STORE_NAME_MAX + 1];	/* it runs on */
@@ -258,6 +260,12 @@ int		 source_dir(struct scale *, const char *, char *, size_t);
 int		 source_prepare(struct scale *, struct service_spec *, char *,
 		    size_t);
 void		 source_sweep(struct scale *);
+
+/* secrets.c: an instance's secrets, as files (and variables) */
+int		 secrets_prepare(struct inst *, const struct user_ids *, char *,
+		    size_t);
+void		 secrets_remove(struct inst *);
+int		 secrets_env(const struct inst *, char **, char *, size_t);
 
 /* reload.c: services read back from the store */
 int		 scale_reload(struct scale *, int);

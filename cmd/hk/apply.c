@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -30,12 +31,11 @@ struct applied {
 static int	load_all(struct hk *, int, char **, struct app_config **);
 static void	free_all(struct app_config *, int);
 static int	check_cross_files(struct app_config *, int);
+static int	validate_secrets(struct hk *, struct app_config *, int);
 static int	check_installation(struct hk *, const struct app_config *);
 static int	check_hosts(const struct app_config *,
 		    const struct store_service *, size_t);
 static int	write_app(struct hk *, const struct app_config *, json_t *);
-static int	record_applied(struct hk *, const char *, const char *,
-		    int64_t);
 static int	take_files(int, char **, const char *);
 
 static int
@@ -146,6 +146,40 @@ check_cross_files(struct app_config *apps, int n)
 	return code;
 }
 
+/*
+ * Whether the secrets the files name exist is the store's to say: checked
+ * when the store can be opened without making one (an SQLite file that
+ * is not there yet has none), else said and skipped; hk apply always
+ * checks.
+ */
+static int
+validate_secrets(struct hk *hk, struct app_config *apps, int n)
+{
+	char err[STORE_ERR_LEN];
+	const char *path = NULL;
+	size_t s, named = 0;
+	int i, code = EX_OK;
+
+	for (i = 0; i < n; i++)
+		for (s = 0; s < apps[i].nservices; s++)
+			named += apps[i].services[s].nsecrets;
+	if (named == 0)
+		return EX_OK;
+	if (strncmp(hk->cfg.state, "sqlite://", 9) == 0)
+		path = hk->cfg.state + 9;
+	if ((path != NULL && access(path, F_OK) == -1) ||
+	    (hk->store = store_open(hk->cfg.state, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("validate: secrets not checked: no store at %s",
+		    hk->cfg.state);
+		return EX_OK;
+	}
+	for (i = 0; i < n; i++)
+		if ((code = secrets_resolve(hk, &apps[i])) != EX_OK)
+			break;
+	return code;
+}
+
 int
 cmd_validate(struct hk *hk, int argc, char **argv)
 {
@@ -156,6 +190,8 @@ cmd_validate(struct hk *hk, int argc, char **argv)
 		return EX_USAGE;
 	n = argc - first;
 	code = load_all(hk, n, argv + first, &apps);
+	if (code == EX_OK)
+		code = validate_secrets(hk, apps, n);
 	for (i = 0; code == EX_OK && i < n; i++)
 		printf("%s: app %s: %zu services, %zu serverless: OK\n",
 		    apps[i].path, apps[i].name, apps[i].nservices,
@@ -230,8 +266,8 @@ check_hosts(const struct app_config *app, const struct store_service *all,
 	return code;
 }
 
-static int
-record_applied(struct hk *hk, const char *app, const char *service,
+int
+hk_record_applied(struct hk *hk, const char *app, const char *service,
     int64_t revision)
 {
 	struct store_event ev;
@@ -275,7 +311,7 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 		}
 		if (store_service_put(hk->store, app->name, sp->name,
 		    sp->spec_json, sp->serverless, &revision, &changed) == -1 ||
-		    (changed && record_applied(hk, app->name, sp->name,
+		    (changed && hk_record_applied(hk, app->name, sp->name,
 		    revision) == -1)) {
 			free(keep);
 			return hk_store_failed(hk, "write service");
@@ -321,7 +357,8 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 	if (store_begin(hk->store) == -1)
 		code = hk_store_failed(hk, "begin transaction");
 	for (i = 0; code == EX_OK && i < n; i++)
-		code = write_app(hk, &apps[i], report);
+		if ((code = secrets_resolve(hk, &apps[i])) == EX_OK)
+			code = write_app(hk, &apps[i], report);
 	if (code == EX_OK && store_commit(hk->store) == -1)
 		code = hk_store_failed(hk, "commit");
 	if (code != EX_OK)

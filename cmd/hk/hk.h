@@ -27,6 +27,13 @@ int	cmd_start(struct hk *, int, char **);
 int	cmd_stop(struct hk *, int, char **);
 int	cmd_routes(struct hk *, int, char **);
 int	cmd_new(struct hk *, int, char **);
+int	cmd_secret(struct hk *, int, char **);
+
+/* secret.c: the digests of the secrets an app's services name */
+int	secrets_resolve(struct hk *, struct app_config *);
+
+/* apply.c: the event of a new revision */
+int	hk_record_applied(struct hk *, const char *, const char *, int64_t);
 
 /* main.c */
 int	hk_store(struct hk *);

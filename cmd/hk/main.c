@@ -28,6 +28,7 @@ static const struct command {
 	{ "new",	cmd_new,	0 },
 	{ "ps",		cmd_ps,		1 },
 	{ "routes",	cmd_routes,	1 },
+	{ "secret",	cmd_secret,	1 },
 	{ "start",	cmd_start,	1 },
 	{ "status",	cmd_status,	1 },
 	{ "stop",	cmd_stop,	1 },
@@ -52,6 +53,9 @@ static const char usage_text[] =
     "       hk [-v] [-f config] ps [--json]\n"
     "       hk [-v] [-f config] routes [--json]\n"
     "       hk [-v] [-f config] status [--json] service\n"
+    "       hk [-v] [-f config] secret set [--file path] app name\n"
+    "       hk [-v] [-f config] secret list app\n"
+    "       hk [-v] [-f config] secret rm app name\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
     "       hk [-v] new [--framework fastapi | express] python | node "

@@ -564,6 +564,34 @@ static const struct app_case app_cases[] = {
 	    "jobs = [{ command = [\"migrate\"] }]\nbackend_http2 = true\n"
 	    "replicas = 3\n", NULL, 0 },
 	{ "serverless service", SRV_SL, SLS, NULL, 0 },
+	{ "secrets", SRV_SL, SVC "secrets = [\"B\", \"A_1\"]\n"
+	    "secrets_env = true\n", NULL, 0 },
+	{ "secrets: not an array", SRV_SL, SVC "secrets = \"A\"\n",
+	    "app.toml:5: services.api.secrets: must be an array of names", 0 },
+	{ "secrets: a bad name", SRV_SL, SVC "secrets = [\"A-B\"]\n",
+	    "app.toml:5: services.api.secrets: not a secret name (letters, "
+	    "digits and _, not starting with a digit, at most 63 bytes)", 0 },
+	{ "secrets: a name twice", SRV_SL, SVC "secrets = [\"A\", \"A\"]\n",
+	    "app.toml:5: services.api.secrets: \"A\" named twice", 0 },
+	{ "secrets_env without secrets", SRV_SL, SVC "secrets_env = true\n",
+	    "app.toml:5: services.api.secrets_env: requires secrets", 0 },
+	{ "secrets_env: a variable of environment", SRV_SL,
+	    SVC "secrets = [\"A\"]\nsecrets_env = true\n"
+	    "[services.api.environment]\nA = \"x\"\n",
+	    "app.toml:5: services.api.secrets: \"A\" is also in environment "
+	    "(secrets_env)", 0 },
+	{ "secrets_env: a name hk sets", SRV_SL,
+	    SVC "secrets = [\"PORT\"]\nsecrets_env = true\n",
+	    "app.toml:5: services.api.secrets: \"PORT\" is reserved (set by "
+	    "hk; secrets_env)", 0 },
+	{ "secrets: not with systemd", SRV_SL,
+	    SVC "backend = \"systemd\"\nsecrets = [\"A\"]\n",
+	    "app.toml:6: services.api.secrets: not supported with backend "
+	    "\"systemd\" (yet): exec or s6", 0 },
+	{ "environment: CREDENTIALS_DIRECTORY is hk's", SRV_SL,
+	    SVC "[services.api.environment]\nCREDENTIALS_DIRECTORY = \"/x\"\n",
+	    "app.toml:6: services.api.environment.CREDENTIALS_DIRECTORY: "
+	    "reserved (set by hk)", 0 },
 	{ "serverless backend_http2 = false", SRV_SL,
 	    SLX("backend_http2 = false\n"), NULL, 0 },
 	{ "serverless replicas = 1", SRV_SL, SLX("replicas = 1\n"), NULL, 0 },
@@ -912,6 +940,7 @@ static const char *const hk_env[] = {
 	"HAKOPOD_CONFIG", "HAKOPOD_SERVERLESS_ADDRESS",
 	"HAKOPOD_SERVERLESS_LISTEN", "HAKOPOD_STATE", "HAKOPOD_RUNTIME_DIR",
 	"HAKOPOD_BASE_DOMAIN", "HAKOPOD_SERVICE_USER",
+	"HAKOPOD_SECRET_KEY_FILE",
 };
 
 static void
@@ -1126,7 +1155,8 @@ test_defaults(void)
 		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"request_log", "requests_max_age_days", "requests_max_rows",
-		"runtime_dir", "s6_scandir", "serverless_address",
+		"runtime_dir", "s6_scandir", "secret_key_file",
+		"serverless_address",
 		"serverless_listen",
 		"service_user", "spool_dir", "state", "time_unit_ms",
 	};
@@ -1137,7 +1167,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 24 keys");
+	isint(n, nitems(names), "config_keys: 25 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;

@@ -71,6 +71,7 @@ static void	 t_request_damage(const char *, struct store *,
 static struct store_request rq_one(int64_t);
 static void	 t_migrate_requests(const char *);
 static void	 t_settings(const char *, struct store *);
+static void	 t_secrets(const char *, struct store *);
 static void	 t_tx(const char *, struct store *);
 static void	 t_busy(const char *, struct store *, const char *);
 static void	 t_race(const char *, const char *);
@@ -1183,6 +1184,45 @@ t_settings(const char *E, struct store *s)
 	free(v);
 }
 
+/* The store keeps bytes it is given; sealing is lib/secret's. */
+static void
+t_secrets(const char *E, struct store *s)
+{
+	static const unsigned char b1[] = { '1', 0, 0xff, 'x' };
+	static const unsigned char b2[] = { '1', 7, 7 };
+	struct store_secret *v = NULL;
+	unsigned char *d = NULL;
+	size_t len = 0, n = 0;
+	int64_t created;
+
+	ok(store_secret_get(s, "sec", "A", &d, &len) == 1 && d == NULL,
+	    "%s: secret get of unknown is 1", E);
+	ok(store_secret_put(s, "sec", "B", b1, sizeof(b1), "bb") == 0 &&
+	    store_secret_put(s, "sec", "A", b1, sizeof(b1), "aa") == 0 &&
+	    store_secret_put(s, "other", "A", b2, sizeof(b2), "oo") == 0,
+	    "%s: secret put", E);
+	ok(store_secret_get(s, "sec", "A", &d, &len) == 0 &&
+	    len == sizeof(b1) && memcmp(d, b1, len) == 0,
+	    "%s: secret get: the bytes as put", E);
+	free(d);
+	ok(store_secret_list(s, "sec", &v, &n) == 0 && n == 2 &&
+	    strcmp(v[0].name, "A") == 0 && strcmp(v[0].digest, "aa") == 0 &&
+	    strcmp(v[1].name, "B") == 0 && v[0].created_at > 0,
+	    "%s: secret list: the app's, by name, with digests", E);
+	created = n > 0 ? v[0].created_at : 0;
+	free(v);
+	ok(store_secret_put(s, "sec", "A", b2, sizeof(b2), "a2") == 0 &&
+	    store_secret_list(s, "sec", &v, &n) == 0 && n == 2 &&
+	    strcmp(v[0].digest, "a2") == 0 && v[0].created_at == created,
+	    "%s: secret replaced: new digest, created_at kept", E);
+	free(v);
+	ok(store_secret_delete(s, "sec", "A") == 0 &&
+	    store_secret_delete(s, "sec", "A") == 1 &&
+	    store_secret_get(s, "other", "A", &d, &len) == 0,
+	    "%s: secret delete: 0, then 1; other apps' stay", E);
+	free(d);
+}
+
 static void
 t_tx(const char *E, struct store *s)
 {
@@ -1312,6 +1352,7 @@ suite(const char *E, enum store_engine want, const char *url,
 		t_batch_sizes(E, s);
 		t_request_log(E, s, url);
 		t_settings(E, s);
+		t_secrets(E, s);
 		t_tx(E, s);
 		t_busy(E, s, url);
 		store_close(s);
