@@ -46,7 +46,7 @@ static const struct external {
 
 static const char usage_text[] =
     "usage: hk [-v] [-f config] validate file ...\n"
-    "       hk [-v] [-f config] apply file ...\n"
+    "       hk [-v] [-f config] apply [--wait [--timeout seconds]] file ...\n"
     "       hk [-v] [-f config] ps [--json]\n"
     "       hk [-v] [-f config] routes [--json]\n"
     "       hk [-v] [-f config] status [--json] service\n"

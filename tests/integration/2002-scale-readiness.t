@@ -91,7 +91,7 @@ run hk apply "$T/app2.toml"
 like "$out" 'fn/crash	revision 1	created' "two services are added by apply"
 wait_for 5 seen "$T/sub.out" '"op":"failed".*"service":"fn/crash"'
 is "$(grep '"service":"fn/crash"' "$T/sub.out" | head -1)" \
-    '{"op":"failed","reason":"exit status 1: boom: no config","retry_after":1,"service":"fn/crash"}' \
+    '{"op":"failed","reason":"exit status 1: boom: no config","retry_after":1,"revision":1,"service":"fn/crash"}' \
     "a command exiting 1 fails with its status and last line"
 is "$(status_of fn/crash state)" failed "its state is failed"
 is "$(instance fn/crash)" "failed  0" "its row in the store says failed, with no process"
@@ -104,7 +104,7 @@ woken() {
 }
 wait_for 3 woken
 ok $? "after the backoff a wake starts it again"
-wait_for 5 seen "$T/sub.out" '"retry_after":2,"service":"fn/crash"'
+wait_for 5 seen "$T/sub.out" '"retry_after":2,"revision":1,"service":"fn/crash"'
 ok $? "and the backoff doubles when it fails again"
 # At once, within that backoff of 2 s (the wider of the two, so that a
 # loaded machine still sends the wake in time): failed again, no start.
