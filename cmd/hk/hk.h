@@ -28,6 +28,7 @@ int	cmd_status(struct hk *, int, char **);
 int	cmd_start(struct hk *, int, char **);
 int	cmd_stop(struct hk *, int, char **);
 int	cmd_routes(struct hk *, int, char **);
+int	cmd_logs(struct hk *, int, char **);
 
 /* main.c */
 int	hk_store(struct hk *);

@@ -1,6 +1,6 @@
 /*
  * hk - the operator front end: validate and apply application configs,
- * show services, stop and start them.  Other words run hk-<word>, git-style;
+ * show services and their output, stop and start them.  Other words run hk-<word>, git-style;
  * "hk events" alone lists the events.
  */
 #include <sys/stat.h>
@@ -24,6 +24,7 @@ static const struct command {
 	int		(*run)(struct hk *, int, char **);
 } commands[] = {
 	{ "apply",	cmd_apply },
+	{ "logs",	cmd_logs },
 	{ "ps",		cmd_ps },
 	{ "routes",	cmd_routes },
 	{ "start",	cmd_start },
@@ -50,6 +51,8 @@ static const char usage_text[] =
     "       hk [-v] [-f config] ps [--json]\n"
     "       hk [-v] [-f config] routes [--json]\n"
     "       hk [-v] [-f config] status [--json] service\n"
+    "       hk [-v] [-f config] logs [-f] [-n lines | all] [--since time] "
+    "service\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
     "       hk [-v] [-f config] events [list | tail | requests] "
