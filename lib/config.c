@@ -126,6 +126,12 @@ struct server_rule {
 	    KT_ADDR, 0, 0, serverless_address)				\
 	K("serverless_listen", "HAKOPOD_SERVERLESS_LISTEN", "", 0,	\
 	    KT_ADDR, 0, 0, serverless_listen)				\
+	K("service_log_dir", NULL, "", 0,				\
+	    KT_OPTPATH, 0, 0, service_log_dir)				\
+	K("service_log_files", NULL, "4", 0,				\
+	    KT_INT, 2, 1000, service_log_files)				\
+	K("service_log_size", NULL, "1048576", 0,			\
+	    KT_INT, 4096, 1073741824, service_log_size)			\
 	K("service_user", "HAKOPOD_SERVICE_USER", "", 1,		\
 	    KT_USER, 0, 0, service_user)				\
 	K("spool_dir", NULL, "/var/tmp", 1,				\

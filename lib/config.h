@@ -79,6 +79,8 @@ struct server_config {
 	char		container_tls_key[CONFIG_FILE_MAX + 1];
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
+	char		service_log_dir[CONFIG_URL_MAX + 1]; /* "" = runtime's
+							   logs/ */
 	char		s6_scandir[CONFIG_URL_MAX + 1];	/* "" = unset */
 	char		secret_key_file[CONFIG_URL_MAX + 1];	/* secret.h */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
@@ -90,6 +92,8 @@ struct server_config {
 	int64_t		request_log;	/* 0 or 1, 1: send request records */
 	int64_t		requests_max_age_days;	/* 1..36500, 7 */
 	int64_t		requests_max_rows;	/* 1..1e9, 1000000 */
+	int64_t		service_log_files;	/* 2..1000, 4: per service */
+	int64_t		service_log_size;	/* 4 KiB..1 GiB, 1 MiB: each */
 	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of
 					   idle_seconds, for tests only */
 	enum config_source source[32];	/* indexed like config_keys() */

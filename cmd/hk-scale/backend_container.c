@@ -153,6 +153,7 @@ ct_free(struct ct *x)
 	loop_timer_cancel(x->node->sc->loop, &x->timer);
 	TAILQ_REMOVE(&x->node->cts, x, entry);
 	ct_free_strv(x->health);
+	output_close(&x->out);
 	free(x);
 }
 
@@ -394,6 +395,7 @@ on_create(void *arg, int status, json_t *body, const char *err)
 	}
 	strlcpy(x->id, id, sizeof(x->id));
 	snprintf(in->what, sizeof(in->what), "container %.12s", x->id);
+	output_open(&x->out, in);
 	if (x->stop_wanted || x->kill_wanted) {
 		ct_finish(x);		/* never started: removed */
 		return;
@@ -670,7 +672,7 @@ ct_follow(struct ct *x, int64_t since)
 		    x->in->id, x->in->what);
 }
 
-/* A line of output, logged as the exec backend logs one. */
+/* A line of output, into the service's log as the exec backend's. */
 static int
 on_line(int stream, const char *line, size_t len, void *arg)
 {
@@ -686,7 +688,7 @@ on_line(int stream, const char *line, size_t len, void *arg)
 		    '?' : line[i];
 	buf[len] = '\0';
 	if (x->in != NULL)
-		log_info("service=%s: %s", x->in->id, buf);
+		output_write(&x->out.log, x->in->id, buf, len);
 	if (len > 0)
 		memcpy(x->last, buf, len + 1);
 	return 0;
@@ -886,6 +888,7 @@ void
 ct_adopt_found(struct ct *x)
 {
 	snprintf(x->in->what, sizeof(x->in->what), "container %.12s", x->id);
+	output_open(&x->out, x->in);
 	if ((x->op = engine_inspect(x->node->e, x->id, on_adopt_inspect,
 	    x)) == NULL)
 		ct_adopt_missing(x);

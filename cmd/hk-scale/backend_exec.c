@@ -8,7 +8,7 @@
  * Until the instance is ready we read the pipe ourselves: its last line is
  * the reason of a failed start.  Once it is ready, an output relay (a fork
  * of ours that keeps nothing else) takes the read end over and copies the
- * lines to our stderr until EOF, so that the output outlives a killed
+ * lines to the service's log until EOF, so that the output outlives a killed
  * hk-scale, as s6's logger outlives its daemon.  An adopted instance (left
  * running by an earlier hk-scale) is not our child: its exit is seen
  * through a pidfd, and its output goes on through the earlier relay.
@@ -299,6 +299,7 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	}
 	x->pid = pid;
 	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
+	output_open(&x->out, in);
 	fcntl(x->outfd, F_SETFL, O_NONBLOCK);
 	fcntl(x->execfd, F_SETFL, O_NONBLOCK);
 	if (loop_add_fd(in->sc->loop, x->outfd, LOOP_READ, out_read,
@@ -548,6 +549,7 @@ exec_release(struct inst *in)
 	close_fd(l, &x->outfd);
 	close_fd(l, &x->execfd);
 	close_fd(l, &x->pidfd);
+	output_close(&x->out);
 	free(x);
 	in->priv = NULL;
 	return 0;

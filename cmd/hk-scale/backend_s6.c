@@ -644,6 +644,7 @@ go(struct inst *in)
 		finish(in);
 		return;
 	}
+	output_open(&x->out, in);
 	if (supervised(x->link)) {
 		link_done(in, 0);
 		return;
@@ -744,6 +745,7 @@ up_done(struct inst *in, int status)
 			x->pid_start = 0;
 		snprintf(in->what, sizeof(in->what), "pid %ld",
 		    (long)x->pid);
+		output_inst(&x->out, in->what);
 	}
 	if (in->svc != NULL && in->svc->def.spec.readiness == READY_NOTIFY) {
 		argv[1] = "-U";
@@ -1011,6 +1013,7 @@ s6_release(struct inst *in)
 	if (x->waitready > 0)
 		kill(x->waitready, SIGTERM);
 	close_out(in);
+	output_close(&x->out);
 	loop_timer_cancel(in->sc->loop, &x->kick);
 	TAILQ_FOREACH(o, &in->sc->insts, entry)
 		if (o != in && o->be == &backend_s6 && (y = o->priv) != NULL &&

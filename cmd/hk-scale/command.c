@@ -3,7 +3,9 @@
  * host gives it, so that a command runs the same whichever backend
  * starts it (backend_exec.c, backend_s6.c, backend_systemd.c): its port,
  * the user it runs as, its environment, and how the lines of its output
- * reach our stderr.
+ * reach the service's log (svclog.h), which "hk logs" reads.  Our own
+ * stderr is for our messages: a service's line goes there only when its
+ * log cannot be written, so that no line is lost without a word.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -238,9 +240,65 @@ command_env_free(char **env)
 }
 
 /*
- * One line of output, logged as "service=ID: line": control characters
- * shown as '?', a CR before the LF dropped.  The last line that was not
- * empty is kept: the reason of a failed start.
+ * The log of in's service, its lines marked with in's revision and name
+ * (in->what).  A log that cannot be made is said once; its lines then go
+ * to our stderr.
+ */
+void
+output_open(struct cmd_output *o, const struct inst *in)
+{
+	char app[STORE_NAME_MAX + 1];
+	const char *slash = strchr(in->id, '/');
+
+	if (slash == NULL || (size_t)(slash - in->id) >= sizeof(app))
+		return;
+	memcpy(app, in->id, slash - in->id);
+	app[slash - in->id] = '\0';
+	if (svclog_open(&o->log, &in->sc->cfg, app, slash + 1, in->revision,
+	    in->what) == -1) {
+		log_warn("service=%s: unable to open its log: its lines go to "
+		    "hk-scale's stderr", in->id);
+		o->log.warned = 1;
+	}
+}
+
+/* The instance has a better name now (its pid, once known). */
+void
+output_inst(struct cmd_output *o, const char *what)
+{
+	size_t i;
+
+	strlcpy(o->log.inst, what, sizeof(o->log.inst));
+	for (i = 0; o->log.inst[i] != '\0'; i++)
+		if (o->log.inst[i] == ' ')
+			o->log.inst[i] = ':';
+}
+
+void
+output_close(struct cmd_output *o)
+{
+	svclog_close(&o->log);
+}
+
+/* A sanitized line into l, else (said once) onto our stderr. */
+void
+output_write(struct svclog *l, const char *id, const char *line,
+    size_t len)
+{
+	if (svclog_write(l, line, len) == 0)
+		return;
+	if (l->dir[0] != '\0' && !l->warned) {
+		log_warn("service=%s: unable to write its log %s: its lines "
+		    "go to hk-scale's stderr", id, l->dir);
+		l->warned = 1;
+	}
+	log_info("service=%s: %.*s", id, (int)len, line);
+}
+
+/*
+ * One line of output, into the service's log: control characters shown
+ * as '?', a CR before the LF dropped.  The last line that was not empty
+ * is kept: the reason of a failed start.
  */
 void
 output_line(struct cmd_output *o, const char *id)
@@ -253,7 +311,7 @@ output_line(struct cmd_output *o, const char *id)
 	for (i = 0; i < o->linelen; i++)
 		if ((unsigned char)o->line[i] < 0x20 || o->line[i] == 0x7f)
 			o->line[i] = '?';
-	log_info("service=%s: %s", id, o->line);
+	output_write(&o->log, id, o->line, o->linelen);
 	if (o->linelen > 0)
 		memcpy(o->last, o->line, o->linelen + 1);
 	o->linelen = 0;
@@ -320,10 +378,10 @@ output_drain(struct cmd_output *o, const char *id, int fd)
 
 /*
  * The output relay, in a fork of ours: the instance's pipe as fd 0, our
- * stderr as 1 and 2, nothing else.  A session of its own keeps it out of
+ * stderr as 1 and 2, and the service's log, opened again.  A session of its own keeps it out of
  * the instance's group and away from our terminal; SIGPIPE stays ignored,
  * so that a broken log loses lines but never breaks the instance's
- * output.  It copies the lines as we did, until EOF: every writer (the
+ * output.  It writes the lines as we did, until EOF: every writer (the
  * instance and whatever it left holding its stdout) is gone.
  */
 static void
@@ -341,6 +399,7 @@ relay(struct cmd_output *o, const char *id, int fd)
 	if (dup2(fd, 0) == -1 || dup2(2, 1) == -1)
 		_exit(EX_OSERR);
 	syscall(SYS_close_range, 3, ~0U, 0);
+	svclog_forget_fds(&o->log);	/* reopened on the next line */
 	fcntl(0, F_SETFL, 0);
 	for (;;) {
 		if ((n = read(0, buf, sizeof(buf))) > 0)

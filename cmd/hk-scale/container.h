@@ -81,6 +81,7 @@ struct ct {
 	int			 reported;
 	int64_t			 pid;		/* on the node's host */
 	char			 last[SCALE_LINE_MAX + 1];	/* of output */
+	struct cmd_output	 out;	/* its log: out.log alone is used */
 };
 
 /* container_node.c */

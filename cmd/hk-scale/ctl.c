@@ -247,9 +247,10 @@ ctl_down(struct service *s, const char *reason)
 void
 ctl_failed(struct service *s)
 {
-	broadcast(s->sc, json_pack("{s:s, s:s, s:s, s:I}", "op", "failed",
+	broadcast(s->sc, json_pack("{s:s, s:s, s:s, s:I, s:I}", "op", "failed",
 	    "service", s->def.id, "reason", s->fail_reason,
-	    "retry_after", (json_int_t)service_retry_after(s)));
+	    "retry_after", (json_int_t)service_retry_after(s),
+	    "revision", (json_int_t)s->def.revision));
 }
 
 /* The sleep (or stop) of s is over: the waiting requests are answered. */

@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "spec.h"
 #include "srctree.h"
+#include "svclog.h"
 #include "store.h"
 #include "user.h"
 
@@ -164,11 +165,16 @@ struct backend {
 	void	(*sweep)(struct scale *);
 };
 
-/* The lines a command prints (command.c). */
+/*
+ * The lines a command prints (command.c), and the service's log they go
+ * to (svclog.h); hk-scale's stderr has them only when that log cannot
+ * be written.
+ */
 struct cmd_output {
 	char			 line[SCALE_LINE_MAX + 1];
 	size_t			 linelen;
 	char			 last[SCALE_LINE_MAX + 1];	/* last line */
+	struct svclog		 log;
 };
 
 /* One service of the installation and its state machine. */
@@ -308,6 +314,11 @@ char		**command_env(const struct service_spec *, const struct inst *,
 		    const struct user_ids *, char **);
 void		 command_env_free(char **);
 int		 command_env_reserved(const char *);
+void		 output_open(struct cmd_output *, const struct inst *);
+void		 output_inst(struct cmd_output *, const char *);
+void		 output_close(struct cmd_output *);
+void		 output_write(struct svclog *, const char *, const char *,
+		    size_t);
 void		 output_line(struct cmd_output *, const char *);
 void		 output_feed(struct cmd_output *, const char *, const char *,
 		    size_t);

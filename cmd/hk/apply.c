@@ -21,6 +21,8 @@
 #include "srctree.h"
 #include "store.h"
 
+#define APPLY_WAIT_DEFAULT	300	/* s, --wait without --timeout */
+
 struct applied {
 	char	 name[2 * (STORE_NAME_MAX + 1)];
 	int64_t	 revision;
@@ -36,27 +38,50 @@ static int	check_installation(struct hk *, const struct app_config *);
 static int	check_hosts(const struct app_config *,
 		    const struct store_service *, size_t);
 static int	write_app(struct hk *, const struct app_config *, json_t *);
-static int	take_files(int, char **, const char *);
+static int	take_files(int, char **, const char *, int *, int *);
+static void	print_report(json_t *);
 
+/* The options of validate and apply; *wait and *timeout only for apply. */
 static int
-take_files(int argc, char **argv, const char *cmd)
+take_files(int argc, char **argv, const char *cmd, int *wait, int *timeout)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "wait", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch;
+	const char *usage = wait != NULL ?
+	    "usage: hk [-v] [-f config] apply [--wait [--timeout seconds]] "
+	    "file ...\n" : "usage: hk [-v] [-f config] validate file ...\n";
+	const char *errstr;
+	int ch, timed = 0;
 
+	(void)cmd;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (ch == 'h') {
-			printf("usage: hk [-v] [-f config] %s file ...\n", cmd);
+			fputs(usage, stdout);
 			exit(EX_OK);
 		}
-		fprintf(stderr, "usage: hk [-v] [-f config] %s file ...\n", cmd);
+		if (wait != NULL && ch == 'W') {
+			*wait = 1;
+			continue;
+		}
+		if (wait != NULL && ch == 'T') {
+			*timeout = (int)strtonum(optarg, 1, 86400, &errstr);
+			if (errstr != NULL) {
+				log_errorx("--timeout: %s is %s (1 to 86400 "
+				    "seconds)", optarg, errstr);
+				return -1;
+			}
+			timed = 1;
+			continue;
+		}
+		fputs(usage, stderr);
 		return -1;
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "usage: hk [-v] [-f config] %s file ...\n", cmd);
+	if (optind >= argc || (timed && !*wait)) {
+		fputs(usage, stderr);
 		return -1;
 	}
 	return optind;
@@ -186,7 +211,7 @@ cmd_validate(struct hk *hk, int argc, char **argv)
 	struct app_config *apps;
 	int first, i, n, code;
 
-	if ((first = take_files(argc, argv, "validate")) == -1)
+	if ((first = take_files(argc, argv, "validate", NULL, NULL)) == -1)
 		return EX_USAGE;
 	n = argc - first;
 	code = load_all(hk, n, argv + first, &apps);
@@ -337,15 +362,41 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 	return EX_OK;
 }
 
+static void
+print_report(json_t *report)
+{
+	json_t *r;
+	size_t idx;
+
+	json_array_foreach(report, idx, r) {
+		printf("%s/%s\t", json_string_value(json_object_get(r, "app")),
+		    json_string_value(json_object_get(r, "service")));
+		if (json_integer_value(json_object_get(r, "revision")))
+			printf("revision %lld\t", (long long)
+			    json_integer_value(json_object_get(r,
+			    "revision")));
+		printf("%s", json_string_value(json_object_get(r, "result")));
+		/* The short hash: which code the revision runs. */
+		if (json_is_string(json_object_get(r, "code")))
+			printf("\tcode %.*s", SRCTREE_SHORT_LEN,
+			    json_string_value(json_object_get(r, "code")));
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+/*
+ * With --wait we subscribe to hk-scale before it hears of the reload, so
+ * that no message about the new revisions is missed (wait.c).
+ */
 int
 cmd_apply(struct hk *hk, int argc, char **argv)
 {
 	struct app_config *apps;
-	json_t *report, *r;
-	size_t idx;
-	int first, i, n, code;
+	json_t *report;
+	int first, i, n, code, wait = 0, timeout = APPLY_WAIT_DEFAULT, fd;
 
-	if ((first = take_files(argc, argv, "apply")) == -1)
+	if ((first = take_files(argc, argv, "apply", &wait, &timeout)) == -1)
 		return EX_USAGE;
 	n = argc - first;
 	if ((code = load_all(hk, n, argv + first, &apps)) != EX_OK ||
@@ -365,24 +416,13 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 		store_rollback(hk->store);
 	free_all(apps, n);
 	if (code == EX_OK) {
-		json_array_foreach(report, idx, r) {
-			printf("%s/%s\t", json_string_value(json_object_get(r,
-			    "app")), json_string_value(json_object_get(r,
-			    "service")));
-			if (json_integer_value(json_object_get(r, "revision")))
-				printf("revision %lld\t", (long long)
-				    json_integer_value(json_object_get(r,
-				    "revision")));
-			printf("%s", json_string_value(json_object_get(r,
-			    "result")));
-			/* The short hash: which code the revision runs. */
-			if (json_is_string(json_object_get(r, "code")))
-				printf("\tcode %.*s", SRCTREE_SHORT_LEN,
-				    json_string_value(json_object_get(r,
-				    "code")));
-			putchar('\n');
-		}
+		print_report(report);
+		fd = wait ? wait_subscribe(hk, &code) : -1;
 		daemons_tell(hk, "reload", NULL);
+		if (fd != -1) {
+			code = wait_deploy(hk, fd, report, timeout);
+			close(fd);
+		}
 	}
 	json_decref(report);
 	return code;

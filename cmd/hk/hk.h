@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "config.h"
 #include "store.h"
 #include "table.h"
@@ -27,6 +29,7 @@ int	cmd_start(struct hk *, int, char **);
 int	cmd_stop(struct hk *, int, char **);
 int	cmd_routes(struct hk *, int, char **);
 int	cmd_new(struct hk *, int, char **);
+int	cmd_logs(struct hk *, int, char **);
 int	cmd_secret(struct hk *, int, char **);
 
 /* secret.c: the digests of the secrets an app's services name */
@@ -41,6 +44,10 @@ int	hk_store_failed(struct hk *, const char *);
 
 /* resolve.c: "app/service", or a service name unique in the installation */
 int	resolve_service(struct hk *, const char *, struct store_service *);
+
+/* wait.c: "hk apply --wait" */
+int	wait_subscribe(struct hk *, int *);
+int	wait_deploy(struct hk *, int, json_t *, int);
 
 /* daemons.c: tell the running daemons; absent ones are skipped */
 void	daemons_tell(const struct hk *, const char *, const char *);

@@ -1,6 +1,6 @@
 /*
  * hk - the operator front end: validate and apply application configs,
- * show services, stop and start them.  Other words run hk-<word>, git-style;
+ * show services and their output, stop and start them.  Other words run hk-<word>, git-style;
  * "hk events" alone lists the events.
  */
 #include <sys/stat.h>
@@ -25,6 +25,7 @@ static const struct command {
 	int		  server;	/* needs the operator config */
 } commands[] = {
 	{ "apply",	cmd_apply,	1 },
+	{ "logs",	cmd_logs,	1 },
 	{ "new",	cmd_new,	0 },
 	{ "ps",		cmd_ps,		1 },
 	{ "routes",	cmd_routes,	1 },
@@ -49,13 +50,15 @@ static const struct external {
 
 static const char usage_text[] =
     "usage: hk [-v] [-f config] validate file ...\n"
-    "       hk [-v] [-f config] apply file ...\n"
+    "       hk [-v] [-f config] apply [--wait [--timeout seconds]] file ...\n"
     "       hk [-v] [-f config] ps [--json]\n"
     "       hk [-v] [-f config] routes [--json]\n"
     "       hk [-v] [-f config] status [--json] service\n"
     "       hk [-v] [-f config] secret set [--file path] app name\n"
     "       hk [-v] [-f config] secret list app\n"
     "       hk [-v] [-f config] secret rm app name\n"
+    "       hk [-v] [-f config] logs [-f] [-n lines | all] [--since time] "
+    "service\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
     "       hk [-v] new [--framework fastapi | express] python | node "

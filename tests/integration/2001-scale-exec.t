@@ -73,9 +73,8 @@ for engine in $(engines); do
 	    "$engine: in its own process group and session"
 	like "$(get "http://$ep/")" "^hello pid=$pid" \
 	    "$engine: a GET to the endpoint answers"
-	wait_for 5 grep -q 'hk-scale: info: service=fn/web: request "GET / HTTP/1.1" 200' \
-	    "$T/scale.log"
-	ok $? "$engine: the child's output is in our log, one prefixed line each"
+	wait_for 5 out_grep 'hk-scale: info: service=fn/web: request "GET / HTTP/1.1" 200'
+	ok $? "$engine: the child's output is in its service's log, a line each"
 	is "$(instance fn/web)" "running $ep $pid" \
 	    "$engine: the store has the instance, running at the endpoint"
 	run hk ps

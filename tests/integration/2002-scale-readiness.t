@@ -67,22 +67,21 @@ for svc in http sock note env; do
 	ok $? "readiness of fn/$svc"
 done
 # The output goes through a relay once ready: lines may come a bit later.
-wait_for 5 grep -q 'service=fn/http: request "GET /health HTTP/1.0" 200' "$T/scale.log"
+wait_for 5 out_grep 'service=fn/http: request "GET /health HTTP/1.0" 200'
 ok $? "http:/path: ready on a 2xx answer"
-is "$(count "$T/scale.log" 'service=fn/http: request "GET /health HTTP/1.0" 503')" 3 \
+is "$(count "$(outlog)" 'service=fn/http: request "GET /health HTTP/1.0" 503')" 3 \
     "http:/path: 503 answers are retried"
 like "$(get "http://$(status_of fn/http endpoint)/")" '^http pid=' \
     "the environment of the spec is given to the child"
-wait_for 5 grep -q 'service=fn/sock: listening on the socket from LISTEN_FDS' "$T/scale.log"
+wait_for 5 out_grep 'service=fn/sock: listening on the socket from LISTEN_FDS'
 ok $? "socket: the child got fd 3 with LISTEN_FDS=1 and LISTEN_PID"
 like "$(get "http://$(status_of fn/sock endpoint)/")" '^hello pid=' \
     "socket: the handed-over listener answers"
-wait_for 5 grep -q 'service=fn/note: sent READY=1' "$T/scale.log"
+wait_for 5 out_grep 'service=fn/note: sent READY=1'
 ok $? "notify: ready after READY=1"
-wait_for 5 grep -q "service=fn/env: NOTIFY_SOCKET=unset PORT=$port HOST=127.0.0.1 LISTEN_FDS=unset" \
-    "$T/scale.log"
+wait_for 5 out_grep "service=fn/env: NOTIFY_SOCKET=unset PORT=$port HOST=127.0.0.1 LISTEN_FDS=unset"
 ok $? "tcp: PORT (the spec's) and HOST are set; our NOTIFY_SOCKET is not"
-wait_for 5 grep -q "service=fn/env: STRAY=unset TZ=UTC MINE=spec" "$T/scale.log"
+wait_for 5 out_grep "service=fn/env: STRAY=unset TZ=UTC MINE=spec"
 ok $? "a clean environment: hk-scale's TZ is passed on, a stray variable is not, the spec's wins"
 is "$(status_of fn/env endpoint)" "127.0.0.1:$port" "the endpoint is on the spec's port"
 
@@ -91,7 +90,7 @@ run hk apply "$T/app2.toml"
 like "$out" 'fn/crash	revision 1	created' "two services are added by apply"
 wait_for 5 seen "$T/sub.out" '"op":"failed".*"service":"fn/crash"'
 is "$(grep '"service":"fn/crash"' "$T/sub.out" | head -1)" \
-    '{"op":"failed","reason":"exit status 1: boom: no config","retry_after":1,"service":"fn/crash"}' \
+    '{"op":"failed","reason":"exit status 1: boom: no config","retry_after":1,"revision":1,"service":"fn/crash"}' \
     "a command exiting 1 fails with its status and last line"
 is "$(status_of fn/crash state)" failed "its state is failed"
 is "$(instance fn/crash)" "failed  0" "its row in the store says failed, with no process"
@@ -104,7 +103,7 @@ woken() {
 }
 wait_for 3 woken
 ok $? "after the backoff a wake starts it again"
-wait_for 5 seen "$T/sub.out" '"retry_after":2,"service":"fn/crash"'
+wait_for 5 seen "$T/sub.out" '"retry_after":2,"revision":1,"service":"fn/crash"'
 ok $? "and the backoff doubles when it fails again"
 # At once, within that backoff of 2 s (the wider of the two, so that a
 # loaded machine still sends the wake in time): failed again, no start.

@@ -17,9 +17,9 @@ relays() {
 	done | awk -v pp="$1" '$2 == pp { print $1 }' | sort -n
 }
 
-# logged PATTERN: a line of the log stream matches (grep -E)
+# logged PATTERN: a line of the services' logs matches (grep -E)
 logged() {
-	grep -Eq -- "$1" "$T/scale.log"
+	grep -Eq -- "$1" "$(outlog)"
 }
 
 new_store sqlite out
@@ -68,8 +68,8 @@ like "$(get "http://$ep/alone")" "^hello pid=$web" \
     "with hk-scale killed, the function still answers"
 wait_for 5 logged 'service=out/web: request "GET /alone HTTP/1\.1" 200'
 ok $? "and its line still reaches the log"
-n=$(count "$T/scale.log" "service=out/tick: tick $tick$")
-wait_for 5 more_than $((n + 2)) "$T/scale.log" "service=out/tick: tick $tick$"
+n=$(count "$(outlog)" "service=out/tick: tick $tick$")
+wait_for 5 sh -c "[ \$(grep -c 'tick $tick\$' '$T/run/logs/out/tick/current') -gt $((n + 2)) ]"
 ok $? "the shell loop goes on printing (no SIGPIPE)"
 for r in $first; do
 	alive "$r"

@@ -11,14 +11,14 @@
 # quiet SERVICE: nothing in its output says that a connection was reset
 quiet() {
 	! grep -E "service=$1: .*(Traceback|ConnectionResetError|BrokenPipeError|Exception occurred)" \
-	    "$T/scale.log"
+	    "$(outlog)"
 }
 
 # served SERVICE PATH: GET PATH at the service, then wait for its line in
 # the log; the single-threaded server has then finished with the probe.
 served() {
 	like "$(get "http://$(status_of "$1" endpoint)$2")" '.' "$1: GET $2 answers"
-	wait_for 5 grep -q "service=$1: .*GET $2 " "$T/scale.log"
+	wait_for 5 out_grep "service=$1: .*GET $2 "
 	ok $? "$1: GET $2 is in its log"
 }
 
@@ -76,7 +76,7 @@ for i in 2 3; do
 	ok $? "p/ex is woken: cold start $i"
 	served p/ex /after$i
 done
-is "$(count "$T/scale.log" 'service=p/ex: hello.py: info: GET /healthz 200')" 3 \
+is "$(count "$(outlog)" 'service=p/ex: hello.py: info: GET /healthz 200')" 3 \
     "p/ex: each cold start was probed on /healthz"
 quiet p/ex
 ok $? "p/ex: no reset in its output over three cold starts"

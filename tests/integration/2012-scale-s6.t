@@ -91,11 +91,11 @@ for engine in $(engines); do
 	is "$(proc_field "$pid" Uid) $(proc_field "$pid" NoNewPrivs) $(proc_field "$pid" CapEff)" \
 	    "$NOBODY $NOBODY $NOBODY $NOBODY 1 0000000000000000" \
 	    "$engine: it runs as nobody with no_new_privs and no capabilities"
-	grep -q "service=fn/web: listening on 127.0.0.1:" "$T/scale.log"
+	out_grep "service=fn/web: listening on 127.0.0.1:"
 	ok $? "$engine: its output reaches hk-scale's log"
 	ep=$(status_of fn/web endpoint)
 	is "$(get "http://$ep/")" "one pid=$pid" "$engine: it answers at its endpoint"
-	wait_for 5 grep -q 'service=fn/web: request "GET / HTTP/1.1" 200' "$T/scale.log"
+	wait_for 5 out_grep 'service=fn/web: request "GET / HTTP/1.1" 200'
 	ok $? "$engine: and the output relay logs the request"
 	run hk ps
 	like "$out" "$(printf '^fn\tweb\trunning\t1\t')" "$engine: hk ps shows it running"
@@ -118,7 +118,7 @@ for engine in $(engines); do
 	grep -q 'service=fn/note: ready by s6.s notification-fd' "$T/scale.log"
 	ok $? "$engine: ready by s6's notification, the newline on fd 3"
 	is "$(s6_field "$SCAN/hk.fn.note.1" ready)" true "$engine: s6 knows it is ready"
-	grep -q 'service=fn/note: sent READY=1' "$T/scale.log"
+	out_grep 'service=fn/note: sent READY=1'
 	ok $((!$?)) "$engine: it sent no READY=1"
 	ctl '{"op":"sleep","service":"fn/note"}' >/dev/null
 
@@ -146,7 +146,7 @@ for engine in $(engines); do
 	subscribe "$T/sub.out"
 	ep=$(status_of fn/web endpoint)
 	is "$(get "http://$ep/again")" "one pid=$pid" "$engine: and still answers"
-	wait_for 5 grep -q 'service=fn/web: request "GET /again HTTP/1.1" 200' "$T/scale.log"
+	wait_for 5 out_grep 'service=fn/web: request "GET /again HTTP/1.1" 200'
 	ok $? "$engine: its output still reaches the log, through the first relay"
 	is "$(ctl '{"op":"sleep","service":"fn/web"}')" '{"ok":true}' \
 	    "$engine: the adopted instance sleeps as any other"

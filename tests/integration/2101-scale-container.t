@@ -104,9 +104,9 @@ ep=$(python3 "$IFN/gw-ctl.py" "$RUN/scale.sock" '{"op":"status"}' \
     "services.$S.endpoint")
 is "$(ct_inspect "$ID" '{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}{{.HostIP}}:{{.HostPort}}{{end}}{{end}}')" \
     "$ep" "its endpoint is the port published on 127.0.0.1 ($ep)"
-wait_t 10 grep -q "service=$S: ct-fn: GET /x 200\$" "$T/scale.log"
+wait_t 10 out_grep "service=$S: ct-fn: GET /x 200\$"
 ok $? "its output is in hk-scale's log, as an exec instance's"
-grep -q "service=$S: ct-fn: stderr works\$" "$T/scale.log"
+out_grep "service=$S: ct-fn: stderr works\$"
 ok $? "stderr too"
 wait_t 5 events_reach 1 HTTPIdleWake "$S"
 ok $? "HTTPIdleWake recorded"
@@ -187,7 +187,6 @@ wait_t 30 scale_is http-functions/health running
 ok $? "the healthcheck service is running"
 hc=$(grep -n 'service=http-functions/health: health check passed' "$T/scale.log" | head -1 | cut -d: -f1)
 rd=$(grep -n 'service=http-functions/health: ready at' "$T/scale.log" | head -1 | cut -d: -f1)
-lst=$(grep -n 'service=http-functions/health: ct-fn: listening' "$T/scale.log" | head -1 | cut -d: -f1)
 ok "$([ "${hc:-0}" -gt 0 ] && [ "${rd:-0}" -gt "$hc" ])$?" \
     "ready once the image's HEALTHCHECK passed, run by hk-scale"
 grep -q 'service=http-functions/health: health check: exit status 1' "$T/scale.log"

@@ -93,7 +93,7 @@ APP
 	podman container exists "$SLOW"
 	ok $((!$?)) "$engine: slow's first one is removed"
 	is "$(get "http://$wep/c" | cut -d' ' -f1)" hello "$engine: warm still answers"
-	wait_for 10 grep -q "service=fn/warm: ct-fn: GET /c 200" "$T/scale.log"
+	wait_for 10 out_grep "service=fn/warm: ct-fn: GET /c 200"
 	ok $? "$engine: and its output is followed again"
 
 	# SIGKILL at once after a new revision of slow is asked for: its row

@@ -192,7 +192,7 @@ like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$(echo "$ID" | cut -c1-12)\$" \
     "and answers"
 is "$(ct_inspect "$ID" '{{index .Config.Labels "hk.installation"}} {{index .Config.Labels "hk.node"}} {{index .Config.Labels "hk.app"}} {{index .Config.Labels "hk.service"}}')" \
     "$INST $NODE fn api" "labelled with installation, node, app and service"
-wait_t 10 grep -q "service=$S: ct-fn: GET /x 200\$" "$T/scale.log"
+wait_t 10 out_grep "service=$S: ct-fn: GET /x 200\$"
 ok $? "its output, followed over TLS, is in hk-scale's log"
 wait_t 20 ct_asleep "$S"
 ok $? "it sleeps after idle_seconds"

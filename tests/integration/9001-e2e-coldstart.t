@@ -63,7 +63,7 @@ is "$(events_of HTTPIdleWake fn/py)" 1 "HTTPIdleWake recorded for the wake"
 put_to_sleep fn/py
 ok $? "fn/py asleep again"
 starts=$(count 'service=fn/py: started pid' "$T/scale.log")
-handled=$(count 'hello.py: info: POST /three 200' "$T/scale.log")
+handled=$(count 'hello.py: info: POST /three 200' "$(outlog)")
 for i in 1 2 3; do
 	curl -sS -o "$T/p$i" -w '%{http_code}' --max-time 30 \
 	    -H 'Host: py.fn.localhost' -d "n=$i" "$GW_URL/three" >"$T/p$i.code" &
@@ -89,8 +89,8 @@ print(sorted((r["path"], r["wake_id"]) for r in json.load(sys.stdin)
     "the three requests joined that wake, and only they"
 is "$(($(count 'service=fn/py: started pid' "$T/scale.log") - starts))" 1 \
     "and one start"
-wait_for 5 sh -c "[ \$(grep -c 'hello.py: info: POST /three 200' '$T/scale.log') -ge $((handled + 3)) ]"
-is "$(($(count 'hello.py: info: POST /three 200' "$T/scale.log") - handled))" 3 \
+wait_for 5 sh -c "[ \$(grep -c 'hello.py: info: POST /three 200' '$T/run/logs/fn/py/current') -ge $((handled + 3)) ]"
+is "$(($(count 'hello.py: info: POST /three 200' "$(outlog)") - handled))" 3 \
     "the handler log counts exactly three invocations"
 
 put_to_sleep fn/js

@@ -62,7 +62,7 @@ startup_timeout_seconds = 20"
 
 	# Three simultaneous POSTs while it sleeps: one wake, three handled.
 	starts=$(count_in "$T/scale.log" 'service=fn/py: started pid')
-	handled=$(count_in "$T/scale.log" 'hello.py: info: POST /three 200')
+	handled=$(count_in "$(outlog)" 'hello.py: info: POST /three 200')
 	for i in 1 2 3; do
 		curl -sS -o "$T/p$i" -w '%{http_code}' --max-time 30 \
 		    -H 'Host: py.fn.localhost' -d "n=$i" "$URL/three" \
@@ -76,9 +76,9 @@ startup_timeout_seconds = 20"
 	    "$e: by the function"
 	is "$(($(count_in "$T/scale.log" 'service=fn/py: started pid') - starts))" 1 \
 	    "$e: after one start"
-	wait_t 5 more_in "$T/scale.log" 'hello.py: info: POST /three 200' \
+	wait_t 5 more_in "$T/run/logs/fn/py/current" 'hello.py: info: POST /three 200' \
 	    $((handled + 2))
-	is "$(($(count_in "$T/scale.log" 'hello.py: info: POST /three 200') - handled))" 3 \
+	is "$(($(count_in "$(outlog)" 'hello.py: info: POST /three 200') - handled))" 3 \
 	    "$e: the handler's log counts exactly three invocations"
 
 	# And once more.

@@ -211,3 +211,25 @@ alive() {
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+
+# outlog [RUNDIR]: every service's own log (what "hk logs" reads, under
+# RUNDIR/logs, default $T/run) in the shape hk-scale's stderr gave those
+# lines before they moved there, "hk-scale: info: service=APP/SVC: line",
+# into $T/out.log; prints that path.
+outlog() {
+	_od=${1:-$T/run}/logs
+	: >"$T/out.log"
+	for _d in "$_od"/*/*; do
+		[ -d "$_d" ] || continue
+		_id=${_d#"$_od"/}
+		cat "$_d"/@*.s "$_d"/current 2>/dev/null | sed \
+		    "s|^[^ ]* rev=[^ ]* inst=[^ ]* |hk-scale: info: service=$_id: |" \
+		    >>"$T/out.log"
+	done
+	echo "$T/out.log"
+}
+
+# out_grep PATTERN [RUNDIR]: a service's line matches (grep; wait_for)
+out_grep() {
+	grep -q -- "$1" "$(outlog "${2:-}")"
+}

@@ -652,6 +652,12 @@ static const struct srv_case srv_cases[] = {
 	    "2: server.request_log: must be true or false" },
 	{ "boolean key given a string", "[server]\nrequest_log = \"no\"\n",
 	    "2: server.request_log: must be true or false" },
+	{ "service_log_size", "[server]\nservice_log_size = 4096\n"
+	    "service_log_files = 2\n", NULL },
+	{ "service_log_size small", "[server]\nservice_log_size = 4095\n",
+	    "2: server.service_log_size: must be between 4096 and 1073741824" },
+	{ "service_log_files 1", "[server]\nservice_log_files = 1\n",
+	    "2: server.service_log_files: must be between 2 and 1000" },
 	{ "service_user nobody", "[server]\nservice_user = \"nobody\"\n",
 	    NULL },
 	{ "service_user root", "[server]\nservice_user = \"root\"\n", NULL },
@@ -1158,6 +1164,7 @@ test_defaults(void)
 		"runtime_dir", "s6_scandir", "secret_key_file",
 		"serverless_address",
 		"serverless_listen",
+		"service_log_dir", "service_log_files", "service_log_size",
 		"service_user", "spool_dir", "state", "time_unit_ms",
 	};
 	const struct config_key *k;
@@ -1167,7 +1174,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 25 keys");
+	isint(n, nitems(names), "config_keys: 28 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
