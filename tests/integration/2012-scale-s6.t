@@ -65,29 +65,9 @@ row_is() {
 	[ "$(instance "$1" | cut -d' ' -f1)" = "$2" ]
 }
 
-# The source of fn/src: answers its body, its directory and whether it
-# can write there.
+# The source of fn/src (fn/src-app.py).
 mkdir -p "$T/code"
-cat >"$T/code/app.py" <<'PY'
-import errno, os
-from http.server import BaseHTTPRequestHandler, HTTPServer
-class H(BaseHTTPRequestHandler):
-    def do_GET(self):
-        try:
-            open("probe", "w").close()
-            w = "yes"
-        except OSError as e:
-            w = errno.errorcode.get(e.errno, str(e.errno))
-        b = ("%s cwd=%s write=%s" % (open("body.txt").read().strip(),
-            os.getcwd(), w)).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-    def log_message(self, *a):
-        pass
-HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
-PY
+cp "$HK_TOP/tests/integration/fn/src-app.py" "$T/code/app.py"
 echo src-one >"$T/code/body.txt"
 
 NOBODY=$(id -u nobody)

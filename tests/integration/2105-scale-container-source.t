@@ -17,30 +17,9 @@ ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")
 ok $? "the test image is there: $IMAGE"
 
-write_src() {	# write_src DIR BODY: a handler answering BODY and what it sees
+write_src() {	# write_src DIR BODY: fn/src-app.py answering BODY
 	mkdir -p "$1"
-	cat >"$1/app.py" <<'PY'
-import errno, os
-from http.server import BaseHTTPRequestHandler, HTTPServer
-BODY = open("body.txt").read().strip()
-def can_write():
-    try:
-        open("probe", "w").close()
-        return "yes"
-    except OSError as e:
-        return errno.errorcode.get(e.errno, str(e.errno))
-class H(BaseHTTPRequestHandler):
-    def do_GET(self):
-        b = ("%s cwd=%s write=%s" % (BODY, os.getcwd(),
-            can_write())).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-    def log_message(self, *a):
-        pass
-HTTPServer(("0.0.0.0", int(os.environ["PORT"])), H).serve_forever()
-PY
+	cp "$IFN/src-app.py" "$1/app.py"
 	echo "$2" >"$1/body.txt"
 }
 
