@@ -2597,11 +2597,16 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		svc_env_host(c, slot, prefix, s);
 	}
 	svc_secret_rules(c, slot, prefix, s);
-	/* Refused rather than ignored: the bind mount is not there yet. */
-	if (slot[SK_SOURCE] != NULL && s->backend == BACKEND_CONTAINER) {
+	/*
+	 * The copy a container bind-mounts is written by hk-scale on its
+	 * own host, the default node: another node's engine has none.
+	 */
+	if (slot[SK_SOURCE] != NULL && s->backend == BACKEND_CONTAINER &&
+	    s->node_name != NULL) {
 		kpath_s(key, prefix, "source");
-		adiag(c, slot[SK_SOURCE]->line, key, "not supported with "
-		    "backend \"container\" (yet)");
+		adiag(c, slot[SK_SOURCE]->line, key, "not allowed with "
+		    "node_name \"%s\" (the copy is on the default node "
+		    "only)", s->node_name);
 	}
 	if (slot[SK_SOURCE] != NULL && slot[SK_DIRECTORY] != NULL) {
 		kpath_s(key, prefix, "directory");

@@ -92,8 +92,11 @@
  *	"/tmp:rw,notmpcopyup" here); network is the NetworkMode
  *	("slirp4netns:port_handler=slirp4netns", "host", NULL for the
  *	engine's default).  no_new_privs and cap_drop_all ask for
- *	no-new-privileges and no capability at all.  The container has no
- *	TTY, so its output is multiplexed (see LOGS).
+ *	no-new-privileges and no capability at all.  binds are bind mounts,
+ *	"HOST:PATH" or "HOST:PATH:OPTIONS" ("ro"), both paths absolute and
+ *	without ':' (HostConfig.Binds); workdir is the working directory of
+ *	the command (WorkingDir), absolute.  The container has no TTY, so
+ *	its output is multiplexed (see LOGS).
  *
  * EVENTS
  *	engine_events_open() keeps one long-lived GET /events?filters=
@@ -217,6 +220,8 @@ struct engine_spec {
 	int			 nofile;	/* RLIMIT_NOFILE, soft = hard */
 	int			 nproc;		/* RLIMIT_NPROC, soft = hard */
 	const char *const	*tmpfs;		/* "PATH[:OPTIONS]" */
+	const char *const	*binds;		/* "HOST:PATH[:OPTIONS]" */
+	const char		*workdir;	/* NULL: the image's */
 	const char		*network;	/* NetworkMode */
 	int			 init;		/* an init as PID 1 */
 	int			 no_new_privs;	/* no-new-privileges */

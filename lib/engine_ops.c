@@ -26,6 +26,7 @@ struct pull {
 
 static int	valid(const char *, size_t, const char *);
 static int	valid_addr(const char *);
+static int	valid_bind(const char *);
 static int	valid_labels(const char *const *);
 static char	*escape(const char *);
 static char	*label_filters(const char *const *, const char *);
@@ -339,7 +340,26 @@ spec_check(const struct engine_spec *s)
 	for (t = s->tmpfs; t != NULL && *t != NULL; t++)
 		if (**t != '/')
 			return 0;
+	for (t = s->binds; t != NULL && *t != NULL; t++)
+		if (!valid_bind(*t))
+			return 0;
+	if (s->workdir != NULL && s->workdir[0] != '/')
+		return 0;
 	return 1;
+}
+
+/* "/HOST:/PATH" or "/HOST:/PATH:OPTIONS", the options a word list. */
+static int
+valid_bind(const char *b)
+{
+	const char *c1, *c2;
+
+	if (b[0] != '/' || (c1 = strchr(b, ':')) == NULL || c1[1] != '/')
+		return 0;
+	if ((c2 = strchr(c1 + 1, ':')) == NULL)
+		return 1;
+	return c2[1] != '\0' && strspn(c2 + 1, "abcdefghijklmnopqrstuvwxyz,") ==
+	    strlen(c2 + 1);
 }
 
 static json_t *
@@ -358,6 +378,9 @@ spec_json(const struct engine_spec *s)
 		bad |= json_object_set_new(o, "Env", strings(s->env));
 	if (s->user != NULL)
 		bad |= json_object_set_new(o, "User", json_string(s->user));
+	if (s->workdir != NULL)
+		bad |= json_object_set_new(o, "WorkingDir",
+		    json_string(s->workdir));
 	bad |= json_object_set_new(o, "Labels", labels_json(s->labels));
 	if (s->port > 0) {
 		snprintf(port, sizeof(port), "%d/tcp", s->port);
@@ -416,6 +439,8 @@ spec_host(const struct engine_spec *s, json_t *h)
 		    json_string(colon != NULL ? colon + 1 : "")) == -1;
 		free(path);
 	}
+	if (s->binds != NULL)
+		bad |= json_object_set_new(h, "Binds", strings(s->binds));
 	if (s->network != NULL)
 		bad |= json_object_set_new(h, "NetworkMode",
 		    json_string(s->network));

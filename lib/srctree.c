@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,7 @@ static int	 pack(struct walk *, struct srctree *);
 static void	 walk_free(struct walk *);
 static int	 valid_rel(const char *, size_t);
 static int	 unpack(const unsigned char *, size_t, int, char *, size_t);
-static int	 unpack_one(const unsigned char **, const unsigned char *,
-		    int, char *, size_t);
+static int	 unpack_one(const struct srctree_rec *, int);
 static int	 seal_dirs(const char *, const struct stat *, int,
 		    struct FTW *);
 static int	 chmod_dirs(const char *, const struct stat *, int,
@@ -431,50 +431,83 @@ valid_rel(const char *p, size_t len)
 	}
 }
 
-/* One record at *pp, made under dfd; -1 with a reason. */
-static int
-unpack_one(const unsigned char **pp, const unsigned char *end, int dfd,
-    char *prev, size_t prevsz)
+int
+srctree_iter_init(struct srctree_iter *it, const unsigned char *p,
+    size_t len)
 {
-	const unsigned char *p = *pp, *nul;
-	char *path, *x;
-	unsigned long long size = 0;
-	mode_t mode;
-	ssize_t r;
-	int fd;
+	memset(it, 0, sizeof(*it));
+	if (len < sizeof(SRCTREE_MAGIC) - 1 ||
+	    memcmp(p, SRCTREE_MAGIC, sizeof(SRCTREE_MAGIC) - 1) != 0)
+		return -1;
+	it->p = p + sizeof(SRCTREE_MAGIC) - 1;
+	it->end = p + len;
+	return 0;
+}
 
-	if ((nul = memchr(p, '\0', end - p)) == NULL || nul - p < 8 ||
+/* The next record; see srctree.h. */
+int
+srctree_next(struct srctree_iter *it, struct srctree_rec *r)
+{
+	const unsigned char *p = it->p, *nul;
+	const char *path, *d;
+	size_t size = 0;
+
+	if (p == it->end)
+		return 0;
+	if (it->n == SRCTREE_ENTRIES_MAX ||
+	    (nul = memchr(p, '\0', it->end - p)) == NULL || nul - p < 8 ||
 	    (p[0] != 'd' && p[0] != 'f') || p[1] != ' ' ||
 	    (memcmp(p + 2, "0555 ", 5) != 0 && memcmp(p + 2, "0444 ", 5) != 0))
 		return -1;
-	mode = p[3] == '5' ? 0555 : 0444;
-	path = (char *)p + 7;
-	if (p[0] == 'f') {
-		errno = 0;
-		size = strtoull(path, &x, 10);
-		if (x == path || *x != ' ' || errno != 0 || (path[0] == '0' &&
-		    x - path > 1) || size > (unsigned long long)(end - nul - 1))
+	memset(r, 0, sizeof(*r));
+	r->dir = p[0] == 'd';
+	r->mode = p[3] == '5' ? 0555 : 0444;
+	path = (const char *)p + 7;
+	if (!r->dir) {
+		/* Plain decimal, as written: no sign, space or leading 0. */
+		for (d = path; *d >= '0' && *d <= '9'; d++) {
+			if (size > (SIZE_MAX - 9) / 10)
+				return -1;
+			size = size * 10 + (size_t)(*d - '0');
+		}
+		if (d == path || *d != ' ' || (path[0] == '0' && d - path > 1) ||
+		    size > (size_t)(it->end - nul - 1))
 			return -1;
-		path = x + 1;
-	} else if (mode != 0555)
+		path = d + 1;
+	} else if (r->mode != 0555)
 		return -1;
 	/* Strictly increasing: no duplicates, parents before children. */
 	if (!valid_rel(path, (const char *)nul - path) ||
-	    strcmp(path, prev) <= 0)
+	    strcmp(path, it->prev) <= 0)
 		return -1;
-	(void)strlcpy(prev, path, prevsz);
-	*pp = nul + 1 + size;
-	if (p[0] == 'd')
-		return mkdirat(dfd, path, 0700);
-	if ((fd = openat(dfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600)) == -1)
+	(void)strlcpy(it->prev, path, sizeof(it->prev));
+	r->path = path;
+	r->data = nul + 1;
+	r->size = size;
+	it->p = nul + 1 + size;
+	it->n++;
+	return 1;
+}
+
+/* One record made under dfd; -1 with errno. */
+static int
+unpack_one(const struct srctree_rec *r, int dfd)
+{
+	const unsigned char *p, *end = r->data + r->size;
+	ssize_t w;
+	int fd;
+
+	if (r->dir)
+		return mkdirat(dfd, r->path, 0700);
+	if ((fd = openat(dfd, r->path, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
 		return -1;
-	for (p = nul + 1; p < *pp; p += r)
-		if ((r = write(fd, p, *pp - p)) == -1) {
+	for (p = r->data; p < end; p += w)
+		if ((w = write(fd, p, end - p)) == -1) {
 			close(fd);
 			return -1;
 		}
-	if (fchmod(fd, mode) == -1) {
+	if (fchmod(fd, r->mode) == -1) {
 		close(fd);
 		return -1;
 	}
@@ -485,25 +518,25 @@ static int
 unpack(const unsigned char *p, size_t len, int dfd, char *err,
     size_t errlen)
 {
-	const unsigned char *end = p + len;
-	char prev[SRCTREE_PATH_MAX + 1] = "";
-	size_t n = 0;
+	struct srctree_iter it;
+	struct srctree_rec r;
+	int n;
 
-	if (len < sizeof(SRCTREE_MAGIC) - 1 ||
-	    memcmp(p, SRCTREE_MAGIC, sizeof(SRCTREE_MAGIC) - 1) != 0) {
+	if (srctree_iter_init(&it, p, len) == -1) {
 		snprintf(err, errlen, "not a source archive");
 		return -1;
 	}
-	for (p += sizeof(SRCTREE_MAGIC) - 1; p < end; n++) {
+	for (;;) {
 		errno = 0;
-		if (n == SRCTREE_ENTRIES_MAX ||
-		    unpack_one(&p, end, dfd, prev, sizeof(prev)) == -1) {
-			snprintf(err, errlen, "archive entry %zu: %s", n + 1,
-			    errno != 0 ? strerror(errno) : "malformed");
+		if ((n = srctree_next(&it, &r)) == 0)
+			return 0;
+		if (n == -1 || unpack_one(&r, dfd) == -1) {
+			snprintf(err, errlen, "archive entry %zu: %s",
+			    n == -1 ? it.n + 1 : it.n, n == -1 ? "malformed" :
+			    strerror(errno));
 			return -1;
 		}
 	}
-	return 0;
 }
 
 /* Directories made 0700 while written: 0555 once every file is in. */

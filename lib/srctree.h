@@ -50,6 +50,36 @@ int	srctree_write(const unsigned char *, size_t, const char *, char *,
 	    size_t);
 /* Removes what srctree_write made (its modes forbid a plain rm). */
 int	srctree_remove(const char *);
+
+/*
+ * The archive's decoder, a pure function over its bytes (srctree_write()
+ * uses it; tests/fuzz/srctree.c runs it alone).  srctree_iter_init() is
+ * -1 for bytes that do not start with the magic line; srctree_next()
+ * then gives one record at a time: 1 with *r filled in (path and data
+ * point into the archive), 0 at its end, -1 for a record that is not
+ * exactly as srctree_read() writes it (fields, modes, a size in plain
+ * decimal that the bytes left hold, a relative path without "", "." or
+ * ".." parts, paths in strictly increasing order) or one past
+ * SRCTREE_ENTRIES_MAX.  Whether each parent is a directory of the
+ * archive is for the writer to find.
+ */
+struct srctree_rec {
+	int			 dir;
+	unsigned int		 mode;		/* 0555 or 0444 */
+	const char		*path;		/* NUL-terminated */
+	const unsigned char	*data;		/* files */
+	size_t			 size;
+};
+
+struct srctree_iter {
+	const unsigned char	*p, *end;
+	size_t			 n;		/* records so far */
+	char			 prev[SRCTREE_PATH_MAX + 1];
+};
+
+int	srctree_iter_init(struct srctree_iter *, const unsigned char *,
+	    size_t);
+int	srctree_next(struct srctree_iter *, struct srctree_rec *);
 /* The hex SHA-256 of bytes: 0, or -1 if the library cannot start. */
 int	srctree_hash(const void *, size_t, char [SRCTREE_HASH_LEN + 1]);
 /* 64 lower-case hex digits. */

@@ -432,6 +432,17 @@ const struct store_sql store_sql[Q_COUNT] = {
 	[Q_SECRET_DELETE] = { "secret delete",
 	    "DELETE FROM secrets WHERE app = $1 AND name = $2" },
 	/*
+	 * The store keeps one spec per service, its current revision's:
+	 * a hash no spec names is no revision's.  The spec is compact
+	 * JSON (keys and values without spaces); a hash is hex, no LIKE
+	 * wildcard.  The same text inside a string value is escaped
+	 * (\"code_hash\"), so it keeps nothing.
+	 */
+	[Q_CODE_PRUNE] = { "code prune",
+	    "DELETE FROM code WHERE NOT EXISTS (SELECT 1 FROM services "
+	    "WHERE services.spec LIKE '%\"code_hash\":\"' || code.hash || "
+	    "'\"%')" },
+	/*
 	 * Leases: run only under the engine's lease lock, so the row is
 	 * ours to write; the epoch only grows (a release keeps the row).
 	 */
@@ -2068,6 +2079,19 @@ store_code_put(struct store *s, const char *hash, const void *data,
 		return -1;
 	}
 	return q_do(s, Q_CODE_PUT, a, NITEMS(a), NULL);
+}
+
+int
+store_code_prune(struct store *s, int64_t *deleted)
+{
+	int64_t n = 0;
+	int r;
+
+	call_start(s);
+	r = q_do(s, Q_CODE_PRUNE, NULL, 0, &n);
+	if (deleted != NULL)
+		*deleted = r == 0 ? n : 0;
+	return r;
 }
 
 int

@@ -237,6 +237,12 @@ int	store_setting_get(struct store *, const char *, char **);
 int	store_code_put(struct store *, const char *, const void *, size_t);
 int	store_code_get(struct store *, const char *, unsigned char **,
 	    size_t *);
+/*
+ * Deletes the code no service's spec names (the store keeps no spec of
+ * an older revision); *deleted (may be NULL) counts the rows.  hk apply
+ * runs it in its transaction, after its writes.
+ */
+int	store_code_prune(struct store *, int64_t *);
 
 /*
  * Secrets of an app: only sealed bytes (lib/secret.h) and a keyed

@@ -36,6 +36,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@
 #define CT_PORT_DEFAULT	8080	/* PORT in a container, for port = 0 */
 #define CT_NOFILE	4096	/* RLIMIT_NOFILE, soft and hard */
 #define CT_NPROC	1024	/* RLIMIT_NPROC */
+#define CT_SOURCE	"/app"	/* where a source is, read-only: hk.toml(5) */
 #define CT_LABELS	7	/* hk.installation app service revision
 				   instance node port */
 #define CT_LABEL_MAX	(STORE_NAME_MAX + 32)
@@ -62,6 +64,8 @@ struct ct_create {
 	char			 labels[CT_LABELS][CT_LABEL_MAX];
 	const char		*labelv[CT_LABELS + 1];
 	char			**env;
+	char			 bind[PATH_MAX + sizeof(CT_SOURCE ":ro")];
+	const char		*bindv[2];
 };
 
 static void	ct_start(struct inst *);
@@ -80,6 +84,7 @@ static int	ct_port(struct ct *, const struct service_spec *, char *,
 static char	**ct_env(const struct service_spec *, int);
 static void	ct_free_strv(char **);
 static int	ct_spec(struct ct *, struct ct_create *, char *, size_t);
+static int	ct_source(struct ct *, struct ct_create *, char *, size_t);
 static void	ct_create(struct ct *);
 static void	on_create(void *, int, json_t *, const char *);
 static void	on_pull(void *, int, json_t *, const char *);
@@ -324,6 +329,39 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	e->init = 1;
 	e->no_new_privs = 1;
 	e->cap_drop_all = uid != 0;
+	return ct_source(x, cc, err, errlen);
+}
+
+/*
+ * A source (inst_start() wrote it out under runtime_dir/src/HASH) is
+ * bind-mounted read-only at CT_SOURCE, the command's working directory.
+ * Only this host has that directory: a container on another node with a
+ * source is refused by hk validate, and here if it comes anyway.  The
+ * hash is the instance's, taken at its start: a create retried after a
+ * pull is of the same code even if the service changed meanwhile.
+ */
+static int
+ct_source(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
+{
+	struct inst *in = x->in;
+	char dir[PATH_MAX];
+
+	if (in->code_hash[0] == '\0')
+		return 0;
+	if (strcmp(x->node->name, in->sc->node) != 0) {
+		snprintf(err, errlen, "source: the code is on this host, not "
+		    "on node %s", x->node->name);
+		return -1;
+	}
+	if (source_dir(in->sc, in->code_hash, dir, sizeof(dir)) == -1 ||
+	    (size_t)snprintf(cc->bind, sizeof(cc->bind), "%s:" CT_SOURCE
+	    ":ro", dir) >= sizeof(cc->bind)) {
+		snprintf(err, errlen, "source: %s", strerror(ENAMETOOLONG));
+		return -1;
+	}
+	cc->bindv[0] = cc->bind;
+	cc->spec.binds = cc->bindv;
+	cc->spec.workdir = CT_SOURCE;
 	return 0;
 }
 

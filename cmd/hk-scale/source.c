@@ -66,7 +66,12 @@ write_tree(struct scale *sc, const char *hash, const char *dir, char *err,
 		return -1;
 	}
 	(void)source_dir(sc, NULL, top, sizeof(top));
-	if (mkdir(top, 0755) == -1 && errno != EEXIST) {
+	/*
+	 * 0755 whatever the umask (hk-scale's unit has UMask=0027): the
+	 * instances' users, nobody or systemd's dynamic ones, pass it.
+	 */
+	if ((mkdir(top, 0755) == -1 && errno != EEXIST) ||
+	    chmod(top, 0755) == -1) {
 		snprintf(err, errlen, "%s: %s", top, strerror(errno));
 		free(data);
 		return -1;

@@ -410,6 +410,9 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 	for (i = 0; code == EX_OK && i < n; i++)
 		if ((code = secrets_resolve(hk, &apps[i])) == EX_OK)
 			code = write_app(hk, &apps[i], report);
+	/* In the same transaction: no spec names a hash the store lacks. */
+	if (code == EX_OK && store_code_prune(hk->store, NULL) == -1)
+		code = hk_store_failed(hk, "remove unused code");
 	if (code == EX_OK && store_commit(hk->store) == -1)
 		code = hk_store_failed(hk, "commit");
 	if (code != EX_OK)

@@ -6,7 +6,8 @@
 # SIGKILL while an instance runs is adopted by the next, one killed while
 # an instance starts has it stopped by the next, and one whose instance
 # has no row yet has it swept; a new revision's directory replaces the
-# old one once ready; SIGTERM brings everything down.
+# old one once ready; a service with a source runs from its read-only
+# copy, runtime_dir/src/HASH; SIGTERM brings everything down.
 . tests/integration/lib.sh
 . tests/integration/fn/scale-lib.sh
 . tests/integration/fn/s6-lib.sh
@@ -42,6 +43,13 @@ SCALE_DELAY = "30"
 startup_timeout_seconds = 60'
 		cat <<SVC
 
+[services.src]
+source = "code"
+command = ["python3", "app.py"]
+backend = "s6"
+public = true
+[services.src.serverless]
+
 [services.bad]
 command = ["sh", "-c", "echo cannot start, as asked; exit 3"]
 backend = "s6"
@@ -57,6 +65,11 @@ row_is() {
 	[ "$(instance "$1" | cut -d' ' -f1)" = "$2" ]
 }
 
+# The source of fn/src (fn/src-app.py).
+mkdir -p "$T/code"
+cp "$HK_TOP/tests/integration/fn/src-app.py" "$T/code/app.py"
+echo src-one >"$T/code/body.txt"
+
 NOBODY=$(id -u nobody)
 for engine in $(engines); do
 	new_store "$engine" "s6$engine"
@@ -69,7 +82,7 @@ for engine in $(engines); do
 	write_app one
 	ok $? "$engine: the app is applied"
 	# Each revision has passed its readiness gate: nothing starts by itself.
-	sql "$engine" "INSERT INTO settings (key, value) VALUES ('hk-scale.gate.fn/web', '1'), ('hk-scale.gate.fn/note', '1'), ('hk-scale.gate.fn/slow', '1'), ('hk-scale.gate.fn/bad', '1')"
+	sql "$engine" "INSERT INTO settings (key, value) VALUES ('hk-scale.gate.fn/web', '1'), ('hk-scale.gate.fn/note', '1'), ('hk-scale.gate.fn/slow', '1'), ('hk-scale.gate.fn/bad', '1'), ('hk-scale.gate.fn/src', '1')"
 
 	rm -f "$T/scale.log"
 	daemon scale hk-scale -v -g 2
@@ -108,6 +121,25 @@ for engine in $(engines); do
 	ok $? "$engine: its process is gone"
 	[ -e "$web/down" ] && [ -x "$web/run" ]
 	ok $? "$engine: its service directory stays, with a down file"
+
+	# A source: the s6 service runs from its read-only copy.
+	hash=$(hk ps --json | python3 -c 'import json, sys
+print([s for s in json.load(sys.stdin) if s["service"] == "src"][0]["code_hash"])')
+	ctl '{"op":"wake","service":"fn/src"}' >/dev/null
+	wait_for 10 seen "$T/sub.out" '"op":"ready".*"service":"fn/src"'
+	ok $? "$engine: a wake of fn/src, which has a source, is ready"
+	pid=$(status_of fn/src pid)
+	is "$(s6_field "$SCAN/hk.fn.src.1" pid)" "$pid" "$engine: under s6"
+	is "$(readlink "/proc/$pid/cwd")" "$T/run/src/$hash" \
+	    "$engine: its working directory is runtime_dir/src/HASH"
+	ep=$(status_of fn/src endpoint)
+	is "$(get "http://$ep/")" "src-one cwd=$T/run/src/$hash write=EACCES" \
+	    "$engine: it answers from the copy, which it cannot write"
+	echo src-edited >"$T/code/body.txt"
+	like "$(get "http://$ep/")" '^src-one ' \
+	    "$engine: an edit of the working copy changes nothing"
+	echo src-one >"$T/code/body.txt"
+	ctl '{"op":"sleep","service":"fn/src"}' >/dev/null
 
 	# Readiness from s6's own notification (fd 3), not NOTIFY_SOCKET.
 	ctl '{"op":"wake","service":"fn/note"}' >/dev/null

@@ -4,7 +4,8 @@
 # runtime_dir/src/HASH and runs the instance there; an edit of the working
 # copy changes nothing; a new hash whose start fails never replaces the
 # healthy revision, which keeps answering with its old body; the fixed
-# code then replaces it, and unused trees go.  Bad sources are refused
+# code then replaces it, and unused trees go, as do the store's code rows
+# no spec names any more (pruned by hk apply).  Bad sources are refused
 # with PATH: reason, exit 65, nothing applied.
 . tests/integration/lib.sh
 . tests/integration/fn/scale-lib.sh
@@ -60,7 +61,16 @@ for s in json.load(sys.stdin):
         print(s["revision"])' "$1"
 }
 
-plan $(( $(engines | wc -l) * 23 + 12 ))
+code_rows() {	# the hashes of the store's code table, sorted
+	case $STORE in
+	sqlite://*)
+		sqlite3 "${STORE#sqlite://}" "SELECT hash FROM code ORDER BY hash" ;;
+	*)
+		psql "$STORE" -qAtc "SELECT hash FROM code ORDER BY hash" ;;
+	esac
+}
+
+plan $(( $(engines | wc -l) * 24 + 12 ))
 pg_missing_is_failure
 
 for engine in $(engines); do
@@ -131,6 +141,8 @@ for engine in $(engines); do
 	ok $? "$engine: the trees of revisions 1 and 2 are removed"
 	test -d "$T/run/src/$h3"
 	ok $? "$engine: the current one stays"
+	is "$(code_rows)" "$h3" \
+	    "$engine: the store keeps only the code a spec names"
 	ctl '{"op":"sleep","service":"src/fn"}' >/dev/null
 	wait_for 10 state_is src/fn sleeping
 	ctl '{"op":"wake","service":"src/fn"}' >/dev/null

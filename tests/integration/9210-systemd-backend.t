@@ -14,7 +14,9 @@
 # and three simultaneous POSTs while it sleeps wake it once and are
 # handled three times (its journal shows them).  A service of a named
 # user runs as that user; a Type=notify one is ready when it says so; a
-# command that cannot run fails the start with systemd's reason.
+# command that cannot run fails the start with systemd's reason.  A
+# service with a source runs from its read-only copy, runtime_dir/src/HASH,
+# its unit's WorkingDirectory, readable by its dynamic user.
 # SIGKILL of hk-scale (systemd restarts it) while a service runs: the
 # unit is adopted, still answers from the same process, and still goes
 # to sleep; while one starts: the unit left starting is stopped, and the
@@ -265,14 +267,25 @@ command = ["/nonexistent/program"]
 backend = "systemd"
 public = true
 [services.bad.serverless]
+
+[services.sr]
+source = "code"
+command = ["python3", "app.py"]
+backend = "systemd"
+public = true
+[services.sr.serverless]
+idle_seconds = 200
 APP
+	ct mkdir -p "/etc/$N/code"
+	ct sh -c "cat >/etc/$N/code/app.py" <"$FN/src-app.py"
+	echo "src-one" | ct sh -c "cat >/etc/$N/code/body.txt"
 	# An operator's drop-in for one service's units
 	ct mkdir -p "/etc/systemd/system/hk-svc-$APP.py-.service.d"
 	printf '[Service]\nMemoryMax=200M\n' | ct sh -c \
 	    "cat >/etc/systemd/system/hk-svc-$APP.py-.service.d/limit.conf"
 	stack_start "$e" || return
 	run hkc hk apply "/etc/$N/app.toml"
-	is "$rc" 0 "$e: hk apply of four services with backend = \"systemd\""
+	is "$rc" 0 "$e: hk apply of five services with backend = \"systemd\""
 	[ "$rc" = 0 ] || diag "$err"
 
 	# The readiness gate: each passes it once, then sleeps.
@@ -338,6 +351,17 @@ APP
 	    --no-pager | grep -c 'POST /three 200') -ge 3 ]"
 	is "$(nlines 'POST /three 200' "hk-svc-$APP.py-*")" 3 \
 	    "$e: its journal shows exactly three handler invocations"
+
+	# A source: run from its copy, which the dynamic user reads.
+	hash=$(field sr 's["code_hash"]')
+	is "$(code sr /)" 200 "$e: a service with a source wakes"
+	like "$(cat "$T/body")" "^src-one cwd=/run/$N/src/$hash write=(EROFS|EACCES)\$" \
+	    "$e: and answers from runtime_dir/src/HASH, which it cannot write"
+	is "$(prop "$(units "hk-svc-$APP.sr-*")" WorkingDirectory)" \
+	    "/run/$N/src/$hash" "$e: its unit's WorkingDirectory"
+	echo "src-edited" | ct sh -c "cat >/etc/$N/code/body.txt"
+	is "$(code sr /) $(cut -d' ' -f1 "$T/body")" "200 src-one" \
+	    "$e: an edit of the working copy changes nothing"
 
 	# A named user; a notify service; a command that cannot run.
 	wait_t 20 state_is as running

@@ -27,6 +27,7 @@ static const char known[] = "hk-source 1\n"
 	"d 0555 empty\0";
 
 static void	put(const char *, const char *, const char *, mode_t);
+static void	decode_table(void);
 static void	make_tree(const char *, int);
 
 static void
@@ -66,6 +67,58 @@ make_tree(const char *dir, int reverse)
 	}
 }
 
+/* The decoder alone: records as srctree_read() writes them, and not. */
+static const struct {
+	const char	*bytes;
+	size_t		 len;
+	int		 records;	/* -1: refused at some record */
+} decodes[] = {
+#define A(s, n)	{ s, sizeof(s) - 1, n }
+	A("hk-source 1\n", 0),
+	A("hk-source 1\nd 0555 a\0f 0444 2 a/b\0hi", 2),
+	A("hk-source 1\nf 0555 0 x\0", 1),
+	A("hk-source 1\nf 0444 +1 x\0y", -1),	/* sign */
+	A("hk-source 1\nf 0444  1 x\0y", -1),	/* two spaces */
+	A("hk-source 1\nf 0444 01 x\0y", -1),	/* leading 0 */
+	A("hk-source 1\nf 0444 -0 x\0", -1),
+	A("hk-source 1\nf 0444 2 x\0y", -1),	/* short */
+	A("hk-source 1\nf 0444 99999999999999999999999 x\0", -1),
+	A("hk-source 1\nd 0444 a\0", -1),		/* a directory 0444 */
+	A("hk-source 1\nf 0644 0 x\0", -1),
+	A("hk-source 1\nf 0444 0 b\0f 0444 0 a\0", -1),	/* order */
+	A("hk-source 1\nf 0444 0 a\0f 0444 0 a\0", -1),	/* twice */
+	A("hk-source 1\nf 0444 0 a/./b\0", -1),
+	A("hk-source 1\nf 0444 0 /a\0", -1),
+	A("hk-source 1\nf 0444 0 a/\0", -1),
+	A("hk-source 1\nf 0444 0 a", -1),		/* no NUL */
+	A("hk-source 2\n", -2),			/* not an archive */
+#undef A
+};
+#define NDECODE	(sizeof(decodes) / sizeof(decodes[0]))
+
+static void
+decode_table(void)
+{
+	struct srctree_iter it;
+	struct srctree_rec r;
+	size_t i;
+	int n = 0, got;
+
+	for (i = 0; i < NDECODE; i++) {
+		got = 0;
+		if (srctree_iter_init(&it, (const unsigned char *)
+		    decodes[i].bytes, decodes[i].len) == -1)
+			got = -2;
+		else
+			while ((n = srctree_next(&it, &r)) == 1)
+				got++;
+		if (got >= 0 && n == -1)
+			got = -1;
+		ok(got == decodes[i].records, "decode %zu: %d records, want %d",
+		    i, got, decodes[i].records);
+	}
+}
+
 int
 main(void)
 {
@@ -74,7 +127,7 @@ main(void)
 	struct srctree t, u;
 	struct stat st;
 
-	plan(20);
+	plan(20 + NDECODE);
 	if (mkdtemp(top) == NULL)
 		return 1;
 	snprintf(a, sizeof(a), "%s/a", top);
@@ -135,6 +188,8 @@ main(void)
 	srctree_hash(bad, sizeof(bad) - 1, h);
 	ok(srctree_valid_hash(h) && !srctree_valid_hash("ABC"),
 	    "srctree_valid_hash");
+
+	decode_table();
 
 	snprintf(c, sizeof(c), "%s/link", a);
 	symlink("a.txt", c);

@@ -72,6 +72,7 @@ static struct store_request rq_one(int64_t);
 static void	 t_migrate_requests(const char *);
 static void	 t_settings(const char *, struct store *);
 static void	 t_secrets(const char *, struct store *);
+static void	 t_code(const char *, struct store *);
 static void	 t_tx(const char *, struct store *);
 static void	 t_busy(const char *, struct store *, const char *);
 static void	 t_race(const char *, const char *);
@@ -1223,6 +1224,47 @@ t_secrets(const char *E, struct store *s)
 	free(d);
 }
 
+/* Code rows: kept while a spec names them, pruned once none does. */
+static void
+t_code(const char *E, struct store *s)
+{
+	static const char h1[] = "1111111111111111111111111111111111111111"
+	    "111111111111111111111111";
+	static const char h2[] = "2222222222222222222222222222222222222222"
+	    "222222222222222222222222";
+	char spec1[160], spec2[160], env2[200];
+	unsigned char *d = NULL;
+	size_t len;
+	int64_t n = -1;
+
+	snprintf(spec1, sizeof(spec1), "{\"code_hash\":\"%s\",\"x\":1}", h1);
+	snprintf(spec2, sizeof(spec2), "{\"code_hash\":\"%s\"}", h2);
+	/* h2 inside a string value: escaped, names nothing */
+	snprintf(env2, sizeof(env2), "{\"env\":\"\\\"code_hash\\\":\\\"%s\\\"\"}",
+	    h2);
+	ok(store_code_put(s, h1, "one", 3) == 0 &&
+	    store_code_put(s, h2, "two", 3) == 0 &&
+	    store_app_put(s, "codeapp", "/c") == 0 &&
+	    store_service_put(s, "codeapp", "a", spec1, 0, NULL, NULL) == 0 &&
+	    store_service_put(s, "codeapp", "b", spec2, 0, NULL, NULL) == 0,
+	    "%s: code put, two specs naming it", E);
+	ok(store_code_prune(s, &n) == 0 && n == 0,
+	    "%s: code prune keeps what specs name", E);
+	ok(store_begin(s) == 0 &&
+	    store_service_put(s, "codeapp", "b", env2, 0, NULL, NULL) == 0 &&
+	    store_code_prune(s, &n) == 0 && store_commit(s) == 0 && n == 1,
+	    "%s: in a transaction, a hash no spec names goes", E);
+	ok(store_code_get(s, h2, &d, &len) == 1 && d == NULL,
+	    "%s: the pruned hash is not in the store", E);
+	ok(store_code_get(s, h1, &d, &len) == 0 && len == 3 &&
+	    memcmp(d, "one", 3) == 0, "%s: the other one stays", E);
+	free(d);
+	ok(store_service_prune(s, "codeapp", NULL, 0, NULL, NULL) == 0 &&
+	    store_code_prune(s, &n) == 0 && n == 1 &&
+	    store_code_get(s, h1, &d, &len) == 1,
+	    "%s: its service removed, its code goes too", E);
+}
+
 static void
 t_tx(const char *E, struct store *s)
 {
@@ -1353,6 +1395,7 @@ suite(const char *E, enum store_engine want, const char *url,
 		t_request_log(E, s, url);
 		t_settings(E, s);
 		t_secrets(E, s);
+		t_code(E, s);
 		t_tx(E, s);
 		t_busy(E, s, url);
 		store_close(s);
