@@ -1934,9 +1934,11 @@ svc_secrets(struct actx *c, const struct toml_kv *kv, const char *key,
 }
 
 /*
- * Delivery: as files for exec and s6 (hk-scale(8)); not yet by the
- * container and systemd backends, refused rather than left out.  As
- * variables, a name must not be one the environment or hk sets.
+ * Delivery: as files by every backend (hk-scale(8)); a container's
+ * directory is on hk-scale's host, the default node.  As variables only
+ * by exec: s6's run script is a file, the engine keeps a container's
+ * environment (podman inspect), systemd a unit's (systemctl show).  A
+ * variable's name must not be one the environment or hk sets.
  */
 static void
 svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
@@ -1953,15 +1955,23 @@ svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
 	if (slot[SK_SECRETS] == NULL)
 		return;
 	kpath_s(key, prefix, "secrets");
-	if (s->backend == BACKEND_CONTAINER || s->backend == BACKEND_SYSTEMD)
+	if (s->backend == BACKEND_SYSTEMD)
 		adiag(c, slot[SK_SECRETS]->line, key, "not supported with "
-		    "backend \"%s\" (yet): exec or s6",
-		    config_backend_name(s->backend));
-	if (s->secrets_env && s->backend == BACKEND_S6) {
+		    "backend \"systemd\" (yet): exec, s6 or container");
+	if (s->backend == BACKEND_CONTAINER && s->node_name != NULL)
+		adiag(c, slot[SK_SECRETS]->line, key, "not allowed with "
+		    "node_name \"%s\" (the files are on the default node "
+		    "only)", s->node_name);
+	if (s->secrets_env && s->backend != BACKEND_EXEC) {
 		kpath_s(key, prefix, "secrets_env");
 		adiag(c, slot[SK_SECRETS_ENV]->line, key, "not with backend "
-		    "\"s6\" (its run script is a file): read the files of "
-		    "$CREDENTIALS_DIRECTORY");
+		    "\"%s\" (%s): read the files of $CREDENTIALS_DIRECTORY",
+		    config_backend_name(s->backend),
+		    s->backend == BACKEND_S6 ? "its run script is a file" :
+		    s->backend == BACKEND_CONTAINER ? "the engine keeps a "
+		    "container's environment, shown by podman inspect" :
+		    "systemd keeps a unit's environment, shown by systemctl "
+		    "show");
 		kpath_s(key, prefix, "secrets");
 	}
 	for (i = 0; s->secrets_env && i < s->nsecrets; i++) {

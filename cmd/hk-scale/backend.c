@@ -126,10 +126,10 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 }
 
 /*
- * The secrets of the instance written out for its user, before its
- * backend starts it.  Only the backends that run a command here deliver
- * them; hk validate refuses the others, and so do we, should the store
- * say otherwise.
+ * The secrets of the instance written out for the user that reads them,
+ * before its backend starts it.  As variables only with exec: hk
+ * validate refuses the others, and so do we, should the store say
+ * otherwise.
  */
 static int
 inst_secrets(struct inst *in, char *err, size_t errlen)
@@ -140,13 +140,15 @@ inst_secrets(struct inst *in, char *err, size_t errlen)
 
 	if (sp->nsecrets == 0)
 		return 0;
-	if ((in->be->kind != BACKEND_EXEC && in->be->kind != BACKEND_S6) ||
-	    (sp->secrets_env && in->be->kind != BACKEND_EXEC)) {
-		snprintf(err, errlen, "secrets%s: not supported with backend "
-		    "\"%s\"", sp->secrets_env ? "_env" : "", in->be->name);
+	if (sp->secrets_env && in->be->kind != BACKEND_EXEC) {
+		snprintf(err, errlen, "secrets_env: not supported with "
+		    "backend \"%s\"", in->be->name);
 		return -1;
 	}
-	if (command_user(in->sc, sp, &u, &sw, err, errlen) == -1)
+	if (in->be->cred_user != NULL) {
+		if (in->be->cred_user(in, &u, err, errlen) == -1)
+			return -1;
+	} else if (command_user(in->sc, sp, &u, &sw, err, errlen) == -1)
 		return -1;
 	return secrets_prepare(in, &u, err, errlen);
 }

@@ -51,6 +51,7 @@
 #define CT_NOFILE	4096	/* RLIMIT_NOFILE, soft and hard */
 #define CT_NPROC	1024	/* RLIMIT_NPROC */
 #define CT_SOURCE	"/app"	/* where a source is, read-only: hk.toml(5) */
+#define CT_SECRETS	"/run/secrets"	/* the secrets' files, read-only */
 #define CT_LABELS	7	/* hk.installation app service revision
 				   instance node port */
 #define CT_LABEL_MAX	(STORE_NAME_MAX + 32)
@@ -65,7 +66,8 @@ struct ct_create {
 	const char		*labelv[CT_LABELS + 1];
 	char			**env;
 	char			 bind[PATH_MAX + sizeof(CT_SOURCE ":ro")];
-	const char		*bindv[2];
+	char			 cbind[PATH_MAX + sizeof(CT_SECRETS ":ro")];
+	const char		*bindv[3];
 };
 
 static void	ct_start(struct inst *);
@@ -77,14 +79,17 @@ static int	ct_release(struct inst *);
 static void	ct_init(struct scale *);
 static void	ct_shutdown(struct scale *);
 static struct ct *ct_new(struct inst *, char *, size_t);
-static int	ct_user(struct scale *, const struct service_spec *, char *,
-		    size_t, char *, size_t, uid_t *);
+static int	ct_user(struct scale *, const struct service_spec *,
+		    struct user_ids *, char *, size_t);
+static int	ct_cred_user(struct inst *, struct user_ids *, char *,
+		    size_t);
 static int	ct_port(struct ct *, const struct service_spec *, char *,
 		    size_t);
-static char	**ct_env(const struct service_spec *, int);
+static char	**ct_env(const struct service_spec *, int, int);
 static void	ct_free_strv(char **);
 static int	ct_spec(struct ct *, struct ct_create *, char *, size_t);
 static int	ct_source(struct ct *, struct ct_create *, char *, size_t);
+static int	ct_secrets(struct ct *, struct ct_create *, char *, size_t);
 static void	ct_create(struct ct *);
 static void	on_create(void *, int, json_t *, const char *);
 static void	on_pull(void *, int, json_t *, const char *);
@@ -122,6 +127,7 @@ const struct backend backend_container = {
 	.release = ct_release,
 	.init = ct_init,
 	.shutdown = ct_shutdown,
+	.cred_user = ct_cred_user,
 };
 
 static struct ct *
@@ -173,36 +179,49 @@ ct_free_strv(char **v)
 }
 
 /*
- * Whom the container runs as, "uid:gid" looked up on this host: the
+ * Whom the container runs as, uid:gid looked up on this host: the
  * service's user, else the operator's service_user, else nobody; never
  * the image's own USER, which is root in most images.  A service's user
  * of uid 0 needs allow_root_services, as with exec.
  */
 static int
-ct_user(struct scale *sc, const struct service_spec *sp, char *buf,
-    size_t len, char *err, size_t errlen, uid_t *uid)
+ct_user(struct scale *sc, const struct service_spec *sp,
+    struct user_ids *u, char *err, size_t errlen)
 {
 	const char *name = sp->user;
 	char why[USER_ERR_LEN];
-	struct user_ids u;
 
 	if (name == NULL && sc->cfg.service_user[0] != '\0')
 		name = sc->cfg.service_user;
 	if (name == NULL)
 		name = "nobody";
-	if (user_resolve(name, &u, why, sizeof(why)) == -1) {
+	if (user_resolve(name, u, why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "user: %s", why);
 		return -1;
 	}
-	if (sp->user != NULL && u.uid == 0 && !sc->cfg.allow_root_services) {
+	if (sp->user != NULL && u->uid == 0 && !sc->cfg.allow_root_services) {
 		snprintf(err, errlen, "user: \"%s\" is uid 0: allowed only "
 		    "with server.allow_root_services = true", name);
 		return -1;
 	}
-	snprintf(buf, len, "%lu:%lu", (unsigned long)u.uid,
-	    (unsigned long)u.gid);
-	*uid = u.uid;
 	return 0;
+}
+
+/*
+ * The secrets' files are the container's user's: the engine's bind
+ * mount keeps host uids (a rootful engine; a rootless one maps them to
+ * others).  Only this host has them: a container on another node with
+ * secrets is refused by hk validate, and here if it comes anyway.
+ */
+static int
+ct_cred_user(struct inst *in, struct user_ids *u, char *err, size_t errlen)
+{
+	if (strcmp(in->node, in->sc->node) != 0) {
+		snprintf(err, errlen, "secrets: the files are on this host, "
+		    "not on node %s", in->node);
+		return -1;
+	}
+	return ct_user(in->sc, &in->svc->def.spec, u, err, errlen);
 }
 
 /*
@@ -251,14 +270,17 @@ ct_port(struct ct *x, const struct service_spec *sp, char *err,
 	return 0;
 }
 
-/* The service's environment (hk's own names left out), then PORT. */
+/*
+ * The service's environment (hk's own names left out), then PORT, and
+ * CREDENTIALS_DIRECTORY with secrets (their names: never a value).
+ */
 static char **
-ct_env(const struct service_spec *sp, int port)
+ct_env(const struct service_spec *sp, int port, int secrets)
 {
 	char **env;
 	size_t i, k = 0;
 
-	if ((env = calloc(sp->nenv + 2, sizeof(*env))) == NULL)
+	if ((env = calloc(sp->nenv + 3, sizeof(*env))) == NULL)
 		return NULL;
 	for (i = 0; i < sp->nenv; i++) {
 		if (strcmp(sp->env[i].name, "PORT") == 0)
@@ -270,8 +292,10 @@ ct_env(const struct service_spec *sp, int port)
 			return NULL;
 		}
 	}
-	if (asprintf(&env[k], "PORT=%d", port) == -1) {
-		env[k] = NULL;
+	if (asprintf(&env[k++], "PORT=%d", port) == -1 || (secrets &&
+	    (env[k++] = strdup("CREDENTIALS_DIRECTORY=" CT_SECRETS)) ==
+	    NULL)) {
+		env[--k] = NULL;
 		ct_free_strv(env);
 		return NULL;
 	}
@@ -286,13 +310,16 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	const struct service *s = in->svc;
 	const struct service_spec *sp = &s->def.spec;
 	struct engine_spec *e = &cc->spec;
-	uid_t uid;
+	struct user_ids u;
 	size_t i;
 
-	if (ct_user(in->sc, sp, cc->user, sizeof(cc->user), err, errlen,
-	    &uid) == -1 || ct_port(x, sp, err, errlen) == -1)
+	if (ct_user(in->sc, sp, &u, err, errlen) == -1 ||
+	    ct_port(x, sp, err, errlen) == -1)
 		return -1;
-	if ((cc->env = ct_env(sp, in->port)) == NULL) {
+	snprintf(cc->user, sizeof(cc->user), "%lu:%lu", (unsigned long)u.uid,
+	    (unsigned long)u.gid);
+	if ((cc->env = ct_env(sp, in->port, in->cred_dir[0] != '\0')) ==
+	    NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -328,8 +355,10 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	    "slirp4netns:port_handler=slirp4netns" : NULL;
 	e->init = 1;
 	e->no_new_privs = 1;
-	e->cap_drop_all = uid != 0;
-	return ct_source(x, cc, err, errlen);
+	e->cap_drop_all = u.uid != 0;
+	if (ct_source(x, cc, err, errlen) == -1)
+		return -1;
+	return ct_secrets(x, cc, err, errlen);
 }
 
 /*
@@ -362,6 +391,29 @@ ct_source(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	cc->bindv[0] = cc->bind;
 	cc->spec.binds = cc->bindv;
 	cc->spec.workdir = CT_SOURCE;
+	return 0;
+}
+
+/*
+ * The instance's secrets (inst_start() wrote them out, the container's
+ * user's) are bind-mounted read-only at CT_SECRETS, which
+ * CREDENTIALS_DIRECTORY names: the engine sees the path, never a value.
+ */
+static int
+ct_secrets(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
+{
+	struct inst *in = x->in;
+	size_t n = cc->spec.binds != NULL ? 1 : 0;
+
+	if (in->cred_dir[0] == '\0')
+		return 0;
+	if ((size_t)snprintf(cc->cbind, sizeof(cc->cbind), "%s:" CT_SECRETS
+	    ":ro", in->cred_dir) >= sizeof(cc->cbind)) {
+		snprintf(err, errlen, "secrets: %s", strerror(ENAMETOOLONG));
+		return -1;
+	}
+	cc->bindv[n] = cc->cbind;
+	cc->spec.binds = cc->bindv;
 	return 0;
 }
 

@@ -173,6 +173,7 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 		    sizeof(in->code_hash));
 	in->started_at = r->started_at;
 	in->ready_at = r->ready_at;
+	secrets_adopt(in, r);
 	in->start_mono = loop_now_ms(sc->loop);
 	strlcpy(in->endpoint, r->endpoint, sizeof(in->endpoint));
 	strlcpy(in->row_state, r->state, sizeof(in->row_state));
@@ -280,6 +281,7 @@ adopt_all(struct scale *sc)
 	}
 	for (i = 0; i < n; i++)
 		adopt_one(sc, &rows[i]);
+	secrets_sweep(sc, rows, n);
 	free(rows);
 	backend_sweep(sc);
 }

@@ -163,6 +163,12 @@ struct backend {
 	 * no instance claims (no row described it) is stopped.  Optional.
 	 */
 	void	(*sweep)(struct scale *);
+	/*
+	 * Whose the files of in's secrets are (secrets.c), given before
+	 * start: the user that reads them.  NULL: the service's user, as
+	 * the command runs (command_user()).
+	 */
+	int	(*cred_user)(struct inst *, struct user_ids *, char *, size_t);
 };
 
 /*
@@ -271,6 +277,9 @@ void		 source_sweep(struct scale *);
 int		 secrets_prepare(struct inst *, const struct user_ids *, char *,
 		    size_t);
 void		 secrets_remove(struct inst *);
+void		 secrets_adopt(struct inst *, const struct store_instance *);
+void		 secrets_sweep(struct scale *, const struct store_instance *,
+		    size_t);
 int		 secrets_env(const struct inst *, char **, char *, size_t);
 
 /* reload.c: services read back from the store */

@@ -32,6 +32,8 @@
 #define CRED_SUBDIR	"cred"
 
 static int	cred_path(struct inst *, char *, size_t);
+static int	cred_path_of(struct scale *, const char *, const char *,
+		    int64_t, char *, size_t);
 static int	write_one(struct scale *, struct secret_key *, const char *,
 		    const char *, int, const struct user_ids *, char *,
 		    size_t);
@@ -43,9 +45,16 @@ cred_path(struct inst *in, char *buf, size_t len)
 {
 	const struct svc *d = &in->svc->def;
 
+	return cred_path_of(in->sc, d->app, d->name, in->started_at, buf,
+	    len);
+}
+
+static int
+cred_path_of(struct scale *sc, const char *app, const char *svc,
+    int64_t started, char *buf, size_t len)
+{
 	if ((size_t)snprintf(buf, len, "%s/" CRED_SUBDIR "/%s.%s.%lld",
-	    in->sc->cfg.runtime_dir, d->app, d->name,
-	    (long long)in->started_at) >= len) {
+	    sc->cfg.runtime_dir, app, svc, (long long)started) >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -209,6 +218,65 @@ secrets_remove(struct inst *in)
 		log_warn("service=%s: unable to remove %s", in->id,
 		    in->cred_dir);
 	in->cred_dir[0] = '\0';
+}
+
+/*
+ * An earlier run's instance, adopted: its directory, if there is one,
+ * is its own again, removed when it goes.
+ */
+void
+secrets_adopt(struct inst *in, const struct store_instance *r)
+{
+	struct stat st;
+	char dir[PATH_MAX];
+
+	in->cred_dir[0] = '\0';
+	if (cred_path_of(in->sc, r->app, r->service, r->started_at, dir,
+	    sizeof(dir)) == -1 ||
+	    strlen(dir) >= sizeof(in->cred_dir) ||
+	    lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode))
+		return;
+	strlcpy(in->cred_dir, dir, sizeof(in->cred_dir));
+}
+
+/*
+ * At start-up, once the rows are handed out: a directory no row
+ * describes (but a failed start's) is an instance's that is gone while
+ * no hk-scale watched it, or what an interrupted write left, and goes.
+ * Those of the rows' instances go with them (secrets_adopt()).
+ */
+void
+secrets_sweep(struct scale *sc, const struct store_instance *rows,
+    size_t n)
+{
+	char top[PATH_MAX], path[PATH_MAX], want[PATH_MAX];
+	struct dirent *de;
+	size_t i;
+	DIR *d;
+
+	if ((size_t)snprintf(top, sizeof(top), "%s/" CRED_SUBDIR,
+	    sc->cfg.runtime_dir) >= sizeof(top) || (d = opendir(top)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", top,
+		    de->d_name) >= sizeof(path))
+			continue;
+		for (i = 0; i < n; i++)
+			if (strcmp(rows[i].state, "failed") != 0 &&
+			    cred_path_of(sc, rows[i].app, rows[i].service,
+			    rows[i].started_at, want, sizeof(want)) == 0 &&
+			    strcmp(want, path) == 0)
+				break;
+		if (i < n)
+			continue;
+		if (remove_dir(path) == -1)
+			log_warn("unable to remove %s", path);
+		else
+			log_info("%s: removed, its instance is gone", path);
+	}
+	closedir(d);
 }
 
 /*

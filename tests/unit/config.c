@@ -587,7 +587,19 @@ static const struct app_case app_cases[] = {
 	{ "secrets: not with systemd", SRV_SL,
 	    SVC "backend = \"systemd\"\nsecrets = [\"A\"]\n",
 	    "app.toml:6: services.api.secrets: not supported with backend "
-	    "\"systemd\" (yet): exec or s6", 0 },
+	    "\"systemd\" (yet): exec, s6 or container", 0 },
+	{ "secrets in a container", SRV_SL, SVCI "secrets = [\"A\"]\n",
+	    NULL, 0 },
+	{ "secrets: not in a container of another node", SRV_NODES,
+	    SVCI "node_name = \"unix-1\"\nsecrets = [\"A\"]\n",
+	    "app.toml:6: services.api.secrets: not allowed with node_name "
+	    "\"unix-1\" (the files are on the default node only)", 0 },
+	{ "secrets_env: not in a container", SRV_SL,
+	    SVCI "secrets = [\"A\"]\nsecrets_env = true\n",
+	    "app.toml:6: services.api.secrets_env: not with backend "
+	    "\"container\" (the engine keeps a container's environment, "
+	    "shown by podman inspect): read the files of "
+	    "$CREDENTIALS_DIRECTORY", 0 },
 	{ "environment: CREDENTIALS_DIRECTORY is hk's", SRV_SL,
 	    SVC "[services.api.environment]\nCREDENTIALS_DIRECTORY = \"/x\"\n",
 	    "app.toml:6: services.api.environment.CREDENTIALS_DIRECTORY: "
