@@ -122,7 +122,7 @@ write_one(struct scale *sc, struct secret_key *k, const char *app,
 
 /*
  * The instance's directory, whole: its secrets opened into a temporary
- * one, which is then given to the user, made 0500 and renamed.  Sets
+ * one, which is then made 0500, given to the user and renamed.  Sets
  * in->cred_dir; -1 with a reason (nothing left behind).
  */
 int
@@ -166,8 +166,9 @@ secrets_prepare(struct inst *in, const struct user_ids *u, char *err,
 		r = write_one(sc, &k, in->svc->def.app, sp->secrets[i], dfd,
 		    u, err, errlen);
 	secret_key_clear(&k);
-	if (r == 0 && (fchown(dfd, u->uid, u->gid) == -1 ||
-	    fchmod(dfd, 0500) == -1 || rename(tmp, dir) == -1)) {
+	/* Made 0500 while still ours: only its owner (or CAP_FOWNER) may. */
+	if (r == 0 && (fchmod(dfd, 0500) == -1 ||
+	    fchown(dfd, u->uid, u->gid) == -1 || rename(tmp, dir) == -1)) {
 		snprintf(err, errlen, "secrets: %s: %s", dir, strerror(errno));
 		r = -1;
 	}
@@ -180,7 +181,11 @@ secrets_prepare(struct inst *in, const struct user_ids *u, char *err,
 	return 0;
 }
 
-/* A directory of files, as we made it: one level. */
+/*
+ * A directory of files, as we made it: one level.  It is the instance's
+ * user's, 0500: taken back first (CAP_CHOWN when that user is another),
+ * so that we may empty it.
+ */
 static int
 remove_dir(const char *dir)
 {
@@ -188,6 +193,10 @@ remove_dir(const char *dir)
 	DIR *d;
 	int dfd, r = 0;
 
+	if (fchownat(AT_FDCWD, dir, geteuid(), getegid(),
+	    AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT)
+		return 0;
+	(void)fchmodat(AT_FDCWD, dir, 0700, 0);
 	if ((d = opendir(dir)) == NULL)
 		return errno == ENOENT ? 0 : -1;
 	dfd = dirfd(d);

@@ -34,7 +34,7 @@ fi
 
 # key UNIT KEY: the values of KEY in the unit, one line
 key() { sed -n "s/^$2=//p" "$1" | tr '\n' ' ' | sed 's/ $//'; }
-SCALE_CAPS="CAP_SETUID CAP_SETGID CAP_KILL"
+SCALE_CAPS="CAP_SETUID CAP_SETGID CAP_KILL CAP_CHOWN"
 for u in $units; do
 	name=$(basename "$u" .service)
 	is "$(key "$u" User) $(key "$u" Group)" "hakopod hakopod" \
@@ -43,7 +43,7 @@ for u in $units; do
 	if [ "$name" = hk-scale ]; then
 		is "$(key "$u" AmbientCapabilities) / $(key "$u" CapabilityBoundingSet)" \
 		    "$SCALE_CAPS / $SCALE_CAPS" \
-		    "hk-scale.service: exactly its three capabilities, ambient"
+		    "hk-scale.service: exactly its four capabilities, ambient"
 		key "$u" MemoryDenyWriteExecute | grep -q yes
 		is "$?" 1 "hk-scale.service: no MemoryDenyWriteExecute (JIT children)"
 	else
@@ -70,8 +70,8 @@ for d in $dirs; do
 	if [ "$p" = hk-scale ]; then
 		grep -q -- '--reuid hakopod --regid hakopod --init-groups' \
 		    "$d/run" &&
-		    grep -q -- '--ambient-caps +setuid,+setgid,+kill' "$d/run" &&
-		    grep -q -- '--bounding-set -all,+setuid,+setgid,+kill' "$d/run"
+		    grep -q -- '--ambient-caps +setuid,+setgid,+kill,+chown' "$d/run" &&
+		    grep -q -- '--bounding-set -all,+setuid,+setgid,+kill,+chown' "$d/run"
 	else
 		grep -q '^exec s6-setuidgid hakopod ' "$d/run"
 	fi

@@ -110,6 +110,9 @@ for engine in $(engines); do
 	is "$(get "http://$ep/")" "one pid=$pid" "$engine: it answers at its endpoint"
 	wait_for 5 out_grep 'service=fn/web: request "GET / HTTP/1.1" 200'
 	ok $? "$engine: and the output relay logs the request"
+	run hk logs -n all fn/web
+	like "$out" "rev=1 inst=pid:$pid request \"GET / HTTP/1\\.1\" 200" \
+	    "$engine: hk logs shows it, with revision and instance"
 	run hk ps
 	like "$out" "$(printf '^fn\tweb\trunning\t1\t')" "$engine: hk ps shows it running"
 

@@ -108,6 +108,9 @@ wait_t 10 out_grep "service=$S: ct-fn: GET /x 200\$"
 ok $? "its output is in hk-scale's log, as an exec instance's"
 out_grep "service=$S: ct-fn: stderr works\$"
 ok $? "stderr too"
+run hk logs http-functions/api
+like "$out" "rev=1 inst=container:$(echo "$ID" | cut -c1-12) ct-fn: GET /x 200\$" \
+    "hk logs shows them, with revision and container"
 wait_t 5 events_reach 1 HTTPIdleWake "$S"
 ok $? "HTTPIdleWake recorded"
 

@@ -363,6 +363,8 @@ APP
 	    --no-pager | grep -c 'POST /three 200') -ge 3 ]"
 	is "$(nlines 'POST /three 200' "hk-svc-$APP.py-*")" 3 \
 	    "$e: its journal shows exactly three handler invocations"
+	is "$(hkc hk logs -n all "$APP/py" | grep -c 'POST /three 200')" 3 \
+	    "$e: hk logs shows them, from the journal"
 
 	# A source: run from its copy, which the dynamic user reads.
 	hash=$(field sr 's["code_hash"]')
