@@ -1955,9 +1955,6 @@ svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
 	if (slot[SK_SECRETS] == NULL)
 		return;
 	kpath_s(key, prefix, "secrets");
-	if (s->backend == BACKEND_SYSTEMD)
-		adiag(c, slot[SK_SECRETS]->line, key, "not supported with "
-		    "backend \"systemd\" (yet): exec, s6 or container");
 	if (s->backend == BACKEND_CONTAINER && s->node_name != NULL)
 		adiag(c, slot[SK_SECRETS]->line, key, "not allowed with "
 		    "node_name \"%s\" (the files are on the default node "

@@ -151,6 +151,8 @@ static int	start_props(sd_bus_message *, struct inst *, const char *,
 		    uid_t);
 static int	prop_exec(sd_bus_message *, const char *, char **);
 static int	prop_env(sd_bus_message *, const struct service_spec *, int);
+static int	prop_creds(sd_bus_message *, const struct inst *);
+static int	sd_cred_user(struct inst *, struct user_ids *, char *, size_t);
 static int	start_done(sd_bus_message *, void *, sd_bus_error *);
 static void	start_fail(struct inst *, const char *);
 static int	bus_ensure(struct scale *, char *, size_t);
@@ -194,6 +196,7 @@ const struct backend backend_systemd = {
 	.kill = sd_kill,
 	.row = sd_row,
 	.release = sd_release,
+	.cred_user = sd_cred_user,
 };
 
 static struct sd_inst *
@@ -469,6 +472,7 @@ start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
 	    (sp->directory != NULL &&
 	    (r = PROP(m, "WorkingDirectory", "s", sp->directory)) < 0) ||
 	    (r = prop_env(m, sp, in->port)) < 0 ||
+	    (r = prop_creds(m, in)) < 0 ||
 	    (r = PROP(m, "SyslogIdentifier", "s", def->id)) < 0 ||
 	    (r = PROP(m, "StandardOutput", "s", "journal")) < 0 ||
 	    (r = PROP(m, "StandardError", "s", "inherit")) < 0)
@@ -580,6 +584,60 @@ prop_env(sd_bus_message *m, const struct service_spec *sp, int port)
 	    (r = sd_bus_message_close_container(m)) < 0)
 		return r;
 	return sd_bus_message_close_container(m);
+}
+
+/*
+ * The secrets, as systemd's own credentials: LoadCredential=NAME:PATH of
+ * each file hk-scale wrote (inst_start()); systemd reads them as root at
+ * the unit's start into its own directory, readable by the unit's user
+ * (a dynamic one too), and names it $CREDENTIALS_DIRECTORY.  The unit
+ * (systemctl show, its file under /run/systemd/transient) names paths,
+ * never a value, as SetCredential= would.
+ */
+static int
+prop_creds(sd_bus_message *m, const struct inst *in)
+{
+	const struct service_spec *sp = &in->svc->def.spec;
+	char path[PATH_MAX];
+	size_t i;
+	int r;
+
+	if (in->cred_dir[0] == '\0')
+		return 0;
+	if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
+	    (r = sd_bus_message_append(m, "s", "LoadCredential")) < 0 ||
+	    (r = sd_bus_message_open_container(m, 'v', "a(ss)")) < 0 ||
+	    (r = sd_bus_message_open_container(m, 'a', "(ss)")) < 0)
+		return r;
+	for (i = 0; i < sp->nsecrets; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", in->cred_dir,
+		    sp->secrets[i]) >= sizeof(path))
+			return -ENAMETOOLONG;
+		if ((r = sd_bus_message_append(m, "(ss)", sp->secrets[i],
+		    path)) < 0)
+			return r;
+	}
+	if ((r = sd_bus_message_close_container(m)) < 0 ||
+	    (r = sd_bus_message_close_container(m)) < 0)
+		return r;
+	return sd_bus_message_close_container(m);
+}
+
+/*
+ * The files systemd reads are hk-scale's own (0500, 0400): root reads
+ * them, the unit's user gets systemd's copies.
+ */
+static int
+sd_cred_user(struct inst *in, struct user_ids *u, char *err, size_t errlen)
+{
+	char why[USER_ERR_LEN];
+
+	(void)in;
+	if (user_self(u, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "secrets: %s", why);
+		return -1;
+	}
+	return 0;
 }
 
 /* StartTransientUnit answered: the job is queued, or nothing was made. */

@@ -2,9 +2,12 @@
  * secrets.c - the secrets a service names (hk.toml(5) "secrets"),
  * delivered to an instance as systemd delivers credentials: one file per
  * secret in a directory of its own, RUNTIME/cred/APP.SERVICE.STARTED,
- * named by $CREDENTIALS_DIRECTORY.  The directory is 0500 and its files
- * 0400, owned by the instance's user; it is made whole under a temporary
- * name and renamed into place, and removed once the instance is gone.
+ * named by $CREDENTIALS_DIRECTORY (a container's bind mount at
+ * /run/secrets; systemd's LoadCredential=).  The directory is 0500 and
+ * its files 0400, owned by the user that reads them (the backend's
+ * cred_user); it is made whole under a temporary name and renamed into
+ * place, and removed once the instance is gone, or, left by an earlier
+ * run, at start-up (secrets_sweep()).
  *
  * Values come from the store, sealed (lib/secret.h), opened with the key
  * file here, and are wiped from our memory once written.  runtime_dir

@@ -131,8 +131,8 @@ is "$(pst "$p" Uid) / $(pst "$p" CapEff)" "$(four "$HKUID") / 0000000000000000" 
     "hk-activate (under hk-lease) too, without capabilities"
 p=$(ct systemctl show -p MainPID --value hk-scale.service)
 is "$(pst "$p" CapEff) $(pst "$p" CapAmb) $(pst "$p" CapBnd) $(pst "$p" NoNewPrivs)" \
-    "00000000000000e0 00000000000000e0 00000000000000e0 1" \
-    "hk-scale holds CAP_KILL, CAP_SETGID and CAP_SETUID, with no_new_privs"
+    "00000000000000e1 00000000000000e1 00000000000000e1 1" \
+    "hk-scale holds CAP_CHOWN, CAP_KILL, CAP_SETGID and CAP_SETUID, with no_new_privs"
 p=$(ct $HK hk ps --json | python3 -c 'import json, sys
 print([s for s in json.load(sys.stdin) if s["service"] == "py"][0]["instance"]["pid"])')
 is "$(pst "$p" Uid) / $(pst "$p" NoNewPrivs) / $(pst "$p" CapEff) $(pst "$p" CapAmb)" \

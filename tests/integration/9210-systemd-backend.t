@@ -188,6 +188,7 @@ serverless_address = "127.0.0.1:$PORT"
 state = "$CSTORE"
 runtime_dir = "/run/$N"
 time_unit_ms = 20
+secret_key_file = "/etc/$N/secret.key"
 CONF
 	echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" |
 	    ct sh -c "cat >/etc/$N/api.env"
@@ -275,6 +276,14 @@ backend = "systemd"
 public = true
 [services.sr.serverless]
 idle_seconds = 200
+
+[services.sc]
+command = ["python3", "$FN/secret-http.py"]
+backend = "systemd"
+public = true
+secrets = ["DB_PASSWORD"]
+[services.sc.serverless]
+idle_seconds = 200
 APP
 	ct mkdir -p "/etc/$N/code"
 	ct sh -c "cat >/etc/$N/code/app.py" <"$FN/src-app.py"
@@ -284,8 +293,11 @@ APP
 	printf '[Service]\nMemoryMax=200M\n' | ct sh -c \
 	    "cat >/etc/systemd/system/hk-svc-$APP.py-.service.d/limit.conf"
 	stack_start "$e" || return
+	V=$(python3 -c 'import secrets; print("hk-sd-" + secrets.token_hex(20))')
+	printf '%s' "$V" | hkc hk secret set "$APP" DB_PASSWORD >/dev/null 2>&1
+	ok $? "$e: hk secret set (the value on standard input)"
 	run hkc hk apply "/etc/$N/app.toml"
-	is "$rc" 0 "$e: hk apply of five services with backend = \"systemd\""
+	is "$rc" 0 "$e: hk apply of six services with backend = \"systemd\""
 	[ "$rc" = 0 ] || diag "$err"
 
 	# The readiness gate: each passes it once, then sleeps.
@@ -364,6 +376,35 @@ APP
 	echo "src-edited" | ct sh -c "cat >/etc/$N/code/body.txt"
 	is "$(code sr /) $(cut -d' ' -f1 "$T/body")" "200 src-one" \
 	    "$e: an edit of the working copy changes nothing"
+
+	# Secrets: systemd's own credentials (LoadCredential= of hk-scale's
+	# files), read by the dynamic user; no value in the unit or the
+	# journal.
+	D=$(printf '%s' "$V" | sha256sum | cut -d' ' -f1)
+	is "$(code sc /file) $(cat "$T/body")" "200 $D" \
+	    "$e: a service with a secret wakes and answers its digest"
+	unit=$(units "hk-svc-$APP.sc-*")
+	p=$(prop "$unit" MainPID)
+	is "$(ct sh -c "tr '\\0' '\\n' </proc/$p/environ" |
+	    sed -n 's/^CREDENTIALS_DIRECTORY=//p')" "/run/credentials/$unit" \
+	    "$e: its CREDENTIALS_DIRECTORY is systemd's"
+	# systemctl show (252) prints no LoadCredential: its transient file
+	cdir=$(ct sed -n 's/^LoadCredential=DB_PASSWORD:\(.*\)\/DB_PASSWORD$/\1/p' \
+	    "/run/systemd/transient/$unit")
+	like "$cdir" "^/run/$N/cred/$APP\\.sc\\.[0-9]+\$" \
+	    "$e: LoadCredential= names hk-scale's file"
+	is "$(ct stat -c '%a %U' "$cdir" "$cdir/DB_PASSWORD" | tr '\n' ' ')" \
+	    "500 root 400 root " "$e: hk-scale's own files (systemd reads them as root)"
+	ct systemctl show "$unit" >"$T/show" 2>&1
+	ok $? "$e: systemctl show of its unit"
+	journal "$unit" "$N-scale" >"$T/journal"
+	ct sh -c 'cat /run/systemd/transient/*' >"$T/transient" 2>&1
+	grep -qaF -- "$V" "$T/show" "$T/journal" "$T/transient"
+	ok $((! $?)) "$e: the value is not in systemctl show, the journal, /run/systemd/transient"
+	wait_t 10 state_is sc sleeping
+	ok $? "$e: idle, it sleeps"
+	wait_t 5 ct test ! -e "$cdir"
+	ok $? "$e: and hk-scale's directory is removed"
 
 	# A named user; a notify service; a command that cannot run.
 	wait_t 20 state_is as running

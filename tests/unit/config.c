@@ -584,10 +584,14 @@ static const struct app_case app_cases[] = {
 	    SVC "secrets = [\"PORT\"]\nsecrets_env = true\n",
 	    "app.toml:5: services.api.secrets: \"PORT\" is reserved (set by "
 	    "hk; secrets_env)", 0 },
-	{ "secrets: not with systemd", SRV_SL,
-	    SVC "backend = \"systemd\"\nsecrets = [\"A\"]\n",
-	    "app.toml:6: services.api.secrets: not supported with backend "
-	    "\"systemd\" (yet): exec, s6 or container", 0 },
+	{ "secrets with systemd", SRV_SL,
+	    SVC "backend = \"systemd\"\nsecrets = [\"A\"]\n", NULL, 0 },
+	{ "secrets_env: not with systemd", SRV_SL,
+	    SVC "backend = \"systemd\"\nsecrets = [\"A\"]\n"
+	    "secrets_env = true\n",
+	    "app.toml:7: services.api.secrets_env: not with backend "
+	    "\"systemd\" (systemd keeps a unit's environment, shown by "
+	    "systemctl show): read the files of $CREDENTIALS_DIRECTORY", 0 },
 	{ "secrets in a container", SRV_SL, SVCI "secrets = [\"A\"]\n",
 	    NULL, 0 },
 	{ "secrets: not in a container of another node", SRV_NODES,
