@@ -84,7 +84,7 @@ for d in $daemons; do
 	is "$(uid_of "$(svc_pid "$d")")" "$DAEMON" "$d runs as the run script's user"
 done
 is "$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$(svc_pid hk-scale)/status")" \
-    00000000000000e0 "hk-scale holds CAP_KILL, CAP_SETGID and CAP_SETUID only"
+    00000000000000e1 "hk-scale holds CAP_CHOWN, CAP_KILL, CAP_SETGID and CAP_SETUID only"
 
 state() {	# state SERVICE: what hk ps says
 	hk ps | awk -F '\t' -v s="$1" '$2 == s { print $3 }'
