@@ -183,7 +183,7 @@ call(struct hk *hk, const struct invoke *iv, json_t *event)
 	}
 	json_decref(req);
 	if (!json_is_true(json_object_get(reply, "ok"))) {
-		log_errorx("invoke %s: %s", iv->service,
+		log_errorx("invoke: %s",
 		    json_string_value(json_object_get(reply, "error")));
 		code = json_is_true(json_object_get(reply, "input")) ?
 		    EX_DATAERR : EX_UNAVAILABLE;

@@ -31,7 +31,6 @@ field() {
 	hk runs show --json "$1" |
 	    python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
 }
-start_jobs() { daemon jobs hk-jobs -v; }
 
 one() {
 	e=$1
