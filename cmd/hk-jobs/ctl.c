@@ -22,6 +22,7 @@
 #include "ipc.h"
 #include "jobs.h"
 #include "log.h"
+#include "runjson.h"
 
 static void	ctl_accept(struct loop *, int, int, void *);
 static void	ctl_read(struct loop *, int, int, void *);
@@ -272,7 +273,7 @@ op_get(struct jobs *jx, const json_t *msg)
 		return error_reply(store_error(jx->store), 0);
 	if (r == 1)
 		return error_reply("no such run", 1);
-	reply = json_pack("{s:b, s:o}", "ok", 1, "run", run_json(&row));
+	reply = json_pack("{s:b, s:o}", "ok", 1, "run", runjson(&row));
 	store_run_clear(&row);
 	return reply;
 }
@@ -301,7 +302,7 @@ ctl_notify(struct conn *c, const struct run *r)
 	json_t *msg;
 
 	c->waiting = NULL;
-	msg = json_pack("{s:s, s:o}", "op", "end", "run", run_json(&r->row));
+	msg = json_pack("{s:s, s:o}", "op", "end", "run", runjson(&r->row));
 	if (msg == NULL || ipc_send(c->fd, msg, err, sizeof(err)) == -1)
 		log_debug("jobs.sock: end of run=%s not told", r->row.id);
 	json_decref(msg);

@@ -90,7 +90,6 @@ void		 run_start(struct run *);
 void		 run_end(struct run *, enum run_phase, const char *);
 void		 run_free(struct run *);
 const char	*run_phase_name(enum run_phase);
-json_t		*run_json(const struct store_run *);
 void		 run_recover(struct jobs *);
 void		 run_prune(struct loop *, void *);
 

@@ -222,28 +222,6 @@ run_free(struct run *r)
 	free(r);
 }
 
-/* A run as jobs.sock and hk show it; the body when it is text. */
-json_t *
-run_json(const struct store_run *w)
-{
-	json_t *o, *body = json_null();
-
-	if (w->body != NULL &&
-	    (body = json_stringn((const char *)w->body, w->body_len)) == NULL)
-		body = json_null();
-	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:s, s:I, "
-	    "s:I, s:I, s:i, s:I, s:o, s:s}", "id", w->id, "app", w->app,
-	    "service", w->service, "revision", (json_int_t)w->revision,
-	    "trigger", w->trigger, "method", w->method, "path", w->path,
-	    "event_bytes", (json_int_t)w->event_bytes, "phase", w->phase,
-	    "created_at", (json_int_t)w->created_at,
-	    "started_at", (json_int_t)w->started_at,
-	    "finished_at", (json_int_t)w->finished_at, "status", w->status,
-	    "duration_us", (json_int_t)w->duration_us, "body", body,
-	    "reason", w->reason);
-	return o;
-}
-
 /*
  * At start: whatever the last hk-jobs left unfinished failed with it.  A
  * Running run may have reached the service: sending it again could run

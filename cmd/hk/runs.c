@@ -14,6 +14,7 @@
 
 #include "hk.h"
 #include "log.h"
+#include "runjson.h"
 #include "store.h"
 
 #define RUNS_USAGE \
@@ -22,7 +23,6 @@
 #define RUNS_LIST_MAX	1000
 
 static int	 parse_args(int, char **, int *);
-static json_t	*run_json(const struct store_run *);
 static void	 run_row(struct table *, const struct store_run *);
 static int	 runs_show(struct hk *, const char *, int);
 static int	 runs_list(struct hk *, const char *, int);
@@ -84,26 +84,6 @@ cmd_runs(struct hk *hk, int argc, char **argv)
 	return runs_list(hk, argc == 1 ? argv[0] : NULL, as_json);
 }
 
-static json_t *
-run_json(const struct store_run *w)
-{
-	json_t *body = json_null();
-
-	if (w->body != NULL &&
-	    (body = json_stringn((const char *)w->body, w->body_len)) == NULL)
-		body = json_null();
-	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:s, "
-	    "s:I, s:I, s:I, s:i, s:I, s:o, s:s}", "id", w->id, "app", w->app,
-	    "service", w->service, "revision", (json_int_t)w->revision,
-	    "trigger", w->trigger, "method", w->method, "path", w->path,
-	    "event_bytes", (json_int_t)w->event_bytes, "phase", w->phase,
-	    "created_at", (json_int_t)w->created_at,
-	    "started_at", (json_int_t)w->started_at,
-	    "finished_at", (json_int_t)w->finished_at, "status", w->status,
-	    "duration_us", (json_int_t)w->duration_us, "body", body,
-	    "reason", w->reason);
-}
-
 static void
 run_row(struct table *t, const struct store_run *w)
 {
@@ -159,7 +139,7 @@ runs_list(struct hk *hk, const char *service, int as_json)
 	t = table_new(8, header);
 	all = json_array();
 	for (i = 0; i < n; i++) {
-		json_array_append_new(all, run_json(&v[i]));
+		json_array_append_new(all, runjson(&v[i]));
 		run_row(t, &v[i]);
 	}
 	if (as_json) {
@@ -195,7 +175,7 @@ runs_show(struct hk *hk, const char *id, int as_json)
 		return EX_DATAERR;
 	}
 	if (as_json) {
-		o = run_json(&w);
+		o = runjson(&w);
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(o);
