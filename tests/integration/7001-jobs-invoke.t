@@ -144,6 +144,15 @@ one() {
 	sleep 3
 	is "$(calls "$kid")" 1 "$e: ... and was not run again"
 
+	# jobs.sock by hand
+	is "$(ctl jobs.sock '{"op":"bogus"}')" \
+	    '{"error":"unknown op","input":true,"ok":false}' \
+	    "$e: jobs.sock: an unknown op is an error"
+	is "$(ctl jobs.sock "{\"op\":\"get\",\"id\":\"$fid\"}" run.phase)" Failed \
+	    "$e: jobs.sock: get of a run"
+	is "$(ctl jobs.sock '{"op":"invoke","service":"fn/echo","x":1}' ok)" false \
+	    "$e: jobs.sock: an unknown field refuses an invoke"
+
 	# bad input
 	run hk invoke --event '{bad' fn/echo
 	is "$rc" 65 "$e: a bad JSON event: exit 65"
