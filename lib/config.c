@@ -115,6 +115,12 @@ struct server_rule {
 	    KT_INT, 1, 36500, requests_max_age_days)			\
 	K("requests_max_rows", NULL, "1000000", 1,			\
 	    KT_INT, 1, 1000000000, requests_max_rows)			\
+	K("runs_body_bytes", NULL, "4096", 1,				\
+	    KT_INT, 0, 65536, runs_body_bytes)				\
+	K("runs_max_age_days", NULL, "30", 1,				\
+	    KT_INT, 1, 36500, runs_max_age_days)			\
+	K("runs_max_rows", NULL, "10000", 1,				\
+	    KT_INT, 1, 1000000000, runs_max_rows)			\
 	K("runtime_dir", "HAKOPOD_RUNTIME_DIR", "/run/hakopod", 0,	\
 	    KT_PATH, 0, 0, runtime_dir)					\
 	K("s6_scandir", NULL, "", 0,					\

@@ -92,6 +92,9 @@ struct server_config {
 	int64_t		request_log;	/* 0 or 1, 1: send request records */
 	int64_t		requests_max_age_days;	/* 1..36500, 7 */
 	int64_t		requests_max_rows;	/* 1..1e9, 1000000 */
+	int64_t		runs_body_bytes;	/* 0..65536, 4096: excerpt kept */
+	int64_t		runs_max_age_days;	/* 1..36500, 30 */
+	int64_t		runs_max_rows;		/* 1..1e9, 10000 */
 	int64_t		service_log_files;	/* 2..1000, 4: per service */
 	int64_t		service_log_size;	/* 4 KiB..1 GiB, 1 MiB: each */
 	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of

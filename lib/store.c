@@ -36,6 +36,11 @@
  *	secrets		(migration 6) app, name PK, data (sealed: nonce
  *			and ciphertext, lib/secret.h; never the value),
  *			digest (keyed, hex), created_at, updated_at
+ *	runs		(migration 7) id PK (16 hex), app, service,
+ *			revision, trig (manual ...), method, path,
+ *			event_bytes, phase, created_at, started_at,
+ *			finished_at, status, duration_us, body (an
+ *			excerpt, runs_body_bytes), reason; hk-jobs's
  *	schema_migrations  version PK, applied_at
  *
  * Migration policy.  Migrations are numbered from 1 and append-only: a
@@ -247,6 +252,30 @@
 	"  updated_at BIGINT NOT NULL,"					\
 	"  PRIMARY KEY (app, name));"
 
+/*
+ * Version 7: runs of hk-jobs (hk-jobs(8)), one row per run, written by
+ * hk-jobs alone at each phase.  No foreign key: a run outlives its service.
+ */
+#define RUNS_V7(NAME, BLOB)						\
+	"CREATE TABLE runs ("						\
+	"  id " NAME " NOT NULL PRIMARY KEY,"				\
+	"  app " NAME " NOT NULL,"					\
+	"  service " NAME " NOT NULL,"					\
+	"  revision BIGINT NOT NULL DEFAULT 0,"				\
+	"  trig TEXT NOT NULL,"						\
+	"  method TEXT NOT NULL,"					\
+	"  path TEXT NOT NULL,"						\
+	"  event_bytes BIGINT NOT NULL DEFAULT 0,"			\
+	"  phase TEXT NOT NULL,"					\
+	"  created_at BIGINT NOT NULL,"					\
+	"  started_at BIGINT NOT NULL DEFAULT 0,"			\
+	"  finished_at BIGINT NOT NULL DEFAULT 0,"			\
+	"  status INTEGER NOT NULL DEFAULT 0,"				\
+	"  duration_us BIGINT NOT NULL DEFAULT 0,"			\
+	"  body " BLOB ","						\
+	"  reason TEXT NOT NULL DEFAULT '');"				\
+	"CREATE INDEX runs_created ON runs (created_at);"
+
 struct store_migration {
 	int64_t		 version;
 	const char	*what;
@@ -270,6 +299,8 @@ static const struct store_migration migrations[] = {
 	    CODE_V5(PG_NAME, "BYTEA"), NULL },
 	{ 6, "sealed secrets", SECRETS_V6(LITE_NAME, "BLOB"),
 	    SECRETS_V6(PG_NAME, "BYTEA"), NULL },
+	{ 7, "runs", RUNS_V7(LITE_NAME, "BLOB"), RUNS_V7(PG_NAME, "BYTEA"),
+	    NULL },
 };
 
 static const char migrations_table[] =
@@ -285,6 +316,10 @@ static const char migrations_table[] =
 #define EVENT_COLS	"id, at, app, service, kind, detail"
 #define LEASE_COLS \
 	"name, holder, epoch, acquired_at, expires_at, grace_ms"
+#define RUN_COLS \
+	"id, app, service, revision, trig, method, path, event_bytes, " \
+	"phase, created_at, started_at, finished_at, status, duration_us, " \
+	"body, reason"
 #define REQUEST_COLS \
 	"id, at, app, service, method, host, path, status, duration_us, " \
 	"wait_us, wake_id, bytes_in, bytes_out, outcome"
@@ -429,6 +464,35 @@ const struct store_sql store_sql[Q_COUNT] = {
 	[Q_SECRET_LIST] = { "secret list",
 	    "SELECT app, name, digest, created_at, updated_at FROM secrets "
 	    "WHERE app = $1 ORDER BY name" },
+	/* hk-jobs writes a run whole at each phase. */
+	[Q_RUN_PUT] = { "run put",
+	    "INSERT INTO runs (" RUN_COLS ") VALUES ($1, $2, $3, $4, $5, $6, "
+	    "$7, $8, $9, $10, $11, $12, $13, $14, $15, $16) "
+	    "ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, "
+	    "phase = excluded.phase, started_at = excluded.started_at, "
+	    "finished_at = excluded.finished_at, status = excluded.status, "
+	    "duration_us = excluded.duration_us, body = excluded.body, "
+	    "reason = excluded.reason" },
+	[Q_RUN_GET] = { "run get",
+	    "SELECT " RUN_COLS " FROM runs WHERE id = $1" },
+	/* The newest $3, returned oldest first. */
+	[Q_RUN_LIST] = { "run list",
+	    "SELECT " RUN_COLS " FROM (SELECT " RUN_COLS " FROM runs "
+	    "WHERE ($1 IS NULL OR app = $1) AND ($2 IS NULL OR service = $2) "
+	    "ORDER BY created_at DESC, id DESC LIMIT $3) AS t "
+	    "ORDER BY created_at, id" },
+	/* A new hk-jobs: what the last one left unfinished failed. */
+	[Q_RUN_ABANDON] = { "run abandon",
+	    "UPDATE runs SET phase = 'Failed', reason = $2, finished_at = $3 "
+	    "WHERE phase = $1" },
+	/* Retention takes finished runs only: a Running one is owned. */
+	[Q_RUN_PRUNE_AGE] = { "run prune by age",
+	    "DELETE FROM runs WHERE created_at < $1 AND phase NOT IN "
+	    "('Pending', 'Running')" },
+	[Q_RUN_PRUNE_ROWS] = { "run prune by rows",
+	    "DELETE FROM runs WHERE phase NOT IN ('Pending', 'Running') AND "
+	    "id NOT IN (SELECT id FROM runs ORDER BY created_at DESC, id DESC "
+	    "LIMIT $1)" },
 	[Q_SECRET_DELETE] = { "secret delete",
 	    "DELETE FROM secrets WHERE app = $1 AND name = $2" },
 	/*
@@ -502,6 +566,9 @@ static int	 read_instance(struct store *, struct store_instance *);
 static store_row_fn event_row;
 static int	 check_event(struct store *, const struct store_event *);
 static int	 read_event(struct store *, struct store_event *);
+static int	 check_run(struct store *, const struct store_run *);
+static int	 read_run_row(struct store *, void *);
+static void	 release_runs(void *, size_t);
 static int	 read_events(struct store *, enum store_q,
 		    const struct store_arg *, size_t, struct store_event **,
 		    size_t *);
@@ -2206,4 +2273,159 @@ store_secret_delete(struct store *s, const char *app, const char *name)
 	if (q_do(s, Q_SECRET_DELETE, a, NITEMS(a), &n) == -1)
 		return -1;
 	return n == 0 ? 1 : 0;
+}
+
+/* Runs (hk-jobs): strings checked as every other bounded field. */
+static int
+check_run(struct store *s, const struct store_run *r)
+{
+	if (check_name(s, "run id", r->id, STORE_RUN_ID_MAX) == -1 ||
+	    check_name(s, "app name", r->app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", r->service, STORE_NAME_MAX) == -1 ||
+	    check_field(s, "trigger", r->trigger, sizeof(r->trigger), 1) == -1 ||
+	    check_field(s, "method", r->method, sizeof(r->method), 1) == -1 ||
+	    check_field(s, "path", r->path, sizeof(r->path), 1) == -1 ||
+	    check_field(s, "phase", r->phase, sizeof(r->phase), 1) == -1 ||
+	    check_field(s, "reason", r->reason, sizeof(r->reason), 0) == -1)
+		return -1;
+	if (r->body_len > INT32_MAX) {
+		store_seterr(s, 0, "run %s: body too long", r->id);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_run_put(struct store *s, const struct store_run *r)
+{
+	struct store_arg a[] = { ARG_TEXT(r->id), ARG_TEXT(r->app),
+	    ARG_TEXT(r->service), ARG_INT(r->revision), ARG_TEXT(r->trigger),
+	    ARG_TEXT(r->method), ARG_TEXT(r->path), ARG_INT(r->event_bytes),
+	    ARG_TEXT(r->phase), ARG_INT(r->created_at),
+	    ARG_INT(r->started_at), ARG_INT(r->finished_at),
+	    ARG_INT(r->status), ARG_INT(r->duration_us),
+	    ARG_BLOB(r->body, r->body_len), ARG_TEXT(r->reason) };
+
+	call_start(s);
+	if (check_run(s, r) == -1)
+		return -1;
+	return q_do(s, Q_RUN_PUT, a, NITEMS(a), NULL);
+}
+
+static int
+read_run_row(struct store *s, void *p)
+{
+	struct store_run *r = p;
+	const unsigned char *b;
+	size_t len = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (col_copy(s, 0, r->id, sizeof(r->id), "run id") == -1 ||
+	    col_copy(s, 1, r->app, sizeof(r->app), "app") == -1 ||
+	    col_copy(s, 2, r->service, sizeof(r->service), "service") == -1 ||
+	    col_copy(s, 4, r->trigger, sizeof(r->trigger), "trigger") == -1 ||
+	    col_copy(s, 5, r->method, sizeof(r->method), "method") == -1 ||
+	    col_copy(s, 6, r->path, sizeof(r->path), "path") == -1 ||
+	    col_copy(s, 8, r->phase, sizeof(r->phase), "phase") == -1 ||
+	    col_copy(s, 15, r->reason, sizeof(r->reason), "reason") == -1)
+		return -1;
+	r->revision = s->ops->col_int(s, 3);
+	r->event_bytes = s->ops->col_int(s, 7);
+	r->created_at = s->ops->col_int(s, 9);
+	r->started_at = s->ops->col_int(s, 10);
+	r->finished_at = s->ops->col_int(s, 11);
+	r->status = (int)s->ops->col_int(s, 12);
+	r->duration_us = s->ops->col_int(s, 13);
+	if ((b = s->ops->col_blob(s, 14, &len)) != NULL) {
+		/* One byte more: malloc(0) may be NULL; text ends there. */
+		if ((r->body = malloc(len + 1)) == NULL)
+			return nomem(s);
+		memcpy(r->body, b, len);
+		r->body[len] = '\0';
+		r->body_len = len;
+	}
+	return 0;
+}
+
+static void
+release_runs(void *v, size_t n)
+{
+	store_run_free(v, n);
+}
+
+int
+store_run_get(struct store *s, const char *id, struct store_run *out)
+{
+	struct store_arg a[] = { ARG_TEXT(id) };
+	struct store_run *v;
+	size_t n;
+
+	call_start(s);
+	memset(out, 0, sizeof(*out));
+	if (check_name(s, "run id", id, STORE_RUN_ID_MAX) == -1)
+		return -1;
+	if (read_rows(s, Q_RUN_GET, a, NITEMS(a), sizeof(*v), read_run_row,
+	    release_runs, (void **)&v, &n) == -1)
+		return -1;
+	if (n == 0) {
+		free(v);
+		return 1;
+	}
+	*out = v[0];
+	free(v);
+	return 0;
+}
+
+int
+store_run_list(struct store *s, const char *app, const char *service,
+    size_t limit, struct store_run **out, size_t *nout)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service),
+	    ARG_INT(limit == 0 ? INT64_MAX : (int64_t)limit) };
+	void *v;
+	int r;
+
+	call_start(s);
+	r = read_rows(s, Q_RUN_LIST, a, NITEMS(a), sizeof(**out),
+	    read_run_row, release_runs, &v, nout);
+	*out = v;
+	return r;
+}
+
+int
+store_run_abandon(struct store *s, const char *phase, const char *reason,
+    int64_t *n)
+{
+	struct store_arg a[] = { ARG_TEXT(phase), ARG_TEXT(reason),
+	    ARG_INT(store_now_ms()) };
+
+	call_start(s);
+	*n = 0;
+	return q_do(s, Q_RUN_ABANDON, a, NITEMS(a), n);
+}
+
+int
+store_run_prune(struct store *s, int64_t before, int64_t max_rows,
+    int64_t *deleted)
+{
+	return prune(s, Q_RUN_PRUNE_AGE, 1, Q_RUN_PRUNE_ROWS, before,
+	    max_rows, deleted);
+}
+
+void
+store_run_clear(struct store_run *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->body_len = 0;
+}
+
+void
+store_run_free(struct store_run *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		store_run_clear(&v[i]);
+	free(v);
 }

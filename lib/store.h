@@ -267,6 +267,49 @@ int	store_secret_list(struct store *, const char *,
 int	store_secret_delete(struct store *, const char *, const char *);
 
 /*
+ * runs: hk-jobs's one-shot invocations (hk-jobs(8)).  put inserts a run
+ * or updates what changes with its phase; get: 0, 1 no such run, -1;
+ * list: the newest limit (0 = all) of app/service (NULL = any), oldest
+ * first; abandon fails every run left in phase with the reason (a new
+ * hk-jobs, of what the last one did not finish), *n counting them;
+ * prune as store_event_prune(), finished runs only.
+ */
+#define STORE_RUN_ID_MAX	16
+#define STORE_PHASE_MAX		15
+#define STORE_TRIGGER_MAX	63
+#define STORE_REASON_MAX	255
+
+struct store_run {
+	char		 id[STORE_RUN_ID_MAX + 1];	/* 16 hex */
+	char		 app[STORE_NAME_MAX + 1];
+	char		 service[STORE_NAME_MAX + 1];
+	int64_t		 revision;	/* 0: not known yet */
+	char		 trigger[STORE_TRIGGER_MAX + 1];	/* manual */
+	char		 method[STORE_METHOD_MAX + 1];
+	char		 path[STORE_PATH_MAX + 1];
+	int64_t		 event_bytes;
+	char		 phase[STORE_PHASE_MAX + 1];	/* Pending ... */
+	int64_t		 created_at;	/* Unix ms: Pending */
+	int64_t		 started_at;	/* Running, 0 = never */
+	int64_t		 finished_at;	/* its end, 0 = not yet */
+	int		 status;	/* HTTP status, 0 = none */
+	int64_t		 duration_us;	/* request sent to its end */
+	unsigned char	*body;		/* excerpt, NULL = none */
+	size_t		 body_len;
+	char		 reason[STORE_REASON_MAX + 1];	/* "" = none */
+};
+
+int	store_run_put(struct store *, const struct store_run *);
+int	store_run_get(struct store *, const char *, struct store_run *);
+int	store_run_list(struct store *, const char *, const char *, size_t,
+	    struct store_run **, size_t *);
+int	store_run_abandon(struct store *, const char *, const char *,
+	    int64_t *);
+int	store_run_prune(struct store *, int64_t, int64_t, int64_t *);
+void	store_run_clear(struct store_run *);
+void	store_run_free(struct store_run *, size_t);
+
+/*
  * leases: installation-wide named locks with an epoch (hk-lease).
  *
  * A lease is held by a store handle, at most one per handle, for as long as

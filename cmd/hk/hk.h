@@ -31,6 +31,8 @@ int	cmd_routes(struct hk *, int, char **);
 int	cmd_new(struct hk *, int, char **);
 int	cmd_logs(struct hk *, int, char **);
 int	cmd_secret(struct hk *, int, char **);
+int	cmd_invoke(struct hk *, int, char **);
+int	cmd_runs(struct hk *, int, char **);
 
 /* secret.c: the digests of the secrets an app's services name */
 int	secrets_resolve(struct hk *, struct app_config *);

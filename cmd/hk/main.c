@@ -25,10 +25,12 @@ static const struct command {
 	int		  server;	/* needs the operator config */
 } commands[] = {
 	{ "apply",	cmd_apply,	1 },
+	{ "invoke",	cmd_invoke,	1 },
 	{ "logs",	cmd_logs,	1 },
 	{ "new",	cmd_new,	0 },
 	{ "ps",		cmd_ps,		1 },
 	{ "routes",	cmd_routes,	1 },
+	{ "runs",	cmd_runs,	1 },
 	{ "secret",	cmd_secret,	1 },
 	{ "start",	cmd_start,	1 },
 	{ "status",	cmd_status,	1 },
@@ -59,6 +61,11 @@ static const char usage_text[] =
     "       hk [-v] [-f config] secret rm app name\n"
     "       hk [-v] [-f config] logs [-f] [-n lines | all] [--since time] "
     "service\n"
+    "       hk [-v] [-f config] invoke [--event json | --event @file] "
+    "[--path path] [--method method] [--wait [--timeout seconds]] "
+    "service\n"
+    "       hk [-v] [-f config] runs [--json] [service]\n"
+    "       hk [-v] [-f config] runs show [--json] id\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
     "       hk [-v] new [--framework fastapi | express] python | node "

@@ -49,7 +49,7 @@ PY
 
 has() { grep -q "$2" "$T/$1.msgs"; }
 
-for prog in hk-scale hk-activate hk-idle hk-events; do
+for prog in hk-scale hk-activate hk-idle hk-events hk-jobs; do
 	n=${prog#hk-}
 	notify_listen "$n"
 	NOTIFY_SOCKET=$T/$n.notify daemon "$n" "$prog"

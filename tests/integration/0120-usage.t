@@ -31,7 +31,8 @@ synopsis() {
 }
 
 for pair in hk:hk.1 hk-activate:hk-activate.8 hk-scale:hk-scale.8 \
-    hk-idle:hk-idle.8 hk-events:hk-events.8 hk-lease:hk-lease.1; do
+    hk-idle:hk-idle.8 hk-events:hk-events.8 hk-jobs:hk-jobs.8 \
+    hk-lease:hk-lease.1; do
 	prog=${pair%%:*}
 	syn=$(synopsis "${pair#*:}" "$prog")
 	like "$syn" "^$prog " "$prog: ${pair#*:} has a SYNOPSIS"
@@ -46,7 +47,7 @@ done
 
 # A command's own usage is its line of the SYNOPSIS.
 hk_syn=$(synopsis hk.1 hk)
-for cmd in validate apply ps routes status stop start new; do
+for cmd in validate apply ps routes status stop start new invoke runs; do
 	for args in --help -h; do
 		run hk $cmd $args
 		is "$rc:$err" "0:" "hk $cmd $args: exits 0, nothing on stderr"
@@ -92,7 +93,8 @@ bad() {
 }
 
 for pair in hk:hk.1 hk-activate:hk-activate.8 hk-scale:hk-scale.8 \
-    hk-idle:hk-idle.8 hk-events:hk-events.8 hk-lease:hk-lease.1; do
+    hk-idle:hk-idle.8 hk-events:hk-events.8 hk-jobs:hk-jobs.8 \
+    hk-lease:hk-lease.1; do
 	prog=${pair%%:*}
 	_page=${pair#*:}
 	bad "$prog" "$prog: error: invalid option -- 'Z'" $prog -Z
@@ -101,7 +103,7 @@ for pair in hk:hk.1 hk-activate:hk-activate.8 hk-scale:hk-scale.8 \
 	bad "$prog" "$prog: error: option requires an argument -- 'f'" $prog -f
 done
 
-for cmd in validate apply ps routes status stop start new; do
+for cmd in validate apply ps routes status stop start new invoke runs; do
 	bad "hk $cmd" "hk: error: unrecognized option '--bogus'" hk $cmd --bogus
 	bad "hk $cmd" "hk: error: invalid option -- 'Z'" hk $cmd -Z
 done

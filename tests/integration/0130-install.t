@@ -20,7 +20,7 @@ conf=$R/etc/hakopod/hakopod.toml
 cmp -s "$conf" "$HK_TOP/etc/examples/hakopod.toml"
 ok $? "it installs the commented operator config in /etc/hakopod"
 
-for p in hk-activate hk-events hk-idle hk-scale; do
+for p in hk-activate hk-events hk-idle hk-jobs hk-scale; do
 	run "$R/usr/bin/$p" -n -f "$conf"
 	is "$rc $err" "0 configuration OK" "$p -n accepts it"
 done

@@ -1177,6 +1177,7 @@ test_defaults(void)
 		"max_body_bytes", "max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"request_log", "requests_max_age_days", "requests_max_rows",
+		"runs_body_bytes", "runs_max_age_days", "runs_max_rows",
 		"runtime_dir", "s6_scandir", "secret_key_file",
 		"serverless_address",
 		"serverless_listen",
@@ -1190,7 +1191,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 28 keys");
+	isint(n, nitems(names), "config_keys: 31 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;

@@ -72,6 +72,7 @@ static struct store_request rq_one(int64_t);
 static void	 t_migrate_requests(const char *);
 static void	 t_settings(const char *, struct store *);
 static void	 t_secrets(const char *, struct store *);
+static void	 t_runs(const char *, struct store *);
 static void	 t_code(const char *, struct store *);
 static void	 t_tx(const char *, struct store *);
 static void	 t_busy(const char *, struct store *, const char *);
@@ -1185,6 +1186,64 @@ t_settings(const char *E, struct store *s)
 	free(v);
 }
 
+/* Runs of hk-jobs: a row per run, rewritten at each phase. */
+static void
+t_runs(const char *E, struct store *s)
+{
+	struct store_run r, g, *v = NULL;
+	size_t n = 0;
+	int64_t k = 0;
+
+	memset(&r, 0, sizeof(r));
+	strlcpy(r.id, "00000000000000a1", sizeof(r.id));
+	strlcpy(r.app, "fn", sizeof(r.app));
+	strlcpy(r.service, "echo", sizeof(r.service));
+	strlcpy(r.trigger, "manual", sizeof(r.trigger));
+	strlcpy(r.method, "POST", sizeof(r.method));
+	strlcpy(r.path, "/", sizeof(r.path));
+	strlcpy(r.phase, "Pending", sizeof(r.phase));
+	r.created_at = 1000;
+	r.event_bytes = 2;
+	ok(store_run_get(s, r.id, &g) == 1, "%s: run get of unknown is 1", E);
+	ok(store_run_put(s, &r) == 0, "%s: run put (Pending)", E);
+	strlcpy(r.phase, "Succeeded", sizeof(r.phase));
+	r.status = 200;
+	r.body = (unsigned char *)"ok\n";
+	r.body_len = 3;
+	r.finished_at = 2000;
+	ok(store_run_put(s, &r) == 0 && store_run_get(s, r.id, &g) == 0 &&
+	    strcmp(g.phase, "Succeeded") == 0 && g.status == 200 &&
+	    g.body_len == 3 && memcmp(g.body, "ok\n", 3) == 0 &&
+	    g.created_at == 1000 && g.event_bytes == 2,
+	    "%s: run put again: the phase, status and body change", E);
+	store_run_clear(&g);
+	r.body = NULL;
+	r.body_len = 0;
+	strlcpy(r.id, "00000000000000a2", sizeof(r.id));
+	strlcpy(r.phase, "Running", sizeof(r.phase));
+	r.created_at = 3000;
+	ok(store_run_put(s, &r) == 0 &&
+	    store_run_abandon(s, "Running", "gone", &k) == 0 && k == 1 &&
+	    store_run_get(s, r.id, &g) == 0 &&
+	    strcmp(g.phase, "Failed") == 0 && strcmp(g.reason, "gone") == 0,
+	    "%s: run abandon fails what was left Running, with the reason",
+	    E);
+	store_run_clear(&g);
+	ok(store_run_list(s, "fn", NULL, 0, &v, &n) == 0 && n == 2 &&
+	    strcmp(v[0].id, "00000000000000a1") == 0,
+	    "%s: run list: oldest first", E);
+	store_run_free(v, n);
+	ok(store_run_list(s, NULL, NULL, 1, &v, &n) == 0 && n == 1 &&
+	    strcmp(v[0].id, "00000000000000a2") == 0,
+	    "%s: run list with a limit: the newest", E);
+	store_run_free(v, n);
+	ok(store_run_prune(s, 0, 1, &k) == 0 && k == 1 &&
+	    store_run_get(s, "00000000000000a1", &g) == 1,
+	    "%s: run retention by rows keeps the newest", E);
+	ok(store_run_prune(s, 5000, 0, &k) == 0 && k == 1,
+	    "%s: run retention by age", E);
+}
+
 /* The store keeps bytes it is given; sealing is lib/secret's. */
 static void
 t_secrets(const char *E, struct store *s)
@@ -1395,6 +1454,7 @@ suite(const char *E, enum store_engine want, const char *url,
 		t_request_log(E, s, url);
 		t_settings(E, s);
 		t_secrets(E, s);
+		t_runs(E, s);
 		t_code(E, s);
 		t_tx(E, s);
 		t_busy(E, s, url);

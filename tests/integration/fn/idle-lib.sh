@@ -44,7 +44,7 @@ idle_apply() {
 	hk apply "$T/app.toml" >"$T/apply.out" 2>&1
 }
 
-# start_events / start_scale / start_gw / start_idle: ready, logs in
+# start_events / start_scale / start_gw / start_idle / start_jobs: ready, logs in
 # $T/NAME.log, pids in ${NAME}_pid.
 start_events() {
 	daemon events hk-events -v
@@ -63,6 +63,11 @@ start_gw() {
 
 start_idle() {
 	daemon idle hk-idle -v
+}
+
+# start_jobs: hk-jobs (runs through the gateway), after start_all.
+start_jobs() {
+	daemon jobs hk-jobs -v
 }
 
 # start_all: hk-events, hk-scale, hk-activate, hk-idle.

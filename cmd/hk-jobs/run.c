@@ -1,0 +1,259 @@
+/*
+ * run.c - a run from Pending to its end: the row in the store at each
+ * phase, the service's state checked before anything is sent, the end
+ * told to whoever waits for it.  hk-jobs never retries a run.
+ */
+#include <sys/random.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "jobs.h"
+#include "log.h"
+#include "store.h"
+
+static int	run_id(char *, size_t);
+static int	run_head(struct run *, const char *, const char *, size_t);
+static void	run_timeout(struct loop *, void *);
+static void	run_save(struct run *);
+
+static const char *const phase_names[] = {
+	[RUN_PENDING] = "Pending",
+	[RUN_RUNNING] = "Running",
+	[RUN_SUCCEEDED] = "Succeeded",
+	[RUN_FAILED] = "Failed",
+	[RUN_SKIPPED] = "Skipped",
+};
+
+const char *
+run_phase_name(enum run_phase p)
+{
+	return phase_names[p];
+}
+
+/* 64 random bits as 16 hex digits: unique in an installation. */
+static int
+run_id(char *dst, size_t size)
+{
+	unsigned char b[8];
+	size_t i;
+
+	if (size < 2 * sizeof(b) + 1 ||
+	    getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return -1;
+	for (i = 0; i < sizeof(b); i++)
+		snprintf(dst + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
+/* The request, whole: head then event; the gateway's /fn/ path routes it. */
+static int
+run_head(struct run *r, const char *addr, const char *event, size_t len)
+{
+	int n;
+
+	n = snprintf(NULL, 0, "%s /fn/%s/%s%s HTTP/1.1\r\nHost: %s\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+	    "Hk-Run-Id: %s\r\nConnection: close\r\n\r\n", r->row.method,
+	    r->row.app, r->row.service, r->row.path, addr, len, r->row.id);
+	if (n < 0 || (r->out = malloc((size_t)n + len + 1)) == NULL)
+		return -1;
+	snprintf(r->out, (size_t)n + 1, "%s /fn/%s/%s%s HTTP/1.1\r\n"
+	    "Host: %s\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\nHk-Run-Id: %s\r\nConnection: close\r\n"
+	    "\r\n", r->row.method, r->row.app, r->row.service, r->row.path,
+	    addr, len, r->row.id);
+	memcpy(r->out + n, event, len);
+	r->outlen = (size_t)n + len;
+	return 0;
+}
+
+struct run *
+run_new(struct jobs *jx, const char *app, const char *service,
+    const char *method, const char *path, const char *event, size_t len,
+    char *err, size_t errlen, int *input)
+{
+	struct store_service svc;
+	struct run *r;
+	int found;
+
+	*input = 0;
+	if ((found = store_service_get(jx->store, app, service, &svc)) ==
+	    -1) {
+		snprintf(err, errlen, "store: %s", store_error(jx->store));
+		return NULL;
+	}
+	if (found == 1 || !svc.serverless) {
+		if (found == 0)
+			store_service_clear(&svc);
+		snprintf(err, errlen, "%s/%s: no such serverless service",
+		    app, service);
+		*input = 1;
+		return NULL;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		store_service_clear(&svc);
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	r->jx = jx;
+	r->fd = -1;
+	r->row.revision = svc.revision;
+	store_service_clear(&svc);
+	strlcpy(r->row.app, app, sizeof(r->row.app));
+	strlcpy(r->row.service, service, sizeof(r->row.service));
+	strlcpy(r->row.trigger, "manual", sizeof(r->row.trigger));
+	strlcpy(r->row.method, method, sizeof(r->row.method));
+	strlcpy(r->row.path, path, sizeof(r->row.path));
+	strlcpy(r->row.phase, "Pending", sizeof(r->row.phase));
+	r->row.event_bytes = (int64_t)len;
+	r->row.created_at = store_now_ms();
+	r->body_max = (size_t)jx->cfg.runs_body_bytes;
+	loop_timer_init(&r->timer, run_timeout, r);
+	if (run_id(r->row.id, sizeof(r->row.id)) == -1 ||
+	    run_head(r, jx->cfg.serverless_address, event, len) == -1) {
+		snprintf(err, errlen, "run: %s", strerror(errno));
+		run_free(r);
+		return NULL;
+	}
+	if (store_run_put(jx->store, &r->row) == -1) {
+		snprintf(err, errlen, "store: %s", store_error(jx->store));
+		run_free(r);
+		return NULL;
+	}
+	TAILQ_INSERT_TAIL(&jx->runs, r, entry);
+	log_info("run=%s service=%s app=%s: pending", r->row.id, service,
+	    app);
+	return r;
+}
+
+/*
+ * Running, unless the service is stopped: a stopped service is never
+ * woken by a run, which fails instead.
+ */
+void
+run_start(struct run *r)
+{
+	struct store_service svc;
+	char err[256];
+	int found;
+
+	found = store_service_get(r->jx->store, r->row.app, r->row.service,
+	    &svc);
+	if (found != 0) {
+		run_end(r, RUN_FAILED, found == 1 ? "service removed" :
+		    "store unavailable");
+		return;
+	}
+	r->row.revision = svc.revision;
+	if (svc.desired == STORE_DESIRED_STOPPED) {
+		store_service_clear(&svc);
+		run_end(r, RUN_FAILED, "service stopped");
+		return;
+	}
+	store_service_clear(&svc);
+	r->phase = RUN_RUNNING;
+	strlcpy(r->row.phase, "Running", sizeof(r->row.phase));
+	r->row.started_at = store_now_ms();
+	r->start_us = loop_clock_us();
+	run_save(r);
+	if (req_start(r, err, sizeof(err)) == -1) {
+		run_end(r, RUN_FAILED, err);
+		return;
+	}
+	loop_timer_at(r->jx->loop, &r->timer,
+	    loop_now_ms(r->jx->loop) + JOBS_RUN_MS);
+}
+
+static void
+run_timeout(struct loop *l, void *arg)
+{
+	(void)l;
+	run_end(arg, RUN_FAILED, "no response from the gateway in time");
+}
+
+static void
+run_save(struct run *r)
+{
+	if (store_run_put(r->jx->store, &r->row) == -1)
+		log_warnx("run=%s: unable to record %s: %s", r->row.id,
+		    r->row.phase, store_error(r->jx->store));
+}
+
+/* The end: recorded, told, freed.  Never run again. */
+void
+run_end(struct run *r, enum run_phase phase, const char *reason)
+{
+	struct jobs *jx = r->jx;
+
+	req_close(r);
+	loop_timer_cancel(jx->loop, &r->timer);
+	r->phase = phase;
+	strlcpy(r->row.phase, run_phase_name(phase), sizeof(r->row.phase));
+	strlcpy(r->row.reason, reason == NULL ? "" : reason,
+	    sizeof(r->row.reason));
+	r->row.finished_at = store_now_ms();
+	if (r->start_us != 0)
+		r->row.duration_us = loop_clock_us() - r->start_us;
+	run_save(r);
+	log_info("run=%s service=%s app=%s: %s%s%s", r->row.id,
+	    r->row.service, r->row.app, r->row.phase,
+	    reason == NULL ? "" : ": ", reason == NULL ? "" : reason);
+	if (r->waiter != NULL)
+		ctl_notify(r->waiter, r);
+	TAILQ_REMOVE(&jx->runs, r, entry);
+	run_free(r);
+}
+
+void
+run_free(struct run *r)
+{
+	if (r->waiter != NULL)
+		r->waiter->waiting = NULL;
+	store_run_clear(&r->row);
+	free(r->out);
+	free(r);
+}
+
+/*
+ * At start: whatever the last hk-jobs left unfinished failed with it.  A
+ * Running run may have reached the service: sending it again could run
+ * it twice, so it is recorded Failed, never resumed.
+ */
+void
+run_recover(struct jobs *jx)
+{
+	int64_t n1 = 0, n2 = 0;
+
+	if (store_run_abandon(jx->store, "Running",
+	    "hk-jobs exited during the run", &n1) == -1 ||
+	    store_run_abandon(jx->store, "Pending",
+	    "hk-jobs exited before the run started", &n2) == -1)
+		fatalx(EX_UNAVAILABLE, "unable to record unfinished "
+		    "runs: %s", store_error(jx->store));
+	if (n1 + n2 > 0)
+		log_warnx("%jd unfinished runs of the last start failed",
+		    (intmax_t)(n1 + n2));
+}
+
+void
+run_prune(struct loop *l, void *arg)
+{
+	struct jobs *jx = arg;
+	int64_t n = 0;
+
+	loop_timer_at(l, &jx->prune_timer, loop_now_ms(l) + JOBS_PRUNE_MS);
+	if (store_run_prune(jx->store, store_now_ms() -
+	    jx->cfg.runs_max_age_days * 86400000LL, jx->cfg.runs_max_rows,
+	    &n) == -1)
+		log_warnx("runs retention: %s", store_error(jx->store));
+	else if (n > 0)
+		log_debug("runs retention: %jd runs deleted", (intmax_t)n);
+}
