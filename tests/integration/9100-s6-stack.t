@@ -52,7 +52,7 @@ done
 # this host need not have: here the stack runs as daemon, which owns the
 # store and the runtime directory.
 is "$(grep -lE '(s6-setuidgid|--reuid|--regid) hakopod ' "$scan"/*/run | wc -l)" \
-    4 "every run script drops to hakopod"
+    5 "every run script drops to hakopod"
 sed -i -E 's/(s6-setuidgid|--reuid|--regid) hakopod /\1 daemon /g' \
     "$scan"/*/run
 chown -R daemon:daemon "$T/run" "$T/db"

@@ -14,7 +14,7 @@
 for tool in podman systemd-analyze curl; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
 done
-UNITS="hk-events hk-scale hk-activate hk-idle"
+UNITS="hk-events hk-scale hk-activate hk-idle hk-jobs"
 
 CT=${HK_SYSTEMD_CT:-}
 own_ct=
@@ -98,7 +98,7 @@ fi
 ct systemctl daemon-reload
 # shellcheck disable=SC2086
 run ct systemctl start $UNITS
-is "$rc" 0 "systemctl start of the four units (Type=notify: ready)"
+is "$rc" 0 "systemctl start of the five units (Type=notify: ready)"
 for u in $UNITS; do
 	[ "$rc" = 0 ] || journal $u
 done
