@@ -4,7 +4,7 @@
 # run alone starts its own): the user hakopod made by make install's own
 # recipe, the units of etc/systemd with BINDIR at this build, the operator
 # config that make install ships and /etc/hakopod/api.env, started with
-# systemctl.  The daemons run as hakopod (hk-scale with exactly its three
+# systemctl.  The daemons run as hakopod (hk-scale with exactly its four
 # capabilities), an applied Python function runs as nobody with
 # no_new_privs, and requests through the gateway on 127.0.0.1 are answered
 # 200, by Python and by Node.  The exposure systemd-analyze security gives
