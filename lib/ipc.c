@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "ipc.h"
+#include "log.h"
 
 static int	deadline_left(const struct timespec *);
 static int	unix_addr(struct sockaddr_un *, const char *, char *, size_t);
@@ -257,4 +258,28 @@ ipc_peer_allowed(int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
 		return 0;
 	return cred.uid == 0 || cred.uid == geteuid();
+}
+
+/*
+ * A connection on the listening socket sock names, non-blocking, from root
+ * or our own uid; -1 when there is none to take (logged unless it is only
+ * EAGAIN or EINTR) or its peer is refused.
+ */
+int
+ipc_accept(int listenfd, const char *sock)
+{
+	int fd;
+
+	if ((fd = accept4(listenfd, NULL, NULL, SOCK_NONBLOCK |
+	    SOCK_CLOEXEC)) == -1) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("%s: accept", sock);
+		return -1;
+	}
+	if (!ipc_peer_allowed(fd)) {
+		log_warnx("%s: peer refused: not root or our uid", sock);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -40,5 +40,6 @@ int	 ipc_call(const char *, const json_t *, json_t **, int, char *, size_t);
 int	 ipc_listen(const char *, int, char *, size_t);
 /* Whether the peer of a connected socket is root or our own uid. */
 int	 ipc_peer_allowed(int);
+int	 ipc_accept(int, const char *);
 
 #endif

@@ -71,14 +71,8 @@ ctl_accept(struct loop *l, int fd, int mask, void *arg)
 
 	(void)mask;
 	(void)arg;
-	if ((cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) ==
-	    -1)
+	if ((cfd = ipc_accept(fd, "activate.sock")) == -1)
 		return;
-	if (!ipc_peer_allowed(cfd)) {
-		log_warnx("activate.sock: peer refused (uid)");
-		close(cfd);
-		return;
-	}
 	if (loop_add_fd(l, cfd, LOOP_READ, ctl_read, NULL) == -1)
 		close(cfd);
 }

@@ -69,17 +69,8 @@ ctl_accept(struct loop *l, int fd, int mask, void *arg)
 	int cfd;
 
 	(void)mask;
-	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd == -1) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warn("jobs.sock: accept");
+	if ((cfd = ipc_accept(fd, "jobs.sock")) == -1)
 		return;
-	}
-	if (!ipc_peer_allowed(cfd)) {
-		log_warnx("jobs.sock: peer refused: not root or our uid");
-		close(cfd);
-		return;
-	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    loop_add_fd(l, cfd, LOOP_READ, ctl_read, c) == -1) {
 		log_warn("jobs.sock: connection");

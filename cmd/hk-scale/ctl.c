@@ -105,17 +105,8 @@ ctl_accept(struct loop *l, int fd, int mask, void *arg)
 	int cfd;
 
 	(void)mask;
-	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd == -1) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warn("scale.sock: accept");
+	if ((cfd = ipc_accept(fd, "scale.sock")) == -1)
 		return;
-	}
-	if (!ipc_peer_allowed(cfd)) {
-		log_warnx("scale.sock: peer refused: not root or our uid");
-		close(cfd);
-		return;
-	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warn("scale.sock: connection");
 		close(cfd);
