@@ -55,6 +55,7 @@ int	wait_deploy(struct hk *, int, json_t *, int);
 void	daemons_tell(const struct hk *, const char *, const char *);
 
 /* util */
+int	hk_json_flag(int, char **, const char *, int, int *);
 void	fmt_time(char *, size_t, long long);
 void	fmt_policy(char *, size_t, const char *);
 void	fmt_hosts(char *, size_t, const char *);

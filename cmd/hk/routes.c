@@ -4,7 +4,6 @@
  * path /fn/<app>/<service>/, the gateway's address (serverless_address)
  * and the endpoint of its current instance, from the store.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,44 +16,10 @@
 #include "log.h"
 #include "store.h"
 
-#define ROUTES_USAGE	"usage: hk [-v] [-f config] routes [--json]\n"
-
-static int	 parse_args(int, char **, int *);
 static const char *endpoint_of(const struct store_instance *, size_t,
 		    const struct store_service *);
 static json_t	*route_json(const struct store_service *, const char *,
 		    const char *, const char *);
-
-static int
-parse_args(int argc, char **argv, int *as_json)
-{
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
-
-	*as_json = 0;
-	while ((ch = getopt_long(argc, argv, "hj", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			*as_json = 1;
-			break;
-		case 'h':
-			fputs(ROUTES_USAGE, stdout);
-			exit(EX_OK);
-		default:
-			fputs(ROUTES_USAGE, stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fputs(ROUTES_USAGE, stderr);
-		return -1;
-	}
-	return 0;
-}
 
 /* The endpoint requests go to now: a running instance's, else NULL. */
 static const char *
@@ -108,7 +73,7 @@ cmd_routes(struct hk *hk, int argc, char **argv)
 	json_t *all;
 	int as_json, code;
 
-	if (parse_args(argc, argv, &as_json) == -1)
+	if (hk_json_flag(argc, argv, "routes [--json]", 0, &as_json) == -1)
 		return EX_USAGE;
 	if ((code = hk_store(hk)) != EX_OK)
 		return code;

@@ -2,7 +2,6 @@
  * show.c - "hk ps" (one line per service) and "hk status" (the runtime card
  * of one service).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,6 @@
 #include "srctree.h"
 #include "store.h"
 
-static int	parse_json_flag(int, char **, const char *, int, int *);
 static const struct store_instance *find_instance(
 		    const struct store_instance *, size_t, const char *,
 		    const char *);
@@ -29,43 +27,6 @@ static void	print_placement(const struct store_service *, json_t *,
 		    const struct store_instance *);
 static void	print_card(const struct store_service *,
 		    const struct store_instance *);
-
-/*
- * [--json] and nargs operands; the index of the first operand, or -1 after
- * the usage line on stderr.
- */
-static int
-parse_json_flag(int argc, char **argv, const char *synopsis, int nargs,
-    int *as_json)
-{
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
-
-	*as_json = 0;
-	while ((ch = getopt_long(argc, argv, "hj", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			*as_json = 1;
-			break;
-		case 'h':
-			printf("usage: hk [-v] [-f config] %s\n", synopsis);
-			exit(EX_OK);
-		default:
-			fprintf(stderr, "usage: hk [-v] [-f config] %s\n",
-			    synopsis);
-			return -1;
-		}
-	}
-	if (argc - optind != nargs) {
-		fprintf(stderr, "usage: hk [-v] [-f config] %s\n", synopsis);
-		return -1;
-	}
-	return optind;
-}
 
 static const struct store_instance *
 find_instance(const struct store_instance *insts, size_t n, const char *app,
@@ -147,7 +108,7 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 	json_t *all;
 	int as_json, code;
 
-	if (parse_json_flag(argc, argv, "ps [--json]", 0, &as_json) == -1)
+	if (hk_json_flag(argc, argv, "ps [--json]", 0, &as_json) == -1)
 		return EX_USAGE;
 	if ((code = hk_store(hk)) != EX_OK)
 		return code;
@@ -275,7 +236,7 @@ cmd_status(struct hk *hk, int argc, char **argv)
 	json_t *o;
 	int first, as_json, code, r;
 
-	if ((first = parse_json_flag(argc, argv, "status [--json] service", 1,
+	if ((first = hk_json_flag(argc, argv, "status [--json] service", 1,
 	    &as_json)) == -1)
 		return EX_USAGE;
 	if ((code = hk_store(hk)) != EX_OK)

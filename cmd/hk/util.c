@@ -1,8 +1,12 @@
 /*
- * util.c - how hk shows a service: its state, times, hosts and policy.
+ * util.c - how hk shows a service: its state, times, hosts and policy;
+ * and the [--json] flag of the commands that list.
  */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -83,4 +87,41 @@ fmt_policy(char *buf, size_t len, const char *spec_json)
 		    (long long)json_integer_value(json_object_get(p,
 		    "max_concurrency")));
 	json_decref(spec);
+}
+
+/*
+ * [--json] and nargs operands; the index of the first operand, or -1 after
+ * the usage line on stderr.
+ */
+int
+hk_json_flag(int argc, char **argv, const char *synopsis, int nargs,
+    int *as_json)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	*as_json = 0;
+	while ((ch = getopt_long(argc, argv, "hj", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			*as_json = 1;
+			break;
+		case 'h':
+			printf("usage: hk [-v] [-f config] %s\n", synopsis);
+			exit(EX_OK);
+		default:
+			fprintf(stderr, "usage: hk [-v] [-f config] %s\n",
+			    synopsis);
+			return -1;
+		}
+	}
+	if (argc - optind != nargs) {
+		fprintf(stderr, "usage: hk [-v] [-f config] %s\n", synopsis);
+		return -1;
+	}
+	return optind;
 }
