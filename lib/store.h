@@ -310,6 +310,81 @@ void	store_run_clear(struct store_run *);
 void	store_run_free(struct store_run *, size_t);
 
 /*
+ * jobs: the declarative runs of an app file, [jobs.NAME] (hk.toml(5)),
+ * written by hk apply in its transaction; hk-jobs dispatches them.
+ *
+ * put inserts or updates the job's service, spec_json and run_id, never
+ * done_run_id or run; get: 0, 1 no such job, -1; list: every job of app
+ * (NULL = every app), by app then name; prune deletes the app's jobs whose
+ * name is not in keep[0..nkeep), *removed counting them.
+ *
+ * claim is how a run_id is run once in an installation, even with several
+ * hosts' hk-jobs: in one transaction it sets done_run_id = run_id and
+ * run = row->id where the job still has exactly that run_id and a lower
+ * done_run_id, and then inserts the run row (store_run_put()); 0 when it
+ * did, 1 when not (another claimed it, or the job changed), -1 on error
+ * (nothing written).
+ */
+struct store_job {
+	char		 app[STORE_NAME_MAX + 1];
+	char		 name[STORE_NAME_MAX + 1];
+	char		 service[STORE_NAME_MAX + 1];
+	char		*spec_json;	/* event, method, path, timeout */
+	int64_t		 run_id;	/* as applied, >= 0 */
+	int64_t		 done_run_id;	/* the last one run; -1 none */
+	char		 run[STORE_RUN_ID_MAX + 1];	/* its run, "" */
+	int64_t		 updated_at;	/* Unix ms of the last put */
+};
+
+int	store_job_put(struct store *, const char *, const char *, const char *,
+	    const char *, int64_t);
+int	store_job_get(struct store *, const char *, const char *,
+	    struct store_job *);
+int	store_job_list(struct store *, const char *, struct store_job **,
+	    size_t *);
+int	store_job_prune(struct store *, const char *, char *const *, size_t,
+	    int64_t *);
+int	store_job_claim(struct store *, const char *, const char *, int64_t,
+	    const struct store_run *);
+void	store_job_clear(struct store_job *);
+void	store_job_free(struct store_job *, size_t);
+
+/*
+ * schedules: [services.X.schedules.NAME] (hk.toml(5)), written by hk
+ * apply; hk-jobs fires them.  last_fire is the schedule's clock time (Unix
+ * ms) of the last firing claimed, so that one firing is taken once in an
+ * installation.
+ *
+ * put inserts (last_fire = its last argument, the time of the apply) or
+ * updates spec_json, keeping last_fire;
+ * list: every schedule (app NULL) or an app's, by app, service, name;
+ * prune deletes the app's schedules not named by the pairs
+ * services[i]/names[i], i < nkeep, *removed counting them.
+ *
+ * claim: in one transaction, sets last_fire = fire where it is lower, and
+ * then, if row is not NULL, inserts the run row; 0 when it did, 1 when
+ * another firing at or after fire was claimed already, -1 on error.
+ */
+struct store_schedule {
+	char		 app[STORE_NAME_MAX + 1];
+	char		 service[STORE_NAME_MAX + 1];
+	char		 name[STORE_NAME_MAX + 1];
+	char		*spec_json;	/* cron, timezone, event ... */
+	int64_t		 last_fire;
+	int64_t		 updated_at;
+};
+
+int	store_schedule_put(struct store *, const char *, const char *,
+	    const char *, const char *, int64_t);
+int	store_schedule_list(struct store *, const char *,
+	    struct store_schedule **, size_t *);
+int	store_schedule_prune(struct store *, const char *, char *const *,
+	    char *const *, size_t, int64_t *);
+int	store_schedule_claim(struct store *, const char *, const char *,
+	    const char *, int64_t, const struct store_run *);
+void	store_schedule_free(struct store_schedule *, size_t);
+
+/*
  * leases: installation-wide named locks with an epoch (hk-lease).
  *
  * A lease is held by a store handle, at most one per handle, for as long as
