@@ -657,8 +657,8 @@ static int	 run_write(struct store *, const struct store_run *);
 static int	 claim(struct store *, enum store_q, const struct store_arg *,
 		    size_t, const struct store_run *);
 static int	 prune_keys(struct store *, const char *, enum store_q,
-		    enum store_q, const char *, char *const *, char *const *,
-		    size_t, int64_t *);
+		    enum store_q, size_t, const char *, char *const *,
+		    char *const *, size_t, int64_t *);
 static int	 read_job_row(struct store *, void *);
 static int	 read_schedule_row(struct store *, void *);
 static void	 release_runs(void *, size_t);
@@ -2562,37 +2562,37 @@ struct prune_key {
 	char		 k[2][STORE_NAME_MAX + 1];
 };
 
-/* Whether keep0[i] (and keep1[i], if keep1) names k. */
+/* Whether keep0[i] (and keep1[i], if the key has two columns) names k. */
 static int
-prune_kept(const struct prune_key *k, char *const *keep0,
+prune_kept(const struct prune_key *k, size_t nk, char *const *keep0,
     char *const *keep1, size_t nkeep)
 {
 	size_t i;
 
 	for (i = 0; i < nkeep; i++)
 		if (keep0[i] != NULL && strcmp(keep0[i], k->k[0]) == 0 &&
-		    (keep1 == NULL || (keep1[i] != NULL &&
+		    (nk == 1 || (keep1[i] != NULL &&
 		    strcmp(keep1[i], k->k[1]) == 0)))
 			return 1;
 	return 0;
 }
 
 /*
- * As store_service_prune(): the keys of app's rows (query keys: one
- * column, or two with keep1) are read first, since one statement is
- * active at a time, then those not kept deleted one by one (del: app and
- * the key), in a transaction of its own unless the caller's (hk apply's)
- * is open.  what names the rows in messages.
+ * As store_service_prune(): the keys of app's rows (query keys: nk
+ * columns, 1 or 2, kept by keep0[i] and keep1[i]) are read first, since
+ * one statement is active at a time, then those not kept deleted one by
+ * one (del: app and the key), in a transaction of its own unless the
+ * caller's (hk apply's) is open.  what names the rows in messages.
  */
 static int
 prune_keys(struct store *s, const char *what, enum store_q keys,
-    enum store_q del, const char *app, char *const *keep0,
+    enum store_q del, size_t nk, const char *app, char *const *keep0,
     char *const *keep1, size_t nkeep, int64_t *removed)
 {
 	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(NULL),
 	    ARG_TEXT(NULL) };
 	struct prune_key *gone = NULL, *ng;
-	size_t ngone = 0, cap = 0, i, nk = keep1 != NULL ? 2 : 1;
+	size_t ngone = 0, cap = 0, i;
 	int own, r;
 
 	if (removed != NULL)
@@ -2614,7 +2614,8 @@ prune_keys(struct store *s, const char *what, enum store_q keys,
 					r = -1;
 			if (r == -1)
 				break;
-			if (!prune_kept(&gone[ngone], keep0, keep1, nkeep))
+			if (!prune_kept(&gone[ngone], nk, keep0, keep1,
+			    nkeep))
 				ngone++;
 		}
 	}
@@ -2734,7 +2735,11 @@ store_job_prune(struct store *s, const char *app, char *const *keep,
     size_t nkeep, int64_t *removed)
 {
 	call_start(s);
-	return prune_keys(s, "jobs", Q_JOB_KEYS, Q_JOB_DELETE, app, keep,
+	if (nkeep > 0 && keep == NULL) {
+		store_seterr(s, 0, "prune jobs: no names to keep");
+		return -1;
+	}
+	return prune_keys(s, "jobs", Q_JOB_KEYS, Q_JOB_DELETE, 1, app, keep,
 	    NULL, nkeep, removed);
 }
 
@@ -2865,7 +2870,7 @@ store_schedule_prune(struct store *s, const char *app,
 		return -1;
 	}
 	return prune_keys(s, "schedules", Q_SCHEDULE_KEYS,
-	    Q_SCHEDULE_DELETE, app, services, names, nkeep, removed);
+	    Q_SCHEDULE_DELETE, 2, app, services, names, nkeep, removed);
 }
 
 /*
