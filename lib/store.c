@@ -288,7 +288,8 @@
  * claimed by hk-jobs: a job's run_id runs once when done_run_id reaches
  * it, a schedule's firing once when last_fire reaches it, each by one
  * compare-and-set update (store_job_claim(), store_schedule_claim()).
- * No foreign key, as runs: hk apply prunes them with the app's services.
+ * No foreign key, as runs: hk apply prunes them (store_job_prune(),
+ * store_schedule_prune()) in its transaction.
  */
 #define JOBS_V8(NAME)							\
 	"CREATE TABLE jobs ("						\
