@@ -41,6 +41,12 @@
  *			event_bytes, phase, created_at, started_at,
  *			finished_at, status, duration_us, body (an
  *			excerpt, runs_body_bytes), reason; hk-jobs's
+ *	jobs		(migration 8) (app, name) PK, service, spec_json,
+ *			run_id (as applied), done_run_id (the last
+ *			claimed, -1 none), run (its runs.id, ''),
+ *			updated_at; hk apply's, claimed by hk-jobs
+ *	schedules	(migration 8) (app, service, name) PK, spec_json,
+ *			last_fire (the last firing claimed), updated_at
  *	schema_migrations  version PK, applied_at
  *
  * Migration policy.  Migrations are numbered from 1 and append-only: a
@@ -276,6 +282,35 @@
 	"  reason TEXT NOT NULL DEFAULT '');"				\
 	"CREATE INDEX runs_created ON runs (created_at);"
 
+/*
+ * Version 8: the declarative runs of an app ([jobs.NAME]) and its
+ * schedules ([services.X.schedules.NAME]), written by hk apply and
+ * claimed by hk-jobs: a job's run_id runs once when done_run_id reaches
+ * it, a schedule's firing once when last_fire reaches it, each by one
+ * compare-and-set update (store_job_claim(), store_schedule_claim()).
+ * No foreign key, as runs: hk apply prunes them (store_job_prune(),
+ * store_schedule_prune()) in its transaction.
+ */
+#define JOBS_V8(NAME)							\
+	"CREATE TABLE jobs ("						\
+	"  app " NAME " NOT NULL,"					\
+	"  name " NAME " NOT NULL,"					\
+	"  service " NAME " NOT NULL,"					\
+	"  spec_json TEXT NOT NULL,"					\
+	"  run_id BIGINT NOT NULL,"					\
+	"  done_run_id BIGINT NOT NULL DEFAULT -1,"			\
+	"  run " NAME " NOT NULL DEFAULT '',"				\
+	"  updated_at BIGINT NOT NULL,"					\
+	"  PRIMARY KEY (app, name));"					\
+	"CREATE TABLE schedules ("					\
+	"  app " NAME " NOT NULL,"					\
+	"  service " NAME " NOT NULL,"					\
+	"  name " NAME " NOT NULL,"					\
+	"  spec_json TEXT NOT NULL,"					\
+	"  last_fire BIGINT NOT NULL,"					\
+	"  updated_at BIGINT NOT NULL,"					\
+	"  PRIMARY KEY (app, service, name));"
+
 struct store_migration {
 	int64_t		 version;
 	const char	*what;
@@ -301,6 +336,8 @@ static const struct store_migration migrations[] = {
 	    SECRETS_V6(PG_NAME, "BYTEA"), NULL },
 	{ 7, "runs", RUNS_V7(LITE_NAME, "BLOB"), RUNS_V7(PG_NAME, "BYTEA"),
 	    NULL },
+	{ 8, "jobs and schedules", JOBS_V8(LITE_NAME), JOBS_V8(PG_NAME),
+	    NULL },
 };
 
 static const char migrations_table[] =
@@ -320,6 +357,10 @@ static const char migrations_table[] =
 	"id, app, service, revision, trig, method, path, event_bytes, " \
 	"phase, created_at, started_at, finished_at, status, duration_us, " \
 	"body, reason"
+#define JOB_COLS \
+	"app, name, service, spec_json, run_id, done_run_id, run, updated_at"
+#define SCHEDULE_COLS \
+	"app, service, name, spec_json, last_fire, updated_at"
 #define REQUEST_COLS \
 	"id, at, app, service, method, host, path, status, duration_us, " \
 	"wait_us, wake_id, bytes_in, bytes_out, outcome"
@@ -493,6 +534,51 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "DELETE FROM runs WHERE phase NOT IN ('Pending', 'Running') AND "
 	    "id NOT IN (SELECT id FROM runs ORDER BY created_at DESC, id DESC "
 	    "LIMIT $1)" },
+	/* hk apply's: what hk-jobs claimed (done_run_id, run) stays. */
+	[Q_JOB_PUT] = { "job put",
+	    "INSERT INTO jobs (app, name, service, spec_json, run_id, "
+	    "updated_at) VALUES ($1, $2, $3, $4, $5, $6) "
+	    "ON CONFLICT (app, name) DO UPDATE SET service = excluded.service, "
+	    "spec_json = excluded.spec_json, run_id = excluded.run_id, "
+	    "updated_at = excluded.updated_at" },
+	[Q_JOB_GET] = { "job get",
+	    "SELECT " JOB_COLS " FROM jobs WHERE app = $1 AND name = $2" },
+	[Q_JOB_LIST] = { "job list",
+	    "SELECT " JOB_COLS " FROM jobs WHERE ($1 IS NULL OR app = $1) "
+	    "ORDER BY app, name" },
+	[Q_JOB_KEYS] = { "job names",
+	    "SELECT name FROM jobs WHERE app = $1 ORDER BY name" },
+	[Q_JOB_DELETE] = { "job delete",
+	    "DELETE FROM jobs WHERE app = $1 AND name = $2" },
+	/*
+	 * The compare-and-set of a claim: of two claims of one run_id, the
+	 * second finds done_run_id already there and changes no row; a job
+	 * applied again since (another run_id) changes none either.
+	 */
+	[Q_JOB_CLAIM] = { "job claim",
+	    "UPDATE jobs SET done_run_id = $3, run = $4 "
+	    "WHERE app = $1 AND name = $2 AND run_id = $3 "
+	    "AND done_run_id < $3" },
+	/* A new schedule counts from its apply: no firing before it. */
+	[Q_SCHEDULE_PUT] = { "schedule put",
+	    "INSERT INTO schedules (" SCHEDULE_COLS ") "
+	    "VALUES ($1, $2, $3, $4, $5, $5) "
+	    "ON CONFLICT (app, service, name) DO UPDATE SET "
+	    "spec_json = excluded.spec_json, "
+	    "updated_at = excluded.updated_at" },
+	[Q_SCHEDULE_LIST] = { "schedule list",
+	    "SELECT " SCHEDULE_COLS " FROM schedules "
+	    "WHERE ($1 IS NULL OR app = $1) ORDER BY app, service, name" },
+	[Q_SCHEDULE_KEYS] = { "schedule names",
+	    "SELECT service, name FROM schedules WHERE app = $1 "
+	    "ORDER BY service, name" },
+	[Q_SCHEDULE_DELETE] = { "schedule delete",
+	    "DELETE FROM schedules WHERE app = $1 AND service = $2 "
+	    "AND name = $3" },
+	[Q_SCHEDULE_CLAIM] = { "schedule claim",
+	    "UPDATE schedules SET last_fire = $4 "
+	    "WHERE app = $1 AND service = $2 AND name = $3 "
+	    "AND last_fire < $4" },
 	[Q_SECRET_DELETE] = { "secret delete",
 	    "DELETE FROM secrets WHERE app = $1 AND name = $2" },
 	/*
@@ -568,6 +654,14 @@ static int	 check_event(struct store *, const struct store_event *);
 static int	 read_event(struct store *, struct store_event *);
 static int	 check_run(struct store *, const struct store_run *);
 static int	 read_run_row(struct store *, void *);
+static int	 run_write(struct store *, const struct store_run *);
+static int	 claim(struct store *, enum store_q, const struct store_arg *,
+		    size_t, const struct store_run *);
+static int	 prune_keys(struct store *, const char *, enum store_q,
+		    enum store_q, size_t, const char *, char *const *,
+		    char *const *, size_t, int64_t *);
+static int	 read_job_row(struct store *, void *);
+static int	 read_schedule_row(struct store *, void *);
 static void	 release_runs(void *, size_t);
 static int	 read_events(struct store *, enum store_q,
 		    const struct store_arg *, size_t, struct store_event **,
@@ -2295,8 +2389,9 @@ check_run(struct store *s, const struct store_run *r)
 	return 0;
 }
 
-int
-store_run_put(struct store *s, const struct store_run *r)
+/* The run's row as it is (checked by the caller): Q_RUN_PUT. */
+static int
+run_write(struct store *s, const struct store_run *r)
 {
 	struct store_arg a[] = { ARG_TEXT(r->id), ARG_TEXT(r->app),
 	    ARG_TEXT(r->service), ARG_INT(r->revision), ARG_TEXT(r->trigger),
@@ -2306,10 +2401,16 @@ store_run_put(struct store *s, const struct store_run *r)
 	    ARG_INT(r->status), ARG_INT(r->duration_us),
 	    ARG_BLOB(r->body, r->body_len), ARG_TEXT(r->reason) };
 
+	return q_do(s, Q_RUN_PUT, a, NITEMS(a), NULL);
+}
+
+int
+store_run_put(struct store *s, const struct store_run *r)
+{
 	call_start(s);
 	if (check_run(s, r) == -1)
 		return -1;
-	return q_do(s, Q_RUN_PUT, a, NITEMS(a), NULL);
+	return run_write(s, r);
 }
 
 static int
@@ -2427,5 +2528,384 @@ store_run_free(struct store_run *v, size_t n)
 
 	for (i = 0; i < n; i++)
 		store_run_clear(&v[i]);
+	free(v);
+}
+
+/*
+ * A claim, in a transaction of its own: the compare-and-set update q
+ * changes the one row or none, then the run row (if any) is written.
+ * store_begin() takes the installation's write lock (store.c, top), so
+ * of two claims in two processes or hosts the second runs after the
+ * first's commit and changes no row.  Never inside a caller's
+ * transaction: hk-jobs claims on its own, and store_begin() would refuse
+ * one, writing nothing.  0 claimed, 1 not, -1 error (rolled back).
+ */
+static int
+claim(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
+    const struct store_run *row)
+{
+	int64_t changed = 0;
+
+	if (store_begin(s) == -1)
+		return -1;
+	if (q_do(s, q, a, n, &changed) == -1 ||
+	    (changed > 0 && row != NULL && run_write(s, row) == -1)) {
+		rollback_keep_error(s);
+		return -1;
+	}
+	if (changed == 0)
+		return store_rollback(s) == -1 ? -1 : 1;
+	return store_commit(s);
+}
+
+/* The key of a row prune_keys() deletes: a job's name, or service, name. */
+struct prune_key {
+	char		 k[2][STORE_NAME_MAX + 1];
+};
+
+/* Whether keep0[i] (and keep1[i], if the key has two columns) names k. */
+static int
+prune_kept(const struct prune_key *k, size_t nk, char *const *keep0,
+    char *const *keep1, size_t nkeep)
+{
+	size_t i;
+
+	for (i = 0; i < nkeep; i++)
+		if (keep0[i] != NULL && strcmp(keep0[i], k->k[0]) == 0 &&
+		    (nk == 1 || (keep1[i] != NULL &&
+		    strcmp(keep1[i], k->k[1]) == 0)))
+			return 1;
+	return 0;
+}
+
+/*
+ * As store_service_prune(): the keys of app's rows (query keys: nk
+ * columns, 1 or 2, kept by keep0[i] and keep1[i]) are read first, since
+ * one statement is active at a time, then those not kept deleted one by
+ * one (del: app and the key), in a transaction of its own unless the
+ * caller's (hk apply's) is open.  what names the rows in messages.
+ */
+static int
+prune_keys(struct store *s, const char *what, enum store_q keys,
+    enum store_q del, size_t nk, const char *app, char *const *keep0,
+    char *const *keep1, size_t nkeep, int64_t *removed)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(NULL),
+	    ARG_TEXT(NULL) };
+	struct prune_key *gone = NULL, *ng;
+	size_t ngone = 0, cap = 0, i;
+	int own, r;
+
+	if (removed != NULL)
+		*removed = 0;
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    own_begin(s, &own) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, keys, a, 1)) == 0) {
+		while ((r = s->ops->next(s)) == 1) {
+			if ((ng = grow(s, gone, ngone, &cap,
+			    sizeof(*gone))) == NULL) {
+				r = -1;
+				break;
+			}
+			gone = ng;
+			for (i = 0; r == 1 && i < nk; i++)
+				if (col_copy(s, (int)i, gone[ngone].k[i],
+				    sizeof(gone[ngone].k[i]), "name") == -1)
+					r = -1;
+			if (r == -1)
+				break;
+			if (!prune_kept(&gone[ngone], nk, keep0, keep1,
+			    nkeep))
+				ngone++;
+		}
+	}
+	s->ops->finish(s);
+	for (i = 0; r == 0 && i < ngone; i++) {
+		a[1].text = gone[i].k[0];
+		a[2].text = gone[i].k[1];
+		r = q_do(s, del, a, 1 + nk, NULL);
+	}
+	free(gone);
+	if (own_end(s, own, r) == -1) {
+		errprefix(s, "prune %s of app %s", what, app);
+		return -1;
+	}
+	if (removed != NULL)
+		*removed = (int64_t)ngone;
+	return 0;
+}
+
+/* Jobs ([jobs.NAME]): hk apply puts and prunes them, hk-jobs claims. */
+int
+store_job_put(struct store *s, const char *app, const char *name,
+    const char *service, const char *spec_json, int64_t run_id)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name),
+	    ARG_TEXT(service), ARG_TEXT(spec_json), ARG_INT(run_id),
+	    ARG_INT(store_now_ms()) };
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "job name", name, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", service, STORE_NAME_MAX) == -1)
+		return -1;
+	/* done_run_id starts at -1: a negative run_id would never run. */
+	if (spec_json == NULL || run_id < 0) {
+		store_seterr(s, 0, "job %s/%s: %s", app, name,
+		    spec_json == NULL ? "no spec" : "negative run_id");
+		return -1;
+	}
+	return q_do(s, Q_JOB_PUT, a, NITEMS(a), NULL);
+}
+
+/* Reads the current row; the spec last, so that an error leaks none. */
+static int
+read_job_row(struct store *s, void *p)
+{
+	struct store_job *j = p;
+
+	memset(j, 0, sizeof(*j));
+	if (col_copy(s, 0, j->app, sizeof(j->app), "app name") == -1 ||
+	    col_copy(s, 1, j->name, sizeof(j->name), "job name") == -1 ||
+	    col_copy(s, 2, j->service, sizeof(j->service),
+	    "service name") == -1 ||
+	    col_copy(s, 6, j->run, sizeof(j->run), "run id") == -1)
+		return -1;
+	j->run_id = s->ops->col_int(s, 4);
+	j->done_run_id = s->ops->col_int(s, 5);
+	j->updated_at = s->ops->col_int(s, 7);
+	if ((j->spec_json = col_dup(s, 3)) == NULL) {
+		if (s->err[0] == '\0')
+			store_seterr(s, 0, "job %s/%s: no spec", j->app,
+			    j->name);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+release_jobs(void *v, size_t n)
+{
+	store_job_free(v, n);
+}
+
+int
+store_job_get(struct store *s, const char *app, const char *name,
+    struct store_job *j)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name) };
+	int r;
+
+	call_start(s);
+	memset(j, 0, sizeof(*j));
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "job name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_JOB_GET, a, NITEMS(a))) == 0 &&
+	    (r = s->ops->next(s)) == 1)
+		r = read_job_row(s, j);
+	else if (r == 0)
+		r = 1;
+	s->ops->finish(s);
+	return r;
+}
+
+int
+store_job_list(struct store *s, const char *app, struct store_job **out,
+    size_t *nout)
+{
+	struct store_arg a[] = { ARG_TEXT(app) };
+	void *v;
+	int r;
+
+	call_start(s);
+	*out = NULL;
+	*nout = 0;
+	if (app != NULL &&
+	    check_name(s, "app name", app, STORE_NAME_MAX) == -1)
+		return -1;
+	r = read_rows(s, Q_JOB_LIST, a, NITEMS(a), sizeof(**out),
+	    read_job_row, release_jobs, &v, nout);
+	*out = v;
+	return r;
+}
+
+int
+store_job_prune(struct store *s, const char *app, char *const *keep,
+    size_t nkeep, int64_t *removed)
+{
+	call_start(s);
+	if (nkeep > 0 && keep == NULL) {
+		store_seterr(s, 0, "prune jobs: no names to keep");
+		return -1;
+	}
+	return prune_keys(s, "jobs", Q_JOB_KEYS, Q_JOB_DELETE, 1, app, keep,
+	    NULL, nkeep, removed);
+}
+
+int
+store_job_claim(struct store *s, const char *app, const char *name,
+    int64_t run_id, const struct store_run *row)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name),
+	    ARG_INT(run_id), ARG_TEXT(NULL) };
+	int r;
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "job name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if (row == NULL) {
+		store_seterr(s, 0, "job %s/%s: claim without a run", app,
+		    name);
+		return -1;
+	}
+	if (check_run(s, row) == -1)
+		return -1;
+	a[3].text = row->id;
+	if ((r = claim(s, Q_JOB_CLAIM, a, NITEMS(a), row)) == -1)
+		errprefix(s, "job %s/%s: claim run_id %jd", app, name,
+		    (intmax_t)run_id);
+	return r;
+}
+
+void
+store_job_clear(struct store_job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->spec_json);
+	memset(j, 0, sizeof(*j));
+}
+
+void
+store_job_free(struct store_job *v, size_t n)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		store_job_clear(&v[i]);
+	free(v);
+}
+
+/* Schedules ([services.X.schedules.NAME]): hk apply's, hk-jobs fires. */
+int
+store_schedule_put(struct store *s, const char *app, const char *service,
+    const char *name, const char *spec_json, int64_t at)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service),
+	    ARG_TEXT(name), ARG_TEXT(spec_json), ARG_INT(at) };
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", service, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "schedule name", name, STORE_NAME_MAX) == -1)
+		return -1;
+	if (spec_json == NULL) {
+		store_seterr(s, 0, "schedule %s/%s/%s: no spec", app, service,
+		    name);
+		return -1;
+	}
+	return q_do(s, Q_SCHEDULE_PUT, a, NITEMS(a), NULL);
+}
+
+static int
+read_schedule_row(struct store *s, void *p)
+{
+	struct store_schedule *c = p;
+
+	memset(c, 0, sizeof(*c));
+	if (col_copy(s, 0, c->app, sizeof(c->app), "app name") == -1 ||
+	    col_copy(s, 1, c->service, sizeof(c->service),
+	    "service name") == -1 ||
+	    col_copy(s, 2, c->name, sizeof(c->name), "schedule name") == -1)
+		return -1;
+	c->last_fire = s->ops->col_int(s, 4);
+	c->updated_at = s->ops->col_int(s, 5);
+	if ((c->spec_json = col_dup(s, 3)) == NULL) {
+		if (s->err[0] == '\0')
+			store_seterr(s, 0, "schedule %s/%s/%s: no spec",
+			    c->app, c->service, c->name);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+release_schedules(void *v, size_t n)
+{
+	store_schedule_free(v, n);
+}
+
+int
+store_schedule_list(struct store *s, const char *app,
+    struct store_schedule **out, size_t *nout)
+{
+	struct store_arg a[] = { ARG_TEXT(app) };
+	void *v;
+	int r;
+
+	call_start(s);
+	*out = NULL;
+	*nout = 0;
+	if (app != NULL &&
+	    check_name(s, "app name", app, STORE_NAME_MAX) == -1)
+		return -1;
+	r = read_rows(s, Q_SCHEDULE_LIST, a, NITEMS(a), sizeof(**out),
+	    read_schedule_row, release_schedules, &v, nout);
+	*out = v;
+	return r;
+}
+
+int
+store_schedule_prune(struct store *s, const char *app,
+    char *const *services, char *const *names, size_t nkeep,
+    int64_t *removed)
+{
+	call_start(s);
+	if (nkeep > 0 && (services == NULL || names == NULL)) {
+		store_seterr(s, 0, "prune schedules: no names to keep");
+		return -1;
+	}
+	return prune_keys(s, "schedules", Q_SCHEDULE_KEYS,
+	    Q_SCHEDULE_DELETE, 2, app, services, names, nkeep, removed);
+}
+
+/*
+ * A schedule that is not there (pruned since) is not claimed either: 1,
+ * as for a firing claimed already.
+ */
+int
+store_schedule_claim(struct store *s, const char *app, const char *service,
+    const char *name, int64_t fire, const struct store_run *row)
+{
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service),
+	    ARG_TEXT(name), ARG_INT(fire) };
+	int r;
+
+	call_start(s);
+	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "service name", service, STORE_NAME_MAX) == -1 ||
+	    check_name(s, "schedule name", name, STORE_NAME_MAX) == -1 ||
+	    (row != NULL && check_run(s, row) == -1))
+		return -1;
+	if ((r = claim(s, Q_SCHEDULE_CLAIM, a, NITEMS(a), row)) == -1)
+		errprefix(s, "schedule %s/%s/%s: claim %jd", app, service,
+		    name, (intmax_t)fire);
+	return r;
+}
+
+void
+store_schedule_free(struct store_schedule *v, size_t n)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(v[i].spec_json);
 	free(v);
 }
