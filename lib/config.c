@@ -23,11 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "config.h"
+#include "config_impl.h"
 #include "log.h"
 #include "spec.h"
 #include "secret.h"
@@ -35,12 +37,6 @@
 #include "toml.h"
 #include "user.h"
 
-#ifndef nitems
-#define nitems(a)	(sizeof(a) / sizeof((a)[0]))
-#endif
-
-#define KEYPATH_LEN	384	/* a dotted key path in a message */
-#define KEYSHOW_MAX	64	/* bytes of one key (or value) shown */
 #define REASON_LEN	256
 #define IMAGE_MAX	255	/* an image reference (lib/engine's bound) */
 #define HOST_MAX	253	/* a DNS name */
@@ -48,7 +44,6 @@
 #define ENV_NAME_MAX	255
 #define READY_PATH_MAX	1024
 #define REPLICAS_MAX	64
-#define JSON_DEPTH_MAX	64	/* nesting kept in spec_json */
 #define SECRETS_MAX	64	/* names in a service's secrets */
 
 /*
@@ -210,6 +205,7 @@ enum svc_key {
 	SK_PUBLIC,
 	SK_READINESS,
 	SK_REPLICAS,
+	SK_SCHEDULES,
 	SK_SECRETS,
 	SK_SECRETS_ENV,
 	SK_SERVERLESS,
@@ -242,6 +238,7 @@ static const struct {
 	[SK_PUBLIC] =			{ "public", 0 },
 	[SK_READINESS] =		{ "readiness", 0 },
 	[SK_REPLICAS] =			{ "replicas", 0 },
+	[SK_SCHEDULES] =		{ "schedules", 0 },
 	[SK_SECRETS] =			{ "secrets", 0 },
 	[SK_SECRETS_ENV] =		{ "secrets_env", 0 },
 	[SK_SERVERLESS] =		{ "serverless", 0 },
@@ -309,54 +306,12 @@ static const struct {
 	[BACKEND_SYSTEMD] =	{ "systemd", 1 },
 };
 
-#define NAME_REASON	"must be 1 to 63 of a-z, 0-9 and '-', " \
-			"starting and ending with a letter or digit"
 
-/*
- * Diagnostics of one application file, kept in line order: the
- * CONFIG_DIAG_MAX with the lowest lines are kept, all are counted.
- */
-struct dent {
-	int		 line;
-	unsigned	 seq;
-	char		 msg[CONFIG_DIAG_LEN];
-};
-
-struct dlist {
-	size_t		 count;
-	size_t		 n;
-	unsigned	 seq;
-	struct dent	 d[CONFIG_DIAG_MAX];
-};
-
-/* One host of the file, for the duplicate check. */
-struct hostref {
-	const char		*host;
-	const struct toml_kv	*svc;	/* [services.NAME] */
-	size_t			 seq;	/* order in the file */
-	int			 line;
-};
-
-struct actx {
-	const char			*file;	/* as given, for messages */
-	const struct server_config	*srv;
-	char				 dir[PATH_MAX];	/* of the file */
-	struct app_config		*app;
-	size_t				 nserverless;
-	struct hostref			*hosts;
-	size_t				 nhosts;
-	size_t				 caphosts;
-	int				 oom;
-	struct dlist			 dl;
-};
 
 static int	 is_digit(int);
 static int	 is_lower(int);
 static int	 is_alpha(int);
-static int	 key_is(const struct toml_kv *, const char *);
 static void	 show(char *, size_t, const char *, size_t, int);
-static void	 kpath(char *, const char *, const char *, size_t);
-static void	 kpath_s(char *, const char *, const char *);
 static int	 file_read(const char *, int, char **, size_t *, int *,
 		    struct config_diag *);
 static int	 valid_host(const char *, int);
@@ -394,17 +349,8 @@ static int	 server_cross(struct server_config *, const char *,
 static void	 dl_add(struct dlist *, int, const char *);
 static int	 dent_cmp(const void *, const void *);
 static void	 dl_flush(struct dlist *, struct config_diag *);
-static void	 adiag(struct actx *, int, const char *, const char *, ...)
-		    __attribute__((format(printf, 4, 5)));
-static char	*xstrndup(struct actx *, const char *, size_t);
 static int	 path_norm(const char *, char *, size_t);
 static int	 file_dir(const char *, char *, size_t);
-static const char *get_str(struct actx *, const struct toml_kv *,
-		    const char *, size_t);
-static int	 get_int(struct actx *, const struct toml_kv *, const char *,
-		    int64_t, int64_t, int64_t *);
-static int	 get_bool(struct actx *, const struct toml_kv *, const char *,
-		    int *);
 static void	 app_root(struct actx *, const struct toml_value *);
 static void	 svc_parse(struct actx *, const struct toml_kv *,
 		    struct service_spec *);
@@ -450,7 +396,6 @@ static void	 host_note(struct actx *, const char *,
 		    const struct toml_kv *, int);
 static int	 hostref_cmp(const void *, const void *);
 static void	 hosts_check(struct actx *);
-static json_t	*toml_to_json(const struct toml_value *, int, int *);
 static json_t	*json_str_or_null(const char *);
 static json_t	*json_strv(char *const *, size_t, int);
 static int	 spec_extras(struct actx *, json_t *,
@@ -481,7 +426,7 @@ is_alpha(int c)
 }
 
 /* Keys may hold NUL: compare with the length. */
-static int
+int
 key_is(const struct toml_kv *kv, const char *name)
 {
 	size_t n = strlen(name);
@@ -544,7 +489,7 @@ show(char *dst, size_t dstsz, const char *s, size_t len, int quote)
 }
 
 /* dst (KEYPATH_LEN) = prefix "." key, the key shown as TOML would. */
-static void
+void
 kpath(char *dst, const char *prefix, const char *key, size_t len)
 {
 	char k[KEYSHOW_MAX * 6 + 8];
@@ -559,7 +504,7 @@ kpath(char *dst, const char *prefix, const char *key, size_t len)
 		memcpy(dst + KEYPATH_LEN - 4, "...", 4);
 }
 
-static void
+void
 kpath_s(char *dst, const char *prefix, const char *key)
 {
 	kpath(dst, prefix, key, strlen(key));
@@ -912,6 +857,17 @@ node_print(FILE *fp, const char *node, const char *key, const char *v,
 {
 	fprintf(fp, "nodes.%s.%s = \"%s\" (%s)\n", node, key,
 	    *v != '\0' ? v : def, *v != '\0' ? "file" : "default");
+}
+
+int64_t
+config_sched_now_ms(const struct server_config *cfg)
+{
+	struct timespec ts;
+	int64_t ms;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return ms * 1000 / cfg->time_unit_ms;
 }
 
 const char *
@@ -1633,7 +1589,7 @@ dl_flush(struct dlist *dl, struct config_diag *d)
 	d->count += dl->count - dl->n;
 }
 
-static void
+void
 adiag(struct actx *c, int line, const char *key, const char *fmt, ...)
 {
 	char reason[REASON_LEN], msg[CONFIG_DIAG_LEN];
@@ -1650,7 +1606,7 @@ adiag(struct actx *c, int line, const char *key, const char *fmt, ...)
 	dl_add(&c->dl, line, msg);
 }
 
-static char *
+char *
 xstrndup(struct actx *c, const char *s, size_t len)
 {
 	char *p;
@@ -1725,8 +1681,8 @@ file_dir(const char *path, char *out, size_t outsz)
 }
 
 /* A string value without NUL of at most max bytes, or NULL (diagnosed). */
-static const char *
-get_str(struct actx *c, const struct toml_kv *kv, const char *key,
+const char *
+cfg_str(struct actx *c, const struct toml_kv *kv, const char *key,
     size_t max)
 {
 	const struct toml_value *v = kv->value;
@@ -1750,8 +1706,8 @@ get_str(struct actx *c, const struct toml_kv *kv, const char *key,
 	return v->u.string.ptr;
 }
 
-static int
-get_int(struct actx *c, const struct toml_kv *kv, const char *key,
+int
+cfg_int(struct actx *c, const struct toml_kv *kv, const char *key,
     int64_t min, int64_t max, int64_t *out)
 {
 	const struct toml_value *v = kv->value;
@@ -1769,8 +1725,8 @@ get_int(struct actx *c, const struct toml_kv *kv, const char *key,
 	return 0;
 }
 
-static int
-get_bool(struct actx *c, const struct toml_kv *kv, const char *key, int *out)
+int
+cfg_bool(struct actx *c, const struct toml_kv *kv, const char *key, int *out)
 {
 	if (kv->value->type != TOML_BOOL) {
 		adiag(c, kv->line, key, "must be a boolean");
@@ -1832,7 +1788,7 @@ svc_path(struct actx *c, const struct toml_kv *kv, const char *key)
 	const char *d;
 	int rc;
 
-	if ((d = get_str(c, kv, key, PATH_MAX - 1)) == NULL)
+	if ((d = cfg_str(c, kv, key, PATH_MAX - 1)) == NULL)
 		return NULL;
 	if (*d == '/')
 		rc = path_norm(d, out, sizeof(out));
@@ -2155,7 +2111,7 @@ svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
 {
 	const char *r, *p;
 
-	if ((r = get_str(c, kv, key, 5 + READY_PATH_MAX)) == NULL)
+	if ((r = cfg_str(c, kv, key, 5 + READY_PATH_MAX)) == NULL)
 		return;
 	if (strcmp(r, "tcp") == 0)
 		s->readiness = READY_TCP;
@@ -2212,8 +2168,8 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 		}
 		f = (int *)((char *)&s->policy + policy_keys[j].off);
 		if (policy_keys[j].boolean)
-			(void)get_bool(c, e, pk, f);
-		else if (get_int(c, e, pk, policy_keys[j].min,
+			(void)cfg_bool(c, e, pk, f);
+		else if (cfg_int(c, e, pk, policy_keys[j].min,
 		    policy_keys[j].max, &n) == 0)
 			*f = (int)n;
 	}
@@ -2231,7 +2187,7 @@ svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
 	char why[USER_ERR_LEN];
 	const char *str;
 
-	if ((str = get_str(c, kv, key, USER_SPEC_MAX)) == NULL)
+	if ((str = cfg_str(c, kv, key, USER_SPEC_MAX)) == NULL)
 		return;
 	if (user_resolve(str, &u, why, sizeof(why)) == -1) {
 		adiag(c, kv->line, key, "%s", why);
@@ -2466,7 +2422,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	kpath_s(key, prefix, svc_keys[k].name);
 	switch (k) {
 	case SK_IMAGE:
-		if ((str = get_str(c, kv, key, IMAGE_MAX)) == NULL)
+		if ((str = cfg_str(c, kv, key, IMAGE_MAX)) == NULL)
 			break;
 		if (!valid_image(str))
 			adiag(c, kv->line, key, "not an image reference "
@@ -2490,18 +2446,21 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	case SK_SECRETS:
 		svc_secrets(c, kv, key, s);
 		break;
+	case SK_SCHEDULES:
+		svc_schedules(c, skv, kv, key, s);
+		break;
 	case SK_SECRETS_ENV:
-		(void)get_bool(c, kv, key, &s->secrets_env);
+		(void)cfg_bool(c, kv, key, &s->secrets_env);
 		break;
 	case SK_PORT:
-		if (get_int(c, kv, key, 0, 65535, &n) == 0)
+		if (cfg_int(c, kv, key, 0, 65535, &n) == 0)
 			s->port = (int)n;
 		break;
 	case SK_PUBLIC:
-		(void)get_bool(c, kv, key, &s->public_);
+		(void)cfg_bool(c, kv, key, &s->public_);
 		break;
 	case SK_SIZE:
-		if ((str = get_str(c, kv, key, SIZE_MAX)) == NULL)
+		if ((str = cfg_str(c, kv, key, SIZE_MAX)) == NULL)
 			break;
 		for (i = 0; i < nitems(sizes); i++)
 			if (strcmp(str, sizes[i].name) == 0)
@@ -2516,7 +2475,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		if (sless && (kv->value->type != TOML_INTEGER ||
 		    kv->value->u.integer != 1))
 			adiag(c, kv->line, key, "must be 1 with [serverless]");
-		else if (get_int(c, kv, key, 1, REPLICAS_MAX, &n) == 0)
+		else if (cfg_int(c, kv, key, 1, REPLICAS_MAX, &n) == 0)
 			s->replicas = (int)n;
 		break;
 	case SK_HOSTS:
@@ -2526,7 +2485,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		svc_readiness(c, kv, key, s);
 		break;
 	case SK_NODE_NAME:
-		if ((str = get_str(c, kv, key, HOST_MAX)) == NULL)
+		if ((str = cfg_str(c, kv, key, HOST_MAX)) == NULL)
 			break;
 		if (!valid_host(str, 0))
 			adiag(c, kv->line, key, "invalid node name");
@@ -2538,7 +2497,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 			s->node_name = xstrndup(c, str, strlen(str));
 		break;
 	case SK_BACKEND:
-		if ((str = get_str(c, kv, key, SIZE_MAX)) == NULL)
+		if ((str = cfg_str(c, kv, key, SIZE_MAX)) == NULL)
 			break;
 		if ((n = config_backend_find(str)) == -1)
 			adiag(c, kv->line, key,
@@ -2638,6 +2597,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	}
 	if (s->serverless)
 		svc_serverless_rules(c, slot, prefix, s);
+	svc_schedules_check(c, prefix, slot[SK_SCHEDULES], s);
 	if (!c->oom)
 		s->spec_json = spec_json(c, s, slot, prefix);
 }
@@ -2686,6 +2646,7 @@ static void
 app_root(struct actx *c, const struct toml_value *root)
 {
 	const struct toml_kv *kv, *ver = NULL, *name = NULL, *svcs = NULL;
+	const struct toml_kv *jobs = NULL;
 	const struct toml_value *sv;
 	char key[KEYPATH_LEN];
 	size_t i;
@@ -2698,6 +2659,8 @@ app_root(struct actx *c, const struct toml_value *root)
 			name = kv;
 		else if (key_is(kv, "services"))
 			svcs = kv;
+		else if (key_is(kv, "jobs"))
+			jobs = kv;
 		else {
 			kpath(key, NULL, kv->key, kv->keylen);
 			adiag(c, kv->line, key, "%s",
@@ -2722,6 +2685,8 @@ app_root(struct actx *c, const struct toml_value *root)
 	else
 		(void)strlcpy(c->app->name, name->value->u.string.ptr,
 		    sizeof(c->app->name));
+	if (jobs != NULL)
+		app_jobs(c, jobs);
 	if (svcs == NULL)
 		return;
 	sv = svcs->value;
@@ -2750,7 +2715,7 @@ app_root(struct actx *c, const struct toml_value *root)
  */
 
 /* Any TOML value as JSON; floats that JSON lacks become strings. */
-static json_t *
+json_t *
 toml_to_json(const struct toml_value *v, int depth, int *deep)
 {
 	const struct toml_kv *kv;
@@ -2982,6 +2947,8 @@ app_parse(struct app_config *app, const char *path, const char *buf,
 		goto out;
 	}
 	app_root(c, root);
+	if (!c->oom)
+		app_jobs_check(c);
 	toml_free(root);
 	if (c->oom)
 		config_diag_add(d, "%s: %s", path, strerror(ENOMEM));
@@ -3025,6 +2992,9 @@ app_free(struct app_config *app)
 	for (i = 0; i < app->nservices; i++)
 		spec_clear(&app->services[i]);
 	free(app->services);
+	for (i = 0; i < app->njobs; i++)
+		job_clear(&app->jobs[i]);
+	free(app->jobs);
 	free(app->path);
 	memset(app, 0, sizeof(*app));
 }

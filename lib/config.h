@@ -139,6 +139,11 @@ int	config_reload(struct server_config *, const char *);
 void	config_print(FILE *, const struct server_config *);
 /* Effective listen address: serverless_listen, else serverless_address. */
 const char *config_listen_address(const struct server_config *);
+/*
+ * The schedules' clock (hk-jobs(8)), Unix ms: the wall clock, run
+ * 1000 / time_unit_ms times as fast for tests (hakopod.toml(5)).
+ */
+int64_t	config_sched_now_ms(const struct server_config *);
 /* The node of that name, or NULL. */
 const struct config_node *config_node_find(const struct server_config *,
 	    const char *);
@@ -184,6 +189,32 @@ struct service_env {
 	char	*value;
 };
 
+/*
+ * What a run sends, for [jobs.NAME] and [services.X.schedules.NAME]
+ * (hk.toml(5)); spec_json is its canonical JSON, what the store keeps:
+ * {"event": TEXT, "method", "path", "timeout_seconds"}, the event as the
+ * JSON text that is sent, and for a schedule also "cron", "timezone",
+ * "enabled", "concurrency", "catch_up".
+ */
+#define CONFIG_EVENT_MAX	65536	/* bytes of an event as JSON */
+#define CONFIG_RUN_TIMEOUT_MAX	600	/* s: timeout_seconds */
+
+struct job_spec {
+	char		 name[CONFIG_NAME_MAX + 1];
+	int		 line;		/* of [jobs.NAME] */
+	char		 service[CONFIG_NAME_MAX + 1];
+	int		 service_line;
+	int64_t		 run_id;	/* >= 0, default 0 */
+	int		 run_id_line;	/* of run_id, else of the table */
+	char		*spec_json;
+};
+
+struct schedule_spec {
+	char		 name[CONFIG_NAME_MAX + 1];
+	int		 line;		/* of [services.X.schedules.NAME] */
+	char		*spec_json;
+};
+
 struct service_spec {
 	char			 name[CONFIG_NAME_MAX + 1];
 	int			 line;		/* of [services.NAME] */
@@ -225,6 +256,10 @@ struct service_spec {
 	char			*user;	/* "USER[:GROUP]"; NULL: service_user */
 	int			 serverless;	/* has [serverless] */
 	struct serverless_policy policy;
+	/* [services.X.schedules.NAME], in file order; not in spec_json */
+	struct schedule_spec	*schedules;
+	size_t			 nschedules;
+	int			 schedules_line;
 	/*
 	 * Canonical JSON of everything above (keys sorted, defaults filled
 	 * in): what the store keeps, and what "changed" is decided on.
@@ -238,6 +273,8 @@ struct app_config {
 	char			*path;
 	struct service_spec	*services;	/* in file order */
 	size_t			 nservices;
+	struct job_spec		*jobs;		/* [jobs.NAME], in file order */
+	size_t			 njobs;
 };
 
 /*

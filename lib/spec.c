@@ -248,6 +248,9 @@ spec_clear(struct service_spec *s)
 	free(s->code);
 	free_strings(s->secrets, s->nsecrets);
 	free_strings(s->secret_digests, s->nsecrets);
+	for (i = 0; i < s->nschedules; i++)
+		free(s->schedules[i].spec_json);
+	free(s->schedules);
 	free(s->spec_json);
 	memset(s, 0, sizeof(*s));
 }
