@@ -276,7 +276,7 @@ int	store_secret_delete(struct store *, const char *, const char *);
  */
 #define STORE_RUN_ID_MAX	16
 #define STORE_PHASE_MAX		15
-#define STORE_TRIGGER_MAX	63
+#define STORE_TRIGGER_MAX	79	/* "schedule:" and a name */
 #define STORE_REASON_MAX	255
 
 struct store_run {
@@ -284,7 +284,7 @@ struct store_run {
 	char		 app[STORE_NAME_MAX + 1];
 	char		 service[STORE_NAME_MAX + 1];
 	int64_t		 revision;	/* 0: not known yet */
-	char		 trigger[STORE_TRIGGER_MAX + 1];	/* manual */
+	char		 trigger[STORE_TRIGGER_MAX + 1];	/* manual, apply:J, schedule:S */
 	char		 method[STORE_METHOD_MAX + 1];
 	char		 path[STORE_PATH_MAX + 1];
 	int64_t		 event_bytes;

@@ -4,6 +4,9 @@
  *
  *	invoke {service: "APP/SERVICE", event, path, method, wait}
  *				-> {ok, id}; with wait, later {op: "end", run}
+ *	wait_job {app, job, run_id}
+ *				-> {ok, id} then {op: "end", run}, or
+ *				   {ok, id, run} if it ended already
  *	get {id}		-> {ok, run}
  *	status			-> {ok, runs: [ids in flight]}
  *	reload, stop, start	-> {ok} (hk tells every daemon)
@@ -31,6 +34,9 @@ static json_t	*ctl_handle(struct conn *, const json_t *);
 static json_t	*op_invoke(struct conn *, const json_t *);
 static json_t	*op_get(struct jobs *, const json_t *);
 static json_t	*op_status(struct jobs *);
+static json_t	*op_wait_job(struct conn *, const json_t *);
+static int	 job_final(const struct store_job *, struct jobs *,
+		    json_t **);
 static int	 split_service(const char *, char *, char *);
 static int	 valid_method(const char *);
 static int	 valid_path(const char *);
@@ -153,9 +159,15 @@ ctl_handle(struct conn *c, const json_t *msg)
 		return op_get(c->jx, msg);
 	if (strcmp(op, "status") == 0)
 		return op_status(c->jx);
+	if (strcmp(op, "wait_job") == 0)
+		return op_wait_job(c, msg);
+	/* hk apply, stop and start: jobs and schedules may have changed. */
 	if (strcmp(op, "reload") == 0 || strcmp(op, "stop") == 0 ||
-	    strcmp(op, "start") == 0)
+	    strcmp(op, "start") == 0) {
+		declared_dispatch(c->jx);
+		sched_load(c->jx);
 		return json_pack("{s:b}", "ok", 1);
+	}
 	return error_reply("unknown op", 1);
 }
 
@@ -207,6 +219,7 @@ op_invoke(struct conn *c, const json_t *msg)
 	char app[STORE_NAME_MAX + 1], svc[STORE_NAME_MAX + 1], err[512];
 	const char *op, *id, *path = "/", *method = "POST";
 	json_t *event = NULL, *empty = NULL, *reply;
+	struct run_req rq;
 	json_error_t je;
 	struct run *r;
 	char *text;
@@ -231,8 +244,12 @@ op_invoke(struct conn *c, const json_t *msg)
 	json_decref(empty);
 	if (text == NULL)
 		return error_reply("event: unable to encode", 1);
-	r = run_new(c->jx, app, svc, method, path, text, strlen(text), err,
-	    sizeof(err), &input);
+	rq.method = method;
+	rq.path = path;
+	rq.event = text;
+	rq.event_len = strlen(text);
+	rq.timeout_s = 0;
+	r = run_new(c->jx, app, svc, &rq, err, sizeof(err), &input);
 	free(text);
 	if (r == NULL)
 		return error_reply(err, input);
@@ -244,6 +261,73 @@ op_invoke(struct conn *c, const json_t *msg)
 		r->waiter = c;
 	}
 	return reply;
+}
+
+/*
+ * hk apply --wait: the end of the run of a job's run_id.  A run_id not
+ * yet seen (the reload still on its way) is dispatched first.
+ */
+static json_t *
+op_wait_job(struct conn *c, const json_t *msg)
+{
+	struct store_job job;
+	const char *op, *app, *name;
+	json_int_t run_id;
+	json_error_t je;
+	json_t *reply = NULL;
+	struct run *r;
+	int found;
+
+	if (c->waiting != NULL)
+		return error_reply("a run is already awaited here", 1);
+	if (json_unpack_ex((json_t *)msg, &je, JSON_STRICT,
+	    "{s:s, s:s, s:s, s:I}", "op", &op, "app", &app, "job", &name,
+	    "run_id", &run_id) == -1)
+		return error_reply(je.text, 1);
+	if ((found = store_job_get(c->jx->store, app, name, &job)) == 0 &&
+	    job.done_run_id < run_id) {
+		store_job_clear(&job);
+		declared_dispatch(c->jx);
+		found = store_job_get(c->jx->store, app, name, &job);
+	}
+	if (found == -1)
+		return error_reply(store_error(c->jx->store), 0);
+	if (found == 1)
+		return error_reply("no such job", 1);
+	if (job.done_run_id != run_id)
+		reply = error_reply(job.done_run_id < run_id ? "that run_id "
+		    "has not started" : "a later run_id has started since", 1);
+	else if ((r = declared_find(c->jx, job.run)) != NULL) {
+		reply = json_pack("{s:b, s:s}", "ok", 1, "id", job.run);
+		c->waiting = r;
+		r->waiter = c;
+	} else if (job_final(&job, c->jx, &reply) == -1)
+		reply = error_reply(store_error(c->jx->store), 0);
+	store_job_clear(&job);
+	return reply;
+}
+
+/* A job's run that is not ours in flight: ended, or another host's. */
+static int
+job_final(const struct store_job *job, struct jobs *jx, json_t **reply)
+{
+	struct store_run row;
+	int r;
+
+	if ((r = store_run_get(jx->store, job->run, &row)) == -1)
+		return -1;
+	if (r == 1)
+		*reply = error_reply("its run is gone (runs retention)", 1);
+	else if (strcmp(row.phase, "Pending") == 0 ||
+	    strcmp(row.phase, "Running") == 0)
+		*reply = error_reply("its run is another host's hk-jobs's "
+		    "(hk runs show ID)", 0);
+	else
+		*reply = json_pack("{s:b, s:s, s:o}", "ok", 1, "id", job->run,
+		    "run", runjson(&row));
+	if (r == 0)
+		store_run_clear(&row);
+	return 0;
 }
 
 static json_t *

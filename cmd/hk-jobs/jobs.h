@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "cron.h"
 #include "loop.h"
 #include "store.h"
 
@@ -26,7 +27,15 @@
  * never answers meets it.
  */
 #define JOBS_RUN_MS		(660 * 1000)
-#define JOBS_PRUNE_MS		(60 * 1000)	/* retention, once a minute */
+#define JOBS_PRUNE_MS		(60 * 1000)	/* retention, after runs */
+#define JOBS_PRUNE_IDLE_MS	(86400 * 1000)	/* and once a day */
+/*
+ * A firing found due by at most this much (the schedules' clock) is only
+ * late and runs; one older was missed while hk-jobs was down (catch_up).
+ */
+#define JOBS_LATE_MS		(30 * 1000)
+#define JOBS_TRIGGER_JOB	"apply:"	/* + the job's name */
+#define JOBS_TRIGGER_SCHEDULE	"schedule:"	/* + the schedule's name */
 #define JOBS_HEAD_MAX		(STORE_PATH_MAX + 512)	/* request head */
 
 enum run_phase {
@@ -38,6 +47,30 @@ enum run_phase {
 };
 
 struct conn;
+
+/* What a run sends: from hk invoke, a job or a schedule. */
+struct run_req {
+	const char	*method;
+	const char	*path;
+	const char	*event;		/* JSON text */
+	size_t		 event_len;
+	int64_t		 timeout_s;	/* 0: JOBS_RUN_MS */
+};
+
+/* A schedule, as the store has it, and when it fires next. */
+struct sched {
+	struct store_schedule	 row;
+	struct cron		 cron;
+	char			 tz[CRON_TZ_MAX + 1];
+	char			*event;		/* JSON text */
+	char			 method[STORE_METHOD_MAX + 1];
+	char			 path[STORE_PATH_MAX + 1];
+	int64_t			 timeout_s;
+	int			 enabled;
+	int			 forbid;	/* concurrency = "forbid" */
+	int			 catch_up;
+	int64_t			 next;		/* schedules' clock, ms; -1 */
+};
 
 /* One run in flight: its row, its request, its connection. */
 struct run {
@@ -54,7 +87,8 @@ struct run {
 	int			 complete;	/* the whole response read */
 	size_t			 body_max;	/* runs_body_bytes */
 	int64_t			 start_us;
-	struct loop_timer	 timer;		/* JOBS_RUN_MS */
+	int64_t			 deadline_ms;	/* timeout_seconds or JOBS_RUN_MS */
+	struct loop_timer	 timer;
 	struct conn		*waiter;	/* hk invoke --wait; or NULL */
 };
 
@@ -76,16 +110,22 @@ struct jobs {
 	int			 listenfd;
 	int			 stopping;
 	struct loop_timer	 prune_timer;
+	struct sched		*scheds;	/* every schedule, enabled or not */
+	size_t			 nscheds;
+	int			 sched_fd;	/* timerfd, CLOCK_REALTIME; -1 */
 	TAILQ_HEAD(, run)	 runs;
 	TAILQ_HEAD(, conn)	 conns;
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
 };
 
 /* run.c: phases, rows and the end of a run */
-/* A new run, Pending and recorded; NULL with a reason (*input: ours). */
+struct run	*run_make(struct jobs *, const char *, const char *,
+		    const char *, const struct run_req *, char *, size_t);
+void		 run_track(struct run *);
+/* hk invoke's: Pending and recorded; NULL with a reason (*input: ours). */
 struct run	*run_new(struct jobs *, const char *, const char *,
-		    const char *, const char *, const char *, size_t,
-		    char *, size_t, int *);
+		    const struct run_req *, char *, size_t, int *);
+void		 run_skip(struct run *, const char *);
 void		 run_start(struct run *);
 void		 run_end(struct run *, enum run_phase, const char *);
 void		 run_free(struct run *);
@@ -96,6 +136,16 @@ void		 run_prune(struct loop *, void *);
 /* request.c: the request to the gateway and its response */
 int		 req_start(struct run *, char *, size_t);
 void		 req_close(struct run *);
+
+/* declared.c: [jobs.NAME], a run per new run_id */
+void		 declared_dispatch(struct jobs *);
+struct run	*declared_find(struct jobs *, const char *);
+json_t		*run_req_decode(const char *, struct run_req *);
+
+/* schedule.c: [services.X.schedules.NAME] */
+int		 sched_init(struct jobs *, char *, size_t);
+void		 sched_load(struct jobs *);
+void		 sched_close(struct jobs *);
 
 /* ctl.c: jobs.sock */
 int		 ctl_listen(struct jobs *, char *, size_t);

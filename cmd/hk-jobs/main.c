@@ -69,8 +69,12 @@ setup(struct jobs *jx)
 	run_recover(jx);
 	if (ctl_listen(jx, err, sizeof(err)) == -1)
 		fatalx(EX_OSERR, "unable to listen: %s", err);
+	if (sched_init(jx, err, sizeof(err)) == -1)
+		fatalx(EX_OSERR, "unable to set up schedules: %s", err);
 	loop_timer_init(&jx->prune_timer, run_prune, jx);
 	loop_timer_at(jx->loop, &jx->prune_timer, loop_now_ms(jx->loop));
+	declared_dispatch(jx);
+	sched_load(jx);
 }
 
 /*
@@ -87,6 +91,8 @@ on_signal(struct loop *l, int sig, void *arg)
 		log_info("reloading");
 		notify_reloading();
 		(void)config_reload(&jx->cfg, jx->config_path);
+		declared_dispatch(jx);
+		sched_load(jx);
 		notify_ready(-1);
 		return;
 	}
@@ -113,6 +119,7 @@ teardown(struct jobs *jx)
 		free(c);
 	}
 	loop_timer_cancel(jx->loop, &jx->prune_timer);
+	sched_close(jx);
 	store_close(jx->store);
 	loop_free(jx->loop);
 	free(jx->rbuf);
@@ -133,6 +140,7 @@ main(int argc, char *argv[])
 	argv[0] = log_getopt_name();
 	memset(&jx, 0, sizeof(jx));
 	jx.listenfd = -1;
+	jx.sched_fd = -1;
 	while ((ch = getopt_long(argc, argv, "d:f:hnv", longopts,
 	    NULL)) != -1) {
 		switch (ch) {

@@ -75,10 +75,57 @@ run_head(struct run *r, const char *addr, const char *event, size_t len)
 	return 0;
 }
 
+/*
+ * A run of app/service, Pending, not yet recorded nor tracked: the caller
+ * records it (run_new(), or a claim of the store's for a declared run).
+ */
+struct run *
+run_make(struct jobs *jx, const char *app, const char *service,
+    const char *trigger, const struct run_req *rq, char *err, size_t errlen)
+{
+	struct run *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	r->jx = jx;
+	r->fd = -1;
+	strlcpy(r->row.app, app, sizeof(r->row.app));
+	strlcpy(r->row.service, service, sizeof(r->row.service));
+	strlcpy(r->row.trigger, trigger, sizeof(r->row.trigger));
+	strlcpy(r->row.method, rq->method, sizeof(r->row.method));
+	strlcpy(r->row.path, rq->path, sizeof(r->row.path));
+	strlcpy(r->row.phase, "Pending", sizeof(r->row.phase));
+	r->row.event_bytes = (int64_t)rq->event_len;
+	r->row.created_at = store_now_ms();
+	r->body_max = (size_t)jx->cfg.runs_body_bytes;
+	r->deadline_ms = rq->timeout_s > 0 ? rq->timeout_s * 1000LL :
+	    JOBS_RUN_MS;
+	loop_timer_init(&r->timer, run_timeout, r);
+	if (run_id(r->row.id, sizeof(r->row.id)) == -1 ||
+	    run_head(r, jx->cfg.serverless_address, rq->event,
+	    rq->event_len) == -1) {
+		snprintf(err, errlen, "run: %s", strerror(errno));
+		run_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Recorded (by the caller) and now hk-jobs's until its end. */
+void
+run_track(struct run *r)
+{
+	TAILQ_INSERT_TAIL(&r->jx->runs, r, entry);
+	log_info("run=%s service=%s app=%s trigger=%s: pending", r->row.id,
+	    r->row.service, r->row.app, r->row.trigger);
+}
+
+/* hk invoke's run: of an existing serverless service, recorded, tracked. */
 struct run *
 run_new(struct jobs *jx, const char *app, const char *service,
-    const char *method, const char *path, const char *event, size_t len,
-    char *err, size_t errlen, int *input)
+    const struct run_req *rq, char *err, size_t errlen, int *input)
 {
 	struct store_service svc;
 	struct run *r;
@@ -98,40 +145,30 @@ run_new(struct jobs *jx, const char *app, const char *service,
 		*input = 1;
 		return NULL;
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		store_service_clear(&svc);
-		snprintf(err, errlen, "%s", strerror(errno));
-		return NULL;
-	}
-	r->jx = jx;
-	r->fd = -1;
-	r->row.revision = svc.revision;
 	store_service_clear(&svc);
-	strlcpy(r->row.app, app, sizeof(r->row.app));
-	strlcpy(r->row.service, service, sizeof(r->row.service));
-	strlcpy(r->row.trigger, "manual", sizeof(r->row.trigger));
-	strlcpy(r->row.method, method, sizeof(r->row.method));
-	strlcpy(r->row.path, path, sizeof(r->row.path));
-	strlcpy(r->row.phase, "Pending", sizeof(r->row.phase));
-	r->row.event_bytes = (int64_t)len;
-	r->row.created_at = store_now_ms();
-	r->body_max = (size_t)jx->cfg.runs_body_bytes;
-	loop_timer_init(&r->timer, run_timeout, r);
-	if (run_id(r->row.id, sizeof(r->row.id)) == -1 ||
-	    run_head(r, jx->cfg.serverless_address, event, len) == -1) {
-		snprintf(err, errlen, "run: %s", strerror(errno));
-		run_free(r);
+	if ((r = run_make(jx, app, service, "manual", rq, err, errlen)) ==
+	    NULL)
 		return NULL;
-	}
 	if (store_run_put(jx->store, &r->row) == -1) {
 		snprintf(err, errlen, "store: %s", store_error(jx->store));
 		run_free(r);
 		return NULL;
 	}
-	TAILQ_INSERT_TAIL(&jx->runs, r, entry);
-	log_info("run=%s service=%s app=%s: pending", r->row.id, service,
-	    app);
+	run_track(r);
 	return r;
+}
+
+/*
+ * A run that is not sent (run_id 0, a stopped service's firing, a
+ * schedule whose last run still goes): its row, already ended.
+ */
+void
+run_skip(struct run *r, const char *reason)
+{
+	r->phase = RUN_SKIPPED;
+	strlcpy(r->row.phase, "Skipped", sizeof(r->row.phase));
+	strlcpy(r->row.reason, reason, sizeof(r->row.reason));
+	r->row.finished_at = r->row.created_at;
 }
 
 /*
@@ -169,14 +206,18 @@ run_start(struct run *r)
 		return;
 	}
 	loop_timer_at(r->jx->loop, &r->timer,
-	    loop_now_ms(r->jx->loop) + JOBS_RUN_MS);
+	    loop_now_ms(r->jx->loop) + r->deadline_ms);
 }
 
 static void
 run_timeout(struct loop *l, void *arg)
 {
+	struct run *r = arg;
+
 	(void)l;
-	run_end(arg, RUN_FAILED, "no response from the gateway in time");
+	run_end(r, RUN_FAILED, r->deadline_ms == JOBS_RUN_MS ?
+	    "no response from the gateway in time" : "timeout_seconds "
+	    "passed without a response");
 }
 
 static void
@@ -210,6 +251,11 @@ run_end(struct run *r, enum run_phase phase, const char *reason)
 		ctl_notify(r->waiter, r);
 	TAILQ_REMOVE(&jx->runs, r, entry);
 	run_free(r);
+	/* Rows came: retention soon, not a timer ticking while idle. */
+	if (!loop_timer_armed(&jx->prune_timer) || jx->prune_timer.deadline >
+	    loop_now_ms(jx->loop) + JOBS_PRUNE_MS)
+		loop_timer_at(jx->loop, &jx->prune_timer,
+		    loop_now_ms(jx->loop) + JOBS_PRUNE_MS);
 }
 
 void
@@ -249,7 +295,8 @@ run_prune(struct loop *l, void *arg)
 	struct jobs *jx = arg;
 	int64_t n = 0;
 
-	loop_timer_at(l, &jx->prune_timer, loop_now_ms(l) + JOBS_PRUNE_MS);
+	/* Age alone makes rows go: once a day when nothing runs. */
+	loop_timer_at(l, &jx->prune_timer, loop_now_ms(l) + JOBS_PRUNE_IDLE_MS);
 	if (store_run_prune(jx->store, store_now_ms() -
 	    jx->cfg.runs_max_age_days * 86400000LL, jx->cfg.runs_max_rows,
 	    &n) == -1)
