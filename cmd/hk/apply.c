@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -359,7 +360,7 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 		free(removed[s]);
 	}
 	free(removed);
-	return EX_OK;
+	return apply_runs(hk, app, report);
 }
 
 static void
@@ -369,8 +370,20 @@ print_report(json_t *report)
 	size_t idx;
 
 	json_array_foreach(report, idx, r) {
+		if (json_object_get(r, "job") != NULL) {
+			printf("%s/%s\tjob run_id %lld\t%s\n",
+			    json_string_value(json_object_get(r, "app")),
+			    json_string_value(json_object_get(r, "job")),
+			    (long long)json_integer_value(json_object_get(r,
+			    "run_id")), json_string_value(json_object_get(r,
+			    "result")));
+			continue;
+		}
 		printf("%s/%s\t", json_string_value(json_object_get(r, "app")),
 		    json_string_value(json_object_get(r, "service")));
+		if (json_object_get(r, "schedule") != NULL)
+			printf("schedule %s\t", json_string_value(
+			    json_object_get(r, "schedule")));
 		if (json_integer_value(json_object_get(r, "revision")))
 			printf("revision %lld\t", (long long)
 			    json_integer_value(json_object_get(r,
@@ -394,7 +407,8 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 {
 	struct app_config *apps;
 	json_t *report;
-	int first, i, n, code, wait = 0, timeout = APPLY_WAIT_DEFAULT, fd;
+	int first, i, n, code, wait = 0, timeout = APPLY_WAIT_DEFAULT, fd, left;
+	time_t start;
 
 	if ((first = take_files(argc, argv, "apply", &wait, &timeout)) == -1)
 		return EX_USAGE;
@@ -423,8 +437,14 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 		fd = wait ? wait_subscribe(hk, &code) : -1;
 		daemons_tell(hk, "reload", NULL);
 		if (fd != -1) {
+			start = time(NULL);
 			code = wait_deploy(hk, fd, report, timeout);
 			close(fd);
+			/* The jobs' runs, within what is left of --timeout. */
+			left = timeout - (int)(time(NULL) - start);
+			if (code == EX_OK)
+				code = apply_wait_jobs(hk, report,
+				    left > 0 ? left : 1);
 		}
 	}
 	json_decref(report);

@@ -19,7 +19,7 @@
 #define DAEMON_REPLY_MS	2000
 
 static const char *const daemon_sockets[] = {
-	"scale.sock", "activate.sock", "idle.sock",
+	"scale.sock", "activate.sock", "idle.sock", "jobs.sock",
 };
 
 void

@@ -51,6 +51,10 @@ int	resolve_service(struct hk *, const char *, struct store_service *);
 int	wait_subscribe(struct hk *, int *);
 int	wait_deploy(struct hk *, int, json_t *, int);
 
+/* apply_runs.c: jobs and schedules of hk apply; --wait for job runs */
+int	apply_runs(struct hk *, const struct app_config *, json_t *);
+int	apply_wait_jobs(struct hk *, const json_t *, int);
+
 /* daemons.c: tell the running daemons; absent ones are skipped */
 void	daemons_tell(const struct hk *, const char *, const char *);
 

@@ -115,6 +115,10 @@ collect(struct hk *hk, json_t *report, struct waitset *ws)
 		fatal(EX_OSERR, "calloc");
 	json_array_foreach(report, idx, r) {
 		res = json_string_value(json_object_get(r, "result"));
+		/* Jobs' runs are waited for after (apply_runs.c). */
+		if (json_object_get(r, "job") != NULL ||
+		    json_object_get(r, "schedule") != NULL)
+			continue;
 		if (res == NULL || (strcmp(res, "created") != 0 &&
 		    strcmp(res, "updated") != 0))
 			continue;
