@@ -293,6 +293,9 @@ element(int i, const char *s, size_t n, uint64_t *set, char *why,
 			p++;
 			if (value(i, s, n, &p, &hi, why, wlen) == -1)
 				return -1;
+			/* "fri-sun": a week's range may end on Sunday, 0. */
+			if (i == 4 && hi == 0 && lo > 0)
+				hi = 7;
 			if (hi < lo) {
 				snprintf(why, wlen, "%.*s is a backward range",
 				    (int)p, s);
@@ -342,7 +345,11 @@ value(int i, const char *s, size_t n, size_t *p, int *v, char *why,
 	const struct field *f = &fields[i];
 	size_t a = *p, k;
 
-	if (a < n && s[a] >= '0' && s[a] <= '9') {
+	if (a == n) {
+		snprintf(why, wlen, "%.*s: no value after -", (int)n, s);
+		return -1;
+	}
+	if (s[a] >= '0' && s[a] <= '9') {
 		if (number(s, n, p, v) == -1 || *v < f->lo || *v > f->hi) {
 			while (*p < n && s[*p] >= '0' && s[*p] <= '9')
 				(*p)++;
@@ -432,7 +439,7 @@ cron_tz_valid(const char *tz, char *err, size_t errlen)
 		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
 		    (ch >= '0' && ch <= '9') || strchr("/_+-", ch) != NULL)
 			continue;
-		snprintf(err, errlen, ch > ' ' && ch < 0x7f ?
+		snprintf(err, errlen, ch >= ' ' && ch < 0x7f ?
 		    "'%c' in a zone name" : "byte 0x%02x in a zone name", ch);
 		return -1;
 	}
