@@ -236,8 +236,8 @@ runs(char *buf, size_t len, uint64_t set, int lo, int hi)
 			n += snprintf(buf + n, len - n, "%s%d-%d",
 			    first ? "" : ",", v, w);
 		else if (w == v)
-			n += snprintf(buf + n, len - n, "%s%d", first ? "" : ",",
-			    v);
+			n += snprintf(buf + n, len - n, "%s%d",
+			    first ? "" : ",", v);
 		else
 			n += snprintf(buf + n, len - n, "%s%d,%d",
 			    first ? "" : ",", v, w);
@@ -278,7 +278,8 @@ test_parse(void)
 			continue;
 		}
 		render(&c, got, sizeof(got));
-		is(got, accepted[i].want, "'%s': its sets", shown(accepted[i].expr));
+		is(got, accepted[i].want, "'%s': its sets",
+		    shown(accepted[i].expr));
 	}
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		strlcpy(err, "(none)", sizeof(err));
