@@ -34,8 +34,9 @@
 #define DAY		86400
 /* cron_next's horizon: 8 years, leap days included. */
 #define HORIZON		((int64_t)8 * 366 * DAY)
-/* The longest step taken without looking at the offset: one day, so two
- * offset changes that cancel out are never jumped over unseen. */
+/* The longest step taken without looking at the offset: one day, less
+ * than any zone has had between two changes, so that two which cancel
+ * out are never jumped over unseen. */
 #define SEG_MAX		DAY
 /* cron(8): the clock moving back by less than 3 hours does not re-run
  * fixed-time jobs; by more, they run again as at a new time. */
