@@ -290,6 +290,16 @@ int	app_parse(struct app_config *, const char *, const char *, size_t,
 void	app_free(struct app_config *);
 size_t	app_count_serverless(const struct app_config *);
 
+/*
+ * What a run sends (config_runs.c; hk-jobs checks hk invoke's the same):
+ * a method of 1..CONFIG_METHOD_MAX upper-case letters, and a path in
+ * origin-form, "/" then visible ASCII, at most CONFIG_PATH_MAX bytes.
+ */
+#define CONFIG_METHOD_MAX	15	/* the store's STORE_METHOD_MAX */
+#define CONFIG_PATH_MAX		1023	/* the store's STORE_PATH_MAX */
+int	config_valid_method(const char *);
+int	config_valid_path(const char *);
+
 /* A "name": a-z, 0-9 and '-', 1..63 bytes, starting and ending alnum. */
 int	config_valid_name(const char *);
 int	config_valid_name_n(const char *, size_t);	/* not terminated */

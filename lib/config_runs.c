@@ -21,8 +21,8 @@
 #include "cron.h"
 #include "toml.h"
 
-#define METHOD_MAX	15	/* the store's STORE_METHOD_MAX */
-#define RUN_PATH_MAX	1023	/* the store's STORE_PATH_MAX */
+#define METHOD_MAX	CONFIG_METHOD_MAX
+#define RUN_PATH_MAX	CONFIG_PATH_MAX
 
 enum run_key {
 	RK_CATCH_UP,
@@ -66,8 +66,6 @@ static json_t	*run_common(struct actx *, const struct toml_kv *const *,
 		    const char *);
 static json_t	*run_event(struct actx *, const struct toml_kv *,
 		    const char *);
-static int	 valid_method(const char *);
-static int	 valid_path(const char *);
 static int	 schedule_keys(struct actx *, const struct toml_kv *const *,
 		    const char *, json_t *);
 static char	*spec_text(struct actx *, json_t *);
@@ -111,8 +109,8 @@ run_slots(struct actx *c, const struct toml_kv *kv, const char *prefix,
 }
 
 /* A token of upper-case letters, as a method is (RFC 9110). */
-static int
-valid_method(const char *m)
+int
+config_valid_method(const char *m)
 {
 	size_t i;
 
@@ -123,8 +121,8 @@ valid_method(const char *m)
 }
 
 /* Origin-form: "/", then visible ASCII; nothing to break the head. */
-static int
-valid_path(const char *p)
+int
+config_valid_path(const char *p)
 {
 	size_t i;
 
@@ -207,7 +205,7 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 		if ((s = cfg_str(c, slot[RK_METHOD], key, METHOD_MAX)) ==
 		    NULL)
 			bad = 1;
-		else if (!valid_method(s)) {
+		else if (!config_valid_method(s)) {
 			adiag(c, slot[RK_METHOD]->line, key, "must be an "
 			    "upper-case method of at most %d letters, as POST",
 			    METHOD_MAX);
@@ -219,7 +217,7 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 		kpath_s(key, prefix, "path");
 		if ((s = cfg_str(c, slot[RK_PATH], key, RUN_PATH_MAX)) == NULL)
 			bad = 1;
-		else if (!valid_path(s)) {
+		else if (!config_valid_path(s)) {
 			adiag(c, slot[RK_PATH]->line, key, "must start with "
 			    "'/' and hold visible ASCII only");
 			bad = 1;

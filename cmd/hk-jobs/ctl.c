@@ -13,7 +13,6 @@
  */
 #include <sys/socket.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +37,6 @@ static json_t	*op_wait_job(struct conn *, const json_t *);
 static int	 job_final(const struct store_job *, struct jobs *,
 		    json_t **);
 static int	 split_service(const char *, char *, char *);
-static int	 valid_method(const char *);
-static int	 valid_path(const char *);
 static json_t	*error_reply(const char *, int);
 
 int
@@ -187,32 +184,6 @@ split_service(const char *id, char *app, char *svc)
 	return config_valid_name(app) && config_valid_name(svc) ? 0 : -1;
 }
 
-/* A token of upper-case letters (GET, POST ...), as a method is. */
-static int
-valid_method(const char *m)
-{
-	size_t i;
-
-	for (i = 0; m[i] != '\0'; i++)
-		if (!isupper((unsigned char)m[i]))
-			return 0;
-	return i > 0 && i <= STORE_METHOD_MAX;
-}
-
-/* Origin-form: "/", then visible ASCII; nothing to break the head. */
-static int
-valid_path(const char *p)
-{
-	size_t i;
-
-	if (p[0] != '/')
-		return 0;
-	for (i = 0; p[i] != '\0'; i++)
-		if (p[i] <= ' ' || p[i] >= 0x7f)
-			return 0;
-	return i <= STORE_PATH_MAX;
-}
-
 static json_t *
 op_invoke(struct conn *c, const json_t *msg)
 {
@@ -234,9 +205,9 @@ op_invoke(struct conn *c, const json_t *msg)
 		return error_reply(je.text, 1);
 	if (split_service(id, app, svc) == -1)
 		return error_reply("service: not APP/SERVICE", 1);
-	if (!valid_path(path))
+	if (!config_valid_path(path))
 		return error_reply("path: not /... of visible ASCII", 1);
-	if (!valid_method(method))
+	if (!config_valid_method(method))
 		return error_reply("method: not an upper-case token", 1);
 	if (event == NULL)
 		event = empty = json_object();
