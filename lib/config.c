@@ -848,6 +848,7 @@ config_print(FILE *fp, const struct server_config *cfg)
 		node_print(fp, n->name, "container_tls_key",
 		    n->container_tls_key, "");
 	}
+	vet_print(fp, &cfg->vet);
 }
 
 /* A key of a node as "-n -v" prints it: "" is the default. */
@@ -1135,6 +1136,7 @@ server_defaults(struct server_config *cfg)
 			abort();	/* the table itself is wrong */
 		cfg->source[i] = CONFIG_SRC_DEFAULT;
 	}
+	vet_defaults(&cfg->vet);
 }
 
 /* One key of [server] as written in the file. */
@@ -1205,6 +1207,11 @@ server_walk(struct server_config *cfg, const struct toml_value *root,
 		kv = &root->u.table.items[i];
 		if (key_is(kv, "nodes")) {
 			if (nodes_walk(cfg, kv, file, d) == -1)
+				rc = -1;
+			continue;
+		}
+		if (key_is(kv, "vet")) {
+			if (vet_walk(&cfg->vet, kv, file, d) == -1)
 				rc = -1;
 			continue;
 		}

@@ -63,6 +63,30 @@ struct config_node {
 	int		line;		/* of its table */
 };
 
+/*
+ * [vet] of hakopod.toml: the code vetting gate of hk apply (vet.h).
+ * Paths are absolute; "" is unset.
+ */
+#define CONFIG_VET_PROMPT	"/etc/hakopod/vet-prompt.txt"
+#define CONFIG_MODEL_MAX	127
+#define CONFIG_EXT_MAX		15	/* bytes of one extension */
+#define CONFIG_EXTS_MAX		32	/* extensions in the list */
+
+struct config_vet {
+	int64_t		enabled;	/* 0 or 1, 0 */
+	char		endpoint[CONFIG_URL_MAX + 1];
+	char		api_key_file[CONFIG_FILE_MAX + 1];
+	char		model[CONFIG_MODEL_MAX + 1];
+	char		ca_file[CONFIG_FILE_MAX + 1];
+	char		prompt_file[CONFIG_FILE_MAX + 1];
+	int64_t		timeout_seconds;	/* 1..300, 15 */
+	int64_t		max_bytes;	/* 1 KiB..16 MiB, 100 KiB */
+	char		extensions[CONFIG_EXTS_MAX][CONFIG_EXT_MAX + 1];
+	size_t		nextensions;
+	int		given;		/* the file has [vet] */
+	int		line;		/* of [vet] */
+};
+
 /* [server] of hakopod.toml, and its [nodes]. */
 struct server_config {
 	char		path[CONFIG_URL_MAX + 1];	/* file read, "" if none */
@@ -103,6 +127,7 @@ struct server_config {
 	int		line[32];	/* of each key in the file, or 0 */
 	struct config_node nodes[CONFIG_NODES_MAX];	/* in file order */
 	size_t		nnodes;
+	struct config_vet vet;
 };
 
 /* One row of the operator key table (alphabetical, as "-n -v" prints). */

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -80,6 +81,12 @@ int	 cfg_int(struct actx *, const struct toml_kv *, const char *,
 int	 cfg_bool(struct actx *, const struct toml_kv *, const char *, int *);
 /* Any TOML value as JSON; *deep set past JSON_DEPTH_MAX levels. */
 json_t	*toml_to_json(const struct toml_value *, int, int *);
+
+/* config_vet.c: [vet] of hakopod.toml */
+void	 vet_defaults(struct config_vet *);
+int	 vet_walk(struct config_vet *, const struct toml_kv *, const char *,
+	    struct config_diag *);
+void	 vet_print(FILE *, const struct config_vet *);
 
 /* config_runs.c: [jobs.NAME] and [services.X.schedules.NAME] */
 void	 app_jobs(struct actx *, const struct toml_kv *);
