@@ -47,6 +47,8 @@
  *			updated_at; hk apply's, claimed by hk-jobs
  *	schedules	(migration 8) (app, service, name) PK, spec_json,
  *			last_fire (the last firing claimed), updated_at
+ *	vetted		(migration 9) hash PK, model, at: code the vetting
+ *			gate judged safe, pruned with the code
  *	schema_migrations  version PK, applied_at
  *
  * Migration policy.  Migrations are numbered from 1 and append-only: a
@@ -311,6 +313,17 @@
 	"  updated_at BIGINT NOT NULL,"					\
 	"  PRIMARY KEY (app, service, name));"
 
+/*
+ * Version 9: code hashes the vetting gate judged safe (hk(1) "vet"), so
+ * that the same code is not sent again.  Only safe verdicts are kept;
+ * a row goes with the code it judged (store_code_prune()).
+ */
+#define VETTED_V9(NAME)							\
+	"CREATE TABLE vetted ("						\
+	"  hash " NAME " NOT NULL PRIMARY KEY,"				\
+	"  model TEXT NOT NULL,"					\
+	"  at BIGINT NOT NULL);"
+
 struct store_migration {
 	int64_t		 version;
 	const char	*what;
@@ -338,6 +351,7 @@ static const struct store_migration migrations[] = {
 	    NULL },
 	{ 8, "jobs and schedules", JOBS_V8(LITE_NAME), JOBS_V8(PG_NAME),
 	    NULL },
+	{ 9, "vetted code", VETTED_V9(LITE_NAME), VETTED_V9(PG_NAME), NULL },
 };
 
 static const char migrations_table[] =
@@ -494,6 +508,16 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING" },
 	[Q_CODE_GET] = { "code get",
 	    "SELECT data FROM code WHERE hash = $1" },
+	[Q_VETTED_PUT] = { "vetted put",
+	    "INSERT INTO vetted (hash, model, at) VALUES ($1, $2, $3) "
+	    "ON CONFLICT (hash) DO UPDATE SET model = excluded.model, "
+	    "at = excluded.at" },
+	[Q_VETTED_GET] = { "vetted get",
+	    "SELECT model FROM vetted WHERE hash = $1" },
+	/* After the code's prune: a verdict goes with its code. */
+	[Q_VETTED_PRUNE] = { "vetted prune",
+	    "DELETE FROM vetted WHERE NOT EXISTS (SELECT 1 FROM code "
+	    "WHERE code.hash = vetted.hash)" },
 	/* created_at stays that of the first value. */
 	[Q_SECRET_PUT] = { "secret put",
 	    "INSERT INTO secrets (app, name, data, digest, created_at, "
@@ -2250,6 +2274,8 @@ store_code_prune(struct store *s, int64_t *deleted)
 
 	call_start(s);
 	r = q_do(s, Q_CODE_PRUNE, NULL, 0, &n);
+	if (r == 0)
+		r = q_do(s, Q_VETTED_PRUNE, NULL, 0, NULL);
 	if (deleted != NULL)
 		*deleted = r == 0 ? n : 0;
 	return r;
@@ -2270,6 +2296,39 @@ store_code_get(struct store *s, const char *hash, unsigned char **data,
 	if ((r = s->ops->exec(s, Q_CODE_GET, a, NITEMS(a))) == 0) {
 		if ((r = s->ops->next(s)) == 1)
 			r = code_copy(s, data, len);
+		else if (r == 0)
+			r = 1;
+	}
+	s->ops->finish(s);
+	return r;
+}
+
+/* Vetted code: a hash judged safe, and by which model. */
+int
+store_vetted_put(struct store *s, const char *hash, const char *model)
+{
+	struct store_arg a[] = { ARG_TEXT(hash), ARG_TEXT(model),
+	    ARG_INT(store_now_ms()) };
+
+	call_start(s);
+	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
+		return -1;
+	return q_do(s, Q_VETTED_PUT, a, NITEMS(a), NULL);
+}
+
+int
+store_vetted_get(struct store *s, const char *hash, char **model)
+{
+	struct store_arg a[] = { ARG_TEXT(hash) };
+	int r;
+
+	call_start(s);
+	*model = NULL;
+	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
+		return -1;
+	if ((r = s->ops->exec(s, Q_VETTED_GET, a, NITEMS(a))) == 0) {
+		if ((r = s->ops->next(s)) == 1)
+			r = (*model = col_dup(s, 0)) == NULL ? -1 : 0;
 		else if (r == 0)
 			r = 1;
 	}

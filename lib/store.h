@@ -243,6 +243,13 @@ int	store_code_get(struct store *, const char *, unsigned char **,
  * runs it in its transaction, after its writes.
  */
 int	store_code_prune(struct store *, int64_t *);
+/*
+ * vetted: code hashes the vetting gate judged safe (hk(1) "vet"), with
+ * the model that did; get: 0 with *model (malloc'd), 1 not judged safe,
+ * -1.  store_code_prune() also forgets the verdicts of code it deletes.
+ */
+int	store_vetted_put(struct store *, const char *, const char *);
+int	store_vetted_get(struct store *, const char *, char **);
 
 /*
  * Secrets of an app: only sealed bytes (lib/secret.h) and a keyed

@@ -1647,6 +1647,7 @@ t_migrate_v7(const char *E, const char *url)
 
 	runs = sql_count(url, "SELECT COUNT(*) FROM runs");
 	ok(runs > 0 && sql_exec(url, "DROP TABLE jobs; DROP TABLE schedules; "
+	    "DROP TABLE vetted; "
 	    "DELETE FROM schema_migrations WHERE version >= 8") == 0 &&
 	    sql_count(url, "SELECT MAX(version) FROM schema_migrations") == 7,
 	    "%s: a store at version 7, with runs", E);
@@ -1719,7 +1720,7 @@ t_code(const char *E, struct store *s)
 	    "111111111111111111111111";
 	static const char h2[] = "2222222222222222222222222222222222222222"
 	    "222222222222222222222222";
-	char spec1[160], spec2[160], env2[200];
+	char spec1[160], spec2[160], env2[200], *m = NULL;
 	unsigned char *d = NULL;
 	size_t len;
 	int64_t n = -1;
@@ -1737,12 +1738,28 @@ t_code(const char *E, struct store *s)
 	    "%s: code put, two specs naming it", E);
 	ok(store_code_prune(s, &n) == 0 && n == 0,
 	    "%s: code prune keeps what specs name", E);
+	ok(store_vetted_get(s, h2, &m) == 1 && m == NULL &&
+	    store_vetted_put(s, h1, "m-old") == 0 &&
+	    store_vetted_put(s, h1, "m1") == 0 &&
+	    store_vetted_put(s, h2, "m2") == 0,
+	    "%s: vetted: none, then put twice", E);
+	ok(store_vetted_get(s, h1, &m) == 0 && m != NULL &&
+	    strcmp(m, "m1") == 0, "%s: vetted get: the last model", E);
+	free(m);
+	m = NULL;
+	ok(store_vetted_put(s, "", "m") == -1 &&
+	    store_vetted_get(s, "", &m) == -1,
+	    "%s: vetted of an empty hash: an error", E);
 	ok(store_begin(s) == 0 &&
 	    store_service_put(s, "codeapp", "b", env2, 0, NULL, NULL) == 0 &&
 	    store_code_prune(s, &n) == 0 && store_commit(s) == 0 && n == 1,
 	    "%s: in a transaction, a hash no spec names goes", E);
 	ok(store_code_get(s, h2, &d, &len) == 1 && d == NULL,
 	    "%s: the pruned hash is not in the store", E);
+	ok(store_vetted_get(s, h2, &m) == 1 && m == NULL,
+	    "%s: ... nor its verdict", E);
+	ok(store_vetted_get(s, h1, &m) == 0, "%s: the kept code's stays", E);
+	free(m);
 	ok(store_code_get(s, h1, &d, &len) == 0 && len == 3 &&
 	    memcmp(d, "one", 3) == 0, "%s: the other one stays", E);
 	free(d);
