@@ -43,6 +43,7 @@ static int	 utf8_valid(const unsigned char *, size_t);
 static int	 path_excluded(const char *);
 static int	 has_ext(const char *, char *const *);
 static int	 worth_sending(const struct srctree_rec *, char *const *);
+static char	*copy_path(char *, const char *, size_t);
 static int	 collect(const unsigned char *, size_t, char *const *, char *,
 		    size_t *, size_t *);
 static char	*replace_all(const char *, const char *, const char *);
@@ -161,6 +162,33 @@ worth_sending(const struct srctree_rec *r, char *const *exts)
 }
 
 /*
+ * A path into the text, each byte that is not part of a UTF-8 character
+ * made a '?': the archive allows any bytes but NUL and '/' in names, and
+ * the file is vetted all the same (JSON, hence the request, is UTF-8).
+ * Returns the end of what was written, always len bytes.
+ */
+static char *
+copy_path(char *o, const char *path, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)path;
+	uint32_t c;
+	size_t k;
+
+	while (len > 0) {
+		if ((k = utf8_char(p, len, &c)) == 0) {
+			*o++ = '?';
+			k = 1;
+		} else {
+			memcpy(o, p, k);
+			o += k;
+		}
+		p += k;
+		len -= k;
+	}
+	return o;
+}
+
+/*
  * One pass over the archive: the length of the text (*total, without the
  * final NUL) and the files in it, and the text itself written to out
  * when out is not NULL (the second pass, into a buffer of *total + 1
@@ -188,8 +216,7 @@ collect(const unsigned char *p, size_t len, char *const *exts, char *out,
 		if (out != NULL) {
 			memcpy(o, HEAD_OPEN, sizeof(HEAD_OPEN) - 1);
 			o += sizeof(HEAD_OPEN) - 1;
-			memcpy(o, r.path, plen);
-			o += plen;
+			o = copy_path(o, r.path, plen);
 			memcpy(o, HEAD_CLOSE, sizeof(HEAD_CLOSE) - 1);
 			o += sizeof(HEAD_CLOSE) - 1;
 			memcpy(o, r.data, r.size);

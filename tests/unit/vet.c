@@ -64,7 +64,7 @@ test_collect(const char *top)
 	static const char want[] = "=== a.py ===\nprint('a')\n\n"
 	    "=== b.js ===\nb()\n\n"
 	    "=== sub/c.py ===\n# \xc3\xa9 \xf0\x9f\x98\x80 \xef\xbf\xbf\n\n";
-	char why[VET_CAUSE_LEN], dir[512], wantwhy[128], *text;
+	char why[VET_CAUSE_LEN], dir[512], wantwhy[128], *text, *req;
 	struct srctree t;
 	size_t n = 99;
 	int over = 9;
@@ -129,6 +129,16 @@ test_collect(const char *top)
 	    why, sizeof(why));
 	ok(text == NULL && over == 0 && n == 0, "collect: a broken archive");
 	is(why, "broken archive", "collect: its reason");
+	static const unsigned char badname[] =
+	    "hk-source 1\nf 0444 2 b\xd1\xff.py\0x\n";
+	text = vet_collect(badname, sizeof(badname) - 1, exts, 4096, &n,
+	    &over, why, sizeof(why));
+	is(text, "=== b??.py ===\nx\n\n", "collect: a name not UTF-8 is "
+	    "sent with '?' for its bad bytes");
+	req = text != NULL ? vet_request("m", "p", "r", text) : NULL;
+	ok(req != NULL, "collect: and the request can hold it");
+	free(req);
+	free(text);
 	text = vet_collect((const unsigned char *)"junk", 4, exts, 4096, &n,
 	    &over, why, sizeof(why));
 	ok(text == NULL && over == 0 && strcmp(why, "broken archive") == 0,
