@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -335,7 +336,8 @@ trim(const char **s, size_t *n)
 
 /*
  * Models like to wrap JSON in one Markdown fence, ```json ... ``` or
- * ``` ... ```: it comes off, once, with the whitespace inside.
+ * ``` ... ``` (or ```JSON): it comes off, once, with the whitespace
+ * inside.
  */
 static void
 unfence(const char **s, size_t *n)
@@ -346,7 +348,7 @@ unfence(const char **s, size_t *n)
 		return;
 	*s += 3;
 	*n -= 6;
-	if (*n >= 4 && memcmp(*s, "json", 4) == 0) {
+	if (*n >= 4 && strncasecmp(*s, "json", 4) == 0) {
 		*s += 4;
 		*n -= 4;
 	}
@@ -636,7 +638,8 @@ exchange(CURL *h, const struct vet_config *cfg, struct reply *r,
 	else if (r->over)
 		snprintf(why, whylen, "the reply is over 1 MiB");
 	else if (r->nomem)
-		snprintf(why, whylen, "unable to read the reply: out of memory");
+		snprintf(why, whylen, "unable to read the reply: "
+		    "out of memory");
 	else
 		return vet_verdict(r->buf != NULL ? r->buf : "", r->len, why,
 		    whylen);

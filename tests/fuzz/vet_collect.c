@@ -9,7 +9,7 @@
  * and the size in the reason, which the same bytes with no bound give.
  *
  *	make build/fuzz/vet_collect &&
- *	    build/fuzz/vet_collect -max_total_time=60 tests/fuzz/corpus/srctree
+ *	    build/fuzz/vet_collect -max_total_time=60 CORPUS tests/fuzz/corpus/vet_collect
  */
 #include <stdint.h>
 #include <stdio.h>

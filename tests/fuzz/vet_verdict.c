@@ -9,8 +9,9 @@
  * VET_SAFE, an empty one.  The same bytes read into a small buffer give
  * the same result, with a reason cut there and still UTF-8.
  *
- *	make build/fuzz/vet_verdict &&
- *	    build/fuzz/vet_verdict -max_total_time=60 tests/fuzz/corpus/vet_verdict
+ *	make build/fuzz/vet_verdict && build/fuzz/vet_verdict \
+ *	    -max_total_time=60 -dict=tests/fuzz/vet_verdict.dict \
+ *	    CORPUS tests/fuzz/corpus/vet_verdict
  */
 #include <stdint.h>
 #include <stdio.h>

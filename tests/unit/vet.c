@@ -202,6 +202,8 @@ static const struct {
 	{ REPLY("\"```json\\n{\\\"safe\\\": false, \\\"reason\\\": "
 	    "\\\"exfil\\\"}\\n```\\n\""), VET_UNSAFE, "exfil" },
 	{ REPLY("\"```json{\\\"safe\\\":true}```\""), VET_SAFE, "" },
+	{ REPLY("\"\\n```JSON\\r\\n{\\\"safe\\\":true}\\r\\n```\""), VET_SAFE,
+	    "" },
 	{ REPLY("\"```json\\n{\\\"safe\\\": true}\""), VET_SKIPPED,
 	    NOT_VERDICT },
 	{ REPLY("\"```\\n```\\n{\\\"safe\\\": true}\\n```\\n```\""),
