@@ -8,8 +8,8 @@
  * starts with a "=== " header; or, past max_bytes, NULL with *over set
  * and the size in the reason, which the same bytes with no bound give.
  *
- *	make build/fuzz/vet_collect &&
- *	    build/fuzz/vet_collect -max_total_time=60 CORPUS tests/fuzz/corpus/vet_collect
+ *	make build/fuzz/vet_collect && build/fuzz/vet_collect \
+ *	    -max_total_time=60 CORPUS tests/fuzz/corpus/vet_collect
  */
 #include <stdint.h>
 #include <stdio.h>
