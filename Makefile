@@ -202,6 +202,15 @@ install-config:
 	    install -m 644 etc/examples/hakopod.toml \
 	        $(DESTDIR)$(SYSCONFDIR)/hakopod/hakopod.toml; \
 	fi
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/hakopod/vet-prompt.txt ]; then \
+	    echo "install: $(DESTDIR)$(SYSCONFDIR)/hakopod/vet-prompt.txt" \
+	        "exists: kept"; \
+	else \
+	    echo install -m 644 etc/vet/vet-prompt.txt \
+	        $(DESTDIR)$(SYSCONFDIR)/hakopod/vet-prompt.txt; \
+	    install -m 644 etc/vet/vet-prompt.txt \
+	        $(DESTDIR)$(SYSCONFDIR)/hakopod/vet-prompt.txt; \
+	fi
 
 # The user hakopod, once, on this system only (not into a DESTDIR).
 install-user:

@@ -47,9 +47,10 @@ char	*vet_collect(const unsigned char *, size_t, char *const *, size_t,
 	    size_t *, int *, char *, size_t);
 
 /*
- * The request body: {"model", "messages": [system: the prompt with each
- * "{runtime}" replaced by runtime, user: the files], "temperature": 0}.
- * malloc'd JSON text, or NULL on no memory.
+ * vet_request(model, prompt, runtime, files): the request body,
+ * {"model", "messages": [system: the prompt with each "{runtime}"
+ * replaced by runtime, user: the files], "temperature": 0}.  malloc'd
+ * JSON text, or NULL on no memory or text that is not UTF-8.
  */
 char	*vet_request(const char *, const char *, const char *,
 	    const char *);

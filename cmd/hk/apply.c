@@ -31,8 +31,6 @@ struct applied {
 	int	 created;
 };
 
-static int	load_all(struct hk *, int, char **, struct app_config **);
-static void	free_all(struct app_config *, int);
 static int	check_cross_files(struct app_config *, int);
 static int	validate_secrets(struct hk *, struct app_config *, int);
 static int	check_installation(struct hk *, const struct app_config *);
@@ -94,8 +92,8 @@ take_files(int argc, char **argv, const char *cmd, int *wait, int *timeout)
  * check that did not see all of its input is the more specific failure,
  * and 65 would say every file was read and found wanting (hk(1)).
  */
-static int
-load_all(struct hk *hk, int nfiles, char **files, struct app_config **out)
+int
+apps_load(struct hk *hk, int nfiles, char **files, struct app_config **out)
 {
 	struct app_config *apps;
 	struct config_diag diag;
@@ -126,8 +124,8 @@ load_all(struct hk *hk, int nfiles, char **files, struct app_config **out)
 	return code;
 }
 
-static void
-free_all(struct app_config *apps, int n)
+void
+apps_free(struct app_config *apps, int n)
 {
 	int i;
 
@@ -215,14 +213,14 @@ cmd_validate(struct hk *hk, int argc, char **argv)
 	if ((first = take_files(argc, argv, "validate", NULL, NULL)) == -1)
 		return EX_USAGE;
 	n = argc - first;
-	code = load_all(hk, n, argv + first, &apps);
+	code = apps_load(hk, n, argv + first, &apps);
 	if (code == EX_OK)
 		code = validate_secrets(hk, apps, n);
 	for (i = 0; code == EX_OK && i < n; i++)
 		printf("%s: app %s: %zu services, %zu serverless: OK\n",
 		    apps[i].path, apps[i].name, apps[i].nservices,
 		    app_count_serverless(&apps[i]));
-	free_all(apps, n);
+	apps_free(apps, n);
 	return code;
 }
 
@@ -413,9 +411,10 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 	if ((first = take_files(argc, argv, "apply", &wait, &timeout)) == -1)
 		return EX_USAGE;
 	n = argc - first;
-	if ((code = load_all(hk, n, argv + first, &apps)) != EX_OK ||
-	    (code = hk_store(hk)) != EX_OK) {
-		free_all(apps, n);
+	if ((code = apps_load(hk, n, argv + first, &apps)) != EX_OK ||
+	    (code = hk_store(hk)) != EX_OK ||
+	    (code = vet_apps(hk, apps, n)) != EX_OK) {
+		apps_free(apps, n);
 		return code;
 	}
 	report = json_array();
@@ -431,7 +430,7 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 		code = hk_store_failed(hk, "commit");
 	if (code != EX_OK)
 		store_rollback(hk->store);
-	free_all(apps, n);
+	apps_free(apps, n);
 	if (code == EX_OK) {
 		print_report(report);
 		fd = wait ? wait_subscribe(hk, &code) : -1;

@@ -34,6 +34,15 @@ int	cmd_secret(struct hk *, int, char **);
 int	cmd_invoke(struct hk *, int, char **);
 int	cmd_runs(struct hk *, int, char **);
 
+int	cmd_vet(struct hk *, int, char **);
+
+/* apply.c: every file loaded and checked (EX_OK, 65, 66); then freed */
+int	apps_load(struct hk *, int, char **, struct app_config **);
+void	apps_free(struct app_config *, int);
+
+/* vet.c: the code vetting gate before hk apply writes (hakopod.toml(5)) */
+int	vet_apps(struct hk *, struct app_config *, int);
+
 /* secret.c: the digests of the secrets an app's services name */
 int	secrets_resolve(struct hk *, struct app_config *);
 

@@ -36,6 +36,7 @@ static const struct command {
 	{ "status",	cmd_status,	1 },
 	{ "stop",	cmd_stop,	1 },
 	{ "validate",	cmd_validate,	1 },
+	{ "vet",	cmd_vet,	1 },
 };
 
 /*
@@ -52,6 +53,7 @@ static const struct external {
 
 static const char usage_text[] =
     "usage: hk [-v] [-f config] validate file ...\n"
+    "       hk [-v] [-f config] vet file ...\n"
     "       hk [-v] [-f config] apply [--wait [--timeout seconds]] file ...\n"
     "       hk [-v] [-f config] ps [--json]\n"
     "       hk [-v] [-f config] routes [--json]\n"

@@ -19,6 +19,8 @@ like "$out" '^install: DESTDIR is set: create the user hakopod on the target sys
 conf=$R/etc/hakopod/hakopod.toml
 cmp -s "$conf" "$HK_TOP/etc/examples/hakopod.toml"
 ok $? "it installs the commented operator config in /etc/hakopod"
+cmp -s "$R/etc/hakopod/vet-prompt.txt" "$HK_TOP/etc/vet/vet-prompt.txt"
+ok $? "and the code vetting gate's prompt beside it"
 
 for p in hk-activate hk-events hk-idle hk-jobs hk-scale; do
 	run "$R/usr/bin/$p" -n -f "$conf"
