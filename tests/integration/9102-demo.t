@@ -29,6 +29,9 @@ like "$answers" '^hello from python: GET /, 0 bytes received   \(200 in ' \
     "the example's cold start answers"
 is "$(sed -n '/^\$ hk new /,/^$/p' "$T/demo.out" | sed -n 's|^/.*/greet/||p' |
     tr '\n' ' ')" "handler.py hk.toml " "hk new writes the starter and lists its files"
+like "$out" 'greet/greet	code [0-9a-f]{12}	skipped: the gate is off' \
+    "hk vet shows the code vetting gate off by default"
+like "$out" 'with \[vet\] in' "... and says how to turn it on"
 like "$out" 'greet/greet	revision 1	created	code [0-9a-f]{12}' \
     "hk apply takes it as it is, with its code hash"
 is "$(printf '%s\n' "$answers" | grep -E '^(hello|hi) from greet' |
