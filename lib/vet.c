@@ -587,6 +587,13 @@ setup(CURL *h, const struct vet_config *cfg, const char *body,
 	bad |= curl_easy_setopt(h, CURLOPT_URL, cfg->endpoint);
 	bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	bad |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	/*
+	 * http:// is for an endpoint on this host (hakopod.toml(5)): never
+	 * through an http_proxy of the environment, which would see the key
+	 * in clear.  https:// may go through one: it only tunnels.
+	 */
+	if (strncmp(cfg->endpoint, "http://", 7) == 0)
+		bad |= curl_easy_setopt(h, CURLOPT_PROXY, "");
 	bad |= curl_easy_setopt(h, CURLOPT_VERBOSE, 0L);
 	bad |= curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	bad |= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
