@@ -107,8 +107,8 @@ t0=$(date +%s%N)
 n=$("$tool" <"$T/leap" | wc -l)
 ms=$((($(date +%s%N) - t0) / 1000000))
 is "$n" 200 "1000 leap-day firings in New York"
-[ $ms -lt 5000 ]
-ok $? "them within 5 s, sanitizers included ($ms ms)"
+# A figure, not a check: speed is make bench's to measure.
+diag "1000 leap-day firings took $ms ms here"
 
 # The random cases: compare.py's TAP, renumbered into ours.
 "$py" "$HK_TOP/tests/cron/compare.py" "$tool" >"$T/compare.out" 2>&1
