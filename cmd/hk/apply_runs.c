@@ -32,7 +32,6 @@ static int	 write_schedules(struct hk *, const struct app_config *,
 static const char *schedule_result(const struct store_schedule *, size_t,
 		    const char *, const struct schedule_spec *);
 static int	 wait_job(struct hk *, const json_t *, int64_t);
-static int64_t	 mono_ms(void);
 
 /* Jobs, then schedules, of one app; appends what happened to report. */
 int
@@ -152,15 +151,6 @@ write_schedules(struct hk *hk, const struct app_config *app, json_t *report)
 	return code;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * --wait, after the services: the end of every run this apply started.
  * 0 if each succeeded, 75 if one did not or time ran out, 69 if hk-jobs
@@ -174,7 +164,7 @@ apply_wait_jobs(struct hk *hk, const json_t *report, int timeout_s)
 	size_t i;
 	int code = EX_OK, c;
 
-	deadline = mono_ms() + (int64_t)timeout_s * 1000;
+	deadline = hk_mono_ms() + (int64_t)timeout_s * 1000;
 	json_array_foreach(report, i, r) {
 		if (json_object_get(r, "job") == NULL || strcmp(
 		    json_string_value(json_object_get(r, "result")),
@@ -224,7 +214,7 @@ wait_job(struct hk *hk, const json_t *r, int64_t deadline)
 		goto out;
 	}
 	if ((run = json_object_get(reply, "run")) == NULL) {
-		left = deadline - mono_ms();
+		left = deadline - hk_mono_ms();
 		if (left <= 0 || (end = ipc_recv(fd, (int)left, err,
 		    sizeof(err))) == NULL) {
 			log_errorx("apply --wait: job %s/%s: run %s %s", app,

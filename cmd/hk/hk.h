@@ -69,6 +69,7 @@ void	daemons_tell(const struct hk *, const char *, const char *);
 
 /* util */
 int	hk_json_flag(int, char **, const char *, int, int *);
+int64_t	hk_mono_ms(void);
 void	fmt_time(char *, size_t, long long);
 void	fmt_policy(char *, size_t, const char *);
 void	fmt_hosts(char *, size_t, const char *);

@@ -125,3 +125,13 @@ hk_json_flag(int argc, char **argv, const char *synopsis, int nargs,
 	}
 	return optind;
 }
+
+/* Monotonic milliseconds, for the deadlines of a command's waits. */
+int64_t
+hk_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

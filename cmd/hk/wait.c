@@ -49,7 +49,6 @@ struct waitset {
 	int64_t		 start;		/* monotonic ms */
 };
 
-static int64_t	mono_ms(void);
 static int	collect(struct hk *, json_t *, struct waitset *);
 static void	from_store(struct hk *, struct waitset *);
 static struct waited *find(struct waitset *, const char *);
@@ -58,15 +57,6 @@ static int	on_message(struct waitset *, json_t *);
 static const char *first_waiting(const struct waitset *);
 static void	progress(const struct waitset *);
 static void	clear_progress(const struct waitset *);
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Connects to scale.sock and subscribes: -1 (with the exit code in
@@ -239,7 +229,7 @@ progress(const struct waitset *ws)
 
 	if (!ws->tty || ws->left == 0)
 		return;
-	printf("\r\033[Kwaiting %llds for", (long long)((mono_ms() -
+	printf("\r\033[Kwaiting %llds for", (long long)((hk_mono_ms() -
 	    ws->start) / 1000));
 	for (i = 0; i < ws->n; i++)
 		if (!ws->w[i].ready)
@@ -271,13 +261,13 @@ wait_deploy(struct hk *hk, int fd, json_t *report, int timeout_s)
 
 	memset(&ws, 0, sizeof(ws));
 	ws.tty = isatty(STDOUT_FILENO);
-	ws.start = mono_ms();
+	ws.start = hk_mono_ms();
 	deadline = timeout_s > 0 ? ws.start + (int64_t)timeout_s * 1000 : 0;
 	if ((code = collect(hk, report, &ws)) == EX_OK)
 		from_store(hk, &ws);
 	while (code == EX_OK && ws.left > 0) {
 		progress(&ws);
-		left = deadline > 0 ? deadline - mono_ms() : WAIT_TICK_MS;
+		left = deadline > 0 ? deadline - hk_mono_ms() : WAIT_TICK_MS;
 		if (left <= 0) {
 			clear_progress(&ws);
 			log_errorx("apply --wait: %zu of %zu services not "
