@@ -1,5 +1,5 @@
 /*
- * stats.c - the gateway's metrics (hk-activate(8), METRICS): counted where
+ * stats.c - the gateway's metrics (listed in hakopod.toml(5)): counted where
  * a request ends and where the gateway answers itself, each an increment
  * of a field of gw or of the service; read only when a scraper asks, on
  * the private listener of [metrics] activate.
