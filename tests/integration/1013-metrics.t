@@ -126,6 +126,19 @@ slow=$!
 is "$(scrape activate)" 200 "a silent scraper does not block the next one"
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
+# A head past 2048 bytes: 431 (or a reset, the rest unread), then closed.
+big=$(python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(10)
+s.sendall(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 4000)
+try:
+    print(s.recv(64).split(b"\r\n")[0].decode() or "closed")
+except ConnectionResetError:
+    print("reset")' "$_p")
+like "$big" '^(HTTP/1.1 431 Request Header Fields Too Large|reset)$' \
+    "a request head over 2048 bytes is refused ($big)"
+is "$(scrape activate)" 200 "... and the next scraper is served"
 
 # traffic: three requests (the first a cold start), a 404, then the
 # service sleeps again, a run through hk-jobs wakes it, a stopped
