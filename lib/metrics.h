@@ -28,7 +28,7 @@ struct loop;
 struct metrics_hist {
 	const int64_t	*bounds_us;	/* ascending, nbounds of them */
 	size_t		 nbounds;
-	uint64_t	 counts[METRICS_BUCKETS_MAX + 1];	/* not cumulative */
+	uint64_t	 counts[METRICS_BUCKETS_MAX + 1]; /* not cumulative */
 	int64_t		 sum_us;
 	uint64_t	 count;
 };
