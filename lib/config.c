@@ -708,6 +708,12 @@ badhost:
 	return -1;
 }
 
+int
+config_check_addr(const char *s, char *why, size_t whysz)
+{
+	return check_addr(s, why, whysz);
+}
+
 /*
  * Operator config.
  */
@@ -793,6 +799,9 @@ config_reload(struct server_config *cfg, const char *path)
 	}
 	memcpy(cfg->nodes, nc.nodes, sizeof(cfg->nodes));
 	cfg->nnodes = nc.nnodes;
+	if (memcmp(cfg->metrics.listen, nc.metrics.listen,
+	    sizeof(nc.metrics.listen)) != 0)
+		log_warnx("reload: [metrics] changes only with a restart");
 	return 0;
 }
 
@@ -849,6 +858,7 @@ config_print(FILE *fp, const struct server_config *cfg)
 		    n->container_tls_key, "");
 	}
 	vet_print(fp, &cfg->vet);
+	metrics_print(fp, &cfg->metrics);
 }
 
 /* A key of a node as "-n -v" prints it: "" is the default. */
@@ -1215,6 +1225,11 @@ server_walk(struct server_config *cfg, const struct toml_value *root,
 				rc = -1;
 			continue;
 		}
+		if (key_is(kv, "metrics")) {
+			if (metrics_walk(&cfg->metrics, kv, file, d) == -1)
+				rc = -1;
+			continue;
+		}
 		if (!key_is(kv, "server")) {
 			kpath(key, NULL, kv->key, kv->keylen);
 			config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
@@ -1430,6 +1445,8 @@ config_load_server(struct server_config *cfg, const char *path,
 		rc = -1;
 	/* a key refused has no value: the rules between keys would lie */
 	if (rc == 0 && server_cross(cfg, path, d) == -1)
+		rc = -1;
+	if (rc == 0 && metrics_cross(cfg, path, d) == -1)
 		rc = -1;
 	return rc;
 }

@@ -87,6 +87,25 @@ struct config_vet {
 	int		line;		/* of [vet] */
 };
 
+/*
+ * [metrics] of hakopod.toml: each daemon's private listener of GET
+ * /metrics (metrics.h), host:port; "" = none (the default).
+ */
+enum config_metrics_daemon {
+	METRICS_ACTIVATE,
+	METRICS_EVENTS,
+	METRICS_IDLE,
+	METRICS_JOBS,
+	METRICS_SCALE,
+	METRICS_DAEMONS
+};
+
+struct config_metrics {
+	char		listen[METRICS_DAEMONS][CONFIG_ADDR_MAX + 1];
+	int		line[METRICS_DAEMONS];	/* of each key, or 0 */
+	int		given;		/* the file has [metrics] */
+};
+
 /* [server] of hakopod.toml, and its [nodes]. */
 struct server_config {
 	char		path[CONFIG_URL_MAX + 1];	/* file read, "" if none */
@@ -128,6 +147,7 @@ struct server_config {
 	struct config_node nodes[CONFIG_NODES_MAX];	/* in file order */
 	size_t		nnodes;
 	struct config_vet vet;
+	struct config_metrics metrics;
 };
 
 /* One row of the operator key table (alphabetical, as "-n -v" prints). */
@@ -169,6 +189,9 @@ const char *config_listen_address(const struct server_config *);
  * 1000 / time_unit_ms times as fast for tests (hakopod.toml(5)).
  */
 int64_t	config_sched_now_ms(const struct server_config *);
+/* [metrics]: the address of that daemon's listener, "" if none. */
+const char *config_metrics_listen(const struct server_config *,
+	    enum config_metrics_daemon);
 /* The node of that name, or NULL. */
 const struct config_node *config_node_find(const struct server_config *,
 	    const char *);

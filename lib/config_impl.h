@@ -88,6 +88,15 @@ int	 vet_walk(struct config_vet *, const struct toml_kv *, const char *,
 	    struct config_diag *);
 void	 vet_print(FILE *, const struct config_vet *);
 
+/* config_metrics.c: [metrics] of hakopod.toml */
+int	 metrics_walk(struct config_metrics *, const struct toml_kv *,
+	    const char *, struct config_diag *);
+int	 metrics_cross(const struct server_config *, const char *,
+	    struct config_diag *);
+void	 metrics_print(FILE *, const struct config_metrics *);
+/* config.c: host:port as [server]'s addresses are checked */
+int	 config_check_addr(const char *, char *, size_t);
+
 /* config_runs.c: [jobs.NAME] and [services.X.schedules.NAME] */
 void	 app_jobs(struct actx *, const struct toml_kv *);
 void	 app_jobs_check(struct actx *);

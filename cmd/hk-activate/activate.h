@@ -25,6 +25,7 @@
 #include "config.h"
 #include "http.h"
 #include "loop.h"
+#include "metrics.h"
 #include "spec.h"
 #include "store.h"
 
@@ -48,6 +49,7 @@
 #define REC_PATH_MAX		255
 #define SVC_ID_MAX		(2 * STORE_NAME_MAX + 1)
 #define REASON_MAX		255
+#define STATS_CODES		5	/* 400 413 429 503 504, stats.c */
 
 enum conn_state {
 	CS_IDLE,	/* keep-alive, no request yet */
@@ -180,6 +182,8 @@ struct service {
 	int			 window;	/* at most that many unproven */
 	struct loop_timer	 kick;		/* serve upwait, next turn */
 	struct loop_timer	 timer;		/* delayed wake */
+	uint64_t		 m_requests[5];	/* by class, stats.c */
+	uint64_t		 m_connect_fail;
 };
 
 RB_HEAD(svc_tree, service);
@@ -225,6 +229,12 @@ struct gw {
 	int			 scale_was_up;	/* subscribed since last loss */
 	int64_t			 scale_lost_at;	/* loop ms; 0 = never up */
 	struct loop_timer	 grace_timer;	/* end of the restart grace */
+
+	/* stats.c: what GET /metrics shows besides the services' own */
+	struct metrics_srv	*metrics;
+	uint64_t		 m_answers[STATS_CODES];
+	uint64_t		 m_unrouted[5];	/* no service, by class */
+	struct metrics_hist	 m_wake_wait;
 };
 
 extern struct gw	*gw;
@@ -311,6 +321,12 @@ int	ctl_scale_grace(void);
 int	ctl_wake(struct service *);
 void	ctl_close(void);
 void	ctl_close_listener(void);
+
+/* stats.c */
+void	stats_listen(void);
+void	stats_request(const struct conn *);
+void	stats_answer(int);
+void	stats_close(void);
 
 /* records.c */
 void	records_add(const struct conn *, const char *);

@@ -317,8 +317,10 @@ conn_abort(struct conn *c, const char *outcome)
 {
 	if (c->outcome == NULL)
 		c->outcome = outcome;
-	if (c->head_done)
+	if (c->head_done) {
+		stats_request(c);
 		records_add(c, c->outcome);
+	}
 	conn_close(c);
 }
 
@@ -357,6 +359,7 @@ conn_answer(struct conn *c, int status, const char *msg, int retry)
 		c->outcome = status == 504 || status == 408 ? "timeout" :
 		    "rejected";
 	c->status = status;
+	stats_answer(status);
 	if (emit_answer(&c->out, status, msg, retry, c->close_after,
 	    head_only) == -1) {
 		conn_abort(c, c->outcome);
@@ -845,8 +848,10 @@ conn_finish(struct conn *c)
 {
 	int reuse;
 
-	if (c->head_done)
+	if (c->head_done) {
+		stats_request(c);
 		records_add(c, c->outcome != NULL ? c->outcome : "ok");
+	}
 	park_release(c);
 	if (c->upc != NULL) {
 		reuse = c->state == CS_FORWARD && c->req_done &&

@@ -149,6 +149,7 @@ setup(void)
 	if (loop_add_fd(gw->loop, gw->lfd, LOOP_READ, conn_accept, NULL) == -1)
 		fatal(EX_OSERR, "unable to watch the listener");
 	loop_before_sleep(gw->loop, before_sleep, NULL);
+	stats_listen();
 }
 
 /* The command line; returns -d's fd (-1 if none). */
@@ -237,6 +238,7 @@ main(int argc, char *argv[])
 	if (loop_run(gw->loop) == -1)
 		fatal(EX_OSERR, "event loop");
 	records_flush(1);
+	stats_close();
 	conn_free_all();
 	ctl_close();
 	route_free();

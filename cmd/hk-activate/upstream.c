@@ -380,6 +380,7 @@ up_start(struct conn *c, int turn)
 			if (errno != EINPROGRESS) {
 				c->upc = u;
 				u->c = c;
+				svc->m_connect_fail++;
 				if (errno == ECONNREFUSED)
 					up_refused(c);
 				else
@@ -493,6 +494,8 @@ up_connected(struct conn *c)
 
 	if (getsockopt(c->upc->fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
 		err = errno;
+	if (err != 0)
+		c->svc->m_connect_fail++;
 	if (err == ECONNREFUSED) {
 		up_refused(c);
 		return;

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "metrics.h"
 #include "reqbatch.h"
 #include "store.h"
 
@@ -39,6 +40,7 @@ struct ev_stats {
 	uint64_t	 refused;	/* senders of another uid */
 	uint64_t	 dropped;	/* valid, but no room while waiting */
 	uint64_t	 pruned;
+	uint64_t	 store_errors;	/* failed writes and prunes */
 };
 
 /* The daemon: one per process. */
@@ -62,6 +64,7 @@ struct evd {
 	struct loop_timer	 prune_timer;
 	struct ev_stats		 st;
 	int			 stopping;
+	struct metrics_srv	*metrics;	/* stats.c */
 };
 
 /* The fields of a request record, pointing into the message. */
@@ -131,6 +134,10 @@ void	ingest_before_sleep(struct loop *, void *);
 int	ingest_flush(struct evd *);
 void	ingest_prune(struct loop *, void *);
 void	ingest_log_stats(struct evd *, const char *);
+
+/* stats.c: GET /metrics on [metrics] events, from st */
+void	stats_listen(struct evd *);
+void	stats_close(struct evd *);
 
 /* query.c: list, tail, requests */
 int	query_main(const char *, int, char **);

@@ -363,6 +363,7 @@ flush_failed(struct evd *d)
 
 	(void)strlcpy(err, store_error(d->store), sizeof(err));
 	(void)store_rollback(d->store);
+	d->st.store_errors++;
 	if (!d->failing)
 		log_warnx("unable to write %zu records to the store: %s: "
 		    "keeping them, retrying every %d ms", waiting_records(d),
@@ -408,6 +409,7 @@ ingest_prune(struct loop *l, void *arg)
 	    store_request_prune(d->store, now -
 	    d->cfg.requests_max_age_days * EV_DAY_MS,
 	    d->cfg.requests_max_rows, &nr) == -1) {
+		d->st.store_errors++;
 		log_warnx("retention: unable to delete old rows: %s",
 		    store_error(d->store));
 		return;

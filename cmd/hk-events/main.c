@@ -72,6 +72,7 @@ setup(struct evd *d)
 		fatal(EX_OSERR, "unable to create %s", d->cfg.runtime_dir);
 	if (ingest_listen(d, err, sizeof(err)) == -1)
 		fatalx(EX_OSERR, "unable to listen: %s", err);
+	stats_listen(d);
 }
 
 static void
@@ -110,6 +111,7 @@ serve(struct evd *d, int fd)
 	if (loop_run(d->loop) == -1)
 		fatal(EX_OSERR, "unable to wait for events");
 	ingest_close(d);
+	stats_close(d);
 	ingest_log_stats(d, "stopped");
 	store_close(d->store);
 	loop_free(d->loop);

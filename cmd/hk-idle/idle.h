@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "metrics.h"
 #include "store.h"
 
 #define PROG			"hk-idle"
@@ -25,6 +26,10 @@
 #define IDLE_SLEEP_MS		3700000	/* hk-scale's longest grace, and some */
 #define IDLE_BACKOFF_MIN_MS	100	/* re-subscribing to hk-scale */
 #define IDLE_BACKOFF_MAX_MS	2000
+
+/* How a fence ended: granted, refused, or no answer (stats.c). */
+enum fence_result { FENCE_GRANTED, FENCE_REFUSED, FENCE_FAILED,
+	FENCE_RESULTS };
 
 struct idle;
 struct call;
@@ -93,6 +98,8 @@ struct idle {
 	struct call		 sync;		/* the gateway's status */
 	int			 gw_down;	/* warned: no gateway */
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
+	struct metrics_srv	*metrics;	/* stats.c */
+	uint64_t		 m_fences[FENCE_RESULTS];
 };
 
 /* service.c: policies, timers, fence and sleep */
@@ -120,6 +127,10 @@ int		 call_busy(const struct call *);
 /* sub.c: scale.sock subscription, and the gateway's status after it */
 void		 sub_start(struct idle *);
 void		 sub_close(struct idle *);
+
+/* stats.c: GET /metrics on [metrics] idle */
+void		 stats_listen(struct idle *);
+void		 stats_close(struct idle *);
 
 /* ctl.c: idle.sock */
 int		 ctl_listen(struct idle *, char *, size_t);

@@ -78,6 +78,7 @@ setup(struct idle *ix)
 		    "store");
 	if (ctl_listen(ix, err, sizeof(err)) == -1)
 		fatalx(EX_OSERR, "unable to listen: %s", err);
+	stats_listen(ix);
 	sub_start(ix);
 }
 
@@ -118,6 +119,7 @@ teardown(struct idle *ix)
 
 	ctl_close(ix);
 	sub_close(ix);
+	stats_close(ix);
 	loop_timer_cancel(ix->loop, &ix->stop_timer);
 	while ((s = TAILQ_FIRST(&ix->services)) != NULL)
 		isvc_free(s);

@@ -292,11 +292,13 @@ fence_done(struct call *c, json_t *reply, const char *why)
 	}
 	gw_seen(s->ix, reply == NULL ? why : NULL);
 	if (reply != NULL && json_is_true(json_object_get(reply, "ok"))) {
+		s->ix->m_fences[FENCE_GRANTED]++;
 		s->refused = 0;
 		log_info("service=%s: idle for %d s: sleeping", s->id,
 		    s->idle_seconds);
 		sleep_now(s);
 	} else {
+		s->ix->m_fences[reply != NULL ? FENCE_REFUSED : FENCE_FAILED]++;
 		s->base = loop_now_ms(s->ix->loop);
 		if (reply != NULL)
 			refused(s, reply, s->base);

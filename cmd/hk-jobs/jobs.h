@@ -17,6 +17,7 @@
 #include "config.h"
 #include "cron.h"
 #include "loop.h"
+#include "metrics.h"
 #include "store.h"
 
 #define PROG			"hk-jobs"
@@ -44,6 +45,7 @@ enum run_phase {
 	RUN_SUCCEEDED,
 	RUN_FAILED,
 	RUN_SKIPPED,
+	RUN_PHASES
 };
 
 struct conn;
@@ -116,6 +118,8 @@ struct jobs {
 	TAILQ_HEAD(, run)	 runs;
 	TAILQ_HEAD(, conn)	 conns;
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
+	struct metrics_srv	*metrics;	/* stats.c */
+	uint64_t		 m_ended[RUN_PHASES];	/* by phase */
 };
 
 /* run.c: phases, rows and the end of a run */
@@ -146,6 +150,10 @@ json_t		*run_req_decode(const char *, struct run_req *);
 int		 sched_init(struct jobs *, char *, size_t);
 void		 sched_load(struct jobs *);
 void		 sched_close(struct jobs *);
+
+/* stats.c: GET /metrics on [metrics] jobs */
+void		 stats_listen(struct jobs *);
+void		 stats_close(struct jobs *);
 
 /* ctl.c: jobs.sock */
 int		 ctl_listen(struct jobs *, char *, size_t);

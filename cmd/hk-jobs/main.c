@@ -69,6 +69,7 @@ setup(struct jobs *jx)
 	run_recover(jx);
 	if (ctl_listen(jx, err, sizeof(err)) == -1)
 		fatalx(EX_OSERR, "unable to listen: %s", err);
+	stats_listen(jx);
 	if (sched_init(jx, err, sizeof(err)) == -1)
 		fatalx(EX_OSERR, "unable to set up schedules: %s", err);
 	loop_timer_init(&jx->prune_timer, run_prune, jx);
@@ -119,6 +120,7 @@ teardown(struct jobs *jx)
 		free(c);
 	}
 	loop_timer_cancel(jx->loop, &jx->prune_timer);
+	stats_close(jx);
 	sched_close(jx);
 	store_close(jx->store);
 	loop_free(jx->loop);

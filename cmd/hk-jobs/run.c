@@ -166,6 +166,7 @@ void
 run_skip(struct run *r, const char *reason)
 {
 	r->phase = RUN_SKIPPED;
+	r->jx->m_ended[RUN_SKIPPED]++;
 	strlcpy(r->row.phase, "Skipped", sizeof(r->row.phase));
 	strlcpy(r->row.reason, reason, sizeof(r->row.reason));
 	r->row.finished_at = r->row.created_at;
@@ -237,6 +238,7 @@ run_end(struct run *r, enum run_phase phase, const char *reason)
 	req_close(r);
 	loop_timer_cancel(jx->loop, &r->timer);
 	r->phase = phase;
+	jx->m_ended[phase]++;
 	strlcpy(r->row.phase, run_phase_name(phase), sizeof(r->row.phase));
 	strlcpy(r->row.reason, reason == NULL ? "" : reason,
 	    sizeof(r->row.reason));

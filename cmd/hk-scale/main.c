@@ -107,6 +107,7 @@ setup(struct scale *sc)
 	backends_init(sc);
 	if (ctl_listen(sc, err, sizeof(err)) == -1)
 		fatalx(EX_OSERR, "unable to listen: %s", err);
+	stats_listen(sc);
 	TAILQ_FOREACH(s, &sc->services, entry)
 		service_converge(s);
 }
@@ -161,6 +162,7 @@ teardown(struct scale *sc)
 
 	ctl_close(sc);
 	ctl_reap(sc);
+	stats_close(sc);
 	sc->stopping = 2;
 	while ((s = TAILQ_FIRST(&sc->services)) != NULL)
 		service_free(s);

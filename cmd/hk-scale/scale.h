@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "metrics.h"
 #include "spec.h"
 #include "srctree.h"
 #include "svclog.h"
@@ -43,6 +44,7 @@
 #define SCALE_SUN_MAX		108	/* sizeof(sun_path) */
 #define SCALE_WHAT_MAX		200	/* "pid 123", "unit hk-svc-..." */
 #define SCALE_INSTALL_MAX	32	/* hex digits: the installation's ID */
+#define STATS_PHASES		3	/* queue, spawn, ready: stats.c */
 #define SCALE_CRED_MAX		(CONFIG_URL_MAX + 2 * STORE_NAME_MAX + 48)
 
 enum svc_state {
@@ -99,6 +101,7 @@ struct inst {
 	int64_t			 started_at;	/* Unix ms */
 	int64_t			 ready_at;
 	int64_t			 start_mono;	/* loop ms */
+	int64_t			 spawned_mono;	/* loop ms: started */
 	char			 row_state[STORE_STATE_MAX + 1]; /* adopted:
 						   an earlier run's */
 	int			 counted;	/* holds a start slot */
@@ -210,6 +213,8 @@ struct service {
 	int			 adopting;	/* rows an adoption looks at */
 	int			 failed_row;	/* the store says failed */
 	int			 seen;		/* reload bookkeeping */
+	uint64_t		 m_starts;	/* stats.c */
+	uint64_t		 m_start_failures;
 };
 
 /* A connection to scale.sock. */
@@ -245,6 +250,9 @@ struct scale {
 	struct loop_timer	 stop_timer;
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
 	TAILQ_HEAD(, ct_node)	 ct_nodes;	/* backend_container.c */
+	struct metrics_srv	*metrics;	/* stats.c */
+	struct metrics_hist	 m_phase[STATS_PHASES];
+	struct metrics_hist	 m_ready;
 };
 
 /* service.c: the per-service state machine */
@@ -266,6 +274,11 @@ void		 service_inst_exit(struct inst *, int, const char *);
 void		 service_adopted(struct service *);
 const char	*service_node(const struct service *, const struct backend *);
 int64_t		 service_retry_after(const struct service *);
+
+/* stats.c: GET /metrics on [metrics] scale */
+void		 stats_listen(struct scale *);
+void		 stats_close(struct scale *);
+void		 stats_ready(struct service *, struct inst *);
 
 /* source.c: "source" trees written out under runtime_dir */
 int		 source_dir(struct scale *, const char *, char *, size_t);

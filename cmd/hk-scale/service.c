@@ -385,6 +385,7 @@ service_spawn(struct service *s)
 	in->counted = 1;
 	strlcpy(in->node, service_node(s, be), sizeof(in->node));
 	s->sc->nstarting++;
+	s->m_starts++;
 	if (s->inst != NULL)
 		s->pending = in;
 	else {
@@ -404,6 +405,7 @@ service_inst_started(struct inst *in)
 {
 	struct service *s = in->svc;
 
+	in->spawned_mono = loop_now_ms(s->sc->loop);
 	if (in == s->inst) {
 		in->in_store = 1;
 		s->failed_row = 0;
@@ -467,6 +469,7 @@ start_failed(struct service *s, const char *why, json_t *detail)
 	struct scale *sc = s->sc;
 
 	loop_timer_cancel(sc->loop, &s->deadline);
+	s->m_start_failures++;
 	s->fail_backoff = s->fail_backoff == 0 ? SCALE_RETRY_MIN_S :
 	    s->fail_backoff * 2;
 	if (s->fail_backoff > SCALE_RETRY_MAX_S)
@@ -518,6 +521,7 @@ service_inst_ready(struct inst *in)
 	in->ready_at = store_now_ms();
 	ms = loop_now_ms(sc->loop) - (s->wake_reason[0] != '\0' ?
 	    s->wake_mono : in->start_mono);
+	stats_ready(s, in);
 	if (in == s->pending) {
 		old = s->inst;
 		s->inst = in;

@@ -651,8 +651,34 @@ static const struct srv_case srv_cases[] = {
 	    "2: syntax: table [server] defined twice" },
 	{ "unknown key", "[server]\nlisten = \"127.0.0.1:80\"\n",
 	    "2: server.listen: unknown key" },
-	{ "unknown table", "[metrics]\nport = 1\n",
-	    "1: metrics: unknown table" },
+	{ "unknown table", "[telemetry]\nport = 1\n",
+	    "1: telemetry: unknown table" },
+	{ "metrics unknown key", "[metrics]\nport = 1\n",
+	    "2: metrics.port: unknown key" },
+	{ "metrics unknown table", "[metrics.activate]\n",
+	    "1: metrics.activate: must be a string" },
+	{ "metrics not a table", "metrics = 1\n",
+	    "1: metrics: must be a table" },
+	{ "metrics address without a port",
+	    "[metrics]\nscale = \"127.0.0.1\"\n",
+	    "2: metrics.scale: must be host:port" },
+	{ "metrics address port 0", "[metrics]\nidle = \"127.0.0.1:0\"\n",
+	    "2: metrics.idle: port must be between 1 and 65535" },
+	{ "metrics address an integer", "[metrics]\nevents = 9100\n",
+	    "2: metrics.events: must be a string" },
+	{ "metrics on the public listener", "[server]\n"
+	    "serverless_address = \"127.0.0.1:8082\"\n[metrics]\n"
+	    "activate = \"127.0.0.1:8082\"\n",
+	    "4: metrics.activate: must not be the gateway's public listener "
+	    "(server.serverless_address = \"127.0.0.1:8082\"): use a private "
+	    "address" },
+	{ "metrics on a wildcard public listener", "[server]\n"
+	    "serverless_address = \"gw.example:8082\"\n"
+	    "serverless_listen = \"0.0.0.0:8082\"\n[metrics]\n"
+	    "activate = \"127.0.0.1:8082\"\n",
+	    "5: metrics.activate: must not be the gateway's public listener "
+	    "(server.serverless_listen = \"0.0.0.0:8082\"): use a private "
+	    "address" },
 	{ "unknown root key", "state = \"sqlite://a\"\n",
 	    "1: state: unknown key" },
 	{ "unknown sub-table", "[server.tls]\n",
@@ -907,6 +933,15 @@ static const struct srv_case srv_cases[] = {
 	    "[nodes.w3]\naddress = \"127.0.0.3\"\n"
 	    "container_engine = \"unix:///run/w3/podman.sock\"\n", NULL },
 	{ "no nodes", "[nodes]\n", NULL },
+	{ "metrics", "[server]\nserverless_address = \"127.0.0.1:8082\"\n"
+	    "[metrics]\nactivate = \"127.0.0.1:9101\"\n"
+	    "scale = \"[::1]:9102\"\nidle = \"localhost:9103\"\n"
+	    "events = \"127.0.0.1:9104\"\njobs = \"127.0.0.1:9105\"\n",
+	    NULL },
+	{ "metrics: another daemon may share the gateway's port number",
+	    "[server]\nserverless_address = \"127.0.0.1:8082\"\n"
+	    "[metrics]\nscale = \"127.0.0.2:8082\"\n", NULL },
+	{ "no metrics", "[metrics]\n", NULL },
 	{ "no container engine", "[server]\ncontainer_engine = \"\"\n", NULL },
 	{ "a tcp:// engine with TLS", "[server]\n"
 	    "container_engine = \"tcp://10.0.0.2:2376\"\n"
