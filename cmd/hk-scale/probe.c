@@ -337,6 +337,9 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 		probe_retry(in);
 		return;
 	}
+	/* The cold start's breakdown: when the port first accepted. */
+	if (in->port_mono == 0)
+		in->port_mono = loop_now_ms(l);
 	if (in->svc->def.spec.readiness == READY_TCP && in->probe_hold > 0) {
 		in->probe_sent = 1;	/* connected: held */
 		in->probe_at = loop_now_ms(l);

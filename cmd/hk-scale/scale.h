@@ -102,6 +102,7 @@ struct inst {
 	int64_t			 ready_at;
 	int64_t			 start_mono;	/* loop ms */
 	int64_t			 spawned_mono;	/* loop ms: started */
+	int64_t			 port_mono;	/* loop ms: a probe connected */
 	char			 row_state[STORE_STATE_MAX + 1]; /* adopted:
 						   an earlier run's */
 	int			 counted;	/* holds a start slot */

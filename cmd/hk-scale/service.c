@@ -29,6 +29,8 @@
 
 static void	set_state(struct service *, enum svc_state);
 static void	emit(struct service *, const char *, json_t *);
+static void	wake_breakdown(const struct service *, const struct inst *,
+		    json_t *);
 static json_t	*exit_detail(int);
 static void	describe_exit(int, char *, size_t);
 static void	want_start(struct service *, const char *);
@@ -559,10 +561,33 @@ service_inst_ready(struct inst *in)
 			json_object_set_new(detail, "code_hash",
 			    json_string(in->code_hash));
 		}
+		wake_breakdown(s, in, detail);
 		emit(s, "HTTPIdleWake", detail);
 		s->wake_reason[0] = '\0';
 	}
 	service_converge(s);
+}
+
+/*
+ * Where a cold start's time went, each from the wake (hk-scale(8)):
+ * spawn_ms until the backend started it, port_ms until a probe first
+ * connected (a socket-activated service's port accepts from the start;
+ * none for notify or a health check), readiness_ms until ready.
+ */
+static void
+wake_breakdown(const struct service *s, const struct inst *in, json_t *d)
+{
+	int64_t port = in->port_mono;
+
+	if (d == NULL || in->spawned_mono < s->wake_mono)
+		return;
+	if (port == 0 && s->def.spec.readiness == READY_SOCKET)
+		port = in->spawned_mono;
+	json_object_set_new(d, "spawn_ms",
+	    json_integer(in->spawned_mono - s->wake_mono));
+	if (port != 0)
+		json_object_set_new(d, "port_ms",
+		    json_integer(port - s->wake_mono));
 }
 
 /*

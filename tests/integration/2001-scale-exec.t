@@ -79,8 +79,16 @@ for engine in $(engines); do
 	    "$engine: the store has the instance, running at the endpoint"
 	run hk ps
 	like "$out" '^fn	web	running	1	' "$engine: hk ps shows it running"
-	wait_for 5 seen "$T/events.out" '"detail":\{"readiness_ms":[0-9]+,"reason":"request"\},"kind":"HTTPIdleWake"'
-	ok $? "$engine: HTTPIdleWake is recorded with reason and readiness_ms"
+	wait_for 5 seen "$T/events.out" '"detail":\{"port_ms":[0-9]+,"readiness_ms":[0-9]+,"reason":"request","spawn_ms":[0-9]+\},"kind":"HTTPIdleWake"'
+	ok $? "$engine: HTTPIdleWake is recorded with reason and the cold start's breakdown: spawn_ms, port_ms, readiness_ms"
+	python3 -c 'import json, re, sys
+for l in open(sys.argv[1]):
+    m = re.search(r"\"detail\":(\{[^}]*\}),\"kind\":\"HTTPIdleWake\"", l)
+    if m:
+        d = json.loads(m.group(1))
+        sys.exit(0 if d["spawn_ms"] <= d["port_ms"] <= d["readiness_ms"] else 1)
+sys.exit(1)' "$T/events.out"
+	ok $? "$engine: ... in order: spawned, then the port accepted, then ready"
 
 	# Waking a running service re-broadcasts its ready.
 	ctl '{"op":"wake","service":"fn/web"}' >/dev/null
