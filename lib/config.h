@@ -30,7 +30,7 @@
 #define CONFIG_FILE_MAX		255	/* a TLS file's path */
 #define CONFIG_NET_MAX		15	/* bridge, slirp4netns, host */
 #define CONFIG_DIAG_LEN		512
-#define CONFIG_WAITING_PAGE	"/etc/hakopod/waiting.html"	/* hk-activate */
+#define CONFIG_WAITING_PAGE	"/etc/hakopod/waiting.html"	/* a default */
 
 /* Collected diagnostics; the first CONFIG_DIAG_MAX are kept, all counted. */
 struct config_diag {
@@ -124,7 +124,7 @@ struct server_config {
 	int64_t		service_log_size;	/* 4 KiB..1 GiB, 1 MiB: each */
 	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of
 					   idle_seconds, for tests only */
-	char		waiting_page[CONFIG_URL_MAX + 1];	/* "" = built-in */
+	char		waiting_page[CONFIG_URL_MAX + 1]; /* "": built in */
 	enum config_source source[48];	/* indexed like config_keys() */
 	int		line[48];	/* of each key in the file, or 0 */
 	struct config_node nodes[CONFIG_NODES_MAX];	/* in file order */

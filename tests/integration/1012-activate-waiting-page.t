@@ -14,7 +14,8 @@ BE=$GW_FN/gw-backend.py
 PAGE=$T/page.html
 cp "$HK_TOP/etc/activate/waiting.html" "$PAGE"
 gw_config "waiting_page = \"$PAGE\""
-HTML='text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8'
+HTML='text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,'
+HTML=$HTML'image/webp,*/*;q=0.8'	# Chromium's, shortened
 svc() {	# svc NAME SLEEP [serverless lines]: sleeps SLEEP s, then listens
 	cat <<APP
 
@@ -67,7 +68,8 @@ curl_bg post -H "Accept: $HTML" -d x=1 "$GW_URL/post"
 post=$!
 curl_bg bare -H 'Accept:' "$GW_URL/bare"
 bare=$!
-gw_raw -t 2 "HEAD /head HTTP/1.1\r\nHost: slow.fn.localhost\r\nAccept: $HTML\r\n\r\n" >"$T/head.raw" &
+req="HEAD /head HTTP/1.1\r\nHost: slow.fn.localhost\r\n"
+gw_raw -t 2 "${req}Accept: $HTML\r\n\r\n" >"$T/head.raw" &
 head=$!
 curl_bg browser -H "Accept: $HTML" "$GW_URL/page?x=1"
 browser=$!
@@ -81,16 +83,20 @@ is "$(hdr browser retry-after)/$(hdr browser cache-control)" "1/no-store" \
     "with Retry-After: 1 and Cache-Control: no-store"
 is "$(hdr browser content-length)" "$(wc -c <"$PAGE" | tr -d ' ')" \
     "and its length"
-like "$(cat "$T/browser.body")" 'http-equiv="refresh"' "the page refreshes itself"
+like "$(cat "$T/browser.body")" 'http-equiv="refresh"' \
+    "the page refreshes itself"
 tr -d '\r' <"$T/head.raw" | grep -v '^after ' >"$T/head.out"
 is "$(sed -n '1p;/^Content-Type/p;/^Content-Length/p;$p' "$T/head.out")" \
     "HTTP/1.1 503 Service Unavailable
 Content-Type: text/html; charset=utf-8
 Content-Length: $(wc -c <"$PAGE" | tr -d ' ')
 open" "a browser's HEAD: the same head, no body, the connection kept"
-is "$(gw_ctl '{"op":"status"}' services.fn/slow.state \
-    services.fn/slow.parked)" "starting
-4" "the wake goes on; the other four wait, parked"
+parked4() {
+	[ "$(gw_ctl '{"op":"status"}' services.fn/slow.state \
+	    services.fn/slow.parked | tr '\n' ' ')" = "starting 4 " ]
+}
+wait_t 2 parked4
+ok $? "the wake goes on; the other four wait, parked"
 
 wait "$script" "$json" "$post" "$bare"
 is "$(code script)/$(code json)/$(code post)/$(code bare)" 200/200/200/200 \
@@ -155,15 +161,17 @@ sed "s|^waiting_page = .*|waiting_page = \"$T/missing.html\"|" \
     "$T/hakopod.toml" >"$T/missing.toml"
 run hk-activate -n -f "$T/missing.toml"
 is "$rc" 0 "-n with a missing waiting_page: exit 0"
-like "$err" "warning: waiting_page $T/missing.html: No such file or directory: the built-in page is used" \
+like "$err" "warning: waiting_page $T/missing.html: No such file or" \
     "with a warning naming it"
+like "$err" "directory: the built-in page is used" \
+    "and what the gateway does instead"
 
 # The range, as hk validate checks it.
 sed 's/waiting_page_after_ms = 500/waiting_page_after_ms = 300001/' \
     "$T/app.toml" >"$T/bad.toml"
 run hk validate "$T/bad.toml"
 is "$rc" 65 "hk validate: waiting_page_after_ms over 300000 is refused"
-like "$err" 'services\.slow\.serverless\.waiting_page_after_ms: must be between 0 and 300000' \
+like "$err" 'serverless\.waiting_page_after_ms: must be between 0 and 300000' \
     "naming the key"
 
 stop_pid "$gw_pid"
