@@ -49,6 +49,7 @@
 #define SVC_ID_MAX		(2 * STORE_NAME_MAX + 1)
 #define REASON_MAX		255
 #define PAGE_MAX		16384	/* bytes of the waiting page */
+#define PAGE_MAX_TEXT		"16384"
 
 enum conn_state {
 	CS_IDLE,	/* keep-alive, no request yet */

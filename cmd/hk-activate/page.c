@@ -43,81 +43,80 @@ static const char builtin[] =
     "</body>\n"
     "</html>\n";
 
-static int	page_read(const char *, char *, size_t *);
+static const char *page_read(const char *, char *, size_t *);
+static void	builtin_page(void);
 
-/* 0 with the file in buf, or -1 with errno (EFBIG: over PAGE_MAX). */
-static int
+static void
+builtin_page(void)
+{
+	memcpy(gw->page, builtin, sizeof(builtin) - 1);
+	gw->page_len = sizeof(builtin) - 1;
+}
+
+/* NULL with the file in buf, or why it cannot be the page. */
+static const char *
 page_read(const char *path, char *buf, size_t *len)
 {
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
-	int fd, saved;
+	const char *why = NULL;
+	int fd;
 
+	/* O_NONBLOCK: a FIFO put there must not hang the gateway */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
-		return -1;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > PAGE_MAX) {
-		saved = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
+		return strerror(errno);
+	if (fstat(fd, &st) == -1)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
 	/* one byte more than the bound, to see a file that grew */
-	while ((n = read(fd, buf + got, PAGE_MAX + 1 - got)) != 0) {
+	while (why == NULL && (n = read(fd, buf + got,
+	    PAGE_MAX + 1 - got)) != 0) {
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n == -1 || (got += (size_t)n) > PAGE_MAX) {
-			saved = n == -1 ? errno : EFBIG;
-			close(fd);
-			errno = saved;
-			return -1;
-		}
+		if (n == -1)
+			why = strerror(errno);
+		else if ((got += (size_t)n) > PAGE_MAX)
+			why = "larger than " PAGE_MAX_TEXT " bytes";
 	}
 	close(fd);
+	if (why == NULL && got == 0)
+		why = "empty";
 	*len = got;
-	return 0;
+	return why;
 }
 
 /*
  * At start (reload 0) and on SIGHUP: the page from waiting_page, "" the
- * built-in one.  Quiet is "-n" of a default path, which need not exist.
+ * built-in one.  Quiet is "-n": the default path need not exist.
  */
 void
 page_load(int reload, int quiet)
 {
 	static char buf[PAGE_MAX + 1];
-	const char *path = gw->cfg.waiting_page;
-	const char *what;
-	size_t len;
-	int dflt = strcmp(path, CONFIG_WAITING_PAGE) == 0;
+	const char *path = gw->cfg.waiting_page, *why, *what;
+	size_t len = 0;
+	int missing;
 
 	if (path[0] == '\0') {
-		memcpy(gw->page, builtin, sizeof(builtin) - 1);
-		gw->page_len = sizeof(builtin) - 1;
+		builtin_page();
 		return;
 	}
-	if (page_read(path, buf, &len) == 0) {
+	if ((why = page_read(path, buf, &len)) == NULL) {
 		memcpy(gw->page, buf, len);
 		gw->page_len = len;
 		log_debug("waiting_page %s: %zu bytes", path, len);
 		return;
 	}
+	missing = access(path, F_OK) == -1 && errno == ENOENT;
 	what = reload ? "the page in use is kept" : "the built-in page is used";
-	if (errno == EFBIG)
-		log_warnx("waiting_page %s: larger than %d bytes: %s", path,
-		    PAGE_MAX, what);
-	else if (dflt && errno == ENOENT) {
-		if (!quiet)
-			log_info("waiting_page %s: %s: %s", path,
-			    strerror(errno), what);
-	} else
-		log_warnx("waiting_page %s: %s: %s", path, strerror(errno),
-		    what);
-	if (!reload) {
-		memcpy(gw->page, builtin, sizeof(builtin) - 1);
-		gw->page_len = sizeof(builtin) - 1;
-	}
+	if (!missing || strcmp(path, CONFIG_WAITING_PAGE) != 0)
+		log_warnx("waiting_page %s: %s: %s", path, why, what);
+	else if (!quiet)
+		log_info("waiting_page %s: %s: %s", path, why, what);
+	if (!reload)
+		builtin_page();
 }
 
 /*
