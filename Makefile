@@ -211,6 +211,15 @@ install-config:
 	    install -m 644 etc/vet/vet-prompt.txt \
 	        $(DESTDIR)$(SYSCONFDIR)/hakopod/vet-prompt.txt; \
 	fi
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/hakopod/waiting.html ]; then \
+	    echo "install: $(DESTDIR)$(SYSCONFDIR)/hakopod/waiting.html" \
+	        "exists: kept"; \
+	else \
+	    echo install -m 644 etc/activate/waiting.html \
+	        $(DESTDIR)$(SYSCONFDIR)/hakopod/waiting.html; \
+	    install -m 644 etc/activate/waiting.html \
+	        $(DESTDIR)$(SYSCONFDIR)/hakopod/waiting.html; \
+	fi
 
 # The user hakopod, once, on this system only (not into a DESTDIR).
 install-user:

@@ -59,6 +59,7 @@ enum key_type {
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
 	KT_FILE,	/* absolute, an existing file; "" = unset */
 	KT_NET,		/* bridge, slirp4netns or host */
+	KT_OPTFILE,	/* absolute, read when used; "" = unset */
 	KT_OPTPATH,	/* the same, or "" = unset */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
 	KT_USER,	/* USER or USER:GROUP of this host; "" = unset */
@@ -140,7 +141,9 @@ struct server_rule {
 	K("state", "HAKOPOD_STATE", "sqlite:///var/lib/hakopod/state.db", 0, \
 	    KT_URL, 0, 0, state)					\
 	K("time_unit_ms", NULL, "1000", 0,				\
-	    KT_INT, 1, 1000, time_unit_ms)
+	    KT_INT, 1, 1000, time_unit_ms)				\
+	K("waiting_page", NULL, CONFIG_WAITING_PAGE, 1,			\
+	    KT_OPTFILE, 0, 0, waiting_page)
 
 #define KEY_PUBLIC(n, e, d, r, t, lo, hi, f)	{ n, e, d, r },
 #define KEY_RULE(n, e, d, r, t, lo, hi, f)				\
@@ -251,14 +254,20 @@ static const struct {
 
 /*
  * [services.NAME.serverless], alphabetical: name, range, default, and
- * whether it is a boolean (range 0..1, TOML true/false).
+ * flags: PK_BOOL a boolean (range 0..1, TOML true/false), PK_SPARSE an
+ * integer added after specs were first stored.  Both go into spec_json
+ * only when not their default, so that a stored spec keeps its bytes
+ * (and its service its revision) when hk learns a key.
  */
+#define PK_BOOL		1
+#define PK_SPARSE	2
+
 static const struct policy_key {
 	const char	*name;
 	int		 min;
 	int		 max;
 	int		 def;
-	int		 boolean;
+	int		 flags;
 	size_t		 off;
 } policy_keys[] = {
 	{ "idle_seconds", 30, 86400, 300, 0,
@@ -267,12 +276,14 @@ static const struct policy_key {
 	    offsetof(struct serverless_policy, max_concurrency) },
 	{ "min_replicas", 0, 1, 0, 0,
 	    offsetof(struct serverless_policy, min_replicas) },
-	{ "request_buffering", 0, 1, 1, 1,
+	{ "request_buffering", 0, 1, 1, PK_BOOL,
 	    offsetof(struct serverless_policy, request_buffering) },
 	{ "request_timeout_seconds", 1, 300, 60, 0,
 	    offsetof(struct serverless_policy, request_timeout_seconds) },
 	{ "startup_timeout_seconds", 5, 300, 60, 0,
 	    offsetof(struct serverless_policy, startup_timeout_seconds) },
+	{ "waiting_page_after_ms", 0, 300000, 0, PK_SPARSE,
+	    offsetof(struct serverless_policy, waiting_page_after_ms) },
 };
 
 /* Variables hk itself gives the process. */
@@ -1021,6 +1032,11 @@ check_text(enum key_type type, size_t size, const char *s, char *why,
 		if (valid_host(s, 1))
 			return 0;
 		(void)snprintf(why, whysz, "invalid domain name");
+		return -1;
+	case KT_OPTFILE:
+		if (len == 0 || s[0] == '/')
+			return 0;
+		(void)snprintf(why, whysz, "must be an absolute path");
 		return -1;
 	case KT_OPTPATH:
 		if (len == 0)
@@ -2191,7 +2207,7 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 			continue;
 		}
 		f = (int *)((char *)&s->policy + policy_keys[j].off);
-		if (policy_keys[j].boolean)
+		if (policy_keys[j].flags & PK_BOOL)
 			(void)cfg_bool(c, e, pk, f);
 		else if (cfg_int(c, e, pk, policy_keys[j].min,
 		    policy_keys[j].max, &n) == 0)
@@ -2905,12 +2921,11 @@ spec_json(struct actx *c, const struct service_spec *s,
 	for (i = 0; s->serverless && i < nitems(policy_keys); i++) {
 		v = *(const int *)((const char *)&s->policy +
 		    policy_keys[i].off);
-		/* A boolean is kept only when not its default, so that a
-		 * spec stored before the key existed stays the same. */
-		if (policy_keys[i].boolean && v == policy_keys[i].def)
+		/* kept only when not its default (PK_SPARSE) */
+		if (policy_keys[i].flags != 0 && v == policy_keys[i].def)
 			continue;
 		err |= json_object_set_new(e, policy_keys[i].name,
-		    policy_keys[i].boolean ? json_boolean(v) :
+		    (policy_keys[i].flags & PK_BOOL) ? json_boolean(v) :
 		    json_integer(v));
 	}
 	err |= json_object_set_new(o, "serverless", e);

@@ -30,6 +30,7 @@
 #define CONFIG_FILE_MAX		255	/* a TLS file's path */
 #define CONFIG_NET_MAX		15	/* bridge, slirp4netns, host */
 #define CONFIG_DIAG_LEN		512
+#define CONFIG_WAITING_PAGE	"/etc/hakopod/waiting.html"	/* a default */
 
 /* Collected diagnostics; the first CONFIG_DIAG_MAX are kept, all counted. */
 struct config_diag {
@@ -142,8 +143,9 @@ struct server_config {
 	int64_t		service_log_size;	/* 4 KiB..1 GiB, 1 MiB: each */
 	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of
 					   idle_seconds, for tests only */
-	enum config_source source[32];	/* indexed like config_keys() */
-	int		line[32];	/* of each key in the file, or 0 */
+	char		waiting_page[CONFIG_URL_MAX + 1]; /* "": built in */
+	enum config_source source[48];	/* indexed like config_keys() */
+	int		line[48];	/* of each key in the file, or 0 */
 	struct config_node nodes[CONFIG_NODES_MAX];	/* in file order */
 	size_t		nnodes;
 	struct config_vet vet;
@@ -230,6 +232,7 @@ struct serverless_policy {
 	int	request_timeout_seconds;	/* 1..300, 60 */
 	int	max_concurrency;		/* 1..64, 16 */
 	int	request_buffering;	/* 0 or 1, 1: bodies read whole first */
+	int	waiting_page_after_ms;	/* 0..300000, 0 = no waiting page */
 };
 
 struct service_env {

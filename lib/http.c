@@ -722,3 +722,19 @@ http_answer(struct http_out *o, int status, const char *msg, int retry,
 		return -1;
 	return http_out_add(o, "\n", 1);
 }
+
+int
+http_answer_html(struct http_out *o, int status, const char *body,
+    size_t len, int retry, int close, int head_only)
+{
+	char extra[64] = "";
+
+	if (retry > 0)
+		snprintf(extra, sizeof(extra), "Retry-After: %d\r\n", retry);
+	if (http_out_printf(o, "HTTP/1.1 %d %s\r\nContent-Type: text/html; "
+	    "charset=utf-8\r\nContent-Length: %zu\r\nCache-Control: "
+	    "no-store\r\n%s%s\r\n", status, http_reason(status), len, extra,
+	    close ? "Connection: close\r\n" : "") == -1)
+		return -1;
+	return head_only ? 0 : http_out_add(o, body, len);
+}

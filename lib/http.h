@@ -121,6 +121,14 @@ void	http_request_host(const struct http_head *, char *, size_t);
 void	http_request_path(const char *, size_t, char *, size_t);
 /* Expect: 100-continue from an HTTP/1.1 client. */
 int	http_expects_continue(const struct http_head *, const http_parser *);
+/*
+ * A browser's GET or HEAD: its Accept fields list text/html with a weight
+ * above 0 and at least that of any other range (lib/http_accept.c).
+ * http_accept_scan() takes one field value into the best weights so far
+ * (in 1/1000, -1 = none; -1 returned when malformed).
+ */
+int	http_wants_html(const struct http_head *, const http_parser *);
+int	http_accept_scan(const char *, size_t, int *, int *);
 
 /*
  * Strict framing (lib/http_lex.c): the one place that decides whether a
@@ -175,6 +183,9 @@ int	http_request_head(struct http_out *, const struct http_head *,
 int	http_response_head(struct http_out *, const struct http_head *,
 	    const http_parser *, struct http_resp *);
 int	http_answer(struct http_out *, int, const char *, int, int, int);
+/* The same with an HTML body of its own, never cached (a waiting page). */
+int	http_answer_html(struct http_out *, int, const char *, size_t, int,
+	    int, int);
 const char *http_reason(int);
 
 #endif

@@ -99,13 +99,16 @@ decode_policy(json_t *o, struct service_spec *s)
 		return 0;
 	}
 	buffering = 1;		/* absent: its default (see spec_json) */
-	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i, s?b}",
+	s->policy.waiting_page_after_ms = 0;
+	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i, s?b, s?i}",
 	    "min_replicas", &s->policy.min_replicas,
 	    "idle_seconds", &s->policy.idle_seconds,
 	    "startup_timeout_seconds", &s->policy.startup_timeout_seconds,
 	    "request_timeout_seconds", &s->policy.request_timeout_seconds,
 	    "max_concurrency", &s->policy.max_concurrency,
-	    "request_buffering", &buffering) == -1)
+	    "request_buffering", &buffering,
+	    "waiting_page_after_ms", &s->policy.waiting_page_after_ms) == -1 ||
+	    s->policy.waiting_page_after_ms < 0)
 		return -1;
 	s->policy.request_buffering = buffering;
 	s->serverless = 1;

@@ -50,6 +50,8 @@
 #define SVC_ID_MAX		(2 * STORE_NAME_MAX + 1)
 #define REASON_MAX		255
 #define STATS_CODES		5	/* 400 413 429 503 504, stats.c */
+#define PAGE_MAX		16384	/* bytes of the waiting page */
+#define PAGE_MAX_TEXT		"16384"
 
 enum conn_state {
 	CS_IDLE,	/* keep-alive, no request yet */
@@ -135,6 +137,7 @@ struct conn {
 	uint64_t		 body_len;	/* declared Content-Length */
 	int64_t			 start_deadline;	/* loop ms */
 	int64_t			 body_deadline;	/* loop ms, buffering */
+	int64_t			 page_at;	/* loop ms: waiting page; 0 */
 	int64_t			 t_start_us;
 	int64_t			 t_park_us;
 	int64_t			 wait_us;
@@ -173,6 +176,7 @@ struct service {
 	int64_t			 wake_id;	/* of the last wake sent */
 	int64_t			 failed_until;	/* loop ms */
 	int			 retry_after;
+	uint64_t		 waiting_pages;	/* sent instead of waiting */
 	char			 reason[REASON_MAX + 1];
 	struct parkq		 parked;
 	TAILQ_HEAD(, upconn)	 pool;
@@ -235,6 +239,10 @@ struct gw {
 	uint64_t		 m_answers[STATS_CODES];
 	uint64_t		 m_unrouted[5];	/* no service, by class */
 	struct metrics_hist	 m_wake_wait;
+	/* page.c */
+	char			 page[PAGE_MAX];
+	size_t			 page_len;
+	uint64_t		 waiting_pages;
 };
 
 extern struct gw	*gw;
@@ -245,6 +253,7 @@ void	conn_accept(struct loop *, int, int, void *);
 void	conn_set_state(struct conn *, enum conn_state);
 void	conn_update(struct conn *);
 void	conn_answer(struct conn *, int, const char *, int);
+void	conn_answer_html(struct conn *, int, const char *, size_t, int);
 void	conn_close(struct conn *);
 void	conn_parse(struct conn *);
 void	conn_forward(struct conn *);
@@ -273,6 +282,8 @@ extern const http_parser_settings	req_settings;
 extern const http_parser_settings	resp_settings;
 int	emit_request(struct conn *, struct xbuf *);
 int	emit_answer(struct xbuf *, int, const char *, int, int, int);
+int	emit_answer_html(struct xbuf *, int, const char *, size_t, int, int,
+	    int);
 size_t	xbuf_room(const struct xbuf *);
 size_t	xbuf_used(const struct xbuf *);
 int	xbuf_add(struct xbuf *, const void *, size_t);
@@ -311,6 +322,7 @@ void	park_answer_all(struct service *, int, const char *, int);
 void	park_wake_reply(struct service *, int, const char *);
 void	park_release(struct conn *);
 int	park_fence(struct service *, int64_t, int64_t *);
+void	park_timer(struct conn *);
 const char *park_state_name(const struct service *);
 
 /* ctl.c */
@@ -327,6 +339,10 @@ void	stats_listen(void);
 void	stats_request(const struct conn *);
 void	stats_answer(int);
 void	stats_close(void);
+/* page.c */
+void	page_load(int, int);
+int	page_wanted(const struct conn *);
+void	page_answer(struct conn *);
 
 /* records.c */
 void	records_add(const struct conn *, const char *);

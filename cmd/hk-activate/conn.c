@@ -49,6 +49,8 @@ static void	conn_linger(struct conn *);
 static size_t	skip_crlf(struct conn *);
 static int	client_wants_read(const struct conn *);
 static size_t	lex_ahead(struct conn *, size_t);
+static void	answer_begin(struct conn *, int);
+static void	answer_end(struct conn *, int);
 
 int64_t
 wall_ms(void)
@@ -279,6 +281,7 @@ conn_reset(struct conn *c)
 	c->head_bytes = 0;
 	c->body_len = 0;
 	c->wait_us = c->t_park_us = c->wake_id = 0;
+	c->page_at = 0;
 	c->bytes_in = c->bytes_out = 0;
 	c->status = 0;
 	c->method[0] = c->host[0] = c->path[0] = '\0';
@@ -342,8 +345,25 @@ conn_fail(struct conn *c, int status, const char *msg)
 void
 conn_answer(struct conn *c, int status, const char *msg, int retry)
 {
-	int head_only = c->head_done && c->req.method == HTTP_HEAD;
+	answer_begin(c, status);
+	answer_end(c, emit_answer(&c->out, status, msg, retry,
+	    c->close_after, c->head_done && c->req.method == HTTP_HEAD));
+}
 
+/* The same with an HTML body (the waiting page). */
+void
+conn_answer_html(struct conn *c, int status, const char *body, size_t len,
+    int retry)
+{
+	answer_begin(c, status);
+	answer_end(c, emit_answer_html(&c->out, status, body, len, retry,
+	    c->close_after, c->head_done && c->req.method == HTTP_HEAD));
+}
+
+/* The request ends here: what it holds is let go, the answer decided. */
+static void
+answer_begin(struct conn *c, int status)
+{
 	upstream_unwait(c);
 	if (c->upc != NULL)
 		upstream_release(c, 0);
@@ -360,8 +380,13 @@ conn_answer(struct conn *c, int status, const char *msg, int retry)
 		    "rejected";
 	c->status = status;
 	stats_answer(status);
-	if (emit_answer(&c->out, status, msg, retry, c->close_after,
-	    head_only) == -1) {
+}
+
+/* r: how writing the answer went (-1: it did not fit). */
+static void
+answer_end(struct conn *c, int r)
+{
+	if (r == -1) {
 		conn_abort(c, c->outcome);
 		return;
 	}
@@ -679,7 +704,7 @@ conn_body_done(struct conn *c)
 	else if (c->state == CS_BODY)
 		conn_forward(c);
 	else if (c->state == CS_PARKED)
-		loop_timer_at(gw->loop, &c->timer, c->start_deadline);
+		park_timer(c);
 }
 
 /*
@@ -918,6 +943,11 @@ conn_timeout(struct loop *l, void *arg)
 			c->outcome = "timeout";
 			conn_answer(c, 408, "request body not received in time",
 			    0);
+			break;
+		}
+		if (c->page_at != 0 && loop_now_ms(gw->loop) >= c->page_at &&
+		    loop_now_ms(gw->loop) < c->start_deadline) {
+			page_answer(c);
 			break;
 		}
 		if (!ctl_scale_up()) {	/* hk-scale never came back */

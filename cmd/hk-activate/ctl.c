@@ -153,14 +153,20 @@ op_status(const json_t *msg)
 		    json_string(s->endpoint) : json_null(),
 		    "revision", (json_int_t)(s->state == SVC_RUNNING ?
 		    s->ep_revision : s->revision));
+		if (o != NULL && json_object_set_new(o, "waiting_pages",
+		    json_integer((json_int_t)s->waiting_pages)) == -1) {
+			json_decref(o);
+			o = NULL;
+		}
 		if (o == NULL || json_array_append_new(list, o) == -1) {
 			json_decref(list);
 			return NULL;
 		}
 	}
-	return json_pack("{s:b, s:o, s:I, s:I}", "ok", 1, "services", list,
-	    "requests_in_flight", (json_int_t)gw->inflight,
-	    "dropped_records", (json_int_t)records_dropped());
+	return json_pack("{s:b, s:o, s:I, s:I, s:I}", "ok", 1, "services",
+	    list, "requests_in_flight", (json_int_t)gw->inflight,
+	    "dropped_records", (json_int_t)records_dropped(),
+	    "waiting_pages", (json_int_t)gw->waiting_pages);
 }
 
 static json_t *

@@ -336,3 +336,14 @@ emit_answer(struct xbuf *b, int status, const char *msg, int retry,
 	return out_end(b, &o, http_answer(&o, status, msg, retry, close,
 	    head_only));
 }
+
+int
+emit_answer_html(struct xbuf *b, int status, const char *body, size_t len,
+    int retry, int close, int head_only)
+{
+	struct http_out o;
+
+	out_begin(b, &o);
+	return out_end(b, &o, http_answer_html(&o, status, body, len, retry,
+	    close, head_only));
+}

@@ -72,6 +72,7 @@ reload(void)
 
 	notify_reloading();
 	(void)config_reload(&gw->cfg, gw->cfg_path);
+	page_load(1, 0);
 	if (route_reload(err, sizeof(err)) == -1)
 		log_warnx("unable to reload routes: %s", err);
 	notify_ready(-1);
@@ -219,6 +220,7 @@ main(int argc, char *argv[])
 	gw->drain_s = DRAIN_DEFAULT_S;
 	dfd = options(argc, argv, &listen, &check);
 	load_config(listen);
+	page_load(0, check);
 	if (check) {
 		if (check == 2)
 			config_print(stderr, &gw->cfg);

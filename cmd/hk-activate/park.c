@@ -130,10 +130,10 @@ park(struct conn *c)
 	else
 		TAILQ_INSERT_AFTER(&svc->parked, p, c, park);
 	svc->nparked++;
-	/* a body still to read whole has its own, earlier deadline */
-	loop_timer_at(gw->loop, &c->timer, c->buffering && !c->req_done &&
-	    c->body_deadline < c->start_deadline ? c->body_deadline :
-	    c->start_deadline);
+	/* a browser's wait is counted from its first parking */
+	if (c->page_at == 0 && page_wanted(c))
+		c->page_at = now + svc->policy.waiting_page_after_ms;
+	park_timer(c);
 	if (svc->wake_at == 0 || (!loop_timer_armed(&svc->timer) &&
 	    now - svc->wake_at >=
 	    (int64_t)svc->policy.startup_timeout_seconds * 1000))
@@ -141,6 +141,22 @@ park(struct conn *c)
 	c->wake_id = svc->wake_id;
 	if (c->fd != -1)
 		conn_update(c);
+}
+
+/*
+ * A parked request's timer: the startup deadline, or earlier a body
+ * still to read whole (its own deadline) or the waiting page.
+ */
+void
+park_timer(struct conn *c)
+{
+	int64_t at = c->start_deadline;
+
+	if (c->buffering && !c->req_done && c->body_deadline < at)
+		at = c->body_deadline;
+	if (c->page_at != 0 && c->page_at < at)
+		at = c->page_at;
+	loop_timer_at(gw->loop, &c->timer, at);
 }
 
 void

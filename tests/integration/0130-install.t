@@ -21,6 +21,8 @@ cmp -s "$conf" "$HK_TOP/etc/examples/hakopod.toml"
 ok $? "it installs the commented operator config in /etc/hakopod"
 cmp -s "$R/etc/hakopod/vet-prompt.txt" "$HK_TOP/etc/vet/vet-prompt.txt"
 ok $? "and the code vetting gate's prompt beside it"
+cmp -s "$R/etc/hakopod/waiting.html" "$HK_TOP/etc/activate/waiting.html"
+ok $? "and the gateway's waiting page"
 
 for p in hk-activate hk-events hk-idle hk-jobs hk-scale; do
 	run "$R/usr/bin/$p" -n -f "$conf"

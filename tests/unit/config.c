@@ -434,6 +434,18 @@ static const struct app_case app_cases[] = {
 	{ "request_buffering 1", SRV_SL, SLS "request_buffering = 1\n",
 	    "app.toml:7: services.api.serverless.request_buffering: "
 	    "must be a boolean", 0 },
+	{ "waiting_page_after_ms -1", SRV_SL,
+	    SLS "waiting_page_after_ms = -1\n",
+	    "app.toml:7: services.api.serverless.waiting_page_after_ms: "
+	    "must be between 0 and 300000", 0 },
+	{ "waiting_page_after_ms 300001", SRV_SL,
+	    SLS "waiting_page_after_ms = 300001\n",
+	    "app.toml:7: services.api.serverless.waiting_page_after_ms: "
+	    "must be between 0 and 300000", 0 },
+	{ "waiting_page_after_ms true", SRV_SL,
+	    SLS "waiting_page_after_ms = true\n",
+	    "app.toml:7: services.api.serverless.waiting_page_after_ms: "
+	    "must be an integer", 0 },
 	{ "serverless replicas 2", SRV_SL, SLX("replicas = 2\n"),
 	    "app.toml:6: services.api.replicas: must be 1 with [serverless]",
 	    0 },
@@ -762,6 +774,8 @@ static const struct srv_case srv_cases[] = {
 	    "2: server.state: must be sqlite://PATH or postgres://..." },
 	{ "state too long", "[server]\nstate = \"sqlite:///~\"\n",
 	    "2: server.state: too long (at most 1023 bytes)" },
+	{ "waiting_page relative", "[server]\nwaiting_page = \"w.html\"\n",
+	    "2: server.waiting_page: must be an absolute path" },
 	{ "s6_scandir relative", "[server]\ns6_scandir = \"service\"\n",
 	    "2: server.s6_scandir: must be an absolute path" },
 	{ "s6_scandir too long", "[server]\ns6_scandir = \"/"
@@ -1218,6 +1232,7 @@ test_defaults(void)
 		"serverless_listen",
 		"service_log_dir", "service_log_files", "service_log_size",
 		"service_user", "spool_dir", "state", "time_unit_ms",
+		"waiting_page",
 	};
 	const struct config_key *k;
 	struct server_config cfg;
@@ -1226,7 +1241,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 31 keys");
+	isint(n, nitems(names), "config_keys: 32 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;
@@ -1693,6 +1708,7 @@ test_values(void)
 	    "[services.api.serverless]\nmin_replicas = 1\nidle_seconds = 60\n"
 	    "startup_timeout_seconds = 10\nrequest_timeout_seconds = 20\n"
 	    "max_concurrency = 4\nrequest_buffering = false\n"
+	    "waiting_page_after_ms = 2500\n"
 	    "[services.db]\nimage = \"postgres:15\"\ndirectory = \"//srv/db\"\n"
 	    "readiness = \"socket\"\ncommand = [\"postgres\"]\n"
 	    "backend = \"exec\"\n"
@@ -1743,7 +1759,8 @@ test_values(void)
 	    s->policy.startup_timeout_seconds == 10 &&
 	    s->policy.request_timeout_seconds == 20 &&
 	    s->policy.max_concurrency == 4 &&
-	    s->policy.request_buffering == 0, "values: policy");
+	    s->policy.request_buffering == 0 &&
+	    s->policy.waiting_page_after_ms == 2500, "values: policy");
 	is(s->spec_json, "{\"command\":[\"python3\",\"h.py\",\"\"],"
 	    "\"directory\":\"/srv/apps/fn\",\"environment\":{\"A\":\"1\","
 	    "\"B\":\"2\",\"_x\":\"\"},\"hosts\":[\"api.example.com\","
@@ -1753,7 +1770,8 @@ test_values(void)
 	    "\"serverless\":{\"idle_seconds\":60,\"max_concurrency\":4,"
 	    "\"min_replicas\":1,\"request_buffering\":false,"
 	    "\"request_timeout_seconds\":20,"
-	    "\"startup_timeout_seconds\":10},\"size\":\"large\"}",
+	    "\"startup_timeout_seconds\":10,\"waiting_page_after_ms\":2500},"
+	    "\"size\":\"large\"}",
 	    "values: spec_json");
 	s = &app.services[1];
 	is(s->directory, "/srv/db", "values: absolute directory normalized");
@@ -1815,7 +1833,8 @@ test_defaults_app(void)
 	    s->policy.startup_timeout_seconds == 60 &&
 	    s->policy.request_timeout_seconds == 60 &&
 	    s->policy.max_concurrency == 16 &&
-	    s->policy.request_buffering == 1, "defaults: policy");
+	    s->policy.request_buffering == 1 &&
+	    s->policy.waiting_page_after_ms == 0, "defaults: policy");
 	(void)snprintf(want, sizeof(want), "{\"command\":[\"x\"],"
 	    "\"directory\":\"%s\",\"environment\":{},"
 	    "\"hosts\":[\"api.fn.fn.example\"],\"image\":null,"

@@ -464,6 +464,96 @@ bodies(void)
 	}
 }
 
+/* Accept values: 1 = a browser's, 0 = wait, as a script does. */
+static const struct {
+	const char	*accept;
+	int		 want;
+} accepts[] = {
+	{ "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,"
+	  "image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;"
+	  "q=0.7", 1 },					/* Chromium */
+	{ "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+	  1 },						/* Firefox */
+	{ "text/html", 1 },
+	{ "TEXT/HTML ; charset=utf-8", 1 },
+	{ "application/json, text/html", 1 },		/* a tie is html */
+	{ "text/html;level=1;q=0.5, */*;q=0.4", 1 },
+	{ "text/html;q=1.000", 1 },
+	{ "text/html;q=0.001", 1 },
+	{ " , text/html ,", 1 },			/* empty elements */
+	{ "text/html;foo=\"a,b;q=0\"", 1 },		/* quoted */
+	{ "text/html;q=0.5;q=0", 1 },			/* then an extension */
+	{ "*/*", 0 },					/* curl */
+	{ "", 0 },
+	{ "application/json", 0 },
+	{ "text/*", 0 },				/* not text/html */
+	{ "text/html;q=0", 0 },
+	{ "text/html;q=0.000, */*", 0 },
+	{ "text/html;q=0.5, application/json", 0 },
+	{ "text/html;q=0.8, */*;q=0.9", 0 },
+	{ "text/htmlx", 0 },
+	{ "text/html;q=2", 0 },				/* malformed: wait */
+	{ "text/html;q=1.5", 0 },
+	{ "text/html;q=0.1234", 0 },
+	{ "text/html;q=", 0 },
+	{ "text/html;q", 0 },
+	{ "text/html q=1", 0 },
+	{ "text/", 0 },
+	{ "/html", 0 },
+	{ "text/html;a=\"open", 0 },
+	{ "text/html;q=0.", 0 },			/* 0.: weight 0 */
+	{ "text/html;q=1.", 1 },
+};
+
+static void
+accept_values(void)
+{
+	size_t i;
+	int h, o, r;
+
+	for (i = 0; i < sizeof(accepts) / sizeof(accepts[0]); i++) {
+		h = o = -1;
+		r = http_accept_scan(accepts[i].accept,
+		    strlen(accepts[i].accept), &h, &o);
+		isint(r == 0 && h > 0 && h >= o, accepts[i].want,
+		    "Accept: %s", accepts[i].accept);
+	}
+}
+
+/* Method and every Accept field, as one list. */
+static void
+browsers(void)
+{
+	static const struct {
+		const char	*head;
+		int		 want;
+	} t[] = {
+		{ "GET / HTTP/1.1\r\n" HOST "Accept: text/html\r\n\r\n", 1 },
+		{ "HEAD / HTTP/1.1\r\n" HOST "Accept: text/html\r\n\r\n", 1 },
+		{ "POST / HTTP/1.1\r\n" HOST "Accept: text/html\r\n"
+		  "Content-Length: 0\r\n\r\n", 0 },
+		{ "GET / HTTP/1.1\r\n" HOST "\r\n", 0 },
+		{ "GET / HTTP/1.1\r\n" HOST "Accept: text/html;q=0.5\r\n"
+		  "accept: application/json\r\n\r\n", 0 },
+		{ "GET / HTTP/1.1\r\n" HOST "Accept: application/json;q=0.1\r\n"
+		  "Accept: text/html\r\n\r\n", 1 },
+		{ "GET / HTTP/1.1\r\n" HOST "Accept: text/html\r\n"
+		  "Accept: ;;q=x\r\n\r\n", 0 },
+	};
+	http_parser p;
+	size_t i, used;
+	int r;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		http_parser_init(&p, HTTP_REQUEST);
+		http_head_reset(&head);
+		r = http_head_parse(&p, &head, t[i].head, strlen(t[i].head),
+		    &used);
+		isint(r == HTTP_HEAD_DONE ? http_wants_html(&head, &p) : -1,
+		    t[i].want, "browser request %zu", i);
+	}
+}
+
 int
 main(void)
 {
@@ -478,5 +568,7 @@ main(void)
 	rewrites();
 	framing();
 	bodies();
+	accept_values();
+	browsers();
 	return done();
 }
