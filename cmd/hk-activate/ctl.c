@@ -158,9 +158,10 @@ op_status(const json_t *msg)
 			return NULL;
 		}
 	}
-	return json_pack("{s:b, s:o, s:I, s:I}", "ok", 1, "services", list,
-	    "requests_in_flight", (json_int_t)gw->inflight,
-	    "dropped_records", (json_int_t)records_dropped());
+	return json_pack("{s:b, s:o, s:I, s:I, s:I}", "ok", 1, "services",
+	    list, "requests_in_flight", (json_int_t)gw->inflight,
+	    "dropped_records", (json_int_t)records_dropped(),
+	    "proxy_refused", (json_int_t)gw->proxy_refused);
 }
 
 static json_t *
