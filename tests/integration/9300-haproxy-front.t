@@ -9,6 +9,7 @@
 # from 127.0.0.1 without a header is refused; a PROXY header from an
 # untrusted peer (127.0.0.2) is refused; that peer's forged
 # X-Forwarded-For is replaced; a header sent in pieces is read whole.
+# After hk stop, public traffic through HAProxy leaves it stopped.
 . tests/integration/lib.sh
 . tests/integration/fn/idle-lib.sh
 
@@ -173,6 +174,15 @@ is "$(raw 127.0.0.1 "${SIG}2112000cc00002077f0000019c4001bb")" closed \
     "a v2 header for UDP: closed"
 ok "$([ "$(ctl activate.sock '{"op":"status"}' proxy_refused)" -ge 4 ]; echo $?)" \
     "the refusals are counted (activate.sock status: proxy_refused)"
+
+# A manual stop: public traffic through HAProxy does not wake it.
+hk stop fn/py >/dev/null 2>&1
+wait_t 10 scale_is fn/py stopped
+ok $? "hk stop: the function is stopped"
+post 4
+is "$(cat "$T/code.4")" 503 "a POST through HAProxy to a stopped function: 503"
+is "$(scale_state fn/py) $(grep -c 'POST /hello' "$(outlog)")" "stopped 3" \
+    "... and it stays stopped, with no fourth invocation"
 
 stop_pid "$hap_pid"
 for p in $idle_pid $gw_pid $scale_pid $events_pid; do
