@@ -189,6 +189,8 @@ install: all install-config install-user
 	    $(DESTDIR)$(EXAMPLEDIR)/examples
 	install -m 644 etc/examples/functions/* \
 	    $(DESTDIR)$(EXAMPLEDIR)/examples/functions
+	install -d $(DESTDIR)$(EXAMPLEDIR)/haproxy
+	install -m 644 etc/haproxy/haproxy.cfg $(DESTDIR)$(EXAMPLEDIR)/haproxy
 
 # The operator config, only where there is none: never the operator's.
 install-config:

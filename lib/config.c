@@ -31,6 +31,7 @@
 #include "config.h"
 #include "config_impl.h"
 #include "log.h"
+#include "proxyproto.h"
 #include "spec.h"
 #include "secret.h"
 #include "srctree.h"
@@ -55,6 +56,7 @@ enum key_type {
 	KT_DOMAIN,	/* a DNS name, lower-cased */
 	KT_ENGINE,	/* unix:///PATH or tcp://HOST:PORT; "" = none */
 	KT_IP,		/* an IPv4 or IPv6 address, no port */
+	KT_NETS,	/* addresses and CIDR blocks, "a,b/n"; TOML an array */
 	KT_INT,		/* int64_t within [min, max] */
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
 	KT_FILE,	/* absolute, an existing file; "" = unset */
@@ -142,6 +144,8 @@ struct server_rule {
 	    KT_URL, 0, 0, state)					\
 	K("time_unit_ms", NULL, "1000", 0,				\
 	    KT_INT, 1, 1000, time_unit_ms)				\
+	K("trusted_proxies", "HAKOPOD_TRUSTED_PROXIES", "", 1,		\
+	    KT_NETS, 0, 0, trusted_proxies)				\
 	K("waiting_page", NULL, CONFIG_WAITING_PAGE, 1,			\
 	    KT_OPTFILE, 0, 0, waiting_page)
 
@@ -337,6 +341,9 @@ static int	 check_text(enum key_type, size_t, const char *, char *,
 		    size_t);
 static int	 check_server_str(size_t, const char *, char *, size_t);
 static int	 check_server_int(size_t, int64_t, char *, size_t);
+static void	 print_list(FILE *, const char *);
+static int	 server_set_list(struct server_config *, size_t,
+		    const struct toml_value *, char *, size_t);
 static int	 server_set_text(struct server_config *, size_t, const char *,
 		    char *, size_t);
 static void	 server_defaults(struct server_config *);
@@ -840,6 +847,8 @@ config_print(FILE *fp, const struct server_config *cfg)
 		} else if (server_rules[i].type == KT_INT) {
 			fprintf(fp, "%lld", (long long)*(const int64_t *)
 			    (base + server_rules[i].off));
+		} else if (server_rules[i].type == KT_NETS) {
+			print_list(fp, base + server_rules[i].off);
 		} else {
 			text = base + server_rules[i].off;
 			at = strchr(text, '@');
@@ -870,6 +879,23 @@ config_print(FILE *fp, const struct server_config *cfg)
 	}
 	vet_print(fp, &cfg->vet);
 	metrics_print(fp, &cfg->metrics);
+}
+
+/* "a,b" as a TOML array of strings, as the file gives it. */
+static void
+print_list(FILE *fp, const char *text)
+{
+	const char *comma;
+
+	fputc('[', fp);
+	while (*text != '\0') {
+		comma = strchr(text, ',');
+		fprintf(fp, "\"%.*s\"%s", comma != NULL ?
+		    (int)(comma - text) : (int)strlen(text), text,
+		    comma != NULL ? ", " : "");
+		text = comma != NULL ? comma + 1 : text + strlen(text);
+	}
+	fputc(']', fp);
 }
 
 /* A key of a node as "-n -v" prints it: "" is the default. */
@@ -992,6 +1018,15 @@ check_engine_tls(const char *url, const char *ca, const char *cert,
 	return 0;
 }
 
+/* trusted_proxies: what the gateway will parse (lib/proxyproto.h). */
+static int
+check_nets(const char *s, char *why, size_t whysz)
+{
+	struct proxyproto_nets nets;
+
+	return proxyproto_nets_parse(s, &nets, why, whysz);
+}
+
 /* Validates a string value of a type, in a field of size bytes. */
 static int
 check_text(enum key_type type, size_t size, const char *s, char *why,
@@ -1022,6 +1057,8 @@ check_text(enum key_type type, size_t size, const char *s, char *why,
 		(void)snprintf(why, whysz,
 		    "must be bridge, slirp4netns or host");
 		return -1;
+	case KT_NETS:
+		return check_nets(s, why, whysz);
 	case KT_IP:
 		if (inet_pton(AF_INET, s, &a4) == 1 ||
 		    inet_pton(AF_INET6, s, &a6) == 1)
@@ -1149,6 +1186,42 @@ server_set_text(struct server_config *cfg, size_t i, const char *s,
 	return 0;
 }
 
+/*
+ * A list key from the file: an array of strings, kept as the text the
+ * environment gives ("a,b"), so that one check serves both.
+ */
+static int
+server_set_list(struct server_config *cfg, size_t i,
+    const struct toml_value *v, char *why, size_t whysz)
+{
+	char text[CONFIG_NETS_MAX + 1];
+	const struct toml_value *e;
+	size_t k;
+
+	if (v->type != TOML_ARRAY) {
+		(void)snprintf(why, whysz, "must be an array of strings");
+		return -1;
+	}
+	text[0] = '\0';
+	for (k = 0; k < v->u.array.len; k++) {
+		e = v->u.array.items[k];
+		if (e->type != TOML_STRING || strlen(e->u.string.ptr) !=
+		    e->u.string.len || strchr(e->u.string.ptr, ',') != NULL) {
+			(void)snprintf(why, whysz, "item %zu: must be an "
+			    "address or CIDR block", k + 1);
+			return -1;
+		}
+		if ((k > 0 && strlcat(text, ",", sizeof(text)) >=
+		    sizeof(text)) || strlcat(text, e->u.string.ptr,
+		    sizeof(text)) >= sizeof(text)) {
+			(void)snprintf(why, whysz, "too long (at most %d "
+			    "bytes)", CONFIG_NETS_MAX);
+			return -1;
+		}
+	}
+	return server_set_text(cfg, i, text, why, whysz);
+}
+
 static void
 server_defaults(struct server_config *cfg)
 {
@@ -1201,7 +1274,9 @@ server_file_key(struct server_config *cfg, const struct toml_kv *kv,
 		    sizeof(why))) == 0)
 			memcpy((char *)cfg + server_rules[i].off,
 			    &v->u.integer, sizeof(int64_t));
-	} else if (v->type != TOML_STRING) {
+	} else if (server_rules[i].type == KT_NETS)
+		rc = server_set_list(cfg, i, v, why, sizeof(why));
+	else if (v->type != TOML_STRING) {
 		(void)snprintf(why, sizeof(why), "must be a string");
 		rc = -1;
 	} else if (strlen(v->u.string.ptr) != v->u.string.len) {

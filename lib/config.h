@@ -21,6 +21,7 @@
 #define CONFIG_NAME_MAX		63		/* app and service names */
 #define CONFIG_ADDR_MAX		255
 #define CONFIG_URL_MAX		1023
+#define CONFIG_NETS_MAX		1023	/* trusted_proxies, as "a,b/n" */
 #define CONFIG_USER_MAX		255		/* "USER:GROUP" (user.h) */
 #define CONFIG_DIAG_MAX		16		/* diagnostics kept per load */
 #define CONFIG_NODES_MAX	64		/* [nodes.NAME] tables */
@@ -144,6 +145,7 @@ struct server_config {
 	int64_t		time_unit_ms;	/* 1..1000, 1000: ms per "second" of
 					   idle_seconds, for tests only */
 	char		waiting_page[CONFIG_URL_MAX + 1]; /* "": built in */
+	char		trusted_proxies[CONFIG_NETS_MAX + 1];	/* "a,b/n" */
 	enum config_source source[48];	/* indexed like config_keys() */
 	int		line[48];	/* of each key in the file, or 0 */
 	struct config_node nodes[CONFIG_NODES_MAX];	/* in file order */

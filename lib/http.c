@@ -12,6 +12,7 @@
 #include "http.h"
 
 #define CONN_TOKENS	16	/* header names listed in Connection */
+#define XFF_MAX		1024	/* bytes of a trusted X-Forwarded-For kept */
 
 struct tokens {
 	const char	*p[CONN_TOKENS];
@@ -29,6 +30,9 @@ static int	skip_header(const struct http_head *, int,
 static int	copy_headers(const struct http_head *, struct http_out *,
 		    const struct tokens *, int);
 static int	out_length(struct http_out *, uint64_t);
+static void	trim_ows(const char **, size_t *);
+static int	out_xff(struct http_out *, const struct http_head *,
+		    const struct http_fwd *);
 static int	cb_begin(http_parser *);
 static int	cb_url(http_parser *, const char *, size_t);
 static int	cb_status(http_parser *, const char *, size_t);
@@ -555,6 +559,62 @@ out_length(struct http_out *o, uint64_t n)
 	return http_out_add(o, "\r\n", 2);
 }
 
+/* v[0..n) without the blanks around it. */
+static void
+trim_ows(const char **v, size_t *n)
+{
+	while (*n > 0 && (**v == ' ' || **v == '\t')) {
+		(*v)++;
+		(*n)--;
+	}
+	while (*n > 0 && ((*v)[*n - 1] == ' ' || (*v)[*n - 1] == '\t'))
+		(*n)--;
+}
+
+/*
+ * X-Forwarded-For: the client, after the list a trusted proxy sent (each
+ * such header in order, XFF_MAX bytes at most); anyone else's list is
+ * dropped, as a client may write any address there.  A client the proxy
+ * already put last (HAProxy's option forwardfor beside its PROXY header)
+ * is not repeated.
+ */
+static int
+out_xff(struct http_out *o, const struct http_head *h,
+    const struct http_fwd *f)
+{
+	const char *v, *item = NULL;
+	size_t n, in = 0, total = 0;
+	int i;
+
+	if (out_str(o, "X-Forwarded-For: ") == -1)
+		return -1;
+	for (i = 0; f->trusted && i < h->nhdr; i++) {
+		if (!name_is(h, i, "x-forwarded-for"))
+			continue;
+		v = h->buf + h->hdr[i].val_off;
+		n = h->hdr[i].val_len;
+		trim_ows(&v, &n);
+		if (n == 0)
+			continue;
+		if ((total += n + 2) > XFF_MAX)
+			break;
+		if ((item != NULL && http_out_add(o, ", ", 2) == -1) ||
+		    http_out_add(o, v, n) == -1)
+			return -1;
+		for (item = v + n; item > v && item[-1] != ','; item--)
+			;
+		in = (size_t)(v + n - item);
+		trim_ows(&item, &in);
+	}
+	if (item != NULL && in == strlen(f->peer) &&
+	    memcmp(item, f->peer, in) == 0)
+		return http_out_add(o, "\r\n", 2);
+	if ((item != NULL && http_out_add(o, ", ", 2) == -1) ||
+	    out_str(o, f->peer) == -1)
+		return -1;
+	return http_out_add(o, "\r\n", 2);
+}
+
 /*
  * The request as the backend sees it: HTTP/1.1, f->strip bytes of the URL
  * removed, hop-by-hop headers gone, X-Forwarded-* added, the body framed
@@ -592,13 +652,7 @@ http_request_head(struct http_out *o, const struct http_head *h,
 		return -1;
 	if (f->length >= 0 && out_length(o, (uint64_t)f->length) == -1)
 		return -1;
-	if (out_str(o, "X-Forwarded-For: ") == -1)
-		return -1;
-	if (http_head_find(h, "x-forwarded-for", &v, &n) == 0 && n > 0 &&
-	    n < 1024 && (http_out_add(o, v, n) == -1 ||
-	    http_out_add(o, ", ", 2) == -1))
-		return -1;
-	if (out_str(o, f->peer) == -1 || http_out_add(o, "\r\n", 2) == -1)
+	if (out_xff(o, h, f) == -1)
 		return -1;
 	if (http_head_count(h, "x-forwarded-proto") == 0 &&
 	    out_str(o, "X-Forwarded-Proto: http\r\n") == -1)

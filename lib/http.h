@@ -49,7 +49,10 @@ struct http_out {
 
 /* How a request is forwarded (http_request_head). */
 struct http_fwd {
-	const char	*peer;		/* appended to X-Forwarded-For */
+	const char	*peer;		/* the client: X-Forwarded-For */
+	int		 trusted;	/* the request's X-Forwarded-For is a
+					   trusted proxy's: appended to, not
+					   replaced */
 	const char	*host;		/* Host of a request without one */
 	size_t		 strip;		/* bytes of the URL removed (/fn/) */
 	int		 chunked;	/* the body is sent chunked */

@@ -15,14 +15,15 @@
 #define HEAD_MAX	(1 + VARINT_MAX)	/* version, count */
 
 static const size_t str_max[NSTR] = { STORE_NAME_MAX, STORE_NAME_MAX,
-    STORE_METHOD_MAX, STORE_HOST_MAX, STORE_PATH_MAX, STORE_OUTCOME_MAX };
+    STORE_METHOD_MAX, STORE_HOST_MAX, STORE_PATH_MAX, STORE_OUTCOME_MAX,
+    STORE_CLIENT_MAX };
 static const char *const str_name[NSTR] = { "app", "service", "method",
-    "host", "path", "outcome" };
+    "host", "path", "outcome", "client" };
 
 /* The most bytes one record takes. */
 #define RECORD_MAX	(VARINT_MAX * (1 + NSTR + NNUM) + 2 * STORE_NAME_MAX \
 			 + STORE_METHOD_MAX + STORE_HOST_MAX + STORE_PATH_MAX \
-			 + STORE_OUTCOME_MAX)
+			 + STORE_OUTCOME_MAX + STORE_CLIENT_MAX)
 
 static unsigned char *
 put_uint(unsigned char *p, uint64_t u)
@@ -200,7 +201,7 @@ reqbatch_rec_of(const struct store_request *q, struct reqbatch_rec *r,
     char *err, size_t errlen)
 {
 	const char *const s[NSTR] = { q->app, q->service, q->method,
-	    q->host, q->path, q->outcome };
+	    q->host, q->path, q->outcome, q->client };
 	size_t i;
 
 	r->at = q->at;
@@ -324,8 +325,10 @@ get_str(struct rd *r, struct reqbatch_rec *rec, size_t i, char *err,
 	return 0;
 }
 
+/* nstr: how many strings a record of its version has. */
 static int
-get_record(struct rd *r, struct reqbatch_rec *rec, char *err, size_t errlen)
+get_record(struct rd *r, struct reqbatch_rec *rec, size_t nstr, char *err,
+    size_t errlen)
 {
 	int64_t d;
 	size_t i;
@@ -335,7 +338,7 @@ get_record(struct rd *r, struct reqbatch_rec *rec, char *err, size_t errlen)
 		return -1;
 	}
 	rec->at = (int64_t)((uint64_t)rec->at + (uint64_t)d);
-	for (i = 0; i < NSTR; i++)
+	for (i = 0; i < nstr; i++)
 		if (get_str(r, rec, i, err, errlen) == -1)
 			return -1;
 	for (i = 0; i < NNUM; i++)
@@ -352,12 +355,14 @@ get_record(struct rd *r, struct reqbatch_rec *rec, char *err, size_t errlen)
 	return 0;
 }
 
+/* The version in *v. */
 static int
-get_header(struct rd *r, uint64_t *n)
+get_header(struct rd *r, uint64_t *n, int *v)
 {
-	if (r->p >= r->end || *r->p != REQBATCH_VERSION)
+	if (r->p >= r->end || *r->p < REQBATCH_VERSION_MIN ||
+	    *r->p > REQBATCH_VERSION)
 		return -1;
-	r->p++;
+	*v = *r->p++;
 	return get_uint(r, n);
 }
 
@@ -366,8 +371,9 @@ reqbatch_count(const unsigned char *buf, size_t len)
 {
 	struct rd r = RD(buf, len);
 	uint64_t n;
+	int v;
 
-	if (buf == NULL || get_header(&r, &n) == -1 || n > (uint64_t)len)
+	if (buf == NULL || get_header(&r, &n, &v) == -1 || n > (uint64_t)len)
 		return -1;
 	return (int64_t)n;
 }
@@ -385,18 +391,19 @@ each(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn, void *arg,
 	char why[96];
 	uint64_t n, i;
 	size_t k;
-	int stop;
+	int stop, v;
 
-	if (buf == NULL || get_header(&r, &n) == -1) {
-		(void)snprintf(err, errlen, ": not of format %d",
-		    REQBATCH_VERSION);
+	if (buf == NULL || get_header(&r, &n, &v) == -1) {
+		(void)snprintf(err, errlen, ": not of format %d to %d",
+		    REQBATCH_VERSION_MIN, REQBATCH_VERSION);
 		return -1;
 	}
 	memset(&rec, 0, sizeof(rec));
 	for (k = 0; k < NSTR; k++)
 		rec.s[k] = "";
 	for (i = 0; i < n; i++) {
-		if (get_record(&r, &rec, why, sizeof(why)) == -1) {
+		if (get_record(&r, &rec, v == 1 ? RB_CLIENT : NSTR, why,
+		    sizeof(why)) == -1) {
 			(void)snprintf(err, errlen, ", record %ju: %s",
 			    (uintmax_t)i, why);
 			return -1;
@@ -437,7 +444,8 @@ copy_out(const struct reqbatch_rec *v, uint64_t i, void *arg)
 {
 	struct copy *c = arg;
 	char *const fields[NSTR] = { c->rec.app, c->rec.service,
-	    c->rec.method, c->rec.host, c->rec.path, c->rec.outcome };
+	    c->rec.method, c->rec.host, c->rec.path, c->rec.outcome,
+	    c->rec.client };
 	size_t k;
 
 	for (k = 0; k < NSTR; k++) {

@@ -8,18 +8,21 @@
  * The format (version 1), all integers LEB128 varints, signed ones
  * zigzagged:
  *
- *	byte		1, the version
+ *	byte		2, the version
  *	varint		n, the number of records
  *	n records	at (signed, the difference from the previous
  *			record's at; the first from 0), then the strings
- *			app, service, method, host, path, outcome, each a
+ *			app, service, method, host, path, outcome, client
+ *			(the client's address), each a
  *			varint L then L - 1 bytes, L = 0 meaning the same
  *			string as the previous record's (the first
  *			record's previous strings are empty), then the
  *			signed status, duration_us, wait_us, wake_id,
  *			bytes_in, bytes_out
  *
- * Nothing may follow the last record.  The decoder checks every length
+ * Version 1, before the client was recorded, has no client string; its
+ * values are still read, with an empty client.  Nothing may follow the
+ * last record.  The decoder checks every length
  * against the limits of struct store_request and refuses a NUL byte in a
  * string, so a damaged value is an error, never a wrong record.
  */
@@ -31,7 +34,8 @@
 
 #include "store.h"
 
-#define REQBATCH_VERSION	1
+#define REQBATCH_VERSION	2
+#define REQBATCH_VERSION_MIN	1	/* still read */
 
 /*
  * How the gateway sends a value to hk-events: this, the value in base64
@@ -43,7 +47,7 @@
 
 /* The strings and the numbers of a record, in the order of the format. */
 enum { RB_APP, RB_SERVICE, RB_METHOD, RB_HOST, RB_PATH, RB_OUTCOME,
-    RB_NSTR };
+    RB_CLIENT, RB_NSTR };
 enum { RB_STATUS, RB_DURATION_US, RB_WAIT_US, RB_WAKE_ID, RB_BYTES_IN,
     RB_BYTES_OUT, RB_NNUM };
 

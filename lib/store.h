@@ -168,6 +168,7 @@ void	store_event_free(struct store_event *, size_t);
 #define STORE_HOST_MAX		255
 #define STORE_PATH_MAX		1023
 #define STORE_OUTCOME_MAX	31
+#define STORE_CLIENT_MAX	63	/* an IPv6 address as text fits */
 
 struct store_request {
 	int64_t		 id;		/* assigned by the store */
@@ -184,6 +185,7 @@ struct store_request {
 	int64_t		 bytes_in;
 	int64_t		 bytes_out;
 	char		 outcome[STORE_OUTCOME_MAX + 1];	/* ok ... */
+	char		 client[STORE_CLIENT_MAX + 1];	/* "" = unknown */
 };
 
 /*

@@ -22,7 +22,8 @@ request_same(const struct store_request *a, const struct store_request *b,
 	    a->status == b->status && a->duration_us == b->duration_us &&
 	    a->wait_us == b->wait_us && a->wake_id == b->wake_id &&
 	    a->bytes_in == b->bytes_in && a->bytes_out == b->bytes_out &&
-	    strcmp(a->outcome, b->outcome) == 0;
+	    strcmp(a->outcome, b->outcome) == 0 &&
+	    strcmp(a->client, b->client) == 0;
 }
 
 #endif

@@ -26,6 +26,7 @@
 #include "http.h"
 #include "loop.h"
 #include "metrics.h"
+#include "proxyproto.h"
 #include "spec.h"
 #include "store.h"
 
@@ -101,7 +102,11 @@ struct conn {
 	enum conn_state		 state;
 	int			 fd;
 	struct loop_timer	 timer;
-	char			 peer[64];
+	char			 peer[64];	/* the TCP peer */
+	char			 client[64];	/* its PROXY source, or peer */
+	unsigned		 trusted:1,	/* peer in trusted_proxies */
+				 proxy_wait:1,	/* its header not yet read */
+				 sniff:1;	/* untrusted: no header, first */
 	uint64_t		 seq;		/* arrival order */
 
 	http_parser		 req;
@@ -218,6 +223,8 @@ struct gw {
 	size_t			 inflight;
 	uint64_t		 seq;
 	uint64_t		 wake_seq;	/* makes wake ids unique */
+	struct proxyproto_nets	 trusted;	/* trusted_proxies */
+	uint64_t		 proxy_refused;	/* connections closed for it */
 
 	struct svc_tree		 services;
 	struct route		*routes;
@@ -266,6 +273,7 @@ void	conn_admit(struct conn *);
 void	conn_go(struct conn *);
 void	conn_flush(struct conn *);
 void	conn_free_all(void);
+int	conn_trust_load(char *, size_t);
 void	conn_trim(void);
 size_t	conn_count(void);
 int64_t	wall_ms(void);

@@ -51,6 +51,8 @@ static int	client_wants_read(const struct conn *);
 static size_t	lex_ahead(struct conn *, size_t);
 static void	answer_begin(struct conn *, int);
 static void	answer_end(struct conn *, int);
+static int	proxy_front(struct conn *);
+static void	proxy_refuse(struct conn *, const char *);
 
 int64_t
 wall_ms(void)
@@ -241,14 +243,11 @@ conn_new(int fd, const struct sockaddr_storage *ss)
 	xbuf_reset(&c->up);
 	xbuf_reset(&c->out);
 	loop_timer_init(&c->timer, conn_timeout, c);
-	c->peer[0] = '\0';
-	if (ss->ss_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr,
-		    c->peer, sizeof(c->peer));
-	else if (ss->ss_family == AF_INET6)
-		inet_ntop(AF_INET6,
-		    &((const struct sockaddr_in6 *)ss)->sin6_addr, c->peer,
-		    sizeof(c->peer));
+	proxyproto_ntop((const struct sockaddr *)ss, c->peer, sizeof(c->peer));
+	memcpy(c->client, c->peer, sizeof(c->client));
+	c->trusted = c->proxy_wait = proxyproto_nets_match(&gw->trusted,
+	    (const struct sockaddr *)ss);
+	c->sniff = !c->trusted;
 	TAILQ_INSERT_TAIL(&gw->conns[CS_IDLE], c, entry);
 	gw->nconns[CS_IDLE]++;
 	conn_reset(c);
@@ -491,6 +490,8 @@ client_read(struct conn *c)
 	if (c->state == CS_TUNNEL)
 		return;
 	c->in_len += (size_t)n;
+	if ((c->proxy_wait || c->sniff) && proxy_front(c) != 1)
+		return;
 	if (c->state == CS_IDLE && skip_crlf(c) == 0)
 		return;		/* only line ends after a request */
 	if (c->state == CS_IDLE) {
@@ -501,6 +502,72 @@ client_read(struct conn *c)
 		    HEADER_TIMEOUT_MS);
 	}
 	conn_parse(c);
+}
+
+/*
+ * trusted_proxies (hakopod.toml(5)): 0, or -1 with a reason.  Read at
+ * the start and on SIGHUP; a connection keeps what held when it came.
+ */
+int
+conn_trust_load(char *err, size_t errlen)
+{
+	struct proxyproto_nets nets;
+
+	if (proxyproto_nets_parse(gw->cfg.trusted_proxies, &nets, err,
+	    errlen) == -1)
+		return -1;
+	gw->trusted = nets;
+	return 0;
+}
+
+/*
+ * Before the first request of a connection: a trusted proxy's PROXY v2
+ * header is read (in as many pieces as it comes in) and names the
+ * client; anyone else's PROXY header is refused, so that no client can
+ * pass for another.  1 go on, 0 more bytes needed, -1 closed.
+ */
+static int
+proxy_front(struct conn *c)
+{
+	const unsigned char *p = (const unsigned char *)c->in + c->in_off;
+	char err[PROXYPROTO_ERR_LEN];
+	struct proxyproto pp;
+	int r;
+
+	if (c->sniff) {
+		if ((r = proxyproto_sniff(p, c->in_len - c->in_off)) == -1)
+			return 0;
+		c->sniff = 0;
+		if (r == 0)
+			return 1;
+		proxy_refuse(c, "a PROXY header from an untrusted peer");
+		return -1;
+	}
+	r = proxyproto_parse(p, c->in_len - c->in_off, &pp, err, sizeof(err));
+	if (r == 0)
+		return 0;
+	if (r == -1) {
+		proxy_refuse(c, err);
+		return -1;
+	}
+	c->proxy_wait = 0;
+	c->in_off += (size_t)r;
+	if (c->in_off == c->in_len)
+		c->in_off = c->in_len = 0;
+	if (!pp.local)	/* LOCAL: the proxy's own check, for itself */
+		proxyproto_ntop((struct sockaddr *)&pp.src, c->client,
+		    sizeof(c->client));
+	return 1;
+}
+
+static void
+proxy_refuse(struct conn *c, const char *why)
+{
+	gw->proxy_refused++;
+	log_warnx("peer=%s: connection refused: %s%s", c->peer, why,
+	    c->trusted ? " (a trusted proxy must send a PROXY v2 header)" :
+	    "");
+	conn_close(c);
 }
 
 static void

@@ -163,10 +163,11 @@ op_status(const json_t *msg)
 			return NULL;
 		}
 	}
-	return json_pack("{s:b, s:o, s:I, s:I, s:I}", "ok", 1, "services",
-	    list, "requests_in_flight", (json_int_t)gw->inflight,
+	return json_pack("{s:b, s:o, s:I, s:I, s:I, s:I}", "ok", 1,
+	    "services", list, "requests_in_flight", (json_int_t)gw->inflight,
 	    "dropped_records", (json_int_t)records_dropped(),
-	    "waiting_pages", (json_int_t)gw->waiting_pages);
+	    "waiting_pages", (json_int_t)gw->waiting_pages,
+	    "proxy_refused", (json_int_t)gw->proxy_refused);
 }
 
 static json_t *

@@ -281,7 +281,8 @@ emit_request(struct conn *c, struct xbuf *b)
 	struct http_out o = { head, sizeof(head), 0 };
 	size_t body;
 
-	f.peer = c->peer;
+	f.peer = c->client;
+	f.trusted = c->trusted;
 	f.host = c->svc->endpoint;
 	f.strip = c->strip;
 	f.chunked = c->chunked_in && !c->buffering;

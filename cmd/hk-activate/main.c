@@ -44,6 +44,7 @@ usage(int code)
 static void
 load_config(const char *listen)
 {
+	char err[PROXYPROTO_ERR_LEN];
 	struct config_diag d;
 	int code;
 
@@ -62,6 +63,10 @@ load_config(const char *listen)
 		    "listen on");
 		exit(EX_CONFIG);
 	}
+	if (conn_trust_load(err, sizeof(err)) == -1) {
+		log_errorx("server.trusted_proxies: %s", err);	/* checked */
+		exit(EX_CONFIG);
+	}
 }
 
 /* SIGHUP: the config's reloadable keys, then the routes. */
@@ -73,6 +78,8 @@ reload(void)
 	notify_reloading();
 	(void)config_reload(&gw->cfg, gw->cfg_path);
 	page_load(1, 0);
+	if (conn_trust_load(err, sizeof(err)) == -1)
+		log_warnx("server.trusted_proxies: %s: kept as it was", err);
 	if (route_reload(err, sizeof(err)) == -1)
 		log_warnx("unable to reload routes: %s", err);
 	notify_ready(-1);

@@ -27,8 +27,10 @@
 #define FLUSH_MS	100
 
 /* Seven varints, and the strings with a length each. */
-_Static_assert(13 * 10 + SVC_ID_MAX + 16 + REC_HOST_MAX + REC_PATH_MAX +
-    32 < REC_WORST, "REC_WORST too small");
+_Static_assert(sizeof(((struct conn *)NULL)->client) <= STORE_CLIENT_MAX + 1,
+    "a client address longer than the log keeps");
+_Static_assert(14 * 10 + SVC_ID_MAX + 16 + REC_HOST_MAX + REC_PATH_MAX +
+    32 + 64 < REC_WORST, "REC_WORST too small");
 
 static const char head[] = REQBATCH_MSG_HEAD;
 static const char tail[] = REQBATCH_MSG_TAIL;
@@ -81,6 +83,7 @@ record_of(const struct conn *c, const char *outcome, int64_t now_us,
 	set(r, RB_HOST, c->host, strlen(c->host));
 	set(r, RB_PATH, c->path, strlen(c->path));
 	set(r, RB_OUTCOME, outcome, strlen(outcome));
+	set(r, RB_CLIENT, c->client, strlen(c->client));
 	r->at = c->at_ms;
 	r->num[RB_STATUS] = c->status;
 	r->num[RB_DURATION_US] = now_us - c->t_start_us;

@@ -344,9 +344,12 @@ request_json(const struct store_request *r)
 	    "wait_us", (json_int_t)r->wait_us,
 	    "bytes_in", (json_int_t)r->bytes_in,
 	    "bytes_out", (json_int_t)r->bytes_out, "outcome", r->outcome);
-	if (o != NULL)
+	if (o != NULL) {
 		json_object_set_new(o, "wake_id", r->wake_id != 0 ?
 		    json_integer(r->wake_id) : json_null());
+		json_object_set_new(o, "client", r->client[0] != '\0' ?
+		    json_string(r->client) : json_null());
+	}
 	return o;
 }
 
@@ -463,11 +466,11 @@ cmd_requests(struct query *q)
 	static const char *const header[] = {
 		"TIME", "SERVICE", "METHOD", "HOST", "PATH", "STATUS",
 		"DURATION_US", "WAIT_US", "WAKE", "BYTES_IN", "BYTES_OUT",
-		"OUTCOME",
+		"OUTCOME", "CLIENT",
 	};
 	char t[EV_TIME_MAX], svc[EV_ID_MAX + 2], num[6][24];
 	struct store_request *v;
-	const char *row[12];
+	const char *row[13];
 	struct table *tb;
 	json_t *all;
 	size_t n, i, k;
@@ -487,7 +490,7 @@ cmd_requests(struct query *q)
 		free(v);
 		return EX_OK;
 	}
-	tb = table_new(12, header);
+	tb = table_new(13, header);
 	for (i = 0; i < n; i++) {
 		query_time(v[i].at, t, sizeof(t));
 		record_service(v[i].app, v[i].service, svc, sizeof(svc));
@@ -512,6 +515,7 @@ cmd_requests(struct query *q)
 		for (k = 0; k < 6; k++)
 			row[5 + k] = num[k];
 		row[11] = v[i].outcome;
+		row[12] = v[i].client[0] != '\0' ? v[i].client : "-";
 		(void)table_add(tb, row);
 	}
 	r = table_print(tb, isatty(STDOUT_FILENO));

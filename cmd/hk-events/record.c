@@ -338,6 +338,8 @@ record_fields(const struct rec_fields *f, struct reqbatch_rec *r,
 	r->len[RB_PATH] = f->plen;
 	r->s[RB_OUTCOME] = f->outcome;
 	r->len[RB_OUTCOME] = f->olen;
+	r->s[RB_CLIENT] = "";	/* the gateway's packed records have it */
+	r->len[RB_CLIENT] = 0;
 	r->at = f->n[0];
 	r->num[RB_STATUS] = f->n[1];
 	r->num[RB_DURATION_US] = f->n[2];
@@ -381,6 +383,9 @@ record_check(struct reqbatch_rec *r, int names, char *err, size_t errlen)
 	if (!bounded(r->s[RB_OUTCOME], r->len[RB_OUTCOME], 1,
 	    STORE_OUTCOME_MAX, B_WORD))
 		return fail(err, errlen, "request: outcome: not a word");
+	if (!bounded(r->s[RB_CLIENT], r->len[RB_CLIENT], 0,
+	    STORE_CLIENT_MAX, B_VISIBLE))
+		return fail(err, errlen, "request: client: not an address");
 	return 0;
 }
 

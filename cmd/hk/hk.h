@@ -27,6 +27,7 @@ int	cmd_ps(struct hk *, int, char **);
 int	cmd_status(struct hk *, int, char **);
 int	cmd_start(struct hk *, int, char **);
 int	cmd_stop(struct hk *, int, char **);
+int	cmd_wake(struct hk *, int, char **);
 int	cmd_routes(struct hk *, int, char **);
 int	cmd_new(struct hk *, int, char **);
 int	cmd_logs(struct hk *, int, char **);

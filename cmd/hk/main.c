@@ -1,6 +1,7 @@
 /*
  * hk - the operator front end: validate and apply application configs,
- * show services and their output, stop and start them.  Other words run hk-<word>, git-style;
+ * show services and their output, stop, start and wake them.  Other words
+ * run hk-<word>, git-style;
  * "hk events" alone lists the events.
  */
 #include <sys/stat.h>
@@ -37,6 +38,7 @@ static const struct command {
 	{ "stop",	cmd_stop,	1 },
 	{ "validate",	cmd_validate,	1 },
 	{ "vet",	cmd_vet,	1 },
+	{ "wake",	cmd_wake,	1 },
 };
 
 /*
@@ -70,6 +72,7 @@ static const char usage_text[] =
     "       hk [-v] [-f config] runs show [--json] id\n"
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
+    "       hk [-v] [-f config] wake [--wait [--timeout seconds]] service\n"
     "       hk [-v] new [--framework fastapi | express] python | node "
     "name [directory]\n"
     "       hk [-v] [-f config] events [list | tail | requests] "

@@ -90,6 +90,7 @@ request(struct http_head *h, const http_parser *p)
 	if (st != 0)
 		return;
 	f.peer = "192.0.2.1";
+	f.trusted = h->nhdr % 2;
 	f.host = "127.0.0.1:8080";
 	f.strip = h->url_len > 4 ? 4 : 0;
 	f.chunked = (p->flags & F_CHUNKED) != 0;

@@ -624,6 +624,7 @@ gw_run(const char *b, size_t len, const size_t *cuts, struct req *r,
 	}
 	check(off == lx.msg_end, "the lexer and the parser end together");
 	f.peer = "192.0.2.1";
+	f.trusted = 1;
 	f.host = "127.0.0.1:8080";
 	f.strip = 0;
 	f.chunked = 0;

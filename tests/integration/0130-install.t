@@ -58,6 +58,8 @@ cmp -s "$R/usr/share/hk/examples/api.env" "$HK_TOP/etc/examples/api.env"
 ok $? "the commented api.env is among the examples"
 is "$(grep -vc '^#\|^$' "$R/usr/share/hk/examples/api.env")" 0 \
     "and sets nothing"
+cmp -s "$R/usr/share/hk/haproxy/haproxy.cfg" "$HK_TOP/etc/haproxy/haproxy.cfg"
+ok $? "the HAProxy configuration is installed with the examples"
 
 echo '# the operator was here' >>"$conf"
 run mk install

@@ -204,7 +204,7 @@ print([r["outcome"] for r in recs if r["path"] == "/" and
        r["host"] == "never.fn.localhost"][0])
 EOF
 is "$(sed -n 1p "$T/recs.out")" 3 "one record per request"
-is "$(sed -n 2p "$T/recs.out")" "['at', 'bytes_in', 'bytes_out', 'duration_us', 'host', 'id', 'method', 'outcome', 'path', 'service', 'status', 'time', 'wait_us', 'wake_id']" \
+is "$(sed -n 2p "$T/recs.out")" "['at', 'bytes_in', 'bytes_out', 'client', 'duration_us', 'host', 'id', 'method', 'outcome', 'path', 'service', 'status', 'time', 'wait_us', 'wake_id']" \
     "with the protocol's fields"
 is "$(sed -n 3p "$T/recs.out")" "True 200 fn/cold POST 3" \
     "cold-start wait reported separately"

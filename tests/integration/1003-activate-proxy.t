@@ -87,9 +87,9 @@ is "$(gw_code $H /headers -H 'Connection: X-Hop' -H 'X-Hop: 1' \
 is "$(grep -E '^(connection|x-hop|keep-alive|te|proxy-connection):' "$T/body")" \
     "" "hop-by-hop headers and those named by Connection are removed"
 is "$(grep -E '^x-(kept|forwarded-[a-z]+):' "$T/body")" "x-kept: yes
-x-forwarded-for: 192.0.2.1, 127.0.0.1
+x-forwarded-for: 127.0.0.1
 x-forwarded-proto: http
-x-forwarded-host: $H" "X-Forwarded-For appended, -Proto and -Host set"
+x-forwarded-host: $H" "a client's X-Forwarded-For replaced, -Proto and -Host set"
 
 is "$(gw_code x /fn/fn/web/deep/path?q=1)" 200 "/fn/app/service/ routes"
 is "$(cat "$T/body")" "GET /deep/path bytes=0" "and the prefix is stripped"

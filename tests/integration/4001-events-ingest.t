@@ -98,8 +98,8 @@ print(e["kind"], e["service"], e["detail"]["readiness_ms"],
 	is "$(nrows requests --service fn/py --since 1h)" 6 \
 	    "$engine: requests --service --since"
 	run hk-events requests --status 404
-	like "$out" '^20[0-9-]{8}T[0-9:.]{12}Z	-	GET	py\.fn\.localhost	/nowhere	404	1000	0	-	0	42	ok$' \
-	    "$engine: requests prints TSV; a request of no service shows -"
+	like "$out" '^20[0-9-]{8}T[0-9:.]{12}Z	-	GET	py\.fn\.localhost	/nowhere	404	1000	0	-	0	42	ok	-$' \
+	    "$engine: requests prints TSV; a request of no service shows -, nor a client"
 	run hk-events requests --json
 	like "$out" '"path": "/login"' "$engine: a query string sent by mistake is stripped"
 	case $out in *hunter2*|*frag*) ok 1 "$engine: nothing of it is kept" ;;

@@ -71,8 +71,8 @@ APP
 	ok $? "$engine: the four requests are recorded"
 	run hk-events requests
 	like "$(echo "$out" | head -1)" \
-	    '	fn/py	POST	py\.fn\.localhost	/hello	200	[0-9]+	[1-9][0-9]*	[1-9][0-9]*	[0-9]+	[0-9]+	ok$' \
-	    "$engine: the cold one, with its path, its wait and its wake"
+	    '	fn/py	POST	py\.fn\.localhost	/hello	200	[0-9]+	[1-9][0-9]*	[1-9][0-9]*	[0-9]+	[0-9]+	ok	127\.0\.0\.1$' \
+	    "$engine: the cold one, with its path, its wait, its wake and its client"
 	like "$out" '	-	POST	nowhere\.example	/hello	404	' \
 	    "$engine: the unknown host"
 	like "$out" '	fn/py	POST	py\.fn\.localhost	/hello	503	' \

@@ -819,6 +819,24 @@ static const struct srv_case srv_cases[] = {
 	    "2: server.time_unit_ms: must be between 1 and 1000" },
 	{ "time_unit_ms a string", "[server]\ntime_unit_ms = \"10\"\n",
 	    "2: server.time_unit_ms: must be an integer" },
+	{ "trusted_proxies a string",
+	    "[server]\ntrusted_proxies = \"127.0.0.1\"\n",
+	    "2: server.trusted_proxies: must be an array of strings" },
+	{ "trusted_proxies a bad block",
+	    "[server]\ntrusted_proxies = [\"10.0.0.0/33\"]\n",
+	    "2: server.trusted_proxies: \"10.0.0.0/33\": not an address or "
+	    "CIDR block" },
+	{ "trusted_proxies a name",
+	    "[server]\ntrusted_proxies = [\"::1\", \"haproxy\"]\n",
+	    "2: server.trusted_proxies: \"haproxy\": not an address or "
+	    "CIDR block" },
+	{ "trusted_proxies a number", "[server]\ntrusted_proxies = [1]\n",
+	    "2: server.trusted_proxies: item 1: must be an address or CIDR "
+	    "block" },
+	{ "trusted_proxies two in one item",
+	    "[server]\ntrusted_proxies = [\"::1,10.0.0.1\"]\n",
+	    "2: server.trusted_proxies: item 1: must be an address or CIDR "
+	    "block" },
 
 	{ "events_max_rows 0", "[server]\nevents_max_rows = 0\n",
 	    "2: server.events_max_rows: must be between 1 and 1000000000" },
@@ -976,6 +994,9 @@ static const struct srv_case srv_cases[] = {
 	    "max_concurrent_requests = 65536\nmax_serverless_services = 1\n",
 	    NULL },
 	{ "time_unit_ms bounds", "[server]\ntime_unit_ms = 1\n", NULL },
+	{ "trusted_proxies", "[server]\ntrusted_proxies = [\"127.0.0.1\", "
+	    "\"10.0.0.0/8\", \"::1\", \"2001:db8::/32\"]\n", NULL },
+	{ "trusted_proxies empty", "[server]\ntrusted_proxies = []\n", NULL },
 	{ "retention bounds", "[server]\nevents_max_rows = 1\n"
 	    "events_max_age_days = 36500\nrequests_max_rows = 1000000000\n"
 	    "requests_max_age_days = 1\n", NULL },
@@ -1232,6 +1253,7 @@ test_defaults(void)
 		"serverless_listen",
 		"service_log_dir", "service_log_files", "service_log_size",
 		"service_user", "spool_dir", "state", "time_unit_ms",
+		"trusted_proxies",
 		"waiting_page",
 	};
 	const struct config_key *k;
@@ -1241,7 +1263,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 32 keys");
+	isint(n, nitems(names), "config_keys: 33 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;

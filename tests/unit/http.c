@@ -104,9 +104,9 @@ static const struct {
 	  "GET /h HTTP/1.1\r\n" HOST "X-Kept: yes\r\n"
 	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
 	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n" },
-	{ "X-Forwarded-For is appended to",
+	{ "an untrusted peer's X-Forwarded-For is replaced",
 	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-For: 192.0.2.1\r\n\r\n", 0,
-	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-For: 192.0.2.1, 127.0.0.1\r\n"
+	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-For: 127.0.0.1\r\n"
 	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: a.fn.localhost\r\n"
 	  "\r\n" },
 	{ "a front proxy's X-Forwarded-Proto and -Host are kept",
@@ -347,6 +347,74 @@ facts(void)
 	    "two headers, Content-Length 3");
 }
 
+/* X-Forwarded-For as the service gets it, from a trusted proxy or not. */
+static const struct {
+	const char	*name;
+	int		 trusted;
+	const char	*hdrs;		/* the request's */
+	const char	*want;		/* the value sent */
+} xffs[] = {
+	{ "untrusted, none: the peer", 0, "", "127.0.0.3" },
+	{ "untrusted, forged: replaced", 0,
+	  "X-Forwarded-For: 10.9.9.9\r\nX-Forwarded-For: 10.8.8.8\r\n",
+	  "127.0.0.3" },
+	{ "trusted, none: the client", 1, "", "127.0.0.3" },
+	{ "trusted: appended to", 1, "X-Forwarded-For: 192.0.2.1\r\n",
+	  "192.0.2.1, 127.0.0.3" },
+	{ "trusted, two headers: joined in order, then the client", 1,
+	  "X-Forwarded-For: 192.0.2.1, 192.0.2.2\r\n"
+	  "X-Forwarded-For:  192.0.2.9 \r\n",
+	  "192.0.2.1, 192.0.2.2, 192.0.2.9, 127.0.0.3" },
+	{ "trusted, the client already last: not repeated", 1,
+	  "X-Forwarded-For: 192.0.2.1\r\nX-Forwarded-For: 127.0.0.3\r\n",
+	  "192.0.2.1, 127.0.0.3" },
+	{ "trusted, the client last of a list: not repeated", 1,
+	  "X-Forwarded-For: 192.0.2.1,127.0.0.3\r\n",
+	  "192.0.2.1,127.0.0.3" },
+	{ "trusted, the client only inside: appended", 1,
+	  "X-Forwarded-For: 127.0.0.3, 192.0.2.1\r\n",
+	  "127.0.0.3, 192.0.2.1, 127.0.0.3" },
+	{ "trusted, an empty one: skipped", 1,
+	  "X-Forwarded-For: \r\nX-Forwarded-For: 192.0.2.1\r\n",
+	  "192.0.2.1, 127.0.0.3" },
+};
+
+static void
+xff(void)
+{
+	struct http_fwd f;
+	struct http_out o;
+	http_parser p;
+	char req[512], want[256];
+	const char *v, *e;
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(xffs) / sizeof(xffs[0]); i++) {
+		snprintf(req, sizeof(req), "GET / HTTP/1.1\r\n" HOST "%s\r\n",
+		    xffs[i].hdrs);
+		r = parse(HTTP_REQUEST, req, &p);
+		memset(&f, 0, sizeof(f));
+		f.peer = "127.0.0.3";
+		f.trusted = xffs[i].trusted;
+		f.host = "127.0.0.1:8080";
+		f.length = -1;
+		o.buf = buf;
+		o.size = sizeof(buf) - 1;
+		o.len = 0;
+		if (r == HTTP_HEAD_DONE)
+			r = http_request_head(&o, &head, &p, &f);
+		buf[o.len] = '\0';
+		v = r == 0 ? strstr(buf, "X-Forwarded-For: ") : NULL;
+		e = v != NULL ? strstr(v, "\r\n") : NULL;
+		snprintf(want, sizeof(want), "%.*s", e != NULL ?
+		    (int)(e - v - 17) : 8, e != NULL ? v + 17 : "(failed)");
+		is(want, xffs[i].want, "X-Forwarded-For: %s", xffs[i].name);
+		ok(v == NULL || strstr(v + 1, "X-Forwarded-For") == NULL,
+		    "X-Forwarded-For: %s: one header", xffs[i].name);
+	}
+}
+
 static void
 rewrites(void)
 {
@@ -359,6 +427,7 @@ rewrites(void)
 	for (i = 0; i < sizeof(forwards) / sizeof(forwards[0]); i++) {
 		r = parse(HTTP_REQUEST, forwards[i].head, &p);
 		f.peer = "127.0.0.1";
+		f.trusted = 0;
 		f.host = "127.0.0.1:8080";
 		f.strip = forwards[i].strip > 0 ? (size_t)forwards[i].strip : 0;
 		f.chunked = (p.flags & F_CHUNKED) != 0;
@@ -566,6 +635,7 @@ main(void)
 	limits();
 	facts();
 	rewrites();
+	xff();
 	framing();
 	bodies();
 	accept_values();

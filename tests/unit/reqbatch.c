@@ -42,6 +42,7 @@ static void	t_prefixes(void);
 static void	t_damaged(void);
 static void	t_limits(void);
 static void	t_varint(void);
+static void	t_version1(void);
 static void	t_stop(void);
 static void	t_compact(void);
 static void	rec_of(const struct store_request *, struct reqbatch_rec *);
@@ -126,6 +127,7 @@ varied(struct store_request *v, size_t n)
 	fill(v[1].host, 'h', STORE_HOST_MAX);
 	fill(v[1].path, 'p', STORE_PATH_MAX);
 	fill(v[1].outcome, 'o', STORE_OUTCOME_MAX);
+	fill(v[1].client, 'c', STORE_CLIENT_MAX);
 	v[1].at = INT64_MAX;
 	v[1].status = 999;
 	v[1].duration_us = INT64_MIN;
@@ -194,7 +196,7 @@ one_string(unsigned char *buf, int f, size_t len)
 	buf[n++] = REQBATCH_VERSION;
 	buf[n++] = 1;			/* records */
 	buf[n++] = 0;			/* at */
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < RB_NSTR; i++) {
 		if (i != f) {
 			buf[n++] = 0;
 			continue;
@@ -395,8 +397,8 @@ t_damaged(void)
 	memcpy(buf, b.buf, b.len);
 	buf[0] = REQBATCH_VERSION + 1;
 	ok(decode(buf, b.len, &g, err, sizeof(err)) == -1 && g.n == 0 &&
-	    strstr(err, "format") != NULL, "version 2 refused: %s", err);
-	isint(reqbatch_count(buf, b.len), -1, "version 2 has no count");
+	    strstr(err, "format") != NULL, "version 3 refused: %s", err);
+	isint(reqbatch_count(buf, b.len), -1, "version 3 has no count");
 	buf[0] = 0;
 	ok(decode(buf, b.len, &g, err, sizeof(err)) == -1,
 	    "version 0 refused");
@@ -431,9 +433,9 @@ t_limits(void)
 {
 	static const size_t max[] = { STORE_NAME_MAX, STORE_NAME_MAX,
 	    STORE_METHOD_MAX, STORE_HOST_MAX, STORE_PATH_MAX,
-	    STORE_OUTCOME_MAX };
+	    STORE_OUTCOME_MAX, STORE_CLIENT_MAX };
 	static const char *const names[] = { "app", "service", "method",
-	    "host", "path", "outcome" };
+	    "host", "path", "outcome", "client" };
 	struct store_request v[2];
 	struct got g = { NULL, 0, 0, 0 };
 	struct reqbatch b;
@@ -442,7 +444,7 @@ t_limits(void)
 	size_t n;
 	int f, at, over;
 
-	for (f = 0; f < 6; f++) {
+	for (f = 0; f < RB_NSTR; f++) {
 		n = one_string(buf, f, max[f]);
 		at = decode(buf, n, &g, err, sizeof(err)) == 0 && g.n == 1;
 		n = one_string(buf, f, max[f] + 1);
@@ -455,7 +457,7 @@ t_limits(void)
 	/*
 	 * The encoder refuses a status out of 0..999, and so does the
 	 * decoder, in a value made by hand: one record of zeros but status
-	 * 999 is 01 01, at 00, six strings 00, status ce 0f (zigzag 1998),
+	 * 999 is 02 01, at 00, seven strings 00, status ce 0f (zigzag 1998),
 	 * five numbers 00; 1000 is d0 0f.
 	 */
 	memset(v, 0, sizeof(v));
@@ -468,16 +470,41 @@ t_limits(void)
 	ok(reqbatch_encode(v, 2, &b, err, sizeof(err)) == -1 &&
 	    strstr(err, "status -1") != NULL, "... and -1: %s", err);
 	if (ok(reqbatch_encode(v, 1, &b, err, sizeof(err)) == 0 &&
-	    b.len == 16 && b.buf[9] == 0xce && b.buf[10] == 0x0f,
+	    b.len == 17 && b.buf[10] == 0xce && b.buf[11] == 0x0f,
 	    "status 999 encodes as expected")) {
 		ok(decode(b.buf, b.len, &g, err, sizeof(err)) == 0 &&
 		    g.n == 1 && g.v[0].status == 999, "... and decodes");
-		b.buf[9] = 0xd0;
+		b.buf[10] = 0xd0;
 		ok(decode(b.buf, b.len, &g, err, sizeof(err)) == -1 &&
 		    g.n == 0 && strstr(err, "status 1000") != NULL,
 		    "decode refuses status 1000: %s", err);
 	}
 	free(b.buf);
+	free(g.v);
+}
+
+/*
+ * A value of version 1, before the client was recorded, still decodes:
+ * six strings, the client empty.  Made by hand: two records, the second
+ * repeating the first's strings.
+ */
+static void
+t_version1(void)
+{
+	static const unsigned char v1[] = { 1, 2,
+	    0x14, 2, 'a', 2, 's', 4, 'G', 'E', 'T', 1, 2, '/', 3, 'o', 'k',
+	    0x92, 0x03, 0, 0, 0, 0, 0,
+	    0x02, 0, 0, 0, 0, 0, 0,
+	    0x92, 0x03, 0, 0, 0, 0, 0 };
+	struct got g = { NULL, 0, 0, 0 };
+	char err[256];
+
+	ok(decode(v1, sizeof(v1), &g, err, sizeof(err)) == 0 && g.n == 2 &&
+	    strcmp(g.v[1].method, "GET") == 0 && g.v[1].at == 11 &&
+	    strcmp(g.v[1].outcome, "ok") == 0 && g.v[0].status == 201 &&
+	    g.v[0].client[0] == '\0' && g.v[1].client[0] == '\0',
+	    "a version 1 value decodes, with no client: %s", err);
+	isint(reqbatch_count(v1, sizeof(v1)), 2, "... and counts");
 	free(g.v);
 }
 
@@ -496,21 +523,21 @@ t_varint(void)
 	char err[256];
 	int r;
 
-	/* version, 1 record, at, 6 empty strings, 6 zero numbers */
+	/* version, 1 record, at, 7 empty strings, 6 zero numbers */
 	buf[0] = REQBATCH_VERSION;
 	buf[1] = 1;
 	memcpy(buf + 2, max64, sizeof(max64));
-	memset(buf + 2 + sizeof(max64), 0, 12);
-	r = decode(buf, 2 + sizeof(max64) + 12, &g, err, sizeof(err));
+	memset(buf + 2 + sizeof(max64), 0, 13);
+	r = decode(buf, 2 + sizeof(max64) + 13, &g, err, sizeof(err));
 	ok(r == 0 && g.n == 1 && g.v[0].at == INT64_MIN,
 	    "a 64-bit varint decodes (at %jd)",
 	    g.n ? (intmax_t)g.v[0].at : 0);
 	memcpy(buf + 2, bit65, sizeof(bit65));
-	ok(decode(buf, 2 + sizeof(bit65) + 12, &g, err, sizeof(err)) == -1 &&
+	ok(decode(buf, 2 + sizeof(bit65) + 13, &g, err, sizeof(err)) == -1 &&
 	    strstr(err, "at: ") != NULL, "a 65-bit varint refused: %s", err);
 	memcpy(buf + 2, long0, sizeof(long0));
-	memset(buf + 2 + sizeof(long0), 0, 12);
-	ok(decode(buf, 2 + sizeof(long0) + 12, &g, err, sizeof(err)) == -1,
+	memset(buf + 2 + sizeof(long0), 0, 13);
+	ok(decode(buf, 2 + sizeof(long0) + 13, &g, err, sizeof(err)) == -1,
 	    "an 11-byte varint refused, though its value is 0");
 	free(g.v);
 }
@@ -712,7 +739,7 @@ t_build_refuses(void)
 int
 main(void)
 {
-	plan(52);
+	plan(55);
 	t_round_trip();
 	t_repeat();
 	t_empty();
@@ -721,6 +748,7 @@ main(void)
 	t_damaged();
 	t_limits();
 	t_varint();
+	t_version1();
 	t_stop();
 	t_compact();
 	t_build();
