@@ -32,7 +32,7 @@ for engine in $(engines); do
 	is "$(nrows events --kind HTTPIdleSleep --service fn/web)" 1 \
 	    "$engine: and its HTTPIdleSleep"
 	like "$(hk-events list --kind HTTPIdleWake | cut -f2-)" \
-	    '^HTTPIdleWake	fn/web	readiness_ms=[0-9]+ reason=request$' \
+	    '^HTTPIdleWake	fn/web	port_ms=[0-9]+ readiness_ms=[0-9]+ reason=request spawn_ms=[0-9]+$' \
 	    "$engine: with its detail"
 	grep -q 'hk-events: info: event=HTTPIdleSleep service=fn/web' \
 	    "$T/events.log"
