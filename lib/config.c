@@ -85,6 +85,8 @@ struct server_rule {
 	    KT_BOOL, 0, 1, allow_root_services)				\
 	K("base_domain", "HAKOPOD_BASE_DOMAIN", "localhost", 1,		\
 	    KT_DOMAIN, 0, 0, base_domain)				\
+	K("cold_start_header", NULL, "false", 1,			\
+	    KT_BOOL, 0, 1, cold_start_header)				\
 	K("container_engine", NULL, "unix:///var/run/docker.sock", 0,	\
 	    KT_ENGINE, 0, 0, container_engine)				\
 	K("container_network", NULL, "bridge", 0,			\

@@ -112,6 +112,7 @@ struct config_metrics {
 struct server_config {
 	char		path[CONFIG_URL_MAX + 1];	/* file read, "" if none */
 	int64_t		allow_root_services;	/* 0 or 1: root services */
+	int64_t		cold_start_header;	/* 0 or 1: Hk-Cold-Start */
 	char		serverless_address[CONFIG_ADDR_MAX + 1]; /* "" = unset */
 	char		serverless_listen[CONFIG_ADDR_MAX + 1];	/* "" = address */
 	char		state[CONFIG_URL_MAX + 1];

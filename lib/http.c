@@ -711,6 +711,8 @@ http_response_head(struct http_out *o, const struct http_head *h,
 		return -1;
 	if (st < 200 && st != 101)
 		return http_out_add(o, "\r\n", 2);
+	if (r->extra != NULL && out_str(o, r->extra) == -1)
+		return -1;
 	r->chunked = r->until_close = 0;
 	if (st == 101) {
 		if (http_head_find(h, "upgrade", &up, &n) == -1 || n >= 256)

@@ -68,6 +68,7 @@ struct http_resp {
 	int		 close;		/* in/out: close after the response */
 	int		 chunked;	/* out: the body is sent chunked */
 	int		 until_close;	/* out: the backend's close ends it */
+	const char	*extra;		/* in: a field line to add, or NULL */
 };
 
 /*

@@ -179,6 +179,8 @@ struct service {
 	int64_t			 ready_at;	/* wall ms */
 	int64_t			 wake_at;	/* loop ms, 0 = none */
 	int64_t			 wake_id;	/* of the last wake sent */
+	int64_t			 fb_wake_id;	/* a wake whose first response */
+	int64_t			 fb_from;	/* is awaited; since (loop ms) */
 	int64_t			 failed_until;	/* loop ms */
 	int			 retry_after;
 	uint64_t		 waiting_pages;	/* sent instead of waiting */
@@ -246,6 +248,7 @@ struct gw {
 	uint64_t		 m_answers[STATS_CODES];
 	uint64_t		 m_unrouted[5];	/* no service, by class */
 	struct metrics_hist	 m_wake_wait;
+	struct metrics_hist	 m_first_byte;
 	/* page.c */
 	char			 page[PAGE_MAX];
 	size_t			 page_len;
@@ -346,6 +349,7 @@ void	ctl_close_listener(void);
 void	stats_listen(void);
 void	stats_request(const struct conn *);
 void	stats_answer(int);
+void	stats_first_byte(struct conn *);
 void	stats_close(void);
 /* page.c */
 void	page_load(int, int);

@@ -214,6 +214,7 @@ on_resp_headers(http_parser *p)
 		return -1;
 	http_head_done(&c->head);	/* trailers are dropped */
 	c->status = st;
+	stats_first_byte(c);
 	c->resp_nobody = st == 101 || st == 204 || st == 304 ||
 	    c->req.method == HTTP_HEAD;
 	if (emit_response(c, &c->out) == -1)
@@ -306,8 +307,16 @@ emit_response(struct conn *c, struct xbuf *b)
 {
 	struct http_resp r;
 	struct http_out o;
+	char extra[48];
 	int st = c->resp.status_code;
 
+	/* cold_start_header: what the request waited, as the KEDA add-on */
+	r.extra = NULL;
+	if (gw->cfg.cold_start_header && c->cold && st >= 200) {
+		snprintf(extra, sizeof(extra), "Hk-Cold-Start: %lld\r\n",
+		    (long long)(c->wait_us / 1000));
+		r.extra = extra;
+	}
 	r.old = c->req.http_minor == 0;
 	r.nobody = c->resp_nobody;
 	r.close = c->close_after || !c->keepalive || gw->draining ||

@@ -208,6 +208,8 @@ wake_now(struct service *svc)
 	/* Unique per installation: one gateway (hk-lease), at most 1024
 	 * wakes in a millisecond. */
 	svc->wake_id = wall_ms() * 1024 + (int64_t)(gw->wake_seq++ % 1024);
+	svc->fb_wake_id = svc->wake_id;
+	svc->fb_from = svc->wake_at;
 	if (ctl_wake(svc) == -1) {
 		svc->wake_at = 0;
 		if (svc->state == SVC_STARTING)

@@ -8,6 +8,7 @@
 #include <sysexits.h>
 
 #include "activate.h"
+#include "evsink.h"
 #include "log.h"
 
 /* The answers counted by code; the rest are the backends' own. */
@@ -31,6 +32,8 @@ stats_listen(void)
 	int bad;
 
 	metrics_hist_init(&gw->m_wake_wait, metrics_wait_bounds_us,
+	    metrics_wait_nbounds);
+	metrics_hist_init(&gw->m_first_byte, metrics_wait_bounds_us,
 	    metrics_wait_nbounds);
 	if (*addr == '\0')
 		return;
@@ -59,6 +62,27 @@ stats_request(const struct conn *c)
 	if (c->cold)
 		metrics_hist_observe(&gw->m_wake_wait, c->wait_us +
 		    (c->t_park_us != 0 ? loop_clock_us() - c->t_park_us : 0));
+}
+
+/*
+ * The head of a response has come for a request that joined a wake: the
+ * first of that wake ends its cold start, from the wake to the service's
+ * first byte (hk-activate(8)), recorded as the wake's last figure.
+ */
+void
+stats_first_byte(struct conn *c)
+{
+	struct service *s = c->svc;
+	int64_t ms;
+
+	if (s == NULL || c->wake_id == 0 || c->wake_id != s->fb_wake_id)
+		return;
+	ms = loop_now_ms(gw->loop) - s->fb_from;
+	s->fb_wake_id = 0;
+	metrics_hist_observe(&gw->m_first_byte, ms * 1000);
+	evsink_event(gw->ev, "HTTPWakeFirstByte", s->id, json_pack("{s:I, "
+	    "s:I, s:i}", "wake_id", (json_int_t)c->wake_id, "first_byte_ms",
+	    (json_int_t)ms, "status", c->status));
 }
 
 void
@@ -115,6 +139,10 @@ collect(struct metrics_out *o, void *arg)
 	metrics_family(o, "hk_wake_wait_seconds", "histogram",
 	    "Time a request waited for a cold start.");
 	metrics_hist(o, "hk_wake_wait_seconds", NULL, &gw->m_wake_wait);
+	metrics_family(o, "hk_wake_first_byte_seconds", "histogram",
+	    "Time from a wake to the first response's head from the service.");
+	metrics_hist(o, "hk_wake_first_byte_seconds", NULL,
+	    &gw->m_first_byte);
 	metrics_family(o, "hk_gateway_answers_total", "counter",
 	    "Answers the gateway made itself, by status code.");
 	for (i = 0; i < STATS_CODES; i++) {

@@ -44,7 +44,7 @@
 #define SCALE_SUN_MAX		108	/* sizeof(sun_path) */
 #define SCALE_WHAT_MAX		200	/* "pid 123", "unit hk-svc-..." */
 #define SCALE_INSTALL_MAX	32	/* hex digits: the installation's ID */
-#define STATS_PHASES		3	/* queue, spawn, ready: stats.c */
+#define STATS_PHASES		4	/* queue, spawn, port, ready: stats.c */
 #define SCALE_CRED_MAX		(CONFIG_URL_MAX + 2 * STORE_NAME_MAX + 48)
 
 enum svc_state {

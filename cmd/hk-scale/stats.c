@@ -11,8 +11,9 @@
 #include "scale.h"
 
 /* A start's phases, one after the other: their sum is the whole. */
-enum { PH_QUEUE, PH_SPAWN, PH_READY };
-static const char *const phases[STATS_PHASES] = { "queue", "spawn", "ready" };
+enum { PH_QUEUE, PH_SPAWN, PH_PORT, PH_READY };
+static const char *const phases[STATS_PHASES] = { "queue", "spawn", "port",
+    "ready" };
 static const char *const inst_states[] = { "starting", "running",
     "stopping" };
 
@@ -50,7 +51,8 @@ stats_close(struct scale *sc)
 
 /*
  * in is ready: queue (the wake to a start slot, woken starts only), spawn
- * (the slot to the backend's "started"), ready (to the probe's success),
+ * (the slot to the backend's "started"), port (to a probe's first
+ * connection, when a probe connects), ready (to the probe's success),
  * and the whole, from the wake or else the start.  An adopted instance
  * was not started by us: nothing.
  */
@@ -68,8 +70,14 @@ stats_ready(struct service *s, struct inst *in)
 		    (in->start_mono - s->wake_mono) * 1000);
 	metrics_hist_observe(&sc->m_phase[PH_SPAWN],
 	    (in->spawned_mono - in->start_mono) * 1000);
-	metrics_hist_observe(&sc->m_phase[PH_READY],
-	    (now - in->spawned_mono) * 1000);
+	if (in->port_mono >= in->spawned_mono) {
+		metrics_hist_observe(&sc->m_phase[PH_PORT],
+		    (in->port_mono - in->spawned_mono) * 1000);
+		metrics_hist_observe(&sc->m_phase[PH_READY],
+		    (now - in->port_mono) * 1000);
+	} else
+		metrics_hist_observe(&sc->m_phase[PH_READY],
+		    (now - in->spawned_mono) * 1000);
 	metrics_hist_observe(&sc->m_ready,
 	    (now - (woken ? s->wake_mono : in->start_mono)) * 1000);
 }

@@ -27,6 +27,8 @@ static void	print_placement(const struct store_service *, json_t *,
 		    const struct store_instance *);
 static void	print_card(const struct store_service *,
 		    const struct store_instance *);
+static json_t	*last_wake(struct hk *, const struct store_service *);
+static void	print_wake(const json_t *);
 
 static const struct store_instance *
 find_instance(const struct store_instance *insts, size_t n, const char *app,
@@ -228,12 +230,77 @@ print_card(const struct store_service *svc, const struct store_instance *in)
 	json_decref(spec);
 }
 
+/*
+ * The newest wake's cold start, from the event log: hk-scale's
+ * HTTPIdleWake (spawn, port, ready) and the gateway's HTTPWakeFirstByte
+ * of the same wake_id.  NULL when none is kept (hk-events' retention).
+ */
+static json_t *
+last_wake(struct hk *hk, const struct store_service *svc)
+{
+	struct store_event *ev = NULL, *fb = NULL;
+	json_t *w = NULL, *d;
+	size_t n = 0, nfb = 0, i;
+	int64_t id;
+
+	if (store_event_list(hk->store, svc->app, svc->name, "HTTPIdleWake", 0,
+	    1, &ev, &n) == -1 || n == 0 || ev[0].detail_json == NULL ||
+	    (w = json_loads(ev[0].detail_json, 0, NULL)) == NULL)
+		goto out;
+	json_object_set_new(w, "at", json_integer(ev[0].at));
+	id = json_integer_value(json_object_get(w, "wake_id"));
+	if (id == 0 || store_event_list(hk->store, svc->app, svc->name,
+	    "HTTPWakeFirstByte", ev[0].at - 600000, 0, &fb, &nfb) == -1)
+		goto out;
+	for (i = 0; i < nfb; i++) {
+		if (fb[i].detail_json == NULL ||
+		    (d = json_loads(fb[i].detail_json, 0, NULL)) == NULL)
+			continue;
+		if (json_integer_value(json_object_get(d, "wake_id")) == id)
+			json_object_set(w, "first_byte_ms",
+			    json_object_get(d, "first_byte_ms"));
+		json_decref(d);
+	}
+out:
+	store_event_free(ev, n);
+	store_event_free(fb, nfb);
+	return w;
+}
+
+/* "last wake:  TIME reason R: spawn N ms, port N ms, ready N ms, ..." */
+static void
+print_wake(const json_t *w)
+{
+	static const char *const keys[][2] = {
+		{ "spawn_ms", "spawn" }, { "port_ms", "port" },
+		{ "readiness_ms", "ready" }, { "first_byte_ms", "first byte" },
+	};
+	const json_t *v;
+	char t[32];
+	size_t i;
+	int n = 0;
+
+	if (w == NULL) {
+		printf("%-12s none kept\n", "last wake:");
+		return;
+	}
+	fmt_time(t, sizeof(t), json_integer_value(json_object_get(w, "at")));
+	printf("%-12s %s (%s):", "last wake:", t, json_string_value(
+	    json_object_get(w, "reason")) ? json_string_value(
+	    json_object_get(w, "reason")) : "-");
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if ((v = json_object_get(w, keys[i][0])) != NULL)
+			printf("%s %s %lld ms", n++ ? "," : "", keys[i][1],
+			    (long long)json_integer_value(v));
+	putchar('\n');
+}
+
 int
 cmd_status(struct hk *hk, int argc, char **argv)
 {
 	struct store_service svc;
 	struct store_instance inst;
-	json_t *o;
+	json_t *o, *wake;
 	int first, as_json, code, r;
 
 	if ((first = hk_json_flag(argc, argv, "status [--json] service", 1,
@@ -248,13 +315,19 @@ cmd_status(struct hk *hk, int argc, char **argv)
 		store_service_clear(&svc);
 		return hk_store_failed(hk, "read instance");
 	}
+	wake = last_wake(hk, &svc);
 	if (as_json) {
 		o = service_json(&svc, r == 0 ? &inst : NULL);
+		json_object_set(o, "last_wake", wake != NULL ? wake :
+		    json_null());
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(o);
-	} else
+	} else {
 		print_card(&svc, r == 0 ? &inst : NULL);
+		print_wake(wake);
+	}
+	json_decref(wake);
 	store_service_clear(&svc);
 	return EX_OK;
 }

@@ -114,6 +114,7 @@ response(struct http_head *h, const http_parser *p, int old)
 	r.nobody = p->status_code == 204 || p->status_code == 304;
 	r.close = 0;
 	r.chunked = r.until_close = 0;
+	r.extra = NULL;
 	rv = http_response_head(&o, h, p, &r);
 	check_out(&o, rv);
 	check(!(r.chunked && r.old), "no chunks to an HTTP/1.0 client");

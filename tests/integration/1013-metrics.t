@@ -185,8 +185,8 @@ is "$(val scale 'hk_starts_total{service="fn/echo"}')" 3 \
     "scale: three starts of fn/echo (its readiness gate after apply, two wakes)"
 is "$(val scale 'hk_start_failures_total{service="fn/echo"}')" 0 "scale: no failure"
 is "$(val scale 'hk_start_ready_seconds_count')" 3 "scale: three times to ready"
-is "$(val scale 'hk_start_phase_seconds_count{phase="queue"}') $(val scale 'hk_start_phase_seconds_count{phase="spawn"}') $(val scale 'hk_start_phase_seconds_count{phase="ready"}')" \
-    "2 3 3" "scale: the spawn and ready phases of each start, the queue of the two woken"
+is "$(val scale 'hk_start_phase_seconds_count{phase="queue"}') $(val scale 'hk_start_phase_seconds_count{phase="spawn"}') $(val scale 'hk_start_phase_seconds_count{phase="port"}') $(val scale 'hk_start_phase_seconds_count{phase="ready"}')" \
+    "2 3 3 3" "scale: the spawn, port and ready phases of each start, the queue of the two woken"
 is "$(val scale 'hk_services{state="stopped"}') $(val scale 'hk_instances{state="running"}')" \
     "1 0" "scale: one service stopped, no instance running"
 

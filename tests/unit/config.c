@@ -1241,7 +1241,8 @@ static void
 test_defaults(void)
 {
 	static const char *const names[] = {
-		"allow_root_services", "base_domain", "container_engine",
+		"allow_root_services", "base_domain", "cold_start_header",
+		"container_engine",
 		"container_network", "container_tls_ca", "container_tls_cert",
 		"container_tls_key", "events_max_age_days", "events_max_rows",
 		"max_body_bytes", "max_concurrent_requests",
@@ -1263,7 +1264,7 @@ test_defaults(void)
 	int rc, missing, sorted = 1, named = 1;
 
 	k = config_keys(&n);
-	isint(n, nitems(names), "config_keys: 33 keys");
+	isint(n, nitems(names), "config_keys: 34 keys");
 	for (i = 0; i < n && i < nitems(names); i++) {
 		if (strcmp(k[i].name, names[i]) != 0)
 			named = 0;

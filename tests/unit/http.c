@@ -470,6 +470,7 @@ framing(void)
 		rs.nobody = responses[i].nobody;
 		rs.close = responses[i].close;
 		rs.chunked = rs.until_close = 0;
+		rs.extra = NULL;
 		o.buf = buf;
 		o.size = sizeof(buf) - 1;
 		o.len = 0;

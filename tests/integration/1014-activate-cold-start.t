@@ -1,0 +1,101 @@
+#!/bin/sh
+# Where a cold start's time goes: a wake of a service that sleeps 1 s
+# before it listens is recorded by hk-scale (HTTPIdleWake: spawn_ms,
+# port_ms, readiness_ms) and by the gateway (HTTPWakeFirstByte, the same
+# wake_id: first_byte_ms), shown by hk status and hk events, exported as
+# hk_wake_first_byte_seconds; the request's record carries its wait and
+# the wake_id.  With cold_start_header, the woken response says what it
+# waited (Hk-Cold-Start: MS); a warm one does not; without it, none does.
+. tests/integration/lib.sh
+. tests/integration/fn/gw-lib.sh
+
+BE=$GW_FN/gw-backend.py
+MPORT=$(free_port)
+gw_config "cold_start_header = true" "[metrics]" \
+    "activate = \"127.0.0.1:$MPORT\""
+cat >"$T/app.toml" <<APP
+schema_version = 1
+name = "fn"
+
+[services.slow]
+command = ["sh", "-c", "sleep 1; exec python3 $BE"]
+public = true
+[services.slow.environment]
+GW_LOG = "$W/slow.inv"
+[services.slow.serverless]
+startup_timeout_seconds = 10
+APP
+hk apply "$T/app.toml" >/dev/null
+ok $? "hk apply"
+e2e_start
+ok $? "hk-events, hk-scale and hk-activate are up"
+put_to_sleep fn/slow
+ok $? "fn/slow passed its readiness gate and sleeps"
+
+get() {	# get NAME: a GET of fn/slow; head in $T/NAME.head
+	curl -sS -o /dev/null -D "$T/$1.head" -w '%{http_code}' --max-time 20 \
+	    -H 'Host: slow.fn.localhost' "$GW_URL/"
+}
+hdr() {	# hdr NAME: the Hk-Cold-Start field's value, or nothing
+	tr -d '\r' <"$T/$1.head" | sed -n 's/^hk-cold-start: //Ip'
+}
+
+is "$(get cold)" 200 "a request wakes fn/slow and is answered"
+cs=$(hdr cold)
+like "$cs" '^[0-9]+$' "cold_start_header: the woken response says Hk-Cold-Start: $cs"
+ok $(( !(cs >= 1000 && cs < 20000) )) "... at least the 1 s the service slept ($cs ms)"
+is "$(get warm) $(hdr warm)" "200 " "a warm response has no Hk-Cold-Start"
+
+wait_t 5 events_reach 1 HTTPWakeFirstByte fn/slow
+ok $? "the gateway recorded HTTPWakeFirstByte"
+hk-events list --json -n 0 --service fn/slow >"$T/ev.json"
+python3 - "$T/ev.json" >"$T/bd.txt" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))
+w = [e["detail"] for e in ev if e["kind"] == "HTTPIdleWake"][-1]
+f = [e["detail"] for e in ev if e["kind"] == "HTTPWakeFirstByte"][-1]
+print("same wake", w["wake_id"] == f["wake_id"])
+print("order", 0 <= w["spawn_ms"] <= w["port_ms"] <= w["readiness_ms"]
+      <= f["first_byte_ms"])
+print("slept", w["readiness_ms"] >= 1000)
+print("status", f["status"])
+PY
+is "$(cat "$T/bd.txt")" "same wake True
+order True
+slept True
+status 200" "the breakdown: spawn <= port <= ready (>= 1 s) <= first byte, one wake_id"
+
+run hk status fn/slow
+like "$out" '^last wake: +20[0-9-]+T[0-9:]+.* \(request\): spawn [0-9]+ ms, port [0-9]+ ms, ready [0-9]+ ms, first byte [0-9]+ ms$' \
+    "hk status shows the last wake's breakdown"
+is "$(hk status --json fn/slow | python3 -c 'import json,sys
+w = json.load(sys.stdin)["last_wake"]
+print(sorted(k for k in w if k.endswith("_ms")))')" \
+    "['first_byte_ms', 'port_ms', 'readiness_ms', 'spawn_ms']" "hk status --json: last_wake"
+
+requests_json >"$T/req.json"
+python3 - "$T/req.json" "$T/ev.json" >"$T/rq.txt" <<'PY'
+import json, sys
+rq = json.load(open(sys.argv[1]))
+ev = json.load(open(sys.argv[2]))
+wid = [e["detail"]["wake_id"] for e in ev if e["kind"] == "HTTPIdleWake"][-1]
+cold = [r for r in rq if r.get("wake_id") == wid]
+print(len(cold), cold[0]["wait_us"] >= 1000000 if cold else None)
+PY
+is "$(cat "$T/rq.txt")" "1 True" "the request's record has its wait and the wake's id"
+
+curl -sS "http://127.0.0.1:$MPORT/metrics" >"$T/metrics.txt"
+is "$(sed -n 's/^hk_wake_first_byte_seconds_count //p' "$T/metrics.txt")" 1 \
+    "hk_wake_first_byte_seconds counts the wake"
+
+# cold_start_header off (SIGHUP): no field
+sed -i '/^cold_start_header/d' "$T/hakopod.toml"
+kill -HUP "$gw_pid"
+put_to_sleep fn/slow
+ok $? "fn/slow sleeps again"
+is "$(get off) $(hdr off)" "200 " "cold_start_header = false: no Hk-Cold-Start"
+
+for p in $gw_pid $scale_pid $events_pid; do
+	stop_pid "$p"
+done
+done_testing
