@@ -2,10 +2,12 @@
 # HAProxy in front, as the product runs it: etc/haproxy/haproxy.cfg with
 # test ports on 127.0.0.1 and a test certificate ends TLS and passes each
 # connection to the gateway with a PROXY v2 header; the gateway trusts
-# 127.0.0.1 only.  Three simultaneous POSTs through HAProxy, from a
-# client bound to 127.0.0.3, wake the sleeping Python function, each
-# gets its answer, exactly three invocations; the X-Forwarded-For the
-# function saw and the request log carry 127.0.0.3.  A direct connection
+# 127.0.0.1 only.  A JavaScript service kept warm (min_replicas = 1)
+# answers through it without a wake.  Three simultaneous POSTs through
+# HAProxy, from a client bound to 127.0.0.3, wake the sleeping Python
+# function, each gets its answer, exactly three invocations; the
+# X-Forwarded-For the function saw and the request log carry 127.0.0.3,
+# with the host route and the wake each joined.  A direct connection
 # from 127.0.0.1 without a header is refused; a PROXY header from an
 # untrusted peer (127.0.0.2) is refused; that peer's forged
 # X-Forwarded-For is replaced; a header sent in pieces is read whole.
@@ -28,7 +30,7 @@ mkdir "$P"
 	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 	    -subj "/CN=hk-test haproxy" -keyout "$P/server.key" \
 	    -out "$P/server.csr" &&
-	printf '%s\n' "subjectAltName=DNS:py.fn.localhost,IP:127.0.0.1" \
+	printf '%s\n' "subjectAltName=DNS:py.fn.localhost,DNS:js.fn.localhost,IP:127.0.0.1" \
 	    "extendedKeyUsage=serverAuth" >"$P/server.ext" &&
 	openssl x509 -req -in "$P/server.csr" -CA "$P/ca.pem" \
 	    -CAkey "$P/ca.key" -set_serial 1 -days 1 \
@@ -37,6 +39,21 @@ mkdir "$P"
 } >"$T/openssl.log" 2>&1
 ok $? "openssl: a test CA and a certificate for py.fn.localhost, 127.0.0.1"
 
+# A JavaScript service kept warm: Node's http, answering what it saw.
+cat >"$T/js-fn.js" <<'JS'
+// js-fn.js - a warm service of 9300: its answer names the client it was
+// told of (X-Forwarded-For) and the host it was reached by.
+const http = require("http");
+http.createServer((req, res) => {
+	const body = "js-fn xff=" + req.headers["x-forwarded-for"] +
+	    " host=" + req.headers.host + "\n";
+	res.writeHead(200, { "Content-Type": "text/plain",
+	    "Content-Length": Buffer.byteLength(body) });
+	res.end(body);
+}).listen(Number(process.env.PORT), process.env.HOST || "127.0.0.1");
+JS
+chmod 644 "$T/js-fn.js"
+
 new_store sqlite front
 idle_setup "$STORE" 'trusted_proxies = ["127.0.0.1"]'
 idle_apply "
@@ -44,12 +61,20 @@ idle_apply "
 command = [\"python3\", \"$IFN/xff-fn.py\"]
 public = true
 [services.py.serverless]
-idle_seconds = 300"
-ok $? "the Python function is applied"
+idle_seconds = 300
+
+[services.js]
+command = [\"node\", \"$T/js-fn.js\"]
+public = true
+[services.js.serverless]
+min_replicas = 1"
+ok $? "the Python function and the warm JavaScript service are applied"
 start_all
 ok $? "hk-events, hk-scale, hk-activate, hk-idle ready"
 wait_t 10 scale_is fn/py sleeping
 ok $? "the function passed its gate and sleeps"
+wait_t 15 scale_is fn/js running
+ok $? "the JavaScript service is kept warm (min_replicas = 1)"
 
 # etc/haproxy/haproxy.cfg with the test's ports, certificate and logs.
 HP=$(free_port)
@@ -78,6 +103,12 @@ post() {
 	    -w '%{http_code}' -d "n=$1" "https://py.fn.localhost:$HP/hello" \
 	    >"$T/code.$1" 2>"$T/curl.$1"
 }
+js=$(curl -sS --max-time 30 --cacert "$P/ca.pem" --interface 127.0.0.3 \
+    --resolve "js.fn.localhost:$HP:127.0.0.1" "https://js.fn.localhost:$HP/")
+is "$js" "js-fn xff=127.0.0.3 host=js.fn.localhost:$HP" \
+    "the warm JavaScript service answers through HAProxy, told of the client"
+is "$(events_of HTTPIdleWake fn/js)" 0 "... without a wake"
+
 for i in 1 2 3; do post $i & eval "p$i=\$!"; done
 wait "$p1"; wait "$p2"; wait "$p3"
 is "$(cat "$T/code.1" "$T/code.2" "$T/code.3" | tr -d '\n')" 200200200 \
@@ -94,12 +125,13 @@ wait_t 5 events_reach 1 HTTPIdleWake fn/py
 is "$(events_of HTTPIdleWake fn/py)" 1 "one wake"
 reqs() {
 	hk-events requests --json --service fn/py |
-	    python3 -c 'import json,sys; r=json.load(sys.stdin); print(" ".join(sorted("%s:%s:%s" % (x["method"], x["status"], x.get("client", "?")) for x in r)))'
+	    python3 -c 'import json,sys; r=json.load(sys.stdin); print(" ".join(sorted("%s:%s:%s:%s%s:%s" % (x["method"], x["status"], x.get("client", "?"), x["host"], x["path"], "woke" if x.get("wake_id") else "warm") for x in r)))'
 }
-three() { [ "$(reqs)" = "POST:200:127.0.0.3 POST:200:127.0.0.3 POST:200:127.0.0.3" ]; }
+R="POST:200:127.0.0.3:py.fn.localhost/hello:woke"
+three() { [ "$(reqs)" = "$R $R $R" ]; }
 wait_t 5 three
-is "$(reqs)" "POST:200:127.0.0.3 POST:200:127.0.0.3 POST:200:127.0.0.3" \
-    "the request log: three POSTs from 127.0.0.3"
+is "$(reqs)" "$R $R $R" \
+    "the request log: three POSTs from 127.0.0.3, by the host route, each joined to the wake"
 like "$(hk-events requests --service fn/py)" '127\.0\.0\.3' \
     "hk-events requests shows the client"
 
