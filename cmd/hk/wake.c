@@ -45,7 +45,6 @@ static int	subscribe(struct hk *);
 static int	ask(struct hk *, const struct wake *);
 static int	refused(const struct wake *, const char *);
 static int	await_ready(int, const struct wake *);
-static int64_t	mono_ms(void);
 
 static int
 parse_args(int argc, char **argv, struct wake *w)
@@ -92,15 +91,6 @@ parse_args(int argc, char **argv, struct wake *w)
 bad:
 	fputs(WAKE_USAGE, stderr);
 	return -1;
-}
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* A subscription on scale.sock: its fd, or -1 (hk-scale is absent). */
@@ -184,13 +174,13 @@ static int
 await_ready(int fd, const struct wake *w)
 {
 	char err[IPC_ERR_LEN];
-	int64_t deadline = mono_ms() + (int64_t)w->timeout * 1000, left;
+	int64_t deadline = hk_mono_ms() + (int64_t)w->timeout * 1000, left;
 	const char *op, *id, *why;
 	json_t *msg;
 	int code = -1;
 
 	while (code == -1) {
-		if ((left = deadline - mono_ms()) <= 0) {
+		if ((left = deadline - hk_mono_ms()) <= 0) {
 			log_errorx("%s: not ready within %d s", w->id,
 			    w->timeout);
 			return EX_TEMPFAIL;
