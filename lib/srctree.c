@@ -295,7 +295,8 @@ pack(struct walk *w, struct srctree *t)
 	struct entry *e;
 	int n;
 
-	qsort(w->v, w->n, sizeof(*w->v), entry_cmp);
+	if (w->n > 1)	/* an empty tree has no array: qsort wants one */
+		qsort(w->v, w->n, sizeof(*w->v), entry_cmp);
 	for (i = 0; i < w->n; i++)	/* "f 0444 " SIZE " " PATH NUL */
 		len += 7 + 21 + strlen(w->v[i].path) + 1 + w->v[i].size;
 	if ((t->data = malloc(len)) == NULL)
