@@ -261,12 +261,16 @@ static const struct {
 /*
  * [services.NAME.serverless], alphabetical: name, range, default, and
  * flags: PK_BOOL a boolean (range 0..1, TOML true/false), PK_SPARSE an
- * integer added after specs were first stored.  Both go into spec_json
- * only when not their default, so that a stored spec keeps its bytes
- * (and its service its revision) when hk learns a key.
+ * integer added after specs were first stored, PK_ENUM a string naming
+ * one of names[] (range 0..n-1; stored as that string).  All three go
+ * into spec_json only when not their default, so that a stored spec keeps
+ * its bytes (and its service its revision) when hk learns a key.
  */
 #define PK_BOOL		1
 #define PK_SPARSE	2
+#define PK_ENUM		4
+
+static const char *const idle_actions[] = { "stop", "suspend", NULL };
 
 static const struct policy_key {
 	const char	*name;
@@ -275,21 +279,26 @@ static const struct policy_key {
 	int		 def;
 	int		 flags;
 	size_t		 off;
+	const char *const *names;	/* PK_ENUM */
 } policy_keys[] = {
+	{ "idle_action", IDLE_STOP, IDLE_SUSPEND, IDLE_STOP, PK_ENUM,
+	    offsetof(struct serverless_policy, idle_action), idle_actions },
 	{ "idle_seconds", 30, 86400, 300, 0,
-	    offsetof(struct serverless_policy, idle_seconds) },
+	    offsetof(struct serverless_policy, idle_seconds), NULL },
 	{ "max_concurrency", 1, 64, 16, 0,
-	    offsetof(struct serverless_policy, max_concurrency) },
+	    offsetof(struct serverless_policy, max_concurrency), NULL },
 	{ "min_replicas", 0, 1, 0, 0,
-	    offsetof(struct serverless_policy, min_replicas) },
+	    offsetof(struct serverless_policy, min_replicas), NULL },
 	{ "request_buffering", 0, 1, 1, PK_BOOL,
-	    offsetof(struct serverless_policy, request_buffering) },
+	    offsetof(struct serverless_policy, request_buffering), NULL },
 	{ "request_timeout_seconds", 1, 300, 60, 0,
-	    offsetof(struct serverless_policy, request_timeout_seconds) },
+	    offsetof(struct serverless_policy, request_timeout_seconds), NULL },
 	{ "startup_timeout_seconds", 5, 300, 60, 0,
-	    offsetof(struct serverless_policy, startup_timeout_seconds) },
+	    offsetof(struct serverless_policy, startup_timeout_seconds), NULL },
+	{ "suspend_max_seconds", 30, 604800, 3600, PK_SPARSE,
+	    offsetof(struct serverless_policy, suspend_max_seconds), NULL },
 	{ "waiting_page_after_ms", 0, 300000, 0, PK_SPARSE,
-	    offsetof(struct serverless_policy, waiting_page_after_ms) },
+	    offsetof(struct serverless_policy, waiting_page_after_ms), NULL },
 };
 
 /* Variables hk itself gives the process. */
@@ -316,11 +325,12 @@ static const struct {
 static const struct {
 	const char	*name;
 	int		 available;
+	int		 suspends;	/* idle_action = "suspend" */
 } backend_kinds[BACKEND_COUNT] = {
-	[BACKEND_EXEC] =	{ "exec", 1 },
-	[BACKEND_CONTAINER] =	{ "container", 1 },
-	[BACKEND_S6] =		{ "s6", 1 },
-	[BACKEND_SYSTEMD] =	{ "systemd", 1 },
+	[BACKEND_EXEC] =	{ "exec", 1, 1 },
+	[BACKEND_CONTAINER] =	{ "container", 1, 0 },
+	[BACKEND_S6] =		{ "s6", 1, 0 },
+	[BACKEND_SYSTEMD] =	{ "systemd", 1, 0 },
 };
 
 
@@ -399,6 +409,10 @@ static void	 svc_readiness(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_policy(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
+static void	 policy_enum(struct actx *, const struct toml_kv *,
+		    const char *, const char *const *, int *);
+static void	 svc_suspend_rules(struct actx *, const struct toml_kv *,
+		    const char *, const struct service_spec *);
 static void	 svc_user(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static int	 svc_backend(struct actx *, const struct toml_kv *const *,
@@ -1639,6 +1653,12 @@ config_backend_available(enum backend_kind k)
 }
 
 int
+config_backend_suspends(enum backend_kind k)
+{
+	return config_backend_available(k) && backend_kinds[k].suspends;
+}
+
+int
 config_valid_name(const char *s)
 {
 	return config_valid_name_n(s, strnlen(s, CONFIG_NAME_MAX + 1));
@@ -2286,10 +2306,39 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 		f = (int *)((char *)&s->policy + policy_keys[j].off);
 		if (policy_keys[j].flags & PK_BOOL)
 			(void)cfg_bool(c, e, pk, f);
+		else if (policy_keys[j].flags & PK_ENUM)
+			policy_enum(c, e, pk, policy_keys[j].names, f);
 		else if (cfg_int(c, e, pk, policy_keys[j].min,
 		    policy_keys[j].max, &n) == 0)
 			*f = (int)n;
 	}
+}
+
+/* A PK_ENUM key: its index in names, or a diagnostic naming them. */
+static void
+policy_enum(struct actx *c, const struct toml_kv *e, const char *key,
+    const char *const *names, int *f)
+{
+	const char *str;
+	char list[128];
+	size_t i;
+
+	if ((str = cfg_str(c, e, key, 32)) == NULL)
+		return;
+	list[0] = '\0';
+	for (i = 0; names[i] != NULL; i++) {
+		if (strcmp(str, names[i]) == 0) {
+			*f = (int)i;
+			return;
+		}
+		if (i > 0)
+			strlcat(list, names[i + 1] == NULL ? " or " : ", ",
+			    sizeof(list));
+		strlcat(list, "\"", sizeof(list));
+		strlcat(list, names[i], sizeof(list));
+		strlcat(list, "\"", sizeof(list));
+	}
+	adiag(c, e->line, key, "\"%s\": must be %s", str, list);
 }
 
 /*
@@ -2525,6 +2574,42 @@ svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
 		    (long long)max);
 }
 
+/*
+ * idle_action = "suspend" needs a backend that can freeze an instance;
+ * suspend_max_seconds means nothing without it, and is refused rather
+ * than ignored.
+ */
+static void
+svc_suspend_rules(struct actx *c, const struct toml_kv *sl,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct toml_kv *e, *action = NULL, *max = NULL;
+	char key[KEYPATH_LEN];
+	size_t i;
+
+	if (sl == NULL || sl->value->type != TOML_TABLE)
+		return;
+	for (i = 0; i < sl->value->u.table.len; i++) {
+		e = &sl->value->u.table.items[i];
+		if (key_is(e, "idle_action"))
+			action = e;
+		else if (key_is(e, "suspend_max_seconds"))
+			max = e;
+	}
+	if (s->policy.idle_action == IDLE_SUSPEND && action != NULL &&
+	    s->backend < BACKEND_COUNT &&
+	    !config_backend_suspends(s->backend)) {
+		kpath_s(key, prefix, "serverless.idle_action");
+		adiag(c, action->line, key, "\"suspend\" is not supported "
+		    "with backend \"%s\"", config_backend_name(s->backend));
+	}
+	if (max != NULL && s->policy.idle_action != IDLE_SUSPEND) {
+		kpath_s(key, prefix, "serverless.suspend_max_seconds");
+		adiag(c, max->line, key, "only with idle_action = "
+		    "\"suspend\"");
+	}
+}
+
 /* One key of a service, in slot k; sless: the service has [serverless]. */
 static void
 svc_value(struct actx *c, int k, const struct toml_kv *skv,
@@ -2712,8 +2797,10 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		kpath_s(key, prefix, "hosts");
 		svc_default_host(c, skv, key, s);
 	}
-	if (s->serverless)
+	if (s->serverless) {
 		svc_serverless_rules(c, slot, prefix, s);
+		svc_suspend_rules(c, slot[SK_SERVERLESS], prefix, s);
+	}
 	svc_schedules_check(c, prefix, slot[SK_SCHEDULES], s);
 	if (!c->oom)
 		s->spec_json = spec_json(c, s, slot, prefix);
@@ -3003,7 +3090,8 @@ spec_json(struct actx *c, const struct service_spec *s,
 			continue;
 		err |= json_object_set_new(e, policy_keys[i].name,
 		    (policy_keys[i].flags & PK_BOOL) ? json_boolean(v) :
-		    json_integer(v));
+		    (policy_keys[i].flags & PK_ENUM) ?
+		    json_string(policy_keys[i].names[v]) : json_integer(v));
 	}
 	err |= json_object_set_new(o, "serverless", e);
 	/* Only when set, so that specs of before it keep their bytes. */

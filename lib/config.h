@@ -218,6 +218,7 @@ const char	*config_backend_name(enum backend_kind);
 int		 config_size_limits(const char *, int64_t *, int64_t *);
 int		 config_backend_find(const char *);	/* -1: no such */
 int		 config_backend_available(enum backend_kind);
+int		 config_backend_suspends(enum backend_kind);
 
 /* Application config. */
 enum readiness_kind {
@@ -236,6 +237,13 @@ struct serverless_policy {
 	int	max_concurrency;		/* 1..64, 16 */
 	int	request_buffering;	/* 0 or 1, 1: bodies read whole first */
 	int	waiting_page_after_ms;	/* 0..300000, 0 = no waiting page */
+	int	idle_action;		/* IDLE_STOP (default), IDLE_SUSPEND */
+	int	suspend_max_seconds;	/* 30..604800, 3600: then stopped */
+};
+
+enum idle_action {
+	IDLE_STOP,
+	IDLE_SUSPEND,
 };
 
 struct service_env {

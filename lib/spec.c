@@ -92,6 +92,7 @@ static int
 decode_policy(json_t *o, struct service_spec *s)
 {
 	json_t *p = json_object_get(o, "serverless");
+	const char *action = NULL;
 	int buffering;
 
 	if (p == NULL || json_is_null(p)) {
@@ -100,15 +101,25 @@ decode_policy(json_t *o, struct service_spec *s)
 	}
 	buffering = 1;		/* absent: its default (see spec_json) */
 	s->policy.waiting_page_after_ms = 0;
-	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i, s?b, s?i}",
+	s->policy.suspend_max_seconds = 3600;
+	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i, s?b, s?i, s?s, s?i}",
 	    "min_replicas", &s->policy.min_replicas,
 	    "idle_seconds", &s->policy.idle_seconds,
 	    "startup_timeout_seconds", &s->policy.startup_timeout_seconds,
 	    "request_timeout_seconds", &s->policy.request_timeout_seconds,
 	    "max_concurrency", &s->policy.max_concurrency,
 	    "request_buffering", &buffering,
-	    "waiting_page_after_ms", &s->policy.waiting_page_after_ms) == -1 ||
-	    s->policy.waiting_page_after_ms < 0)
+	    "waiting_page_after_ms", &s->policy.waiting_page_after_ms,
+	    "idle_action", &action,
+	    "suspend_max_seconds", &s->policy.suspend_max_seconds) == -1 ||
+	    s->policy.waiting_page_after_ms < 0 ||
+	    s->policy.suspend_max_seconds < 1)
+		return -1;
+	if (action == NULL || strcmp(action, "stop") == 0)
+		s->policy.idle_action = IDLE_STOP;
+	else if (strcmp(action, "suspend") == 0)
+		s->policy.idle_action = IDLE_SUSPEND;
+	else
 		return -1;
 	s->policy.request_buffering = buffering;
 	s->serverless = 1;

@@ -65,7 +65,9 @@ backend_check(char *err, size_t errlen)
 		be = backend_find((enum backend_kind)k);
 		if ((be != NULL) != config_backend_available(k) ||
 		    (be != NULL && strcmp(be->name,
-		    config_backend_name(k)) != 0)) {
+		    config_backend_name(k)) != 0) ||
+		    (be != NULL && (be->freeze != NULL && be->thaw != NULL) !=
+		    config_backend_suspends(k))) {
 			snprintf(err, errlen, "backend %s: backends[] and "
 			    "lib/config.c disagree", config_backend_name(k));
 			return -1;
@@ -187,6 +189,28 @@ inst_stop(struct inst *in)
 	in->be->stop(in);
 	loop_timer_at(sc->loop, &in->kill_timer,
 	    loop_now_ms(sc->loop) + (int64_t)sc->grace * 1000);
+}
+
+/* idle_action = "suspend": backend_frozen() follows. */
+void
+inst_freeze(struct inst *in)
+{
+	if (in->stopping || in->releasing || in->freezing || in->frozen)
+		return;
+	in->freezing = 1;
+	probe_stop(in);
+	log_info("service=%s: freezing %s", in->id, in->what);
+	in->be->freeze(in);
+}
+
+/* A frozen instance runs again: backend_thawed() follows. */
+void
+inst_thaw(struct inst *in)
+{
+	if (!in->frozen || in->thawing || in->stopping || in->releasing)
+		return;
+	in->thawing = 1;
+	in->be->thaw(in);
 }
 
 void
@@ -346,6 +370,36 @@ void
 backend_adopted(struct inst *in, int alive)
 {
 	adopt_done(in, alive);
+}
+
+/*
+ * The freeze is over: frozen, or not (why says why, and it runs on).
+ * One stopped meanwhile is the stop's.
+ */
+void
+backend_frozen(struct inst *in, const char *why)
+{
+	if (!in->freezing)
+		return;
+	in->freezing = 0;
+	in->frozen = why == NULL;
+	if (why == NULL)
+		in->frozen_mono = loop_now_ms(in->sc->loop);
+	if (in->svc != NULL && !in->stopping)
+		service_inst_frozen(in, why);
+}
+
+/* The thaw is over: it runs again, or it could not (why). */
+void
+backend_thawed(struct inst *in, const char *why)
+{
+	if (!in->thawing)
+		return;
+	in->thawing = 0;
+	if (why == NULL)
+		in->frozen = 0;
+	if (in->svc != NULL && !in->stopping)
+		service_inst_thawed(in, why);
 }
 
 /* What inst_free() left to its backend is gone: so is the instance. */

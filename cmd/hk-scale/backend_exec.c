@@ -73,6 +73,8 @@ static void	exec_start(struct inst *);
 static void	exec_adopt(struct inst *, const struct store_instance *);
 static void	exec_stop(struct inst *);
 static void	exec_kill(struct inst *);
+static void	exec_freeze(struct inst *);
+static void	exec_thaw(struct inst *);
 static void	exec_handover(struct inst *);
 static void	exec_row(const struct inst *, struct store_instance *);
 static int	exec_release(struct inst *);
@@ -100,6 +102,8 @@ const struct backend backend_exec = {
 	.row = exec_row,
 	.release = exec_release,
 	.reap = exec_reap,
+	.freeze = exec_freeze,
+	.thaw = exec_thaw,
 };
 
 static struct exec_inst *
@@ -514,6 +518,42 @@ exec_stop(struct inst *in)
 		return;
 	if (kill(-x->pid, SIGTERM) == -1 && errno != ESRCH)
 		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
+	/* Frozen, it would keep the SIGTERM pending until killed. */
+	if ((in->frozen || in->freezing) && kill(-x->pid, SIGCONT) == -1 &&
+	    errno != ESRCH)
+		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
+}
+
+/*
+ * idle_action = "suspend": SIGSTOP to the process group, which the
+ * command leads (setsid() before its exec).  A process that left the
+ * group (a daemon that made its own session) is not frozen: hk-scale(8)
+ * says so.  SIGSTOP cannot be caught or ignored.
+ */
+static void
+exec_freeze(struct inst *in)
+{
+	struct exec_inst *x = in->priv;
+
+	if (x == NULL || x->pid <= 0)
+		backend_frozen(in, "no process");
+	else if (kill(-x->pid, SIGSTOP) == -1)
+		backend_frozen(in, strerror(errno));
+	else
+		backend_frozen(in, NULL);
+}
+
+static void
+exec_thaw(struct inst *in)
+{
+	struct exec_inst *x = in->priv;
+
+	if (x == NULL || x->pid <= 0)
+		backend_thawed(in, "no process");
+	else if (kill(-x->pid, SIGCONT) == -1)
+		backend_thawed(in, strerror(errno));
+	else
+		backend_thawed(in, NULL);
 }
 
 static void

@@ -317,12 +317,16 @@ op_sleep(struct conn *c, json_t *msg)
 		reply_err(c, "not serverless");
 	else if (s->def.spec.policy.min_replicas > 0)
 		reply_err(c, "min_replicas is 1");
-	else if (s->state == SVC_STARTING)
+	else if (s->state == SVC_STARTING ||
+	    (s->state == SVC_SUSPENDED && s->inst->thawing))
 		reply_err(c, "starting");
-	else if (s->state == SVC_RUNNING || s->state == SVC_DRAINING) {
+	else if (s->state == SVC_RUNNING || s->state == SVC_DRAINING ||
+	    (s->state == SVC_SUSPENDED && s->inst->freezing)) {
 		c->waiting = s;
 		loop_mod_fd(c->sc->loop, c->fd, 0);
-		if (s->state == SVC_RUNNING)
+		if (s->state == SVC_RUNNING && service_suspends(s))
+			service_suspend(s);
+		else if (s->state == SVC_RUNNING)
 			service_stop(s, "idle");
 	} else
 		reply(c, json_pack("{s:b}", "ok", 1));

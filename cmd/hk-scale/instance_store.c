@@ -40,6 +40,7 @@
 static void	gate_key(char *, size_t, const struct svc *);
 static void	adopt_one(struct scale *, const struct store_instance *);
 static void	adopt_take(struct inst *, struct service *, int);
+static void	adopt_frozen(struct service *, struct inst *);
 
 void
 row_put(struct inst *in, const char *state)
@@ -213,7 +214,8 @@ adopt_take(struct inst *in, struct service *s, int alive)
 	}
 	if (s == NULL || s->inst != NULL || in->port == 0 || in->stopping ||
 	    s->def.desired == STORE_DESIRED_STOPPED ||
-	    strcmp(in->row_state, "running") != 0) {
+	    (strcmp(in->row_state, "running") != 0 &&
+	    strcmp(in->row_state, "suspended") != 0)) {
 		log_info("service=%s: stopping %s, left %s by an earlier run",
 		    in->id, in->what, in->row_state);
 		if (s != NULL && s->inst == NULL)
@@ -225,12 +227,34 @@ adopt_take(struct inst *in, struct service *s, int alive)
 	in->ready = 1;
 	in->in_store = 1;
 	s->inst = in;
-	s->state = SVC_RUNNING;
 	if (in->revision == s->def.revision)
 		s->gated = 1;
+	if (strcmp(in->row_state, "suspended") == 0) {
+		adopt_frozen(s, in);
+		return;
+	}
+	s->state = SVC_RUNNING;
 	log_info("service=%s: adopted %s at %s, revision %lld", in->id,
 	    in->what, in->endpoint, (long long)in->revision);
 	ctl_ready(s);	/* for those who subscribed meanwhile */
+}
+
+/*
+ * Frozen by an earlier run: suspended still, and no "ready" (subscribers
+ * learn nothing of it; a wake thaws it).  Its time frozen starts anew.
+ */
+static void
+adopt_frozen(struct service *s, struct inst *in)
+{
+	in->frozen = 1;
+	in->frozen_mono = loop_now_ms(s->sc->loop);
+	s->state = SVC_SUSPENDED;
+	s->down_sent = 1;
+	loop_timer_at(s->sc->loop, &s->suspend_timer, in->frozen_mono +
+	    (int64_t)s->def.spec.policy.suspend_max_seconds *
+	    s->sc->cfg.time_unit_ms);
+	log_info("service=%s: adopted %s, frozen, at %s, revision %lld",
+	    in->id, in->what, in->endpoint, (long long)in->revision);
 }
 
 /*

@@ -54,6 +54,7 @@ enum svc_state {
 	SVC_DRAINING,
 	SVC_STOPPED,
 	SVC_FAILED,
+	SVC_SUSPENDED,	/* idle_action = "suspend": frozen, or freezing */
 };
 
 struct backend;
@@ -108,6 +109,10 @@ struct inst {
 	int			 counted;	/* holds a start slot */
 	int			 ready;
 	int			 stopping;
+	int			 freezing;	/* freeze asked, not reported */
+	int			 frozen;	/* reported frozen */
+	int			 thawing;	/* thaw asked, not reported */
+	int64_t			 frozen_mono;	/* loop ms: frozen at */
 	int			 in_store; /* the store's row is this one */
 	int			 releasing;	/* freed once released */
 };
@@ -173,6 +178,18 @@ struct backend {
 	 * the command runs (command_user()).
 	 */
 	int	(*cred_user)(struct inst *, struct user_ids *, char *, size_t);
+	/*
+	 * idle_action = "suspend" (NULL: this backend cannot, and hk
+	 * validate refuses it).  freeze: the instance keeps its memory and
+	 * uses no CPU, then backend_frozen(in, NULL), or backend_frozen(in,
+	 * why) and it runs on as before.  thaw: in->frozen is set; then
+	 * backend_thawed(in, NULL) once it runs again, or (in, why).  Either
+	 * may report before it returns.  stop and kill must work on a
+	 * frozen instance (in->frozen, or in->freezing: a freeze under
+	 * way): it must end, not wait frozen for the grace period.
+	 */
+	void	(*freeze)(struct inst *);
+	void	(*thaw)(struct inst *);
 };
 
 /*
@@ -199,6 +216,8 @@ struct service {
 	int			 queued;
 	struct loop_timer	 deadline;	/* of the start under way */
 	struct loop_timer	 retry;		/* backoff over: converge */
+	struct loop_timer	 suspend_timer;	/* suspend_max_seconds */
+	int			 down_sent;	/* frozen: "down" said */
 	int64_t			 retry_at;	/* loop ms; no start before */
 	int64_t			 fail_backoff;	/* s, retry_after */
 	int64_t			 restart_backoff; /* ms */
@@ -216,6 +235,8 @@ struct service {
 	int			 seen;		/* reload bookkeeping */
 	uint64_t		 m_starts;	/* stats.c */
 	uint64_t		 m_start_failures;
+	uint64_t		 m_suspends;
+	uint64_t		 m_resumes;
 };
 
 /* A connection to scale.sock. */
@@ -272,6 +293,10 @@ void		 service_inst_started(struct inst *);
 void		 service_inst_failed(struct inst *, const char *);
 void		 service_inst_ready(struct inst *);
 void		 service_inst_exit(struct inst *, int, const char *);
+void		 service_inst_frozen(struct inst *, const char *);
+void		 service_inst_thawed(struct inst *, const char *);
+void		 service_suspend(struct service *);
+int		 service_suspends(const struct service *);
 void		 service_adopted(struct service *);
 const char	*service_node(const struct service *, const struct backend *);
 int64_t		 service_retry_after(const struct service *);
@@ -315,6 +340,8 @@ struct inst	*inst_new(struct scale *, const char *, const struct backend *);
 void		 inst_start(struct inst *);
 void		 inst_stop(struct inst *);
 void		 inst_kill(struct inst *);
+void		 inst_freeze(struct inst *);
+void		 inst_thaw(struct inst *);
 void		 inst_retire(struct inst *);
 void		 inst_handover(struct inst *);
 void		 inst_row(const struct inst *, struct store_instance *);
@@ -327,6 +354,8 @@ void		 backend_ready(struct inst *);
 void		 backend_exited(struct inst *, int, const char *);
 void		 backend_adopted(struct inst *, int);
 void		 backend_released(struct inst *);
+void		 backend_frozen(struct inst *, const char *);
+void		 backend_thawed(struct inst *, const char *);
 void		 backend_sweep(struct scale *);
 
 /* command.c: the port, user, environment and output of a command */

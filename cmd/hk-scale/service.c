@@ -13,6 +13,12 @@
  *	draining  -> stopped	the same, for a manual stop
  *	failed    -> starting	a wake after retry_after, or the backoff
  *				of an always-on service
+ *	running   -> suspended	sleep, with idle_action = "suspend": the
+ *				instance is frozen, and keeps its memory
+ *	suspended -> running	wake: thawed, ready as it was
+ *	suspended -> draining	frozen for suspend_max_seconds, a manual
+ *				stop, a new revision: stopped for real
+ *	suspended -> sleeping	the frozen process died
  *
  * A new revision of a running service starts behind it ("pending") and
  * takes over once ready; the old instance is then stopped without a down.
@@ -39,9 +45,12 @@ static void	start_failed(struct service *, const char *, json_t *);
 static void	finish_stop(struct service *, int, int64_t);
 static void	running_exited(struct service *, int);
 static void	retry_fire(struct loop *, void *);
+static void	suspend_expired(struct loop *, void *);
+static void	suspended_exited(struct service *, int);
 
 static const char *const state_names[] = {
 	"sleeping", "starting", "running", "draining", "stopped", "failed",
+	"suspended",
 };
 
 const char *
@@ -74,6 +83,7 @@ service_new(struct scale *sc, struct svc *def)
 	memset(&def->spec, 0, sizeof(def->spec));
 	loop_timer_init(&s->deadline, service_deadline, s);
 	loop_timer_init(&s->retry, retry_fire, s);
+	loop_timer_init(&s->suspend_timer, suspend_expired, s);
 	s->state = s->def.desired == STORE_DESIRED_STOPPED ? SVC_STOPPED :
 	    SVC_SLEEPING;
 	s->gated = gate_passed(sc, &s->def);
@@ -89,6 +99,7 @@ service_free(struct service *s)
 	queue_remove(s);
 	loop_timer_cancel(sc->loop, &s->deadline);
 	loop_timer_cancel(sc->loop, &s->retry);
+	loop_timer_cancel(sc->loop, &s->suspend_timer);
 	if (s->pending != NULL)
 		inst_retire(s->pending);
 	if (s->inst != NULL)
@@ -215,6 +226,12 @@ service_converge(struct service *s)
 	switch (s->state) {
 	case SVC_DRAINING:
 		return;
+	case SVC_SUSPENDED:
+		/* Woken, it would run what the store no longer wants. */
+		if (s->inst->revision != s->def.revision ||
+		    !service_suspends(s))
+			service_stop(s, "replaced");
+		return;
 	case SVC_STOPPED:
 		set_state(s, SVC_SLEEPING);
 		break;
@@ -275,6 +292,12 @@ service_wake(struct service *s, const char *reason, int64_t wake_id)
 	case SVC_DRAINING:
 		s->wake_after_stop = 1;
 		return;
+	case SVC_SUSPENDED:
+		if (s->inst->freezing)
+			s->wake_after_stop = 1;	/* thawed once frozen */
+		else
+			inst_thaw(s->inst);
+		return;
 	case SVC_FAILED:
 		if (service_retry_after(s) > 0) {
 			s->wake_reason[0] = '\0';
@@ -297,6 +320,7 @@ service_stop(struct service *s, const char *reason)
 	queue_remove(s);
 	loop_timer_cancel(l, &s->deadline);
 	loop_timer_cancel(l, &s->retry);
+	loop_timer_cancel(l, &s->suspend_timer);
 	if (s->pending != NULL) {
 		inst_retire(s->pending);
 		s->pending = NULL;
@@ -327,7 +351,9 @@ finish_stop(struct service *s, int was_ready, int64_t uptime)
 		row_delete(s->sc, &s->def);
 		s->failed_row = 0;
 	}
-	if (was_ready || strcmp(reason, "replaced") != 0)
+	if (s->down_sent)
+		s->down_sent = 0;	/* said when it was frozen */
+	else if (was_ready || strcmp(reason, "replaced") != 0)
 		ctl_down(s, reason);
 	if (strcmp(reason, "idle") == 0)
 		emit(s, "HTTPIdleSleep", json_pack("{s:I}", "uptime_ms",
@@ -628,6 +654,10 @@ service_inst_exit(struct inst *in, int status, const char *last)
 	}
 	log_warnx("service=%s: %s %s", s->def.id, in->what, why);
 	inst_free(in);
+	if (s->state == SVC_SUSPENDED) {
+		suspended_exited(s, status);
+		return;
+	}
 	running_exited(s, status);
 	if (service_always_on(s)) {
 		s->restart_backoff = s->restart_backoff == 0 ||
@@ -673,4 +703,143 @@ running_exited(struct service *s, int status)
 		return;
 	}
 	set_state(s, SVC_SLEEPING);
+}
+
+/*
+ * idle_action = "suspend", and an instance of the current revision runs
+ * alone (a release under way is stopped as usual instead).
+ */
+int
+service_suspends(const struct service *s)
+{
+	return s->def.spec.serverless &&
+	    s->def.spec.policy.idle_action == IDLE_SUSPEND &&
+	    s->inst != NULL && s->inst->be->freeze != NULL &&
+	    s->pending == NULL && s->inst->revision == s->def.revision;
+}
+
+/*
+ * Idle, with idle_action = "suspend": the instance is frozen rather than
+ * stopped.  The gateway has fenced the service, and hears "down" once it
+ * is frozen; hk-idle's sleep is answered then.
+ */
+void
+service_suspend(struct service *s)
+{
+	queue_remove(s);
+	loop_timer_cancel(s->sc->loop, &s->retry);
+	set_state(s, SVC_SUSPENDED);
+	inst_freeze(s->inst);
+}
+
+void
+service_inst_frozen(struct inst *in, const char *why)
+{
+	struct service *s = in->svc;
+	struct scale *sc = s->sc;
+	int64_t ms;
+
+	if (in != s->inst || s->state != SVC_SUSPENDED)
+		return;
+	if (why != NULL) {
+		log_warnx("service=%s: unable to freeze %s: %s; stopping it "
+		    "instead", s->def.id, in->what, why);
+		set_state(s, SVC_RUNNING);
+		service_stop(s, "idle");
+		return;
+	}
+	ms = (int64_t)s->def.spec.policy.suspend_max_seconds *
+	    sc->cfg.time_unit_ms;
+	loop_timer_at(sc->loop, &s->suspend_timer, in->frozen_mono + ms);
+	ctl_down(s, "suspended");
+	s->down_sent = 1;
+	s->m_suspends++;
+	row_put(in, "suspended");
+	emit(s, "HTTPIdleSleep", json_pack("{s:I, s:s}", "uptime_ms",
+	    (json_int_t)(in->frozen_mono - in->start_mono), "action",
+	    "suspend"));
+	ctl_sleep_done(s, NULL);
+	if (s->wake_after_stop) {
+		s->wake_after_stop = 0;
+		inst_thaw(in);
+	}
+}
+
+/*
+ * Thawed: ready as it was when frozen, so subscribers hear "ready" at
+ * once (no probe: a frozen process changed nothing); the wake's event
+ * says it was resumed, and for how long it had been frozen.
+ */
+void
+service_inst_thawed(struct inst *in, const char *why)
+{
+	struct service *s = in->svc;
+	struct scale *sc = s->sc;
+	int64_t now = loop_now_ms(sc->loop);
+	json_t *d;
+
+	if (in != s->inst || s->state != SVC_SUSPENDED)
+		return;
+	if (why != NULL) {
+		log_warnx("service=%s: unable to thaw %s: %s; stopping it, "
+		    "to start anew", s->def.id, in->what, why);
+		s->wake_after_stop = 1;
+		service_stop(s, "thaw failed");
+		return;
+	}
+	loop_timer_cancel(sc->loop, &s->suspend_timer);
+	s->down_sent = 0;
+	s->m_resumes++;
+	set_state(s, SVC_RUNNING);
+	ctl_ready(s);
+	row_put(in, "running");
+	log_info("service=%s: thawed %s after %lld ms frozen", s->def.id,
+	    in->what, (long long)(now - in->frozen_mono));
+	if (s->wake_reason[0] != '\0') {
+		d = json_pack("{s:s, s:I, s:b, s:I}", "reason", s->wake_reason,
+		    "readiness_ms", (json_int_t)(now - s->wake_mono),
+		    "resumed", 1, "suspended_ms",
+		    (json_int_t)(now - in->frozen_mono));
+		if (d != NULL && s->wake_id != 0)
+			json_object_set_new(d, "wake_id",
+			    json_integer(s->wake_id));
+		emit(s, "HTTPIdleWake", d);
+		s->wake_reason[0] = '\0';
+	}
+	service_converge(s);
+}
+
+/* Frozen for suspend_max_seconds: stopped for real, its memory freed. */
+static void
+suspend_expired(struct loop *l, void *arg)
+{
+	struct service *s = arg;
+
+	(void)l;
+	if (s->state != SVC_SUSPENDED || s->inst == NULL)
+		return;
+	log_info("service=%s: suspended for %d s: stopping %s", s->def.id,
+	    s->def.spec.policy.suspend_max_seconds, s->inst->what);
+	emit(s, "HTTPSuspendExpired", json_pack("{s:I}", "suspended_ms",
+	    (json_int_t)(loop_now_ms(s->sc->loop) - s->inst->frozen_mono)));
+	service_stop(s, "suspend_max_seconds");
+}
+
+/* A frozen instance died (killed, or the OOM killer): it sleeps now. */
+static void
+suspended_exited(struct service *s, int status)
+{
+	loop_timer_cancel(s->sc->loop, &s->suspend_timer);
+	emit(s, "InstanceExited", exit_detail(status));
+	if (!s->down_sent)
+		ctl_down(s, "exited");
+	s->down_sent = 0;
+	ctl_sleep_done(s, NULL);
+	set_state(s, SVC_SLEEPING);
+	if (s->wake_reason[0] != '\0' || s->wake_after_stop) {
+		s->wake_after_stop = 0;
+		want_start(s, "woken while suspended");
+		return;
+	}
+	service_converge(s);
 }

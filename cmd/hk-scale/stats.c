@@ -15,7 +15,7 @@ enum { PH_QUEUE, PH_SPAWN, PH_PORT, PH_READY };
 static const char *const phases[STATS_PHASES] = { "queue", "spawn", "port",
     "ready" };
 static const char *const inst_states[] = { "starting", "running",
-    "stopping" };
+    "stopping", "frozen" };
 
 static void	collect(struct metrics_out *, void *);
 static void	collect_states(struct metrics_out *, struct scale *);
@@ -86,24 +86,25 @@ static void
 collect_states(struct metrics_out *o, struct scale *sc)
 {
 	static const enum svc_state all[] = { SVC_SLEEPING, SVC_STARTING,
-	    SVC_RUNNING, SVC_DRAINING, SVC_STOPPED, SVC_FAILED };
+	    SVC_RUNNING, SVC_DRAINING, SVC_STOPPED, SVC_FAILED,
+	    SVC_SUSPENDED };
 	const char *l[] = { "state", NULL, NULL };
 	struct service *s;
 	struct inst *in;
-	uint64_t n[6] = { 0 }, ni[3] = { 0 };
+	uint64_t n[7] = { 0 }, ni[4] = { 0 };
 	size_t i;
 
 	TAILQ_FOREACH(s, &sc->services, entry)
 		n[s->state]++;
 	TAILQ_FOREACH(in, &sc->insts, entry)
-		ni[in->stopping ? 2 : in->ready ? 1 : 0]++;
+		ni[in->stopping ? 2 : in->frozen ? 3 : in->ready ? 1 : 0]++;
 	metrics_family(o, "hk_services", "gauge", "Services by state.");
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		l[1] = service_state_name(all[i]);
 		metrics_u64(o, "hk_services", l, n[all[i]]);
 	}
 	metrics_family(o, "hk_instances", "gauge", "Instances by state.");
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		l[1] = inst_states[i];
 		metrics_u64(o, "hk_instances", l, ni[i]);
 	}
@@ -130,6 +131,19 @@ collect(struct metrics_out *o, void *arg)
 		l[1] = s->def.id;
 		metrics_u64(o, "hk_start_failures_total", l,
 		    s->m_start_failures);
+	}
+	metrics_family(o, "hk_suspends_total", "counter",
+	    "Instances frozen when idle (idle_action = \"suspend\"), by "
+	    "service.");
+	TAILQ_FOREACH(s, &sc->services, entry) {
+		l[1] = s->def.id;
+		metrics_u64(o, "hk_suspends_total", l, s->m_suspends);
+	}
+	metrics_family(o, "hk_resumes_total", "counter",
+	    "Frozen instances thawed by a wake, by service.");
+	TAILQ_FOREACH(s, &sc->services, entry) {
+		l[1] = s->def.id;
+		metrics_u64(o, "hk_resumes_total", l, s->m_resumes);
 	}
 	metrics_family(o, "hk_start_phase_seconds", "histogram",
 	    "A start's phases: queue (wake to start slot), spawn (to "
