@@ -2584,7 +2584,7 @@ svc_suspend_rules(struct actx *c, const struct toml_kv *sl,
     const char *prefix, const struct service_spec *s)
 {
 	const struct toml_kv *e, *action = NULL, *max = NULL;
-	char key[KEYPATH_LEN];
+	char sl_key[KEYPATH_LEN], key[KEYPATH_LEN];
 	size_t i;
 
 	if (sl == NULL || sl->value->type != TOML_TABLE)
@@ -2599,12 +2599,14 @@ svc_suspend_rules(struct actx *c, const struct toml_kv *sl,
 	if (s->policy.idle_action == IDLE_SUSPEND && action != NULL &&
 	    s->backend < BACKEND_COUNT &&
 	    !config_backend_suspends(s->backend)) {
-		kpath_s(key, prefix, "serverless.idle_action");
+		kpath_s(sl_key, prefix, "serverless");
+		kpath_s(key, sl_key, "idle_action");
 		adiag(c, action->line, key, "\"suspend\" is not supported "
 		    "with backend \"%s\"", config_backend_name(s->backend));
 	}
 	if (max != NULL && s->policy.idle_action != IDLE_SUSPEND) {
-		kpath_s(key, prefix, "serverless.suspend_max_seconds");
+		kpath_s(sl_key, prefix, "serverless");
+		kpath_s(key, sl_key, "suspend_max_seconds");
 		adiag(c, max->line, key, "only with idle_action = "
 		    "\"suspend\"");
 	}

@@ -3,7 +3,7 @@
 # with "file:line: key: reason" and the sysexits code of its kind.
 . tests/integration/lib.sh
 
-plan 45
+plan 50
 
 cat >"$T/hakopod.toml" <<CONF
 [server]
@@ -35,6 +35,33 @@ is "$err" "$T/range.toml:9: services.api.serverless.idle_seconds: must be betwee
     "the message names file, line, key and reason"
 test ! -e "$T/state.db"
 ok $? "validate touches no store"
+
+# idle_action: a word of two; suspend_max_seconds only with suspend.
+suspend_app() {
+	printf 'schema_version = 1\nname = "fn"\n\n[services.api]\n'
+	printf 'command = ["python3", "x.py"]\npublic = true\n\n'
+	printf '[services.api.serverless]\n%s\n' "$1"
+}
+suspend_app 'idle_action = "pause"' >"$T/action.toml"
+run hk validate "$T/action.toml"
+is "$rc:$err" "65:$T/action.toml:9: services.api.serverless.idle_action: \"pause\": must be \"stop\" or \"suspend\"" \
+    "idle_action: an unknown word is refused, naming the two"
+suspend_app 'suspend_max_seconds = 600' >"$T/smax.toml"
+run hk validate "$T/smax.toml"
+is "$rc:$err" "65:$T/smax.toml:9: services.api.serverless.suspend_max_seconds: only with idle_action = \"suspend\"" \
+    "suspend_max_seconds without suspend is refused, not ignored"
+suspend_app 'idle_action = "suspend"
+suspend_max_seconds = 29' >"$T/smin.toml"
+run hk validate "$T/smin.toml"
+is "$rc:$err" "65:$T/smin.toml:10: services.api.serverless.suspend_max_seconds: must be between 30 and 604800" \
+    "suspend_max_seconds: out of range"
+suspend_app 'idle_action = true' >"$T/abool.toml"
+run hk validate "$T/abool.toml"
+is "$rc" 65 "idle_action: not a string"
+suspend_app 'idle_action = "suspend"
+suspend_max_seconds = 30' >"$T/sok.toml"
+run hk validate "$T/sok.toml"
+is "$rc" 0 "idle_action = \"suspend\" with suspend_max_seconds validates"
 
 cat >"$T/many.toml" <<'APP'
 schema_version = 1

@@ -180,7 +180,11 @@ daemon() {
 	_pids="$_pids $!"
 	eval "${_dname}_pid=$!"
 	_got=$(timeout 10 head -c 1 "$T/$_dname.ready" | od -An -c | tr -d ' ')
-	[ "$_got" = '\n' ]
+	[ "$_got" = '\n' ] && return 0
+	# Why, for the reader of a failed run (CI prints only the output).
+	diag "$1 not ready within 10 s; the end of its log:"
+	tail -n 15 "$T/$_dname.log" 2>/dev/null | sed 's/^/#   /'
+	return 1
 }
 
 # stop_pid PID: SIGTERM, then wait for the process to go (5 s), then KILL.

@@ -442,6 +442,13 @@ static const struct app_case app_cases[] = {
 	    SLS "waiting_page_after_ms = 300001\n",
 	    "app.toml:7: services.api.serverless.waiting_page_after_ms: "
 	    "must be between 0 and 300000", 0 },
+	{ "idle_action pause", SRV_SL, SLS "idle_action = \"pause\"\n",
+	    "app.toml:7: services.api.serverless.idle_action: \"pause\": "
+	    "must be \"stop\" or \"suspend\"", 0 },
+	{ "suspend_max_seconds with stop", SRV_SL,
+	    SLS "suspend_max_seconds = 60\n",
+	    "app.toml:7: services.api.serverless.suspend_max_seconds: "
+	    "only with idle_action = \"suspend\"", 0 },
 	{ "waiting_page_after_ms true", SRV_SL,
 	    SLS "waiting_page_after_ms = true\n",
 	    "app.toml:7: services.api.serverless.waiting_page_after_ms: "
@@ -1732,6 +1739,7 @@ test_values(void)
 	    "startup_timeout_seconds = 10\nrequest_timeout_seconds = 20\n"
 	    "max_concurrency = 4\nrequest_buffering = false\n"
 	    "waiting_page_after_ms = 2500\n"
+	    "idle_action = \"suspend\"\nsuspend_max_seconds = 120\n"
 	    "[services.db]\nimage = \"postgres:15\"\ndirectory = \"//srv/db\"\n"
 	    "readiness = \"socket\"\ncommand = [\"postgres\"]\n"
 	    "backend = \"exec\"\n"
@@ -1783,17 +1791,21 @@ test_values(void)
 	    s->policy.request_timeout_seconds == 20 &&
 	    s->policy.max_concurrency == 4 &&
 	    s->policy.request_buffering == 0 &&
-	    s->policy.waiting_page_after_ms == 2500, "values: policy");
+	    s->policy.waiting_page_after_ms == 2500 &&
+	    s->policy.idle_action == IDLE_SUSPEND &&
+	    s->policy.suspend_max_seconds == 120, "values: policy");
 	is(s->spec_json, "{\"command\":[\"python3\",\"h.py\",\"\"],"
 	    "\"directory\":\"/srv/apps/fn\",\"environment\":{\"A\":\"1\","
 	    "\"B\":\"2\",\"_x\":\"\"},\"hosts\":[\"api.example.com\","
 	    "\"b.example\"],\"image\":null,\"name\":\"api\","
 	    "\"node_name\":null,\"port\":8080,\"public\":true,"
 	    "\"readiness\":\"http:/healthz?full=1\",\"replicas\":1,"
-	    "\"serverless\":{\"idle_seconds\":60,\"max_concurrency\":4,"
+	    "\"serverless\":{\"idle_action\":\"suspend\","
+	    "\"idle_seconds\":60,\"max_concurrency\":4,"
 	    "\"min_replicas\":1,\"request_buffering\":false,"
 	    "\"request_timeout_seconds\":20,"
-	    "\"startup_timeout_seconds\":10,\"waiting_page_after_ms\":2500},"
+	    "\"startup_timeout_seconds\":10,\"suspend_max_seconds\":120,"
+	    "\"waiting_page_after_ms\":2500},"
 	    "\"size\":\"large\"}",
 	    "values: spec_json");
 	s = &app.services[1];
@@ -1951,7 +1963,8 @@ test_spec_decode(void)
 	const struct service_spec *s;
 	char err[SPEC_ERR_LEN];
 	const char *text = SLX("hosts = [\"a.example\"]\n")
-	    "idle_seconds = 45\n"
+	    "idle_seconds = 45\nidle_action = \"suspend\"\n"
+	    "suspend_max_seconds = 90\n"
 	    "[services.w]\ncommand = [\"w\", \"-v\"]\nreadiness = \"http:/h\"\n"
 	    "environment = { K = \"v\" }\nuser = \"nobody:nogroup\"\n";
 	size_t i;
@@ -1971,6 +1984,9 @@ test_spec_decode(void)
 		if (strcmp(back.name, s->name) != 0 ||
 		    back.serverless != s->serverless ||
 		    back.policy.idle_seconds != s->policy.idle_seconds ||
+		    back.policy.idle_action != s->policy.idle_action ||
+		    back.policy.suspend_max_seconds !=
+		    s->policy.suspend_max_seconds ||
 		    back.readiness != s->readiness ||
 		    back.nhosts != s->nhosts || back.nenv != s->nenv ||
 		    back.ncommand != s->ncommand ||

@@ -11,6 +11,8 @@
 # IDLE_FN_TERM_DELAY=S: on SIGTERM, exit only S seconds later, answering
 # 503 "stopping pid=PID" to any request that comes meanwhile: a request
 # forwarded to a stopping instance shows.
+# IDLE_FN_TICK_FILE=F: a thread writes a count to F every 10 ms, so a test
+# sees whether the process runs (a frozen one's count stands still).
 import os
 import signal
 import sys
@@ -71,7 +73,20 @@ def term(signum, frame):
                     lambda: os._exit(0)).start()
 
 
+def tick(path):
+    n = 0
+    while True:
+        n += 1
+        with open(path + ".tmp", "w") as f:
+            f.write("%d\n" % n)
+        os.replace(path + ".tmp", path)
+        time.sleep(0.01)
+
+
 def main():
+    if os.environ.get("IDLE_FN_TICK_FILE"):
+        threading.Thread(target=tick, args=(os.environ["IDLE_FN_TICK_FILE"],),
+                         daemon=True).start()
     if os.environ.get("IDLE_FN_TERM_DELAY"):
         signal.signal(signal.SIGTERM, term)
     time.sleep(float(os.environ.get("IDLE_FN_DELAY", "0")))

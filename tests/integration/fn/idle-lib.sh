@@ -57,8 +57,12 @@ start_scale() {
 # The gateway is up once it has subscribed to hk-scale.
 start_gw() {
 	_before=$(count_in "$T/gw.log" 'scale.sock: subscribed')
-	daemon gw hk-activate -v &&
-	    wait_t 5 more_in "$T/gw.log" 'scale.sock: subscribed' "$_before"
+	daemon gw hk-activate -v || return 1
+	wait_t 5 more_in "$T/gw.log" 'scale.sock: subscribed' "$_before" &&
+	    return 0
+	diag "hk-activate did not subscribe to hk-scale within 5 s; its log:"
+	tail -n 15 "$T/gw.log" | sed 's/^/#   /'
+	return 1
 }
 
 start_idle() {

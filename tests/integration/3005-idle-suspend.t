@@ -1,0 +1,148 @@
+#!/bin/sh
+# idle_action = "suspend" with the exec backend, on SQLite and PostgreSQL:
+# an idle service is frozen, not stopped (its process stays, in state T,
+# and its ticker stands still; "hk ps" and hk-scale say suspended; the
+# gateway parks); the next request thaws the same process and is answered
+# by it; a frozen process that is killed, one frozen for
+# suspend_max_seconds, and a manual stop all end in a real stop; an
+# hk-scale killed and started again adopts the frozen process still
+# frozen.
+# time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
+. tests/integration/lib.sh
+. tests/integration/fn/idle-lib.sh
+
+# svc NAME [serverless lines]: idle-fn with suspend and a ticker.
+svc() {
+	fn_svc "$1" "idle_action = \"suspend\"
+${2:-}"
+	printf '[services.%s.environment]\nIDLE_FN_TICK_FILE = "%s"\n' \
+	    "$1" "$W/$1.tick"
+}
+
+# frozen PID: every process of its group is stopped (state T).
+frozen() {
+	_n=0
+	for _p in $(pgrep -g "$1"); do
+		_st=$(sed 's/^.*) //' "/proc/$_p/stat" 2>/dev/null | cut -d' ' -f1)
+		[ "$_st" = T ] || return 1
+		_n=$((_n + 1))
+	done
+	[ "$_n" -ge 1 ]
+}
+
+# suspended SERVICE PID: frozen, and hk-scale says suspended.
+suspended() {
+	frozen "$2" && scale_is "$1" suspended
+}
+
+# ticks NAME: the count its ticker last wrote.
+ticks() {
+	cat "$W/$1.tick" 2>/dev/null
+}
+
+# event_field KIND SERVICE FIELD: FIELD of the newest such event.
+event_field() {
+	hk-events list --json -n 1 --kind "$1" --service "$2" |
+	    python3 -c 'import json, sys
+e = json.load(sys.stdin)
+print(json.dumps(e[0]["detail"].get(sys.argv[1])) if e else "none")' "$3"
+}
+
+run_engine() {
+	e=$1
+	new_store "$e" susp || { ok 1 "$e: store"; return; }
+	rm -f "$T"/*.log "$W"/*.tick
+	idle_setup "$STORE" "max_concurrent_starts = 8"
+	app="$(svc a)$(svc max 'suspend_max_seconds = 60')$(svc dies)$(svc stop)"
+	idle_apply "$app"
+	ok $? "$e: the application is applied"
+	start_all
+	ok $? "$e: hk-events, hk-scale, hk-activate and hk-idle are ready"
+
+	# Started for its readiness gate, then idle: suspended.
+	wait_t 10 scale_is fn/a suspended
+	pid=$(scale_pid fn/a)
+	wait_t 5 suspended fn/a "$pid"
+	ok $? "$e: idle, it is suspended: pid $pid is frozen, not gone"
+	is "$(ps_state a)" suspended "$e: hk ps says suspended"
+	is "$(gw_state fn/a)" sleeping "$e: the gateway parks its requests"
+	wait_t 5 events_reach 1 HTTPIdleSleep fn/a
+	is "$(event_field HTTPIdleSleep fn/a action)" '"suspend"' \
+	    "$e: HTTPIdleSleep says suspend"
+	t1=$(ticks a)
+	sleep 0.3
+	is "$(ticks a)" "$t1" "$e: its ticker stands still while frozen ($t1)"
+
+	is "$(get a.fn.localhost /)" 200 "$e: a request thaws it"
+	is "$(cat "$T/body")" "idle-fn pid=$pid" \
+	    "$e: the same process answers (no new start)"
+	wait_t 5 events_reach 2 HTTPIdleWake fn/a
+	is "$(event_field HTTPIdleWake fn/a resumed)" true \
+	    "$e: HTTPIdleWake says resumed"
+	sleep 0.05
+	ok "$([ "$(ticks a)" -gt "$t1" ]; echo $?)" "$e: its ticker runs again"
+	wait_t 5 suspended fn/a "$pid"
+	ok $? "$e: idle again, suspended again"
+
+	# Killed while frozen: it sleeps, and the next request starts anew.
+	dpid=$(scale_pid fn/dies)
+	wait_t 5 suspended fn/dies "$dpid"
+	ok $? "$e: dies: suspended"
+	kill -KILL "$dpid"
+	wait_t 5 scale_is fn/dies sleeping
+	ok $? "$e: a frozen process that dies: the service sleeps"
+	is "$(ps_state dies)" sleeping "$e: dies: hk ps says sleeping"
+	is "$(get dies.fn.localhost /)" 200 "$e: dies: the next request is answered"
+	like "$(cat "$T/body")" "^idle-fn pid=" "$e: dies: by a new process"
+	ok "$([ "$(scale_pid fn/dies)" != "$dpid" ]; echo $?)" "$e: dies: a new pid"
+
+	# Frozen for suspend_max_seconds (60: 600 ms): stopped for real.
+	is "$(get max.fn.localhost /)" 200 "$e: max: woken"
+	mpid=$(scale_pid fn/max)
+	wait_t 5 suspended fn/max "$mpid"
+	ok $? "$e: max: suspended"
+	wait_t 5 asleep fn/max "$mpid"
+	ok $? "$e: frozen for suspend_max_seconds: stopped (pid $mpid gone)"
+	wait_t 5 events_reach 1 HTTPSuspendExpired fn/max
+	ok $? "$e: max: HTTPSuspendExpired recorded"
+	is "$(ps_state max)" sleeping "$e: max: hk ps says sleeping"
+	is "$(get max.fn.localhost /)" 200 "$e: max: the next request is answered"
+
+	# hk stop of a suspended service ends its process at once.
+	spid=$(scale_pid fn/stop)
+	wait_t 5 suspended fn/stop "$spid"
+	ok $? "$e: stop: suspended"
+	hk stop fn/stop >/dev/null 2>&1
+	ok $? "$e: hk stop of a suspended service"
+	wait_t 3 gone "$spid"
+	ok $? "$e: stop: its frozen process is gone (within the 3 s before any kill)"
+	is "$(ps_state stop)" stopped "$e: stop: hk ps says stopped"
+	is "$(get stop.fn.localhost /)" 503 "$e: stop: requests get 503"
+
+	# hk-scale killed and started again adopts the frozen process,
+	# still frozen (its SIGTERM stops every instance, as for stop).
+	wait_t 5 suspended fn/a "$pid"
+	kill -KILL "$scale_pid"
+	wait "$scale_pid" 2>/dev/null
+	ok "$(frozen "$pid"; echo $?)" "$e: hk-scale killed: pid $pid is still frozen"
+	start_scale
+	ok $? "$e: hk-scale is ready again"
+	wait_t 5 scale_is fn/a suspended
+	ok $? "$e: it adopted pid $pid as suspended"
+	ok "$(frozen "$pid"; echo $?)" "$e: still frozen"
+	wait_t 5 gw_is fn/a sleeping
+	is "$(get a.fn.localhost /)" 200 "$e: a request thaws the adopted process"
+	is "$(cat "$T/body")" "idle-fn pid=$pid" "$e: the same process answers"
+
+	stop_pid "$idle_pid"
+	stop_pid "$gw_pid"
+	stop_pid "$scale_pid"
+	stop_pid "$events_pid"
+	ok "$(gone "$pid"; echo $?)" "$e: hk-scale's stop ends its instances"
+	is "$(grep -Ec 'Sanitizer|runtime error' "$T"/*.log | awk -F: '{ s += $2 } END { print s }')" 0 \
+	    "$e: no sanitizer report"
+}
+
+run_engine sqlite
+run_engine postgres
+done_testing
