@@ -267,7 +267,11 @@ out:
 	return w;
 }
 
-/* "last wake:  TIME reason R: spawn N ms, port N ms, ready N ms, ..." */
+/*
+ * "last wake:  TIME (R): spawn N ms, port N ms, ready N ms, ...", and for
+ * the thaw of a suspended instance "TIME (R): resumed after N ms frozen,
+ * ready N ms, first byte N ms".
+ */
 static void
 print_wake(const json_t *w)
 {
@@ -288,6 +292,9 @@ print_wake(const json_t *w)
 	printf("%-12s %s (%s):", "last wake:", t, json_string_value(
 	    json_object_get(w, "reason")) ? json_string_value(
 	    json_object_get(w, "reason")) : "-");
+	if (json_is_true(json_object_get(w, "resumed")))
+		printf(" resumed after %lld ms frozen,", (long long)
+		    json_integer_value(json_object_get(w, "suspended_ms")));
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if ((v = json_object_get(w, keys[i][0])) != NULL)
 			printf("%s %s %lld ms", n++ ? "," : "", keys[i][1],

@@ -86,6 +86,16 @@ fmt_policy(char *buf, size_t len, const char *spec_json)
 		    "request_timeout_seconds")),
 		    (long long)json_integer_value(json_object_get(p,
 		    "max_concurrency")));
+	/* Shown only when set, as the spec keeps it. */
+	if (json_is_string(json_object_get(p, "idle_action"))) {
+		strlcat(buf, " idle_action=", len);
+		strlcat(buf, json_string_value(json_object_get(p,
+		    "idle_action")), len);
+	}
+	if (json_is_integer(json_object_get(p, "suspend_max_seconds")))
+		snprintf(buf + strlen(buf), len - strlen(buf),
+		    " suspend_max=%llds", (long long)json_integer_value(
+		    json_object_get(p, "suspend_max_seconds")));
 	json_decref(spec);
 }
 

@@ -52,7 +52,10 @@ run_engine() {
 	e=$1
 	new_store "$e" susp || { ok 1 "$e: store"; return; }
 	rm -f "$T"/*.log "$W"/*.tick
-	idle_setup "$STORE" "max_concurrent_starts = 8"
+	mport=$(free_port)
+	idle_setup "$STORE" "max_concurrent_starts = 8
+[metrics]
+scale = \"127.0.0.1:$mport\""
 	app="$(svc a)$(svc max 'suspend_max_seconds = 60')$(svc dies)$(svc stop)"
 	idle_apply "$app"
 	ok $? "$e: the application is applied"
@@ -81,6 +84,18 @@ run_engine() {
 	    "$e: HTTPIdleWake says resumed"
 	sleep 0.05
 	ok "$([ "$(ticks a)" -gt "$t1" ]; echo $?)" "$e: its ticker runs again"
+	like "$(hk status fn/a)" \
+	    'last wake: +[-0-9T:.Z]+ \(request\): resumed after [0-9]+ ms frozen, ready [0-9]+ ms' \
+	    "$e: hk status shows the last wake as a resume"
+	like "$(hk status fn/a)" 'idle_action=suspend' \
+	    "$e: hk status shows the policy's idle_action"
+	curl -sS "http://127.0.0.1:$mport/metrics" >"$T/m.txt"
+	like "$(cat "$T/m.txt")" 'hk_resumes_total\{service="fn/a"\} [1-9]' \
+	    "$e: hk_resumes_total counts the thaw"
+	like "$(cat "$T/m.txt")" 'hk_suspends_total\{service="fn/a"\} [1-9]' \
+	    "$e: hk_suspends_total counts the freeze"
+	like "$(cat "$T/m.txt")" 'hk_services\{state="suspended"\} [1-9]' \
+	    "$e: hk_services counts suspended services"
 	wait_t 5 suspended fn/a "$pid"
 	ok $? "$e: idle again, suspended again"
 
