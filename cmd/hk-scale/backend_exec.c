@@ -75,6 +75,7 @@ static void	exec_stop(struct inst *);
 static void	exec_kill(struct inst *);
 static void	exec_freeze(struct inst *);
 static void	exec_thaw(struct inst *);
+static const char *signal_group(struct inst *, int);
 static void	exec_handover(struct inst *);
 static void	exec_row(const struct inst *, struct store_instance *);
 static int	exec_release(struct inst *);
@@ -533,27 +534,26 @@ exec_stop(struct inst *in)
 static void
 exec_freeze(struct inst *in)
 {
-	struct exec_inst *x = in->priv;
-
-	if (x == NULL || x->pid <= 0)
-		backend_frozen(in, "no process");
-	else if (kill(-x->pid, SIGSTOP) == -1)
-		backend_frozen(in, strerror(errno));
-	else
-		backend_frozen(in, NULL);
+	backend_frozen(in, signal_group(in, SIGSTOP));
 }
 
 static void
 exec_thaw(struct inst *in)
 {
+	backend_thawed(in, signal_group(in, SIGCONT));
+}
+
+/* sig to in's process group: NULL, or why it could not be sent. */
+static const char *
+signal_group(struct inst *in, int sig)
+{
 	struct exec_inst *x = in->priv;
 
-	if (x == NULL || x->pid <= 0)
-		backend_thawed(in, "no process");
-	else if (kill(-x->pid, SIGCONT) == -1)
-		backend_thawed(in, strerror(errno));
-	else
-		backend_thawed(in, NULL);
+	if (x == NULL || x->pid <= 0)	/* never kill(0, ...) */
+		return "no process";
+	if (kill(-x->pid, sig) == -1)
+		return strerror(errno);
+	return NULL;
 }
 
 static void

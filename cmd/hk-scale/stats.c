@@ -5,6 +5,7 @@
  * scale.  Counting is a field increment in service.c; the states are
  * counted only when a scraper asks.
  */
+#include <stddef.h>
 #include <sysexits.h>
 
 #include "log.h"
@@ -19,6 +20,8 @@ static const char *const inst_states[] = { "starting", "running",
 
 static void	collect(struct metrics_out *, void *);
 static void	collect_states(struct metrics_out *, struct scale *);
+static void	per_service(struct metrics_out *, struct scale *, const char *,
+		    const char *, size_t);
 
 void
 stats_listen(struct scale *sc)
@@ -110,41 +113,41 @@ collect_states(struct metrics_out *o, struct scale *sc)
 	}
 }
 
+/* A counter family of one uint64_t field of every service, at off. */
+static void
+per_service(struct metrics_out *o, struct scale *sc, const char *name,
+    const char *help, size_t off)
+{
+	const char *l[] = { "service", NULL, NULL };
+	struct service *s;
+
+	metrics_family(o, name, "counter", help);
+	TAILQ_FOREACH(s, &sc->services, entry) {
+		l[1] = s->def.id;
+		metrics_u64(o, name, l, *(const uint64_t *)(const void *)
+		    ((const char *)s + off));
+	}
+}
+
 static void
 collect(struct metrics_out *o, void *arg)
 {
 	struct scale *sc = arg;
-	struct service *s;
-	const char *l[] = { "service", NULL, NULL };
 	const char *lp[] = { "phase", NULL, NULL };
 	size_t i;
 
-	metrics_family(o, "hk_starts_total", "counter",
-	    "Starts of an instance, by service.");
-	TAILQ_FOREACH(s, &sc->services, entry) {
-		l[1] = s->def.id;
-		metrics_u64(o, "hk_starts_total", l, s->m_starts);
-	}
-	metrics_family(o, "hk_start_failures_total", "counter",
-	    "Starts that failed (StartFailed), by service.");
-	TAILQ_FOREACH(s, &sc->services, entry) {
-		l[1] = s->def.id;
-		metrics_u64(o, "hk_start_failures_total", l,
-		    s->m_start_failures);
-	}
-	metrics_family(o, "hk_suspends_total", "counter",
+	per_service(o, sc, "hk_starts_total",
+	    "Starts of an instance, by service.",
+	    offsetof(struct service, m_starts));
+	per_service(o, sc, "hk_start_failures_total",
+	    "Starts that failed (StartFailed), by service.",
+	    offsetof(struct service, m_start_failures));
+	per_service(o, sc, "hk_suspends_total",
 	    "Instances frozen when idle (idle_action = \"suspend\"), by "
-	    "service.");
-	TAILQ_FOREACH(s, &sc->services, entry) {
-		l[1] = s->def.id;
-		metrics_u64(o, "hk_suspends_total", l, s->m_suspends);
-	}
-	metrics_family(o, "hk_resumes_total", "counter",
-	    "Frozen instances thawed by a wake, by service.");
-	TAILQ_FOREACH(s, &sc->services, entry) {
-		l[1] = s->def.id;
-		metrics_u64(o, "hk_resumes_total", l, s->m_resumes);
-	}
+	    "service.", offsetof(struct service, m_suspends));
+	per_service(o, sc, "hk_resumes_total",
+	    "Frozen instances thawed by a wake, by service.",
+	    offsetof(struct service, m_resumes));
 	metrics_family(o, "hk_start_phase_seconds", "histogram",
 	    "A start's phases: queue (wake to start slot), spawn (to "
 	    "running), ready (to readiness).");

@@ -56,7 +56,7 @@ run_engine() {
 	idle_setup "$STORE" "max_concurrent_starts = 8
 [metrics]
 scale = \"127.0.0.1:$mport\""
-	app="$(svc a)$(svc max 'suspend_max_seconds = 60')$(svc dies)$(svc stop)"
+	app="$(svc a)$(svc max 'suspend_max_seconds = 150')$(svc dies)$(svc stop)"
 	idle_apply "$app"
 	ok $? "$e: the application is applied"
 	start_all
@@ -111,7 +111,7 @@ scale = \"127.0.0.1:$mport\""
 	like "$(cat "$T/body")" "^idle-fn pid=" "$e: dies: by a new process"
 	ok "$([ "$(scale_pid fn/dies)" != "$dpid" ]; echo $?)" "$e: dies: a new pid"
 
-	# Frozen for suspend_max_seconds (60: 600 ms): stopped for real.
+	# Frozen for suspend_max_seconds (150: 1.5 s): stopped for real.
 	is "$(get max.fn.localhost /)" 200 "$e: max: woken"
 	mpid=$(scale_pid fn/max)
 	wait_t 5 suspended fn/max "$mpid"
