@@ -58,8 +58,20 @@
  *	engine_stop		POST /containers/ID/stop?t=SECONDS: the stop
  *				signal, then SIGKILL after SECONDS
  *	engine_kill		POST /containers/ID/kill?signal=SIGNAL
+ *	engine_pause		POST /containers/ID/pause: its processes
+ *				frozen; it keeps its memory, and inspect
+ *				and list say "paused" (podman 4.3 answers
+ *				500 for one already paused)
+ *	engine_unpause		POST /containers/ID/unpause: thawed (500
+ *				for one not paused).  podman 4.3 refuses to
+ *				stop a paused container (500, at once), and
+ *				a signal other than SIGKILL waits, pending,
+ *				for the unpause: a paused container is
+ *				stopped with engine_kill() of its stop
+ *				signal, then engine_unpause()
  *	engine_remove		DELETE /containers/ID?force=1&v=1: killed if
- *				running, and its anonymous volumes removed
+ *				running (or paused), and its anonymous
+ *				volumes removed
  *	engine_inspect		GET /containers/ID/json; engine_state() reads
  *				state, exit code, health and published port
  *	engine_list		GET /containers/json?all=1 with label filters:
@@ -236,6 +248,10 @@ struct engine_call *engine_stop(struct engine *, const char *, int,
 		    engine_done_fn *, void *);
 struct engine_call *engine_kill(struct engine *, const char *,
 		    const char *, engine_done_fn *, void *);
+struct engine_call *engine_pause(struct engine *, const char *,
+		    engine_done_fn *, void *);
+struct engine_call *engine_unpause(struct engine *, const char *,
+		    engine_done_fn *, void *);
 struct engine_call *engine_remove(struct engine *, const char *,
 		    engine_done_fn *, void *);
 struct engine_call *engine_inspect(struct engine *, const char *,

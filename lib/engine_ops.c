@@ -524,6 +524,24 @@ engine_kill(struct engine *e, const char *id, const char *sig,
 	return id_call(e, "POST", id, "/kill", query, fn, arg);
 }
 
+/*
+ * The container's processes frozen (the cgroup freezer), or thawed: a
+ * paused container keeps its memory and, for the engine, runs.
+ */
+struct engine_call *
+engine_pause(struct engine *e, const char *id, engine_done_fn *fn,
+    void *arg)
+{
+	return id_call(e, "POST", id, "/pause", "", fn, arg);
+}
+
+struct engine_call *
+engine_unpause(struct engine *e, const char *id, engine_done_fn *fn,
+    void *arg)
+{
+	return id_call(e, "POST", id, "/unpause", "", fn, arg);
+}
+
 struct engine_call *
 engine_remove(struct engine *e, const char *id, engine_done_fn *fn,
     void *arg)

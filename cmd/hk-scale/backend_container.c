@@ -24,6 +24,14 @@
  * once it is gone: the next wake creates a fresh one.  An adopted
  * container (an earlier run's) is found by its labels.
  *
+ * idle_action = "suspend" is the engine's pause (the cgroup freezer: the
+ * processes cannot tell, nor catch it) and unpause.  A paused container
+ * is stopped with its stop signal (a kill), then unpaused: podman 4.3
+ * refuses to stop a paused container, and the signal waits, pending, for
+ * the unpause; SIGKILL needs no unpause.  An adopted container is brought
+ * to what its row says: paused if "suspended", unpaused if "running" (a
+ * pause or unpause whose answer the earlier run did not live to record).
+ *
  * Everything here answers later than asked; a stop or kill that comes
  * while a call of the start is under way waits for that call's answer,
  * so that no start reaches the engine after the stop.
@@ -113,6 +121,16 @@ static void	hc_created(void *, int, json_t *, const char *);
 static void	hc_ran(void *, int, json_t *, const char *);
 static void	hc_done(void *, int, json_t *, const char *);
 static void	on_adopt_inspect(void *, int, json_t *, const char *);
+static int	ct_adopt_match(struct ct *);
+static void	on_adopt_matched(void *, int, json_t *, const char *);
+static void	ct_stopsig(struct ct *, const json_t *);
+static void	ct_freeze(struct inst *);
+static void	ct_thaw(struct inst *);
+static void	on_paused(void *, int, json_t *, const char *);
+static void	on_unpaused(void *, int, json_t *, const char *);
+static void	ct_stop_paused(struct ct *);
+static void	on_signalled(void *, int, json_t *, const char *);
+static void	ct_unpause(struct ct *);
 
 const struct backend backend_container = {
 	.name = "container",
@@ -128,6 +146,8 @@ const struct backend backend_container = {
 	.init = ct_init,
 	.shutdown = ct_shutdown,
 	.cred_user = ct_cred_user,
+	.freeze = ct_freeze,
+	.thaw = ct_thaw,
 };
 
 static struct ct *
@@ -151,6 +171,7 @@ ct_new(struct inst *in, char *err, size_t errlen)
 	x->in = in;
 	x->node = n;
 	x->exit_code = -1;
+	strlcpy(x->stopsig, "SIGTERM", sizeof(x->stopsig));
 	strlcpy(in->what, "container", sizeof(in->what));
 	loop_timer_init(&x->timer, ct_timer, x);
 	TAILQ_INSERT_TAIL(&n->cts, x, entry);
@@ -571,6 +592,7 @@ on_inspect(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->pid = st.pid;
+	ct_stopsig(x, body);
 	if (x->node->net != CT_NET_HOST) {
 		in->port = st.host_port;
 		in->probe_hold = CT_HOLD_MS;
@@ -685,6 +707,10 @@ ct_stop(struct inst *in)
 		return;
 	if (x->phase == CT_CREATING || x->id[0] == '\0') {
 		ct_finish(x);
+		return;
+	}
+	if (x->paused || x->pausec != NULL) {
+		ct_stop_paused(x);
 		return;
 	}
 	if ((x->stopc = engine_stop(x->node->e, x->id, in->sc->grace,
@@ -1017,12 +1043,208 @@ on_adopt_inspect(void *arg, int status, json_t *body, const char *err)
 	}
 	x->pid = st.pid;
 	x->phase = CT_UP;
+	x->paused = strcmp(st.status, "paused") == 0;
+	ct_stopsig(x, body);
 	in->port = port;
 	ct_endpoint(x->node, port, in->endpoint, sizeof(in->endpoint));
 	ct_follow(x, (int64_t)time(NULL));
+	if (ct_adopt_match(x))
+		return;
 	backend_adopted(in, port > 0);
 	if (x->in != NULL && (x->stop_wanted || x->kill_wanted))
 		ct_halt(x);
+}
+
+/*
+ * A row that says "suspended" and a container that runs, or "running"
+ * and one paused: the earlier run's unpause or pause reached the engine,
+ * and hk-scale was gone before its answer.  The container is brought to
+ * what the row says, then adopted; 1 if that is under way.
+ */
+static int
+ct_adopt_match(struct ct *x)
+{
+	struct inst *in = x->in;
+	int pause;
+
+	pause = strcmp(in->row_state, "suspended") == 0;
+	if ((!pause && strcmp(in->row_state, "running") != 0) ||
+	    x->paused == pause)
+		return 0;
+	log_info("service=%s: %s %s, as its row says %s", in->id,
+	    pause ? "pausing" : "unpausing", in->what, in->row_state);
+	x->op = pause ? engine_pause(x->node->e, x->id, on_adopt_matched,
+	    x) : engine_unpause(x->node->e, x->id, on_adopt_matched, x);
+	if (x->op == NULL) {
+		log_warn("service=%s: unable to %s %s", in->id, pause ?
+		    "pause" : "unpause", in->what);
+		backend_adopted(in, 0);		/* removed */
+	}
+	return 1;
+}
+
+static void
+on_adopt_matched(void *arg, int status, json_t *body, const char *err)
+{
+	struct ct *x = arg;
+	struct inst *in = x->in;
+
+	(void)status;
+	(void)body;
+	x->op = NULL;
+	if (err != NULL) {
+		log_warnx("service=%s: unable to %s %s: %s; removing it",
+		    in->id, x->paused ? "unpause" : "pause", in->what, err);
+		backend_adopted(in, 0);
+		return;
+	}
+	x->paused = !x->paused;
+	backend_adopted(in, 1);
+	if (x->in != NULL && (x->stop_wanted || x->kill_wanted))
+		ct_halt(x);
+}
+
+/*
+ * The signal the engine's stop sends (Config.StopSignal: "15" from
+ * podman, "SIGTERM" from Docker, or none): a paused container's stop is
+ * a kill of that signal.
+ */
+static void
+ct_stopsig(struct ct *x, const json_t *body)
+{
+	const char *sig;
+	size_t n = 0;
+
+	sig = json_string_value(json_object_get(json_object_get(body,
+	    "Config"), "StopSignal"));
+	if (sig != NULL)
+		n = strspn(sig, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+	if (n == 0 || sig[n] != '\0' || n >= sizeof(x->stopsig))
+		sig = "SIGTERM";
+	strlcpy(x->stopsig, sig, sizeof(x->stopsig));
+}
+
+/*
+ * idle_action = "suspend": the engine pauses the container; it keeps its
+ * memory, its port and its output stream.  One that is not up (or has
+ * died, its report on the way) is not frozen.
+ */
+static void
+ct_freeze(struct inst *in)
+{
+	struct ct *x = in->priv;
+
+	if (x == NULL || x->phase != CT_UP || x->died || x->pausec != NULL) {
+		backend_frozen(in, "the container is not running");
+		return;
+	}
+	if ((x->pausec = engine_pause(x->node->e, x->id, on_paused, x)) ==
+	    NULL)
+		backend_frozen(in, strerror(errno));
+}
+
+/*
+ * Paused, or not (the engine's reason).  A stop that came meanwhile has
+ * sent its signal (ct_stop_paused()), which waits for the unpause: it
+ * comes now.  A kill needs none.
+ */
+static void
+on_paused(void *arg, int status, json_t *body, const char *err)
+{
+	struct ct *x = arg;
+
+	(void)status;
+	(void)body;
+	x->pausec = NULL;
+	if (err == NULL)
+		x->paused = 1;
+	if (x->stop_wanted && !x->kill_wanted && x->stopc == NULL)
+		ct_unpause(x);
+	backend_frozen(x->in, err);
+}
+
+static void
+ct_thaw(struct inst *in)
+{
+	struct ct *x = in->priv;
+
+	if (x == NULL || x->died)
+		backend_thawed(in, "the container is gone");
+	else if (x->pausec != NULL)
+		backend_thawed(in, "a pause is under way");
+	else if ((x->pausec = engine_unpause(x->node->e, x->id, on_unpaused,
+	    x)) == NULL)
+		backend_thawed(in, strerror(errno));
+}
+
+/* Runs again, or not: the thaw's answer, or the stop's. */
+static void
+on_unpaused(void *arg, int status, json_t *body, const char *err)
+{
+	struct ct *x = arg;
+
+	(void)status;
+	(void)body;
+	x->pausec = NULL;
+	if (err == NULL)
+		x->paused = 0;
+	else if (x->in->stopping && !x->died)
+		log_warnx("service=%s: unable to unpause %s, to stop it: %s "
+		    "(killed after the grace period)", x->in->id,
+		    x->in->what, err);
+	backend_thawed(x->in, err);
+}
+
+/*
+ * A paused container (or one being paused): podman 4.3 refuses to stop
+ * it, and an engine that did would wait, frozen, for the grace period.
+ * Its stop signal first, pending until the unpause that follows: so it
+ * sees the signal as soon as it runs again.  inst_stop() kills it after
+ * the grace period, as any other.
+ */
+static void
+ct_stop_paused(struct ct *x)
+{
+	struct inst *in = x->in;
+
+	if ((x->stopc = engine_kill(x->node->e, x->id, x->stopsig,
+	    on_signalled, x)) == NULL)
+		log_warn("service=%s: unable to stop paused %s", in->id,
+		    in->what);
+}
+
+static void
+on_signalled(void *arg, int status, json_t *body, const char *err)
+{
+	struct ct *x = arg;
+
+	(void)body;
+	x->stopc = NULL;
+	if (x->died)
+		return;
+	if (status == 404 || status == 409) {	/* gone, or not running */
+		ct_died(x, -1);
+		return;
+	}
+	if (err != NULL) {
+		log_warnx("service=%s: unable to send %s to paused %s: %s "
+		    "(killed after the grace period)", x->in->id, x->stopsig,
+		    x->in->what, err);
+		return;
+	}
+	ct_unpause(x);
+}
+
+/* For a stop: unpaused, once no pause is under way (on_paused()). */
+static void
+ct_unpause(struct ct *x)
+{
+	if (x->pausec != NULL || !x->paused || x->died)
+		return;
+	if ((x->pausec = engine_unpause(x->node->e, x->id, on_unpaused,
+	    x)) == NULL)
+		log_warn("service=%s: unable to unpause %s", x->in->id,
+		    x->in->what);
 }
 
 static void
@@ -1052,7 +1274,8 @@ ct_release(struct inst *in)
 	engine_cancel(x->killc);
 	engine_cancel(x->logs);
 	engine_cancel(x->hc);
-	x->op = x->stopc = x->killc = x->logs = x->hc = NULL;
+	engine_cancel(x->pausec);
+	x->op = x->stopc = x->killc = x->logs = x->hc = x->pausec = NULL;
 	loop_timer_cancel(in->sc->loop, &x->timer);
 	if (x->id[0] == '\0' || in->sc->stopping == 2) {
 		ct_free(x);

@@ -70,6 +70,7 @@ struct ct {
 	struct engine_call	*rmc;
 	struct engine_call	*logs;
 	struct engine_call	*hc;		/* of the health check */
+	struct engine_call	*pausec;	/* a pause or an unpause */
 	struct loop_timer	 timer;		/* health check; exit's end */
 	char			**health;	/* the HEALTHCHECK's argv */
 	int			 pulled;
@@ -77,6 +78,8 @@ struct ct {
 	int			 stop_wanted;
 	int			 kill_wanted;
 	int			 died;
+	int			 paused;	/* the engine says so */
+	char			 stopsig[16];	/* Config.StopSignal */
 	int			 exit_code;	/* the engine's, -1 unknown */
 	int			 reported;
 	int64_t			 pid;		/* on the node's host */

@@ -11,10 +11,10 @@
  * node are listed once, with
  * the stream already up, so that nothing falls between the two:
  *
- *	- a container an instance of this run knows, which no longer runs,
- *	  has exited while nobody listened;
+ *	- a container an instance of this run knows, which no longer runs
+ *	  (paused is running, frozen), has exited while nobody listened;
  *	- one an adoption waits for (an earlier run's row: its app,
- *	  service and revision), running, is adopted;
+ *	  service and revision), running or paused, is adopted;
  *	- one being created (its hk.instance label is a start's of ours
  *	  whose create has not answered yet) is left to that start;
  *	- every other one is removed: an earlier run's that no row claims
@@ -46,6 +46,7 @@ static int	node_claims(struct ct_node *, const char *, json_t *,
 static void	node_sweep(struct ct_node *, const char *, json_t *);
 static void	swept(void *, int, json_t *, const char *);
 static const char *label(json_t *, const char *);
+static int	alive_state(const char *);
 
 /*
  * The node of that name: a [nodes.NAME], or this host; opened now if it
@@ -200,6 +201,14 @@ ct_find(const struct ct_node *n, const char *id)
 	return NULL;
 }
 
+/* A list's State of a container that runs: paused too (suspended). */
+static int
+alive_state(const char *state)
+{
+	return state != NULL && (strcmp(state, "running") == 0 ||
+	    strcmp(state, "paused") == 0);
+}
+
 static const char *
 label(json_t *labels, const char *key)
 {
@@ -308,7 +317,7 @@ node_claims(struct ct_node *n, const char *id, json_t *labels,
 		    strcmp(x->nonce, nonce) == 0)
 			return 1;
 		if (x->phase != CT_ADOPTING || x->matched || x->in == NULL ||
-		    strcmp(state, "running") != 0)
+		    !alive_state(state))
 			continue;
 		snprintf(rev, sizeof(rev), "%lld", (long long)x->in->revision);
 		if (strcmp(x->in->id, svc) != 0 ||
@@ -370,7 +379,7 @@ node_listed(void *arg, int status, json_t *body, const char *err)
 		labels = json_object_get(c, "Labels");
 		if ((x = ct_find(n, id)) != NULL) {
 			if (x->in != NULL && x->phase == CT_UP &&
-			    (state == NULL || strcmp(state, "running") != 0))
+			    !alive_state(state))
 				ct_died(x, -1);
 			continue;
 		}

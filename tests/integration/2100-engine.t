@@ -7,9 +7,10 @@
 # (scripts/test-image) created with labels, environment, limits and its
 # port published on 127.0.0.1 through slirp4netns, started, answering
 # HTTP there; its start, health and death in the events stream; found by
-# label, its logs followed; stopped gracefully, removed.  A dead engine,
-# a hung one and a TLS one behind socat; the events stream across a
-# restart of the service.  Every container is removed by ID.
+# label, its logs followed; paused (a stop refused then) and unpaused;
+# stopped gracefully, removed.  A dead engine, a hung one and a TLS one
+# behind socat; the events stream across a restart of the service.
+# Every container is removed by ID.
 . tests/integration/lib.sh
 
 CLI=$HK_BUILD/tests/tools/engine-cli
@@ -111,6 +112,23 @@ run cli "$U" ls "hk.test=$TAG" hk.app=engine
 is "$out" "$ID running" "listed by its labels"
 run cli "$U" ls "hk.test=$TAG" hk.app=other
 is "$rc $out" "0 " "not by a label it does not have"
+
+# Paused: frozen, "paused" to inspect and list; podman 4.3 refuses to
+# stop it, at once; unpaused, it answers again.
+run cli "$U" pause "$ID"
+is "$rc $out" "0 ok 204" "paused"
+run cli "$U" inspect "$ID" 8080
+like "$out" '^status=paused running=1 ' \
+    "inspected: paused, and running for the engine"
+run cli "$U" ls "hk.test=$TAG"
+is "$out" "$ID paused" "listed as paused"
+run cli "$U" stop "$ID" 10
+like "$rc $err" '^1 engine-cli: error: 500: ' \
+    "a stop of a paused container: refused"
+run cli "$U" unpause "$ID"
+is "$rc $out" "0 ok 204" "unpaused"
+curl -sf -o /dev/null --max-time 10 "http://127.0.0.1:$PORT/p"
+ok $? "and it answers again"
 
 bg "$CLI" "$U" logs "$ID" >"$T/logs" 2>&1
 wait_line "$T/logs" '^stdout: ct-fn: GET /x 200$'

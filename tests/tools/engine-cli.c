@@ -7,7 +7,7 @@
  *	engine-cli ... URL create [-e K=V] [-l k=v] [-p PORT] [-P IP:PORT]
  *	    [-N NETWORK] [-m BYTES] [-C NANOCPUS] [-n NAME] IMAGE [CMD...]
  *	engine-cli ... URL start ID | stop ID SECONDS | kill ID SIGNAL |
- *	    rm ID | inspect ID [PORT] | ls [k=v...]
+ *	    pause ID | unpause ID | rm ID | inspect ID [PORT] | ls [k=v...]
  *	engine-cli ... URL exec ID CMD...
  *	engine-cli ... URL events [k=v...]
  *	engine-cli ... URL logs ID [SINCE]
@@ -80,7 +80,8 @@ usage(void)
 	    "version | image NAME | pull NAME | create [-e K=V] [-l k=v] "
 	    "[-p PORT] [-P IP:PORT] [-N NETWORK] [-m BYTES] [-C NANOCPUS] "
 	    "[-n NAME] IMAGE [CMD...] | start ID | stop ID SECONDS | "
-	    "kill ID SIGNAL | rm ID | inspect ID [PORT] | ls [k=v...] | "
+	    "kill ID SIGNAL | pause ID | unpause ID | rm ID | "
+	    "inspect ID [PORT] | ls [k=v...] | "
 	    "exec ID CMD... | events [k=v...] | logs ID [SINCE]\n", PROG);
 	exit(EX_USAGE);
 }
@@ -340,6 +341,10 @@ dispatch(struct cli *cli, int argc, char **argv)
 		return engine_stop(e, argv[1], atoi(argv[2]), on_done, cli);
 	if (strcmp(cmd, "kill") == 0 && argc == 3)
 		return engine_kill(e, argv[1], argv[2], on_done, cli);
+	if (strcmp(cmd, "pause") == 0 && argc == 2)
+		return engine_pause(e, argv[1], on_done, cli);
+	if (strcmp(cmd, "unpause") == 0 && argc == 2)
+		return engine_unpause(e, argv[1], on_done, cli);
 	if (strcmp(cmd, "rm") == 0 && argc == 2)
 		return engine_remove(e, argv[1], on_done, cli);
 	if (strcmp(cmd, "inspect") == 0 && (argc == 2 || argc == 3)) {
