@@ -139,7 +139,7 @@ hello got 6 bytes
 hello got 6 bytes" "each by the handler"
 ID2=$(ct_ids "$INST")
 is "$(echo "$ID2" | grep -c .)" 1 "by one container"
-ok "$([ "$ID2" != "$ID" ])$?" "a fresh one: it woke again"
+ok "$([ "$ID2" != "$ID" ]; echo $?)" "a fresh one: it woke again"
 is "$(podman logs "$ID2" 2>/dev/null | grep -c '^ct-fn: POST /post 200 body=post-[123]$')" 3 \
     "the container's own log shows three handler invocations"
 is "$(podman logs "$ID2" 2>/dev/null | grep '^ct-fn: POST' | sort | tr '\n' ' ')" \
@@ -177,20 +177,20 @@ while [ "$(date +%s%3N)" -lt "$t0" ]; do sleep 0.1; done
 is "$(get nopull.http-functions.localhost /)" 503 \
     "a request that wakes it gets 503 when the pull fails"
 t1=$(date +%s%3N)
-ok "$([ $((t1 - t0)) -lt 30000 ])$?" \
+ok "$([ $((t1 - t0)) -lt 30000 ]; echo $?)" \
     "as soon as it fails ($((t1 - t0)) ms; startup_timeout_seconds is 60)"
 like "$(cat "$T/body")" '^service failed to start: pull 127\.0\.0\.1:9/hk-missing:1: .*connection refused' \
     "with the pull's reason"
 t0=$(date +%s%3N)
 is "$(get nopull.http-functions.localhost /)" 503 "the next one, in the backoff"
 t1=$(date +%s%3N)
-ok "$([ $((t1 - t0)) -lt 1000 ])$?" "is answered at once ($((t1 - t0)) ms)"
+ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "is answered at once ($((t1 - t0)) ms)"
 
 wait_t 30 scale_is http-functions/health running
 ok $? "the healthcheck service is running"
 hc=$(grep -n 'service=http-functions/health: health check passed' "$T/scale.log" | head -1 | cut -d: -f1)
 rd=$(grep -n 'service=http-functions/health: ready at' "$T/scale.log" | head -1 | cut -d: -f1)
-ok "$([ "${hc:-0}" -gt 0 ] && [ "${rd:-0}" -gt "$hc" ])$?" \
+ok "$([ "${hc:-0}" -gt 0 ] && [ "${rd:-0}" -gt "$hc" ]; echo $?)" \
     "ready once the image's HEALTHCHECK passed, run by hk-scale"
 grep -q 'service=http-functions/health: health check: exit status 1' "$T/scale.log"
 ok $? "not before: it failed while the function slept (CT_FN_DELAY)"
@@ -204,7 +204,7 @@ wait_t 5 grep -q "service=http-functions/health: container $(echo "$HID" | cut -
 ok $? "a container killed with SIGKILL: seen, as killed by signal 9"
 wait_t 30 ct_count_is 1 "$INST" running
 HID2=$(ct_ids "$INST" running)
-ok "$([ -n "$HID2" ] && [ "$HID2" != "$HID" ])$?" \
+ok "$([ -n "$HID2" ] && [ "$HID2" != "$HID" ]; echo $?)" \
     "min_replicas = 1: a fresh container replaces it"
 podman container exists "$HID"
 ok $((!$?)) "the dead one is removed"

@@ -80,7 +80,7 @@ ok $rc "socat terminates TLS at $E"
 run ping_tls --cert "$P/client.pem" --key "$P/client.key"
 is "$rc $out" "0 OK" "with the client certificate, the engine answers"
 run ping_tls
-ok "$([ "$rc" != 0 ] && [ -z "$out" ])$?" \
+ok "$([ "$rc" != 0 ] && [ -z "$out" ]; echo $?)" \
     "without one, no answer (curl: $rc): socat demands it"
 run curl -sS --max-time 5 --cacert "$P/other.pem" --cert "$P/client.pem" \
     --key "$P/client.key" "https://127.0.0.1:$SPORT/_ping"
@@ -215,7 +215,7 @@ wait_t 10 grep -q "service=fn/kept: container $(echo "$KID" | cut -c1-12) killed
 ok $? "killed with SIGKILL: its exit came over TLS, as killed by signal 9"
 wait_t 30 svc_count_is 1 kept running
 KID2=$(svc_ids kept running)
-ok "$([ -n "$KID2" ] && [ "$KID2" != "$KID" ])$?" \
+ok "$([ -n "$KID2" ] && [ "$KID2" != "$KID" ]; echo $?)" \
     "min_replicas = 1: a fresh container replaces it"
 no_ct() {
 	! podman container exists "$1"
@@ -236,7 +236,7 @@ while [ "$(date +%s%3N)" -lt "$t0" ]; do sleep 0.1; done
 is "$(get untrusted.fn.localhost /)" 503 \
     "a request that wakes it gets 503"
 t1=$(date +%s%3N)
-ok "$([ $((t1 - t0)) -lt 5000 ])$?" \
+ok "$([ $((t1 - t0)) -lt 5000 ]; echo $?)" \
     "at once ($((t1 - t0)) ms; startup_timeout_seconds is 60)"
 like "$(cat "$T/body")" "^service failed to start: create: $(echo "$E" | sed 's/\./\\./g'): .*SSL certificate problem" \
     "its body names the engine and the TLS failure"

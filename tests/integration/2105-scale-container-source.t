@@ -79,7 +79,7 @@ S=src/fn
 H=fn.src.localhost
 wait_t 60 grep -q "service=$S: ready at 127.0.0.1:" "$T/scale.log"
 ok $? "the service passes its readiness gate"
-ok "$([ -f "$RUN/src/$h1/app.py" ])$?" "its tree is under runtime_dir/src/HASH"
+ok "$([ -f "$RUN/src/$h1/app.py" ]; echo $?)" "its tree is under runtime_dir/src/HASH"
 wait_t 20 ct_asleep "$S"
 ok $? "then sleeps"
 INST=$(ct_install "$STORE")
@@ -104,7 +104,7 @@ is "$(cat "$T/body")" "v1 cwd=/app write=EROFS" "the old code answers"
 run hk apply "$T/app/hk.toml"
 is "$rc" 0 "hk apply of the edited source"
 h2=$(hk ps --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["code_hash"])')
-ok "$([ "$h2" != "$h1" ])$?" "a new hash: $(echo "$h2" | cut -c1-12)"
+ok "$([ "$h2" != "$h1" ]; echo $?)" "a new hash: $(echo "$h2" | cut -c1-12)"
 wait_t 30 grep -q "service=$S: revision 2 replaces 1" "$T/scale.log"
 ok $? "its container replaces the running one once ready"
 wait_t 10 ct_count_is 1 "$INST"

@@ -136,19 +136,19 @@ wait_t 30 body_is "$H" /file "$D"
 ok $? "woken again"
 ID=$(ct_ids "$INST" running)
 dir=$(ct_inspect "$ID" '{{range .Mounts}}{{if eq .Destination "/run/secrets"}}{{.Source}}{{end}}{{end}}')
-ok "$([ -d "$dir" ])$?" "its directory is there"
+ok "$([ -d "$dir" ]; echo $?)" "its directory is there"
 kill -KILL "$scale_pid"
 wait "$scale_pid" 2>/dev/null
 podman rm -f -t 0 "$ID" >/dev/null 2>&1
 ok $? "hk-scale killed (SIGKILL), its container removed by ID"
 stale=$RUN/cred/sec.fn.1
 mkdir "$stale" && : >"$stale/X"
-ok "$([ -d "$dir" ] && [ -d "$stale" ])$?" "both directories are there"
+ok "$([ -d "$dir" ] && [ -d "$stale" ]; echo $?)" "both directories are there"
 start_scale
 ok $? "hk-scale starts again"
 wait_t 20 test ! -e "$dir"
 ok $? "the dead instance's directory is removed once adopted"
-ok "$([ ! -e "$stale" ])$?" "and the one no row describes"
+ok "$([ ! -e "$stale" ]; echo $?)" "and the one no row describes"
 wait_t 30 body_is "$H" /file "$D"
 ok $? "a request wakes it again"
 

@@ -68,7 +68,7 @@ IDLE_FN_DELAY = \"3\""
 	a2=$(sed 's/.*pid=//' "$T/body")
 	wait_t 5 events_reach 1 HTTPIdleWake fn/a
 	is "$(events_of HTTPIdleWake fn/a)" 1 "$e: with one HTTPIdleWake"
-	ok "$([ "$a2" != "$a" ])$?" "$e: by a fresh instance"
+	ok "$([ "$a2" != "$a" ]; echo $?)" "$e: by a fresh instance"
 	wait_t 5 asleep fn/a "$a2"
 	ok $? "$e: and it sleeps again after its idle period"
 
