@@ -207,7 +207,8 @@ stop_pid() {
 # reaps orphans late, so kill -0 alone can lie).
 alive() {
 	[ -r "/proc/$1/stat" ] || return 1
-	_st=$(sed 's/^.*) //' "/proc/$1/stat" | cut -d' ' -f1)
+	_st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+	[ -n "$_st" ] || return 1	# gone between the two looks
 	[ "$_st" != Z ]
 }
 
