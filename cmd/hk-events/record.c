@@ -32,8 +32,8 @@
 enum { B_VISIBLE, B_TOKEN, B_WORD };	/* bounded() */
 
 static const char *const kinds[] = {
-	"Applied", "HTTPIdleSleep", "HTTPIdleWake", "HTTPWakeFirstByte",
-	"InstanceExited",
+	"Applied", "HTTPIdleSleep", "HTTPIdleWake", "HTTPSuspendExpired",
+	"HTTPWakeFirstByte", "InstanceExited",
 	"LeaseAcquired", "LeaseLost", "ManualStart", "ManualStop",
 	"StartFailed",
 };
