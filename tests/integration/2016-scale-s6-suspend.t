@@ -139,7 +139,11 @@ ok $? "HTTPSuspendExpired recorded"
 
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"
-stop_pid "$scale_pid"
+kill -TERM "$scale_pid"
+wait "$scale_pid"
+is "$?" 0 "hk-scale stops cleanly on SIGTERM"
+is "$(grep -Ec 'Sanitizer|runtime error' "$T/scale.log")" 0 \
+    "hk-scale logged no sanitizer report"
 stop_pid "$events_pid"
 s6_scan_stop "$SCAN"
 ok $? "s6-svscanctl -t stops the s6-svscan"

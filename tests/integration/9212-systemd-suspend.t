@@ -223,5 +223,7 @@ for u in idle activate scale events; do
 	ct systemctl stop "$N-$u"
 done
 is "$(prop "$N-scale" Result)" success "hk-scale stops cleanly"
+is "$(journal "$N-scale" | grep -Ec 'Sanitizer|runtime error')" 0 \
+    "hk-scale logged no sanitizer report"
 is "$(units "hk-svc-$APP.*")" "" "and leaves no unit behind"
 done_testing
