@@ -10,6 +10,7 @@
 # frozen, and the next request thaws it.  hk stop of the frozen service
 # ends it at once, its child too, not after the grace period (5 s).
 # suspend_max_seconds over: stopped for real, HTTPSuspendExpired.
+# SIGTERM of hk-scale brings a frozen service down with it.
 # time_unit_ms = 10: idle_seconds = 50 lasts 500 ms, suspend_max_seconds
 # = 100 1 s.
 . tests/integration/lib.sh
@@ -137,11 +138,22 @@ ok $? "and it sleeps"
 wait_t 5 events_reach 1 HTTPSuspendExpired fn/ex
 ok $? "HTTPSuspendExpired recorded"
 
+# SIGTERM while fn/fz is frozen: it goes down with hk-scale.
+run hk start fn/fz
+is "$rc" 0 "hk start of fn/fz"
+is "$(get fz.fn.localhost /four)" 200 "it is answered"
+pid=$(body_pid)
+sh=$(scale_pid fn/fz)
+wait_t 10 frozen fz "$sh" "$pid"
+ok $? "idle: frozen"
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"
 kill -TERM "$scale_pid"
 wait "$scale_pid"
 is "$?" 0 "hk-scale stops cleanly on SIGTERM"
+gone "$pid" && gone "$sh"
+ok $? "and the frozen service with it, its child too"
+is "$(s6_field "$SCAN/hk.fn.fz.1" up)" false "s6 has it down"
 is "$(grep -Ec 'Sanitizer|runtime error' "$T/scale.log")" 0 \
     "hk-scale logged no sanitizer report"
 stop_pid "$events_pid"

@@ -11,10 +11,12 @@
 # "suspended", HTTPIdleSleep has action "suspend".  A request thaws it:
 # 200 from the same unit and process, no new start, HTTPIdleWake with
 # resumed true.  hk-scale killed with SIGKILL while it is frozen: the
-# next adopts it still frozen, and the next request thaws it.  hk stop of
+# next adopts it still frozen, and the next request thaws it; so does
+# one after systemd re-executed (hk-scale connected again).  hk stop of
 # a frozen service ends its unit at once (StopUnit thaws it before its
 # SIGTERM), not after the 10 s of TimeoutStopSec.  suspend_max_seconds
-# over: stopped for real, HTTPSuspendExpired.
+# over: stopped for real, HTTPSuspendExpired.  A clean stop of hk-scale
+# while a unit is frozen leaves no unit.
 # time_unit_ms = 20: idle_seconds = 50 lasts 1 s, suspend_max_seconds =
 # 100 2 s.
 . tests/integration/lib.sh
@@ -83,6 +85,7 @@ wait_t() {	# wait_t SECONDS CMD...: every 100 ms, for SECONDS of wall time
 		sleep 0.1
 	done
 }
+connected_more() { [ "$(nlogged 'systemd: connected')" -gt "$1" ]; }
 scale_pid() { prop "$N-scale" MainPID; }
 restarted() {
 	_p=$(scale_pid)
@@ -191,6 +194,20 @@ is "$(code fz /three)" 200 "the next request is answered"
 is "$(cat "$T/body") $(units "hk-svc-$APP.fz-*")" "fz pid=$pid $unit" \
     "by the same process and unit: thawed"
 
+# systemd re-executed while it is frozen (every D-Bus client dropped):
+# hk-scale connects again, the unit is frozen still, a request thaws it.
+wait_t 10 suspended fz "$unit"
+ok $? "idle: frozen again"
+n=$(nlogged 'systemd: connected')
+ct systemctl daemon-reexec
+wait_t 10 connected_more "$n"
+ok $? "systemd re-executed: hk-scale connects again"
+is "$(state fz) $(prop "$unit" FreezerState)" "suspended frozen" \
+    "suspended still, and still frozen"
+is "$(code fz /four)" 200 "the next request is answered"
+is "$(cat "$T/body") $(units "hk-svc-$APP.fz-*")" "fz pid=$pid $unit" \
+    "by the same process and unit: thawed"
+
 # hk stop of a frozen service: its unit ends at once.
 wait_t 10 suspended fz "$unit"
 ok $? "idle: frozen again"
@@ -218,7 +235,13 @@ ok $? "and it sleeps"
 wait_t 5 events_reach 1 HTTPSuspendExpired ex
 ok $? "HTTPSuspendExpired recorded"
 
-# A clean stop leaves no unit.
+# A clean stop while a unit is frozen leaves no unit.
+run hkc hk start "$APP/fz"
+is "$rc" 0 "hk start of fn/fz"
+is "$(code fz /five)" 200 "it is answered"
+unit=$(units "hk-svc-$APP.fz-*")
+wait_t 10 suspended fz "$unit"
+ok $? "idle: frozen"
 for u in idle activate scale events; do
 	ct systemctl stop "$N-$u"
 done
