@@ -1287,7 +1287,8 @@ look_end(struct sd_inst *x, int alive)
 
 /*
  * The properties of an a{sv} this backend follows: ActiveState,
- * FreezerState and Job (Unit), MainPID, ExecMainCode, ExecMainStatus and Result (Service).
+ * FreezerState and Job (Unit), MainPID, ExecMainCode, ExecMainStatus and
+ * Result (Service).
  */
 static int
 props_read(struct sd_inst *x, sd_bus_message *m)
