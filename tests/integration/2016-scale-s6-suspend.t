@@ -95,6 +95,7 @@ is "$(starts fz)" "$n" "with no new start"
 wait_t 5 events_reach 1 HTTPIdleWake fn/fz
 is "$(ev HTTPIdleWake fz 'e["detail"].get("resumed")')" True \
     "HTTPIdleWake says resumed"
+diag "thawed: readiness_ms $(ev HTTPIdleWake fz 'e["detail"].get("readiness_ms")')"
 
 # hk-scale killed while it is frozen: adopted frozen, thawed by a request.
 wait_t 10 frozen fz "$sh" "$pid"

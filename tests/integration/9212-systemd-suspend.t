@@ -176,6 +176,7 @@ is "$(nlogged "service=$APP/fz: started unit")" "$starts" "with no new start"
 wait_t 5 events_reach 1 HTTPIdleWake fz
 is "$(event HTTPIdleWake fz 'e["detail"].get("resumed")')" True \
     "HTTPIdleWake says resumed"
+diag "thawed: readiness_ms $(event HTTPIdleWake fz 'e["detail"].get("readiness_ms")')"
 logged "service=$APP/fz: thawed unit $unit after [0-9]+ ms frozen"
 ok $? "hk-scale logs the thaw"
 
