@@ -329,8 +329,8 @@ static const struct {
 } backend_kinds[BACKEND_COUNT] = {
 	[BACKEND_EXEC] =	{ "exec", 1, 1 },
 	[BACKEND_CONTAINER] =	{ "container", 1, 1 },
-	[BACKEND_S6] =		{ "s6", 1, 0 },
-	[BACKEND_SYSTEMD] =	{ "systemd", 1, 0 },
+	[BACKEND_S6] =		{ "s6", 1, 1 },
+	[BACKEND_SYSTEMD] =	{ "systemd", 1, 1 },
 };
 
 

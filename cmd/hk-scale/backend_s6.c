@@ -35,6 +35,14 @@
  * the reason of a failed start), then an output relay takes it over, as
  * in the exec backend (command.c).
  *
+ * idle_action = "suspend" stops the process group that hk-pgid names
+ * (SIGSTOP; SIGCONT thaws it), as the exec backend does: s6-supervise
+ * does not see it (it waits for deaths only).  A stop of a frozen
+ * instance is s6-svc -d as any other, whose SIGTERM s6-supervise follows
+ * with a SIGCONT to the process it runs; hk-scale continues the rest of
+ * the group, so that a process that waits for its children on SIGTERM
+ * ends too.
+ *
  * The directory of a revision stays, down, while its service sleeps, so
  * that a wake is one s6-svc; it goes once its service is removed or
  * another revision is ready.  A restarted hk-scale adopts what its rows
@@ -98,6 +106,7 @@ struct s6_inst {
 	pid_t		 waitdown;	/* s6-svwait -D */
 	pid_t		 waitready;	/* s6-svwait -U */
 	pid_t		 pid;		/* the service's, once up */
+	pid_t		 pgid;		/* its group: frozen, thawed */
 	int64_t		 pid_start;
 	int		 outfd;		/* hk-output, until ready */
 	struct cmd_output out;
@@ -126,6 +135,9 @@ static void	s6_row(const struct inst *, struct store_instance *);
 static int	s6_release(struct inst *);
 static int	s6_reap(struct inst *, pid_t, int);
 static void	s6_sweep(struct scale *);
+static void	s6_freeze(struct inst *);
+static void	s6_thaw(struct inst *);
+static int	group_signal(struct inst *, int, char *, size_t);
 static struct s6_inst *snew(struct inst *, const char *, const char *,
 		    int64_t);
 static int	scan_ok(struct scale *, char *, size_t);
@@ -172,6 +184,8 @@ const struct backend backend_s6 = {
 	.release = s6_release,
 	.reap = s6_reap,
 	.sweep = s6_sweep,
+	.freeze = s6_freeze,
+	.thaw = s6_thaw,
 };
 
 static const char *const finish_script =
@@ -770,6 +784,11 @@ send_down(struct inst *in)
 	argv[2] = x->link;
 	argv[3] = NULL;
 	(void)spawn(in, argv);	/* reaped as no one's */
+	/* s6-supervise continues its own process only (s6-svc(8)). */
+	if ((in->frozen || in->freezing) && x->pgid > 0 &&
+	    kill(-x->pgid, SIGCONT) == -1 && errno != ESRCH)
+		log_warn("service=%s: kill -CONT -%ld", in->id,
+		    (long)x->pgid);
 }
 
 /*
@@ -892,6 +911,7 @@ close_out(struct inst *in)
 static void
 s6_adopt(struct inst *in, const struct store_instance *r)
 {
+	char why[SCALE_REASON_MAX];
 	struct s6_inst *x;
 	struct s6_status st;
 	const char *argv[4];
@@ -918,6 +938,11 @@ s6_adopt(struct inst *in, const struct store_instance *r)
 	x->pid_start = r->pid == st.pid ? r->pid_start : 0;
 	x->up = 1;
 	snprintf(in->what, sizeof(in->what), "pid %ld", (long)x->pid);
+	/* Suspended: kept so (frozen still, unless thawed by hand). */
+	if (strcmp(r->state, "suspended") == 0 &&
+	    group_signal(in, SIGSTOP, why, sizeof(why)) == -1)
+		log_warnx("service=%s: unable to freeze %s again: %s", in->id,
+		    in->what, why);
 	argv[0] = "s6-svwait";
 	argv[1] = "-D";
 	argv[2] = x->link;
@@ -960,6 +985,72 @@ s6_kill(struct inst *in)
 		kill(x->helper, SIGTERM);	/* its end sends the kill */
 	else
 		s6_stop(in);
+}
+
+/* idle_action = "suspend": the process group stopped. */
+static void
+s6_freeze(struct inst *in)
+{
+	char why[SCALE_REASON_MAX];
+
+	backend_frozen(in, group_signal(in, SIGSTOP, why, sizeof(why)) ==
+	    -1 ? why : NULL);
+}
+
+static void
+s6_thaw(struct inst *in)
+{
+	char why[SCALE_REASON_MAX];
+
+	backend_thawed(in, group_signal(in, SIGCONT, why, sizeof(why)) ==
+	    -1 ? why : NULL);
+}
+
+/*
+ * sig to the service's process group, which its run script wrote to
+ * hk-pgid (s6-supervise made it a session leader).  The group must
+ * still be led by the process s6 runs: a stale file signals no one.
+ */
+static int
+group_signal(struct inst *in, int sig, char *why, size_t whylen)
+{
+	struct s6_inst *x = in->priv;
+	char path[S6_FILE_MAX], buf[24];
+	const char *errstr;
+	ssize_t n;
+	int fd;
+
+	if (x == NULL || x->pid <= 0) {
+		snprintf(why, whylen, "no process");
+		return -1;
+	}
+	if (x->pgid <= 0) {
+		snprintf(path, sizeof(path), "%s/hk-pgid", x->link);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
+		    (n = read(fd, buf, sizeof(buf) - 1)) <= 0) {
+			snprintf(why, whylen, "%s: %s", path, fd == -1 ?
+			    strerror(errno) : "empty");
+			if (fd != -1)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		x->pgid = (pid_t)strtonum(buf, 2, INT_MAX, &errstr);
+		if (errstr != NULL || getpgid(x->pid) != x->pgid) {
+			snprintf(why, whylen, "%s: not the group of pid %ld",
+			    path, (long)x->pid);
+			x->pgid = 0;
+			return -1;
+		}
+	}
+	if (kill(-x->pgid, sig) == -1) {
+		snprintf(why, whylen, "kill -%s -%ld: %s", sig == SIGSTOP ?
+		    "STOP" : "CONT", (long)x->pgid, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /*

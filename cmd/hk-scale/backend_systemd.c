@@ -19,6 +19,15 @@
  * READY=1 (readiness "notify": Type=notify, the start job done).  Its
  * output goes to the journal, under the unit: hk-scale relays nothing.
  *
+ * idle_action = "suspend" is systemd's own freezer (FreezeUnit, ThawUnit:
+ * the cgroup v2 freezer, systemd 246 and later): the whole unit stops
+ * being scheduled, its child processes too, and keeps its memory.
+ * systemd answers once the cgroup is frozen (or thawed).  StopUnit thaws
+ * a frozen unit before its SIGTERM (systemd 252's unit_stop()), and the
+ * kernel delivers SIGKILL to frozen processes, so a stop or a kill needs
+ * nothing more.  Without the v2 freezer (a host on cgroup v1 or hybrid)
+ * systemd refuses the freeze, and the instance is stopped instead.
+ *
  * A restarted hk-scale finds each row's unit by its name (adopt), and,
  * once per connection to systemd, stops every unit of this installation
  * that no instance describes (a start whose row was never written, a new
@@ -89,11 +98,13 @@ struct sd_inst {
 	sd_bus_slot	*call;		/* the start, or a look */
 	sd_bus_slot	*stop;		/* StopUnit */
 	sd_bus_slot	*kill;		/* KillUnit */
+	sd_bus_slot	*freeze;	/* FreezeUnit, ThawUnit */
 	int		 notify;	/* Type=notify: active = ready */
 	int		 adopting;	/* the look answers an adoption */
 	int		 left;		/* has left inactive */
 	int		 seen;		/* its Unit properties came */
 	char		 active[SD_STATE_MAX];	/* ActiveState */
+	char		 freezer[SD_STATE_MAX];	/* FreezerState */
 	uint32_t	 job;		/* its job, 0 = none */
 	uint32_t	 main_pid;
 	int64_t		 pid_start;
@@ -180,6 +191,13 @@ static void	unit_state(struct sd_inst *);
 static void	gone(struct sd_inst *, const char *);
 static int	stop_done(sd_bus_message *, void *, sd_bus_error *);
 static int	kill_done(sd_bus_message *, void *, sd_bus_error *);
+static void	sd_freeze(struct inst *);
+static void	sd_thaw(struct inst *);
+static void	freezer_call(struct inst *, const char *);
+static int	freezer_done(sd_bus_message *, void *, sd_bus_error *);
+static void	freezer_report(struct inst *, const char *);
+static void	adopt_freezer(struct sd_inst *);
+static int	adopt_fixed(sd_bus_message *, void *, sd_bus_error *);
 static void	sweep(void);
 static int	swept(sd_bus_message *, void *, sd_bus_error *);
 static int	sweep_one(const char *, const char *, const char *, uint32_t);
@@ -197,6 +215,8 @@ const struct backend backend_systemd = {
 	.row = sd_row,
 	.release = sd_release,
 	.cred_user = sd_cred_user,
+	.freeze = sd_freeze,
+	.thaw = sd_thaw,
 };
 
 static struct sd_inst *
@@ -208,6 +228,7 @@ xnew(struct inst *in)
 		return NULL;
 	x->in = in;
 	strlcpy(x->active, "inactive", sizeof(x->active));
+	strlcpy(x->freezer, "running", sizeof(x->freezer));
 	in->priv = x;
 	return x;
 }
@@ -763,6 +784,118 @@ kill_done(sd_bus_message *m, void *arg, sd_bus_error *ret)
 	return 0;
 }
 
+/* idle_action = "suspend": the unit's cgroup frozen; freezer_done(). */
+static void
+sd_freeze(struct inst *in)
+{
+	freezer_call(in, "FreezeUnit");
+}
+
+static void
+sd_thaw(struct inst *in)
+{
+	freezer_call(in, "ThawUnit");
+}
+
+/*
+ * FreezeUnit or ThawUnit of the instance's unit: answered once done.
+ * Without a connection, or a unit, it is refused at once.
+ */
+static void
+freezer_call(struct inst *in, const char *method)
+{
+	struct sd_inst *x = in->priv;
+	char why[SCALE_REASON_MAX];
+	int r;
+
+	if (x == NULL || sdb.bus == NULL || x->phase != SDI_UP ||
+	    x->freeze != NULL) {
+		freezer_report(in, x == NULL || x->phase == SDI_GONE ?
+		    "its unit has ended" : x->freeze != NULL ?
+		    "a freeze or thaw is under way" :
+		    "not connected to systemd");
+		return;
+	}
+	if ((r = bus_call(&x->freeze, freezer_done, x, SD_PATH, SD_MANAGER,
+	    method, "s", x->unit)) < 0) {
+		snprintf(why, sizeof(why), "systemd: %s: %s", method,
+		    strerror(-r));
+		freezer_report(in, why);
+	}
+}
+
+static int
+freezer_done(sd_bus_message *m, void *arg, sd_bus_error *ret)
+{
+	struct sd_inst *x = arg;
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+	char why[SCALE_REASON_MAX];
+
+	(void)ret;
+	x->freeze = sd_bus_slot_unref(x->freeze);
+	if (e != NULL && !sd_bus_is_open(sdb.bus))
+		return 0;	/* bus_lost() reports */
+	if (e != NULL)
+		snprintf(why, sizeof(why), "systemd: %s",
+		    bus_why(e, sd_bus_message_get_errno(m)));
+	freezer_report(x->in, e != NULL ? why : NULL);
+	return 0;
+}
+
+/* The freeze or the thaw under way is over (why: it failed). */
+static void
+freezer_report(struct inst *in, const char *why)
+{
+	if (in->freezing)
+		backend_frozen(in, why);
+	else if (in->thawing)
+		backend_thawed(in, why);
+}
+
+/*
+ * An adopted unit as its row says: frozen if the row says suspended
+ * (thawed meanwhile by hand, it is frozen again), running otherwise
+ * (an hk-scale killed while a freeze was under way left it frozen, or
+ * frozen and its row not yet written).  systemd's answer only logs.
+ */
+static void
+adopt_freezer(struct sd_inst *x)
+{
+	int suspended = strcmp(x->in->row_state, "suspended") == 0;
+	int frozen = strcmp(x->freezer, "frozen") == 0 ||
+	    strcmp(x->freezer, "freezing") == 0;
+	const char *method = suspended ? "FreezeUnit" : "ThawUnit";
+	sd_bus_slot *slot = NULL;
+	char *copy;
+
+	if (suspended == frozen)
+		return;
+	log_info("service=%s: %s is %s, its row %s: %s", x->in->id,
+	    x->in->what, x->freezer, x->in->row_state, method);
+	if ((copy = strdup(x->unit)) == NULL ||
+	    bus_call(&slot, adopt_fixed, copy, SD_PATH, SD_MANAGER, method,
+	    "s", x->unit) < 0) {
+		log_warnx("systemd: unable to ask %s of %s", method, x->unit);
+		free(copy);
+		return;
+	}
+	sd_bus_slot_set_destroy_callback(slot, free);
+	sd_bus_slot_set_floating(slot, 1);
+	sd_bus_slot_unref(slot);
+}
+
+static int
+adopt_fixed(sd_bus_message *m, void *arg, sd_bus_error *ret)
+{
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+
+	(void)ret;
+	if (e != NULL && sd_bus_is_open(sdb.bus))
+		log_warnx("systemd: %s: %s", (char *)arg,
+		    bus_why(e, sd_bus_message_get_errno(m)));
+	return 0;
+}
+
 static void
 sd_row(const struct inst *in, struct store_instance *r)
 {
@@ -786,6 +919,7 @@ sd_release(struct inst *in)
 	sd_bus_slot_unref(x->call);
 	sd_bus_slot_unref(x->stop);
 	sd_bus_slot_unref(x->kill);
+	sd_bus_slot_unref(x->freeze);
 	free(x->path);
 	free(x);
 	in->priv = NULL;
@@ -926,7 +1060,7 @@ bus_lost(int err)
 {
 	struct scale *sc = sdb.sc;
 	struct sd_inst *x;
-	struct inst *in;
+	struct inst *in, *next;
 
 	log_warnx("systemd: connection lost: %s: connecting again in %d ms",
 	    strerror(err), SD_RETRY_MS);
@@ -942,12 +1076,20 @@ bus_lost(int err)
 		x->call = sd_bus_slot_unref(x->call);
 		x->stop = sd_bus_slot_unref(x->stop);
 		x->kill = sd_bus_slot_unref(x->kill);
+		x->freeze = sd_bus_slot_unref(x->freeze);
 		if (x->phase != SDI_GONE)
 			x->phase = SDI_WAIT;
 	}
 	sdb.bus = sd_bus_close_unref(sdb.bus);
 	loop_timer_at(sc->loop, &sdb.retry, loop_now_ms(sc->loop) +
 	    SD_RETRY_MS);
+	/* A freeze or thaw unanswered: as if refused (the state machine
+	   stops the instance, which the new connection does). */
+	for (in = TAILQ_FIRST(&sc->insts); in != NULL; in = next) {
+		next = TAILQ_NEXT(in, entry);
+		if (in->be == &backend_systemd && in->priv != NULL)
+			freezer_report(in, "connection to systemd lost");
+	}
 }
 
 /* Connected again: every instance is looked at (stops are asked again). */
@@ -1127,6 +1269,8 @@ look_end(struct sd_inst *x, int alive)
 	if (x->adopting) {
 		x->adopting = 0;
 		x->phase = alive ? SDI_UP : SDI_GONE;
+		if (alive)
+			adopt_freezer(x);
 		backend_adopted(in, alive);
 		return;
 	}
@@ -1142,8 +1286,9 @@ look_end(struct sd_inst *x, int alive)
 }
 
 /*
- * The properties of an a{sv} this backend follows: ActiveState and Job
- * (Unit), MainPID, ExecMainCode, ExecMainStatus and Result (Service).
+ * The properties of an a{sv} this backend follows: ActiveState,
+ * FreezerState and Job (Unit), MainPID, ExecMainCode, ExecMainStatus and
+ * Result (Service).
  */
 static int
 props_read(struct sd_inst *x, sd_bus_message *m)
@@ -1162,6 +1307,10 @@ props_read(struct sd_inst *x, sd_bus_message *m)
 			if ((r = sd_bus_message_read(m, "v", "s", &s)) < 0)
 				return r;
 			strlcpy(x->active, s, sizeof(x->active));
+		} else if (strcmp(name, "FreezerState") == 0) {
+			if ((r = sd_bus_message_read(m, "v", "s", &s)) < 0)
+				return r;
+			strlcpy(x->freezer, s, sizeof(x->freezer));
 		} else if (strcmp(name, "Job") == 0) {
 			if ((r = sd_bus_message_read(m, "v", "(uo)", &u,
 			    &s)) < 0)

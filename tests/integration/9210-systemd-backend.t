@@ -16,7 +16,9 @@
 # user runs as that user; a Type=notify one is ready when it says so; a
 # command that cannot run fails the start with systemd's reason.  A
 # service with a source runs from its read-only copy, runtime_dir/src/HASH,
-# its unit's WorkingDirectory, readable by its dynamic user.
+# its unit's WorkingDirectory, readable by its dynamic user.  Where
+# systemd has no cgroup v2 freezer, a service with idle_action =
+# "suspend" is stopped when idle instead (9212 has the freezer).
 # SIGKILL of hk-scale (systemd restarts it) while a service runs: the
 # unit is adopted, still answers from the same process, and still goes
 # to sleep; while one starts: the unit left starting is stopped, and the
@@ -277,6 +279,14 @@ public = true
 [services.sr.serverless]
 idle_seconds = 200
 
+[services.su]
+command = ["python3", "$FN/scale-http.py"]
+backend = "systemd"
+public = true
+[services.su.serverless]
+idle_seconds = 50
+idle_action = "suspend"
+
 [services.sc]
 command = ["python3", "$FN/secret-http.py"]
 backend = "systemd"
@@ -297,7 +307,7 @@ APP
 	printf '%s' "$V" | hkc hk secret set "$APP" DB_PASSWORD >/dev/null 2>&1
 	ok $? "$e: hk secret set (the value on standard input)"
 	run hkc hk apply "/etc/$N/app.toml"
-	is "$rc" 0 "$e: hk apply of six services with backend = \"systemd\""
+	is "$rc" 0 "$e: hk apply of seven services with backend = \"systemd\""
 	[ "$rc" = 0 ] || diag "$err"
 
 	# The readiness gate: each passes it once, then sleeps.
@@ -345,6 +355,16 @@ APP
 	wait_t 5 no_unit "$unit"
 	ok $? "$e: its unit stopped and collected"
 	like "$(journal "$unit")" "^Stopped $unit" "$e: stopped by systemd"
+
+	# idle_action = "suspend" where systemd has no freezer (cgroup v1 or
+	# hybrid, as these machines boot): stopped instead.  9212 has one.
+	if [ "$(ct stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; then
+		is "$(code su /)" 200 "$e: a service with idle_action = \"suspend\" wakes"
+		wait_t 20 logged "service=$APP/su: unable to freeze unit .*does not support freezing.*; stopping it instead"
+		ok $? "$e: idle, systemd refuses to freeze it (no cgroup v2), and hk-scale says so"
+		wait_t 10 state_is su sleeping
+		ok $? "$e: it is stopped instead, and sleeps"
+	fi
 
 	# Three POSTs while it sleeps: one start, three invocations.
 	starts=$(nlines "service=$APP/py: started unit" "$N-scale")
