@@ -537,10 +537,27 @@ exec_freeze(struct inst *in)
 	backend_frozen(in, signal_group(in, SIGSTOP));
 }
 
+/*
+ * Thawed is reported first, SIGCONT sent after: the "ready" is out before
+ * the thawed process takes the CPU (it would run before hk-scale could
+ * say it), and its listening socket queues the gateway's connection
+ * meanwhile.  Signal 0 first: a group that is gone is a failed thaw.
+ */
 static void
 exec_thaw(struct inst *in)
 {
-	backend_thawed(in, signal_group(in, SIGCONT));
+	struct exec_inst *x = in->priv;
+	const char *why;
+	pid_t pgid;
+
+	if ((why = signal_group(in, 0)) != NULL) {
+		backend_thawed(in, why);
+		return;
+	}
+	pgid = x->pid;
+	backend_thawed(in, NULL);
+	if (kill(-pgid, SIGCONT) == -1 && errno != ESRCH)
+		log_warn("service=%s: kill -CONT -%ld", in->id, (long)pgid);
 }
 
 /* sig to in's process group: NULL, or why it could not be sent. */

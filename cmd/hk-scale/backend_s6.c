@@ -997,13 +997,22 @@ s6_freeze(struct inst *in)
 	    -1 ? why : NULL);
 }
 
+/* As exec_thaw(): the ready goes out before the group runs again. */
 static void
 s6_thaw(struct inst *in)
 {
+	struct s6_inst *x = in->priv;
 	char why[SCALE_REASON_MAX];
+	pid_t pgid;
 
-	backend_thawed(in, group_signal(in, SIGCONT, why, sizeof(why)) ==
-	    -1 ? why : NULL);
+	if (group_signal(in, 0, why, sizeof(why)) == -1) {
+		backend_thawed(in, why);
+		return;
+	}
+	pgid = x->pgid;
+	backend_thawed(in, NULL);
+	if (kill(-pgid, SIGCONT) == -1 && errno != ESRCH)
+		log_warn("service=%s: kill -CONT -%ld", in->id, (long)pgid);
 }
 
 /*
@@ -1047,7 +1056,8 @@ group_signal(struct inst *in, int sig, char *why, size_t whylen)
 	}
 	if (kill(-x->pgid, sig) == -1) {
 		snprintf(why, whylen, "kill -%s -%ld: %s", sig == SIGSTOP ?
-		    "STOP" : "CONT", (long)x->pgid, strerror(errno));
+		    "STOP" : sig == SIGCONT ? "CONT" : "0", (long)x->pgid,
+		    strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -45,6 +45,7 @@
 #define SCALE_WHAT_MAX		200	/* "pid 123", "unit hk-svc-..." */
 #define SCALE_INSTALL_MAX	32	/* hex digits: the installation's ID */
 #define STATS_PHASES		4	/* queue, spawn, port, ready: stats.c */
+#define SCALE_THAW_RECORD_MS	20	/* a thaw's row and event, after it */
 #define SCALE_CRED_MAX		(CONFIG_URL_MAX + 2 * STORE_NAME_MAX + 48)
 
 enum svc_state {
@@ -183,7 +184,9 @@ struct backend {
 	 * validate refuses it).  freeze: the instance keeps its memory and
 	 * uses no CPU, then backend_frozen(in, NULL), or backend_frozen(in,
 	 * why) and it runs on as before.  thaw: in->frozen is set; then
-	 * backend_thawed(in, NULL) once it runs again, or (in, why).  Either
+	 * backend_thawed(in, NULL) once it runs again, or just before it
+	 * surely does (so that the "ready" goes out first: a process
+	 * signalled to continue takes the CPU at once), or (in, why).  Either
 	 * may report before it returns.  stop and kill must work on a
 	 * frozen instance (in->frozen, or in->freezing: a freeze under
 	 * way): it must end, not wait frozen for the grace period.
@@ -217,6 +220,10 @@ struct service {
 	struct loop_timer	 deadline;	/* of the start under way */
 	struct loop_timer	 retry;		/* backoff over: converge */
 	struct loop_timer	 suspend_timer;	/* suspend_max_seconds */
+	struct loop_timer	 thaw_timer;	/* thaw_record() */
+	int			 thaw_pending;	/* thawed, not yet recorded */
+	int64_t			 thaw_ms;	/* it was frozen so long */
+	json_t			*thaw_event;	/* its HTTPIdleWake */
 	int			 down_sent;	/* frozen: "down" said */
 	int64_t			 retry_at;	/* loop ms; no start before */
 	int64_t			 fail_backoff;	/* s, retry_after */
@@ -296,6 +303,7 @@ void		 service_inst_exit(struct inst *, int, const char *);
 void		 service_inst_frozen(struct inst *, const char *);
 void		 service_inst_thawed(struct inst *, const char *);
 void		 service_suspend(struct service *);
+void		 thaw_record(struct service *);
 int		 service_suspends(const struct service *);
 void		 service_adopted(struct service *);
 const char	*service_node(const struct service *, const struct backend *);

@@ -47,6 +47,7 @@ static void	running_exited(struct service *, int);
 static void	retry_fire(struct loop *, void *);
 static void	suspend_expired(struct loop *, void *);
 static void	suspended_exited(struct service *, int);
+static void	thaw_fire(struct loop *, void *);
 
 static const char *const state_names[] = {
 	"sleeping", "starting", "running", "draining", "stopped", "failed",
@@ -84,6 +85,7 @@ service_new(struct scale *sc, struct svc *def)
 	loop_timer_init(&s->deadline, service_deadline, s);
 	loop_timer_init(&s->retry, retry_fire, s);
 	loop_timer_init(&s->suspend_timer, suspend_expired, s);
+	loop_timer_init(&s->thaw_timer, thaw_fire, s);
 	s->state = s->def.desired == STORE_DESIRED_STOPPED ? SVC_STOPPED :
 	    SVC_SLEEPING;
 	s->gated = gate_passed(sc, &s->def);
@@ -100,6 +102,7 @@ service_free(struct service *s)
 	loop_timer_cancel(sc->loop, &s->deadline);
 	loop_timer_cancel(sc->loop, &s->retry);
 	loop_timer_cancel(sc->loop, &s->suspend_timer);
+	thaw_record(s);
 	if (s->pending != NULL)
 		inst_retire(s->pending);
 	if (s->inst != NULL)
@@ -317,6 +320,7 @@ service_stop(struct service *s, const char *reason)
 {
 	struct loop *l = s->sc->loop;
 
+	thaw_record(s);
 	queue_remove(s);
 	loop_timer_cancel(l, &s->deadline);
 	loop_timer_cancel(l, &s->retry);
@@ -628,6 +632,7 @@ service_inst_exit(struct inst *in, int status, const char *last)
 	int64_t uptime = loop_now_ms(s->sc->loop) - in->start_mono;
 	int ready = in->ready;
 
+	thaw_record(s);		/* before the row goes */
 	describe_exit(status, how, sizeof(how));
 	if (last != NULL && last[0] != '\0')
 		snprintf(why, sizeof(why), "%s: %s", how, last);
@@ -726,6 +731,7 @@ service_suspends(const struct service *s)
 void
 service_suspend(struct service *s)
 {
+	thaw_record(s);
 	queue_remove(s);
 	loop_timer_cancel(s->sc->loop, &s->retry);
 	set_state(s, SVC_SUSPENDED);
@@ -776,7 +782,6 @@ service_inst_thawed(struct inst *in, const char *why)
 	struct service *s = in->svc;
 	struct scale *sc = s->sc;
 	int64_t now = loop_now_ms(sc->loop);
-	json_t *d;
 
 	if (in != s->inst || s->state != SVC_SUSPENDED)
 		return;
@@ -792,21 +797,56 @@ service_inst_thawed(struct inst *in, const char *why)
 	s->m_resumes++;
 	set_state(s, SVC_RUNNING);
 	ctl_ready(s);
-	row_put(in, "running");
-	log_info("service=%s: thawed %s after %lld ms frozen", s->def.id,
-	    in->what, (long long)(now - in->frozen_mono));
+	/*
+	 * The rest waits SCALE_THAW_RECORD_MS (thaw_record()): the row's
+	 * commit (an fsync) and hk-events' would hold the CPU that the
+	 * gateway, woken by the ready, and the thawed process need now.
+	 */
+	s->thaw_pending = 1;
+	s->thaw_ms = now - in->frozen_mono;
 	if (s->wake_reason[0] != '\0') {
-		d = json_pack("{s:s, s:I, s:b, s:I}", "reason", s->wake_reason,
-		    "readiness_ms", (json_int_t)(now - s->wake_mono),
-		    "resumed", 1, "suspended_ms",
-		    (json_int_t)(now - in->frozen_mono));
-		if (d != NULL && s->wake_id != 0)
-			json_object_set_new(d, "wake_id",
+		json_decref(s->thaw_event);
+		s->thaw_event = json_pack("{s:s, s:I, s:b, s:I}", "reason",
+		    s->wake_reason, "readiness_ms",
+		    (json_int_t)(now - s->wake_mono), "resumed", 1,
+		    "suspended_ms", (json_int_t)s->thaw_ms);
+		if (s->thaw_event != NULL && s->wake_id != 0)
+			json_object_set_new(s->thaw_event, "wake_id",
 			    json_integer(s->wake_id));
-		emit(s, "HTTPIdleWake", d);
 		s->wake_reason[0] = '\0';
 	}
+	loop_timer_at(sc->loop, &s->thaw_timer, now + SCALE_THAW_RECORD_MS);
 	service_converge(s);
+}
+
+/*
+ * What a thaw left for later: the row says running again, the log and
+ * hk-events hear of it.  Also at once before anything else changes the
+ * row (a stop, another freeze), so that rows keep their order.
+ */
+void
+thaw_record(struct service *s)
+{
+	loop_timer_cancel(s->sc->loop, &s->thaw_timer);
+	if (!s->thaw_pending)
+		return;
+	s->thaw_pending = 0;
+	if (s->inst != NULL && s->inst->in_store && !s->inst->stopping)
+		row_put(s->inst, "running");
+	log_info("service=%s: thawed %s after %lld ms frozen", s->def.id,
+	    s->inst != NULL ? s->inst->what : "instance",
+	    (long long)s->thaw_ms);
+	if (s->thaw_event != NULL) {
+		emit(s, "HTTPIdleWake", s->thaw_event);	/* takes it */
+		s->thaw_event = NULL;
+	}
+}
+
+static void
+thaw_fire(struct loop *l, void *arg)
+{
+	(void)l;
+	thaw_record(arg);
 }
 
 /* Frozen for suspend_max_seconds: stopped for real, its memory freed. */
