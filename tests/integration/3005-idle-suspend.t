@@ -149,6 +149,13 @@ scale = \"127.0.0.1:$mport\""
 	is "$(get a.fn.localhost /)" 200 "$e: a request thaws the adopted process"
 	is "$(cat "$T/body")" "idle-fn pid=$pid" "$e: the same process answers"
 
+	# hk wake thaws it too, and --wait returns once it is ready.
+	wait_t 5 suspended fn/a "$pid"
+	ok $? "$e: suspended again"
+	is "$(hk wake fn/a --wait --timeout 10 2>&1; echo "rc=$?")" \
+	    "$(printf 'fn/a\tready\nrc=0')" "$e: hk wake --wait thaws it"
+	is "$(scale_pid fn/a)" "$pid" "$e: the same instance, pid $pid"
+
 	stop_pid "$idle_pid"
 	stop_pid "$gw_pid"
 	stop_pid "$scale_pid"
