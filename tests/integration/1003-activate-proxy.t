@@ -66,17 +66,17 @@ like "$(grep '^< HTTP' "$T/verbose" | tr -d '\r' | tr '\n' ' ')" \
     "Expect: 100-continue gets 100, then the answer"
 is "$(cat "$T/body")" "POST /e bytes=1048576" "and the body went through"
 
-gw_raw -t 1 "GET /old HTTP/1.0\r\nHost: $H\r\n\r\n" >"$T/raw.out"
+gw_raw -t 5 "GET /old HTTP/1.0\r\nHost: $H\r\n\r\n" >"$T/raw.out"
 is "$(head -1 "$T/raw.out")" "HTTP/1.0 200 OK" "HTTP/1.0 client"
 is "$(tail -2 "$T/raw.out" | head -1)" closed "closed after the response"
 gw_raw -t 1 "GET /old HTTP/1.0\r\nHost: $H\r\nConnection: keep-alive\r\n\r\n" \
     >"$T/raw.out"
 like "$(tr '\n' ' ' <"$T/raw.out")" 'Connection: keep-alive .* open ' \
     "HTTP/1.0 keep-alive when asked"
-gw_raw -t 1 "GET /chunked HTTP/1.0\r\nHost: $H\r\n\r\n" >"$T/raw.out"
+gw_raw -t 5 "GET /chunked HTTP/1.0\r\nHost: $H\r\n\r\n" >"$T/raw.out"
 like "$(tr '\n' ' ' <"$T/raw.out")" '^HTTP/1.0 200 OK .* one two three closed' \
     "a chunked response reaches an HTTP/1.0 client unchunked"
-gw_raw -t 1 "GET /a HTTP/1.1\r\nHost: $H\r\n\r\nGET /b HTTP/1.1\r\nHost: $H\r\nConnection: close\r\n\r\n" \
+gw_raw -t 5 "GET /a HTTP/1.1\r\nHost: $H\r\n\r\nGET /b HTTP/1.1\r\nHost: $H\r\nConnection: close\r\n\r\n" \
     >"$T/raw.out"
 like "$(tr '\n' ' ' <"$T/raw.out")" 'GET /a bytes=0 .*GET /b bytes=0 closed' \
     "pipelined requests are answered in order"
