@@ -93,6 +93,23 @@ ipc_connect(const char *path, char *err, size_t errlen)
 int
 ipc_send(int fd, const json_t *msg, char *err, size_t errlen)
 {
+	return ipc_send_fd(fd, msg, -1, err, errlen);
+}
+
+/*
+ * As ipc_send, with a descriptor passed along (SCM_RIGHTS) when pass is
+ * not -1.  The sender keeps its own copy, to close.
+ */
+int
+ipc_send_fd(int fd, const json_t *msg, int pass, char *err, size_t errlen)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
 	char *text;
 	size_t len;
 	ssize_t n;
@@ -111,7 +128,22 @@ ipc_send(int fd, const json_t *msg, char *err, size_t errlen)
 		errno = EMSGSIZE;
 		return -1;
 	}
-	n = send(fd, text, len, MSG_NOSIGNAL);
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = text;
+	iov.iov_len = len;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (pass != -1) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass, sizeof(int));
+	}
+	n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 	free(text);
 	if (n == -1 || (size_t)n != len) {
 		snprintf(err, errlen, "send: %s",
@@ -119,6 +151,49 @@ ipc_send(int fd, const json_t *msg, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * recv(2) of one message that may carry descriptors: the first is
+ * returned in *fd (close-on-exec), -1 when none came; any more, and any
+ * of a message cut short, are closed.
+ */
+ssize_t
+ipc_recv_fd(int sock, char *buf, size_t len, int *fd)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct iovec iov = { buf, len };
+	struct msghdr mh;
+	struct cmsghdr *c;
+	size_t i, nfd;
+	ssize_t n;
+	int got;
+
+	*fd = -1;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	if ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) == -1)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nfd; i++) {
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int),
+			    sizeof(int));
+			if (*fd == -1 && !(mh.msg_flags & MSG_TRUNC))
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	return n;
 }
 
 static int

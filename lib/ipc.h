@@ -10,6 +10,8 @@
 #ifndef HK_IPC_H
 #define HK_IPC_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 
 #include <jansson.h>
@@ -28,6 +30,10 @@ const char *ipc_op(const json_t *);
 /* Connects a SOCK_SEQPACKET client to a socket path (blocking, CLOEXEC). */
 int	 ipc_connect(const char *, char *, size_t);
 int	 ipc_send(int, const json_t *, char *, size_t);
+/* The same with a descriptor passed (SCM_RIGHTS); -1: none. */
+int	 ipc_send_fd(int, const json_t *, int, char *, size_t);
+/* recv(2) of one message; *fd: the first descriptor it carried, or -1. */
+ssize_t	 ipc_recv_fd(int, char *, size_t, int *);
 /* Waits up to timeout_ms for one message. */
 json_t	*ipc_recv(int, int, char *, size_t);
 /*

@@ -191,6 +191,8 @@ struct service {
 	struct parkq		 upwait;	/* forwarded, no connection yet */
 	int			 unproven;	/* new connections not answered */
 	int			 window;	/* at most that many unproven */
+	int			 gift_fd;	/* hk-scale's probe connection,
+						   within park_ready only */
 	struct loop_timer	 kick;		/* serve upwait, next turn */
 	struct loop_timer	 timer;		/* delayed wake */
 	uint64_t		 m_requests[5];	/* by class, stats.c */
@@ -308,6 +310,8 @@ void	upstream_update(struct conn *);
 void	upstream_flush(struct conn *);
 void	upstream_pool_drop(struct service *);
 void	upstream_init(struct service *);
+void	upstream_gift(struct service *, int);
+void	upstream_gift_drop(struct service *);
 void	upstream_unwait(struct conn *);
 int	upstream_endpoint(const char *, struct sockaddr_storage *,
 	    socklen_t *);
@@ -324,7 +328,7 @@ RB_PROTOTYPE(svc_tree, service, rb, svc_cmp)
 int	park_dispatch(struct conn *);
 void	park_unlink(struct conn *);
 void	park_requeue(struct conn *);
-void	park_ready(struct service *, const char *, int64_t);
+void	park_ready(struct service *, const char *, int64_t, int);
 void	park_down(struct service *, const char *);
 void	park_failed(struct service *, const char *, int);
 void	park_refused(struct service *, const char *);

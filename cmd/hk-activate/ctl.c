@@ -38,7 +38,7 @@ static json_t	*error_reply(const char *);
 static void	scale_retry(struct loop *, void *);
 static void	scale_lost(const char *);
 static void	sub_read(struct loop *, int, int, void *);
-static void	sub_message(const json_t *);
+static void	sub_message(const json_t *, int);
 static void	wake_read(struct loop *, int, int, void *);
 static int	set_nonblock(int);
 static void	forget_endpoints(void);
@@ -300,7 +300,8 @@ ctl_scale_connect(void)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/scale.sock", gw->cfg.runtime_dir);
-	req = json_pack("{s:s}", "op", "subscribe");
+	/* conns: a "ready" may carry the probe's connection (park_ready) */
+	req = json_pack("{s:s, s:b}", "op", "subscribe", "conns", 1);
 	gw->sub_fd = ipc_connect(path, err, sizeof(err));
 	rc = gw->sub_fd == -1 || set_nonblock(gw->sub_fd) == -1 ||
 	    req == NULL || ipc_send(gw->sub_fd, req, err, sizeof(err)) == -1 ||
@@ -425,22 +426,29 @@ sub_read(struct loop *l, int fd, int mask, void *arg)
 	char err[IPC_ERR_LEN];
 	json_t *msg;
 	ssize_t n;
+	int passed;
 
 	(void)l;
 	(void)mask;
 	(void)arg;
-	n = recv(fd, msgbuf, sizeof(msgbuf), 0);
+	n = ipc_recv_fd(fd, msgbuf, sizeof(msgbuf), &passed);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
+		if (passed != -1)
+			close(passed);
 		scale_lost("connection closed");
 		return;
 	}
 	if ((msg = ipc_decode(msgbuf, (size_t)n, err, sizeof(err))) == NULL) {
 		log_warnx("scale.sock: bad message: %s", err);
+		if (passed != -1)
+			close(passed);
 		return;
 	}
 	if (ipc_op(msg) == NULL) {
+		if (passed != -1)
+			close(passed);
 		if (!json_is_true(json_object_get(msg, "ok"))) {
 			json_decref(msg);
 			scale_lost("subscribe refused");
@@ -448,12 +456,13 @@ sub_read(struct loop *l, int fd, int mask, void *arg)
 		}
 		gw->sub_ok = 1;
 	} else
-		sub_message(msg);
+		sub_message(msg, passed);	/* it closes passed */
 	json_decref(msg);
 }
 
+/* passed: a descriptor that came with msg, or -1; closed or kept here. */
 static void
-sub_message(const json_t *msg)
+sub_message(const json_t *msg, int passed)
 {
 	const char *op = ipc_op(msg), *id, *ep, *reason;
 	struct service *s;
@@ -463,6 +472,8 @@ sub_message(const json_t *msg)
 	if (id == NULL || (s = route_service(id)) == NULL) {
 		log_debug("scale.sock: %s for unrouted service %s", op,
 		    id != NULL ? id : "(none)");
+		if (passed != -1)
+			close(passed);
 		return;
 	}
 	reason = json_string_value(json_object_get(msg, "reason"));
@@ -471,10 +482,16 @@ sub_message(const json_t *msg)
 		rev = json_object_get(msg, "revision");
 		if (ep == NULL || !json_is_integer(rev)) {
 			log_warnx("scale.sock: ready without endpoint");
+			if (passed != -1)
+				close(passed);
 			return;
 		}
-		park_ready(s, ep, json_integer_value(rev));
-	} else if (strcmp(op, "down") == 0)
+		park_ready(s, ep, json_integer_value(rev), passed);
+		return;
+	}
+	if (passed != -1)
+		close(passed);	/* only a "ready" carries one */
+	if (strcmp(op, "down") == 0)
 		park_down(s, reason != NULL ? reason : "unknown");
 	else if (strcmp(op, "failed") == 0) {
 		retry = json_object_get(msg, "retry_after");

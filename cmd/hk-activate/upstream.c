@@ -57,6 +57,8 @@ static void	up_wait(struct conn *, int);
 static void	kick_soon(struct service *);
 static void	kick_fire(struct loop *, void *);
 static int	loopback(const struct service *);
+static int	same_peer(const struct sockaddr_storage *,
+		    const struct sockaddr_storage *);
 static size_t	up_unsent(const struct conn *);
 static void	up_quickack(struct conn *);
 static struct upconn *pool_take(struct service *);
@@ -130,7 +132,64 @@ upstream_init(struct service *svc)
 	TAILQ_INIT(&svc->pool);
 	TAILQ_INIT(&svc->upwait);
 	svc->window = PACE_WINDOW;
+	svc->gift_fd = -1;
 	loop_timer_init(&svc->kick, kick_fire, svc);
+}
+
+static int
+same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
+	const struct sockaddr_in *b4 = (const struct sockaddr_in *)b;
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return a4->sin_port == b4->sin_port &&
+		    a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a->ss_family == AF_INET6 && a6->sin6_port == b6->sin6_port &&
+	    memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr)) == 0;
+}
+
+/*
+ * hk-scale's readiness probe connected to the new endpoint and passed
+ * its connection on with the "ready": the first request that needs a
+ * new connection takes it rather than connecting, so that the service
+ * sees one connection at its cold start.  It must be a connected TCP
+ * socket to the endpoint; otherwise it is closed and ignored.
+ */
+void
+upstream_gift(struct service *svc, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int type = 0, one = 1;
+	socklen_t tlen = sizeof(type);
+
+	upstream_gift_drop(svc);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == -1 ||
+	    type != SOCK_STREAM ||
+	    getpeername(fd, (struct sockaddr *)&ss, &len) == -1 ||
+	    !same_peer(&ss, &svc->addr)) {
+		log_warnx("service=%s: the connection passed with \"ready\" "
+		    "is not one to %s; ignored", svc->id, svc->endpoint);
+		close(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	svc->gift_fd = fd;
+}
+
+/* Not taken by a request: closed. */
+void
+upstream_gift_drop(struct service *svc)
+{
+	if (svc->gift_fd != -1) {
+		close(svc->gift_fd);
+		svc->gift_fd = -1;
+	}
 }
 
 static int
@@ -347,7 +406,7 @@ up_start(struct conn *c, int turn)
 {
 	struct service *svc = c->svc;
 	struct upconn *u;
-	int fd, one = 1;
+	int fd, one = 1, gift;
 
 	if (!turn && !TAILQ_EMPTY(&svc->upwait)) {
 		up_wait(c, 0);		/* behind those already waiting */
@@ -358,8 +417,11 @@ up_start(struct conn *c, int turn)
 			up_wait(c, 0);
 			return;
 		}
-		fd = socket(svc->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, 0);
+		if ((gift = (fd = svc->gift_fd) != -1))
+			svc->gift_fd = -1;	/* connected already */
+		else
+			fd = socket(svc->addr.ss_family, SOCK_STREAM |
+			    SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd == -1 || (u = calloc(1, sizeof(*u))) == NULL) {
 			log_warn("service=%s: unable to connect", svc->id);
 			if (fd != -1)
@@ -375,7 +437,7 @@ up_start(struct conn *c, int turn)
 		loop_timer_init(&u->timer, up_timer, u);
 		loop_timer_at(gw->loop, &u->timer, loop_now_ms(gw->loop) +
 		    PACE_CHECK_MS);
-		if (connect(fd, (struct sockaddr *)&svc->addr,
+		if (!gift && connect(fd, (struct sockaddr *)&svc->addr,
 		    svc->addrlen) == -1) {
 			if (errno != EINPROGRESS) {
 				c->upc = u;

@@ -121,7 +121,7 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 	strlcpy(in->id, id, sizeof(in->id));
 	strlcpy(in->what, "instance", sizeof(in->what));
 	strlcpy(in->node, sc->node, sizeof(in->node));
-	in->notifyfd = in->probefd = -1;
+	in->notifyfd = in->probefd = in->conn_fd = -1;
 	loop_timer_init(&in->kill_timer, kill_fire, in);
 	TAILQ_INSERT_TAIL(&sc->insts, in, entry);
 	return in;
@@ -291,6 +291,10 @@ inst_free(struct inst *in)
 	if (in->releasing)
 		return;
 	probe_stop(in);
+	if (in->conn_fd != -1) {
+		close(in->conn_fd);
+		in->conn_fd = -1;
+	}
 	loop_timer_cancel(sc->loop, &in->kill_timer);
 	queue_settle(in);
 	in->svc = NULL;

@@ -25,6 +25,7 @@ static void	conn_close(struct conn *);
 static void	reply(struct conn *, json_t *);
 static void	reply_err(struct conn *, const char *);
 static void	broadcast(struct scale *, json_t *);
+static void	broadcast_fd(struct scale *, json_t *, int);
 static json_t	*ready_msg(const struct service *);
 static struct service *arg_service(struct conn *, json_t *);
 static json_t	*status_of(const struct service *);
@@ -199,16 +200,26 @@ reply_err(struct conn *c, const char *why)
 static void
 broadcast(struct scale *sc, json_t *msg)
 {
+	broadcast_fd(sc, msg, -1);
+}
+
+/* The same, with fd passed to the first gateway that takes connections. */
+static void
+broadcast_fd(struct scale *sc, json_t *msg, int fd)
+{
 	char err[IPC_ERR_LEN];
 	struct conn *c;
+	int pass;
 
 	TAILQ_FOREACH(c, &sc->conns, entry) {
 		if (!c->subscriber || c->dead)
 			continue;
-		if (ipc_send(c->fd, msg, err, sizeof(err)) == -1) {
+		pass = c->takes_conns ? fd : -1;
+		if (ipc_send_fd(c->fd, msg, pass, err, sizeof(err)) == -1) {
 			log_warnx("scale.sock: dropping a subscriber: %s", err);
 			conn_close(c);
-		}
+		} else if (pass != -1)
+			fd = -1;	/* one gateway sends on it */
 	}
 	json_decref(msg);
 }
@@ -221,11 +232,19 @@ ready_msg(const struct service *s)
 	    "revision", (json_int_t)s->inst->revision);
 }
 
+/* The probe's connection, if any, goes with it, and is closed here. */
 void
 ctl_ready(struct service *s)
 {
-	if (s->inst != NULL && s->inst->ready)
-		broadcast(s->sc, ready_msg(s));
+	struct inst *in = s->inst;
+
+	if (in == NULL || !in->ready)
+		return;
+	broadcast_fd(s->sc, ready_msg(s), in->conn_fd);
+	if (in->conn_fd != -1) {
+		close(in->conn_fd);
+		in->conn_fd = -1;
+	}
 }
 
 void
@@ -337,11 +356,11 @@ op_subscribe(struct conn *c, json_t *msg)
 {
 	struct service *s;
 
-	(void)msg;
 	reply(c, json_pack("{s:b}", "ok", 1));
 	if (c->dead)
 		return;
 	c->subscriber = 1;
+	c->takes_conns = json_is_true(json_object_get(msg, "conns"));
 	TAILQ_FOREACH(s, &c->sc->services, entry)
 		if (!s->removed && s->state == SVC_RUNNING &&
 		    s->inst != NULL && s->inst->ready)

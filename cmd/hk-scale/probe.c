@@ -67,6 +67,7 @@ static int	probe_on_head(http_parser *);
 static int	probe_on_end(http_parser *);
 static void	probe_read(struct inst *);
 static void	probe_end(struct inst *, const char *, int);
+static void	probe_pass(struct inst *);
 static ssize_t	notify_recv(int, char *, size_t, uid_t *);
 static void	notify_read(struct loop *, int, int, void *);
 
@@ -169,8 +170,7 @@ probe_fire(struct loop *l, void *arg)
 	    in->svc->def.spec.readiness == READY_TCP) {
 		log_debug("service=%s: probe: open for %d ms", in->id,
 		    probe_hold_ms(in));
-		probe_stop(in);
-		service_inst_ready(in);
+		probe_pass(in);
 	} else if (in->probefd != -1 && in->probe_sent)
 		probe_end(in, "its rest did not come in time", 1);
 	else
@@ -227,6 +227,23 @@ probe_addr(const struct inst *in, struct sockaddr_storage *ss,
 	sin->sin_port = htons((uint16_t)port);
 	*len = sizeof(*sin);
 	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
+}
+
+/*
+ * Ready by a tcp probe: its connection goes to the gateway with the
+ * "ready" (ctl_ready), which sends the first request on it.  The service
+ * then sees one connection at its cold start, not an empty one first: a
+ * Node server spends 1.5 ms on the empty one's accept and close, before
+ * it reads the request.
+ */
+static void
+probe_pass(struct inst *in)
+{
+	loop_del_fd(in->sc->loop, in->probefd);
+	in->conn_fd = in->probefd;
+	in->probefd = -1;
+	probe_stop(in);
+	service_inst_ready(in);
 }
 
 static int
@@ -349,8 +366,7 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 		return;
 	}
 	if (in->svc->def.spec.readiness == READY_TCP) {
-		probe_stop(in);
-		service_inst_ready(in);
+		probe_pass(in);
 		return;
 	}
 	if (probe_send(in) == -1) {

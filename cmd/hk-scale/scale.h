@@ -88,6 +88,8 @@ struct inst {
 	int			 notifyfd;	/* readiness = "notify" */
 	char			 notify_path[SCALE_SUN_MAX];
 	int			 probefd;	/* tcp and http probes */
+	int			 conn_fd;	/* the tcp probe's connection,
+						   for the gateway (ctl_ready) */
 	int			 probe_sent;
 	http_parser		 probe_parser;	/* http: the answer */
 	int			 probe_status;	/* 0 until its head is in */
@@ -252,6 +254,8 @@ struct conn {
 	struct scale		*sc;
 	int			 fd;
 	int			 subscriber;
+	int			 takes_conns;	/* a gateway: ready may
+						   carry a connection */
 	struct service		*waiting;	/* owed a sleep reply */
 	int			 dead;		/* freed before sleeping */
 };

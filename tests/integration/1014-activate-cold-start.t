@@ -24,6 +24,19 @@ public = true
 GW_LOG = "$W/slow.inv"
 [services.slow.serverless]
 startup_timeout_seconds = 10
+
+[services.quick]
+command = ["python3", "$BE"]
+public = true
+[services.quick.serverless]
+startup_timeout_seconds = 10
+
+[services.http]
+command = ["python3", "$BE"]
+public = true
+readiness = "http:/ready"
+[services.http.serverless]
+startup_timeout_seconds = 10
 APP
 hk apply "$T/app.toml" >/dev/null
 ok $? "hk apply"
@@ -87,6 +100,34 @@ is "$(cat "$T/rq.txt")" "1 True" "the request's record has its wait and the wake
 curl -sS "http://127.0.0.1:$MPORT/metrics" >"$T/metrics.txt"
 is "$(sed -n 's/^hk_wake_first_byte_seconds_count //p' "$T/metrics.txt")" 1 \
     "hk_wake_first_byte_seconds counts the wake"
+
+# The readiness probe's connection.  gw-backend.py numbers its connections
+# from 1 as it accepts them (GET /conn answers "conn N").
+conn() {	# conn SERVICE: GET /conn through the gateway
+	curl -sS --max-time 20 -H "Host: $1.fn.localhost" "$GW_URL/conn"
+}
+put_to_sleep fn/quick
+ok $? "fn/quick passed its readiness gate and sleeps"
+is "$(conn quick)" "conn 1" \
+    "tcp probe: the request that woke fn/quick came on the probe's connection, the service's first"
+is "$(conn quick)" "conn 1" "... which the gateway keeps, as any other, for the next request"
+put_to_sleep fn/quick
+ok $? "fn/quick sleeps again"
+bursts=
+for i in 1 2 3; do
+	conn quick >"$T/burst.$i" &
+	bursts="$bursts $!"
+done
+wait $bursts
+is "$(cat "$T/burst.1" "$T/burst.2" "$T/burst.3" | sort | head -n 1)" "conn 1" \
+    "three requests wake it: one of them takes the probe's connection"
+is "$(cat "$T/burst.1" "$T/burst.2" "$T/burst.3" | sort -u | wc -l)" 3 \
+    "... the other two their own connections, all answered"
+put_to_sleep fn/http
+ok $? "fn/http (readiness http:/ready) sleeps"
+is "$(conn http)" "conn 2" \
+    "http probe: its own connection is closed (conn 1), the request comes on a new one"
+is "$(grep -c 'passed with "ready"' "$T/gw.log")" 0 "the gateway took every connection passed to it"
 
 # cold_start_header off (SIGHUP): no field
 sed -i '/^cold_start_header/d' "$T/hakopod.toml"
