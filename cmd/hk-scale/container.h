@@ -49,6 +49,7 @@ struct ct_node {
 	struct loop_timer	 retry;		/* of a failed list */
 	int			 up;		/* events come */
 	int			 listed;	/* and were listed since */
+	int			 relist;	/* list again when this one is in */
 	int			 down_told;	/* the warning was logged */
 	TAILQ_HEAD(, ct)	 cts;
 };

@@ -257,9 +257,18 @@ node_event(const struct engine_event *ev, void *arg)
 		break;
 	case ENGINE_EV_CREATE:
 	case ENGINE_EV_START:
+		/*
+		 * Not ours, or no longer: an event comes late under load,
+		 * after the container it tells of was stopped and removed
+		 * here.  Only a list says what is there now, and sweeps it.
+		 */
 		if (ct_find(n, ev->id) == NULL && n->listed &&
-		    !node_claims(n, ev->id, (json_t *)ev->attrs, ""))
-			node_sweep(n, ev->id, (json_t *)ev->attrs);
+		    !node_claims(n, ev->id, (json_t *)ev->attrs, "")) {
+			if (n->list != NULL)
+				n->relist = 1;
+			else
+				node_list(n);
+		}
 		break;
 	case ENGINE_EV_HEALTH:
 		break;
@@ -387,6 +396,10 @@ node_listed(void *arg, int status, json_t *body, const char *err)
 			node_sweep(n, id, labels);
 	}
 	n->listed = 1;
+	if (n->relist) {
+		n->relist = 0;
+		node_list(n);	/* an unknown container was told of meanwhile */
+	}
 	/* What we knew running and the list has not: gone meanwhile. */
 	for (x = TAILQ_FIRST(&n->cts); x != NULL; x = next) {
 		next = TAILQ_NEXT(x, entry);
