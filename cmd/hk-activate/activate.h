@@ -328,7 +328,7 @@ RB_PROTOTYPE(svc_tree, service, rb, svc_cmp)
 int	park_dispatch(struct conn *);
 void	park_unlink(struct conn *);
 void	park_requeue(struct conn *);
-void	park_ready(struct service *, const char *, int64_t, int);
+void	park_ready(struct service *, const char *, int64_t, int *);
 void	park_down(struct service *, const char *);
 void	park_failed(struct service *, const char *, int);
 void	park_refused(struct service *, const char *);

@@ -38,7 +38,7 @@ static json_t	*error_reply(const char *);
 static void	scale_retry(struct loop *, void *);
 static void	scale_lost(const char *);
 static void	sub_read(struct loop *, int, int, void *);
-static void	sub_message(const json_t *, int);
+static void	sub_message(const json_t *, int *);
 static void	wake_read(struct loop *, int, int, void *);
 static int	set_nonblock(int);
 static void	forget_endpoints(void);
@@ -435,34 +435,27 @@ sub_read(struct loop *l, int fd, int mask, void *arg)
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		if (passed != -1)
-			close(passed);
 		scale_lost("connection closed");
 		return;
 	}
-	if ((msg = ipc_decode(msgbuf, (size_t)n, err, sizeof(err))) == NULL) {
+	if ((msg = ipc_decode(msgbuf, (size_t)n, err, sizeof(err))) == NULL)
 		log_warnx("scale.sock: bad message: %s", err);
-		if (passed != -1)
-			close(passed);
-		return;
-	}
-	if (ipc_op(msg) == NULL) {
-		if (passed != -1)
-			close(passed);
-		if (!json_is_true(json_object_get(msg, "ok"))) {
-			json_decref(msg);
-			scale_lost("subscribe refused");
-			return;
-		}
-		gw->sub_ok = 1;
+	else if (ipc_op(msg) != NULL)
+		sub_message(msg, &passed);
+	else if (!json_is_true(json_object_get(msg, "ok"))) {
+		json_decref(msg);
+		msg = NULL;
+		scale_lost("subscribe refused");
 	} else
-		sub_message(msg, passed);	/* it closes passed */
+		gw->sub_ok = 1;
 	json_decref(msg);
+	if (passed != -1)
+		close(passed);	/* not taken: only a "ready" takes one */
 }
 
-/* passed: a descriptor that came with msg, or -1; closed or kept here. */
+/* *passed: a descriptor that came with msg, or -1; a "ready" takes it. */
 static void
-sub_message(const json_t *msg, int passed)
+sub_message(const json_t *msg, int *passed)
 {
 	const char *op = ipc_op(msg), *id, *ep, *reason;
 	struct service *s;
@@ -472,8 +465,6 @@ sub_message(const json_t *msg, int passed)
 	if (id == NULL || (s = route_service(id)) == NULL) {
 		log_debug("scale.sock: %s for unrouted service %s", op,
 		    id != NULL ? id : "(none)");
-		if (passed != -1)
-			close(passed);
 		return;
 	}
 	reason = json_string_value(json_object_get(msg, "reason"));
@@ -482,16 +473,10 @@ sub_message(const json_t *msg, int passed)
 		rev = json_object_get(msg, "revision");
 		if (ep == NULL || !json_is_integer(rev)) {
 			log_warnx("scale.sock: ready without endpoint");
-			if (passed != -1)
-				close(passed);
 			return;
 		}
 		park_ready(s, ep, json_integer_value(rev), passed);
-		return;
-	}
-	if (passed != -1)
-		close(passed);	/* only a "ready" carries one */
-	if (strcmp(op, "down") == 0)
+	} else if (strcmp(op, "down") == 0)
 		park_down(s, reason != NULL ? reason : "unknown");
 	else if (strcmp(op, "failed") == 0) {
 		retry = json_object_get(msg, "retry_after");

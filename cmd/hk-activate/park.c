@@ -10,7 +10,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "activate.h"
 #include "log.h"
@@ -253,24 +252,19 @@ park_answer_all(struct service *svc, int status, const char *msg, int retry)
 }
 
 void
-park_ready(struct service *svc, const char *ep, int64_t rev, int gift)
+park_ready(struct service *svc, const char *ep, int64_t rev, int *gift)
 {
 	struct parkq q;
 	struct conn *c;
 
 	if (svc->state == SVC_DRAINING && strcmp(ep, svc->fenced_ep) == 0 &&
-	    rev == svc->fenced_rev) {
-		if (gift != -1)
-			close(gift);
+	    rev == svc->fenced_rev)
 		return;		/* the fenced instance, about to stop */
-	}
 	if (strcmp(ep, svc->endpoint) != 0 || rev != svc->ep_revision ||
 	    svc->state != SVC_RUNNING) {
 		if (upstream_endpoint(ep, &svc->addr, &svc->addrlen) == -1) {
 			log_warnx("service=%s: unusable endpoint %s", svc->id,
 			    ep);
-			if (gift != -1)
-				close(gift);
 			return;
 		}
 		svc->gen++;
@@ -285,8 +279,10 @@ park_ready(struct service *svc, const char *ep, int64_t rev, int gift)
 	svc->wake_at = 0;
 	svc->failed_until = 0;
 	loop_timer_cancel(gw->loop, &svc->timer);
-	if (gift != -1)
-		upstream_gift(svc, gift);	/* the first parked takes it */
+	if (*gift != -1) {
+		upstream_gift(svc, *gift);	/* the first parked takes it */
+		*gift = -1;
+	}
 	TAILQ_INIT(&q);
 	TAILQ_CONCAT(&q, &svc->parked, park);
 	svc->nparked = 0;

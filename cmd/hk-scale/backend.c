@@ -291,10 +291,6 @@ inst_free(struct inst *in)
 	if (in->releasing)
 		return;
 	probe_stop(in);
-	if (in->conn_fd != -1) {
-		close(in->conn_fd);
-		in->conn_fd = -1;
-	}
 	loop_timer_cancel(sc->loop, &in->kill_timer);
 	queue_settle(in);
 	in->svc = NULL;

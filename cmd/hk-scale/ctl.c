@@ -232,19 +232,12 @@ ready_msg(const struct service *s)
 	    "revision", (json_int_t)s->inst->revision);
 }
 
-/* The probe's connection, if any, goes with it, and is closed here. */
+/* With the probe's connection, if it left one (service_inst_ready). */
 void
 ctl_ready(struct service *s)
 {
-	struct inst *in = s->inst;
-
-	if (in == NULL || !in->ready)
-		return;
-	broadcast_fd(s->sc, ready_msg(s), in->conn_fd);
-	if (in->conn_fd != -1) {
-		close(in->conn_fd);
-		in->conn_fd = -1;
-	}
+	if (s->inst != NULL && s->inst->ready)
+		broadcast_fd(s->sc, ready_msg(s), s->inst->conn_fd);
 }
 
 void

@@ -561,6 +561,10 @@ service_inst_ready(struct inst *in)
 	}
 	set_state(s, SVC_RUNNING);
 	ctl_ready(s);
+	if (in->conn_fd != -1) {	/* the probe's: a gateway has a copy */
+		close(in->conn_fd);
+		in->conn_fd = -1;
+	}
 	if (old != NULL) {
 		log_info("service=%s: revision %lld replaces %lld", s->def.id,
 		    (long long)in->revision, (long long)old->revision);
