@@ -212,9 +212,31 @@ alive() {
 	[ "$_st" != Z ]
 }
 
-# free_port: a TCP port on 127.0.0.1 that nothing listens on right now.
+# free_port: a TCP port on 127.0.0.1 that nothing uses right now, drawn
+# at random below the kernel's ephemeral range: a port the kernel handed
+# out (bind to 0) is soon the local port of some test's outgoing
+# connection, and a daemon told to listen there fails with "Address
+# already in use" (seen in CI).
 free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+top = lo - 1 if lo > 12000 else 65535
+base = 10000 if lo > 12000 else 61000
+for _ in range(200):
+    p = random.randint(base, top)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+else:
+    raise SystemExit("free_port: no free port found")
+'
 }
 
 # outlog [RUNDIR]: every service's own log (what "hk logs" reads, under
