@@ -13,6 +13,7 @@
 #ifndef HK_ACTIVATE_H
 #define HK_ACTIVATE_H
 
+#include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/tree.h>
@@ -53,6 +54,8 @@
 #define STATS_CODES		5	/* 400 413 429 503 504, stats.c */
 #define PAGE_MAX		16384	/* bytes of the waiting page */
 #define PAGE_MAX_TEXT		"16384"
+#define SPLICE_MIN		16384	/* body bytes worth a pipe, splice.c */
+#define PIPES_MAX		64	/* idle pipes kept */
 
 enum conn_state {
 	CS_IDLE,	/* keep-alive, no request yet */
@@ -120,6 +123,8 @@ struct conn {
 	uint64_t		 parsed;	/* bytes req took, as lex.pos */
 	int			 spool_fd;	/* a body beyond BODY_MEM_MAX */
 	uint64_t		 spool_len, spool_off;
+	int			 pipe_r, pipe_w;	/* splice.c; -1 */
+	size_t			 piped;		/* bytes in it */
 	struct xbuf		 up;		/* to the backend */
 	struct xbuf		 out;		/* to the client */
 
@@ -136,7 +141,8 @@ struct conn {
 				 eof_client:1, eof_up:1, cold:1,
 				 interim:1, overlimit:1, parse_paused:1,
 				 bad:1, linger:1, buffering:1, up_broken:1,
-				 upwait:1, quickacked:1;
+				 upwait:1, quickacked:1, splicing:1,
+				 pipe_full:1;
 	int			 refuse;	/* answer of a refused body */
 	const char		*outcome;	/* records: NULL = "ok" */
 	uint64_t		 body_len;	/* declared Content-Length */
@@ -251,6 +257,11 @@ struct gw {
 	uint64_t		 m_unrouted[5];	/* no service, by class */
 	struct metrics_hist	 m_wake_wait;
 	struct metrics_hist	 m_first_byte;
+	/* splice.c */
+	int			 pipes[PIPES_MAX][2];	/* idle, empty */
+	int			 npipes;
+	size_t			 pipe_size;
+	int			 splice_off;	/* the kernel refused it */
 	/* page.c */
 	char			 page[PAGE_MAX];
 	size_t			 page_len;
@@ -302,6 +313,14 @@ size_t	xbuf_used(const struct xbuf *);
 int	xbuf_add(struct xbuf *, const void *, size_t);
 void	xbuf_reset(struct xbuf *);
 void	xbuf_consumed(struct xbuf *, size_t);
+
+/* splice.c */
+int	splice_begin(struct conn *);
+void	splice_end(struct conn *);
+size_t	splice_room(const struct conn *);
+ssize_t	splice_in(struct conn *, int);
+int	splice_out(struct conn *);
+void	splice_free_all(void);
 
 /* upstream.c */
 void	upstream_start(struct conn *);

@@ -240,6 +240,9 @@ conn_new(int fd, const struct sockaddr_storage *ss)
 	c->parsed = 0;
 	c->spool_fd = -1;
 	c->spool_len = c->spool_off = 0;
+	c->pipe_r = c->pipe_w = -1;
+	c->piped = 0;
+	c->splicing = c->pipe_full = 0;
 	xbuf_reset(&c->up);
 	xbuf_reset(&c->out);
 	loop_timer_init(&c->timer, conn_timeout, c);
@@ -274,6 +277,7 @@ conn_reset(struct conn *c)
 	c->refuse = 0;
 	http_lex_next(&c->lex);	/* the previous request has ended */
 	body_close(c);
+	splice_end(c);
 	c->outcome = NULL;
 	c->svc = NULL;
 	c->strip = 0;
@@ -302,6 +306,7 @@ conn_close(struct conn *c)
 		upstream_release(c, 0);
 	park_release(c);
 	body_close(c);
+	splice_end(c);
 	loop_del_fd(gw->loop, c->fd);
 	close(c->fd);
 	c->fd = -1;
@@ -422,7 +427,7 @@ conn_update(struct conn *c)
 
 	if (client_wants_read(c))
 		m = LOOP_READ;
-	if (xbuf_used(&c->out) > 0)
+	if (xbuf_used(&c->out) > 0 || c->piped > 0)
 		m |= LOOP_WRITE;
 	loop_mod_fd(gw->loop, c->fd, m);
 	if (c->upc != NULL)
@@ -614,6 +619,13 @@ client_write(struct conn *c)
 		xbuf_consumed(&c->out, (size_t)n);
 	}
 	if (xbuf_used(&c->out) > 0)
+		return;
+	/* a spliced body follows what c->out held of it */
+	if (c->piped > 0 && splice_out(c) == -1) {
+		conn_abort(c, "client_closed");
+		return;
+	}
+	if (c->piped > 0)
 		return;
 	if (c->state == CS_TUNNEL) {
 		if (c->eof_up)

@@ -228,6 +228,8 @@ on_resp_body(http_parser *p, const char *at, size_t n)
 {
 	struct conn *c = p->data;
 
+	if (c->splicing)
+		return 0;	/* the bytes are on the pipe already */
 	return frame(&c->out, at, n, c->chunked_out) == -1;
 }
 

@@ -249,6 +249,7 @@ main(int argc, char *argv[])
 	records_flush(1);
 	stats_close();
 	conn_free_all();
+	splice_free_all();
 	ctl_close();
 	route_free();
 	if (gw->lfd != -1)

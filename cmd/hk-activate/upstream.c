@@ -68,6 +68,7 @@ static void	up_write(struct conn *);
 static void	up_read(struct conn *);
 static void	up_eof(struct conn *, int);
 static void	up_refused(struct conn *);
+static void	up_splice(struct conn *);
 
 static char	scratch[XBUF_SIZE];
 
@@ -497,7 +498,7 @@ upstream_update(struct conn *c)
 		/* the answer waits for the whole request: a body over the
 		 * limit is the gateway's 413, whatever the service says */
 		if (c->state == CS_FORWARD && c->req_done && !c->resp_done &&
-		    room > FRAME_RESERVE)
+		    (c->splicing ? splice_room(c) > 0 : room > FRAME_RESERVE))
 			m |= LOOP_READ;
 		if (c->state == CS_TUNNEL && !c->eof_up && room > 0)
 			m |= LOOP_READ;
@@ -531,7 +532,7 @@ upstream_io(struct loop *l, int fd, int mask, void *arg)
 	if (c->fd != -1 && c->upc == u && (mask & LOOP_READ)) {
 		up_read(c);
 		/* write at once rather than after another turn of the loop */
-		if (c->fd != -1 && xbuf_used(&c->out) > 0)
+		if (c->fd != -1 && (xbuf_used(&c->out) > 0 || c->piped > 0))
 			conn_flush(c);
 	}
 	if (c->fd != -1)
@@ -657,6 +658,10 @@ up_read(struct conn *c)
 		up_eof(c, ECONNRESET);
 		return;
 	}
+	if (c->state == CS_FORWARD && !c->resp_done && splice_begin(c)) {
+		up_splice(c);
+		return;
+	}
 	if (c->state != CS_TUNNEL) {
 		if (room <= FRAME_RESERVE || c->resp_done)
 			return;
@@ -701,6 +706,33 @@ up_read(struct conn *c)
 		conn_fail(c, 502, "invalid response from the service");
 		return;
 	}
+}
+
+/*
+ * Body bytes from the backend onto the client's pipe (splice.c); the
+ * parser counts them as it would have read them (body_identity reads no
+ * byte of the body, so scratch stands for them) and ends the response.
+ */
+static void
+up_splice(struct conn *c)
+{
+	size_t left, part;
+	ssize_t n;
+
+	n = splice_in(c, c->upc->fd);
+	if (n == -1 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		up_eof(c, n == 0 ? 0 : errno);
+		return;
+	}
+	up_proven(c->upc);
+	for (left = (size_t)n; left > 0; left -= part) {
+		part = left < sizeof(scratch) ? left : sizeof(scratch);
+		http_parser_execute(&c->resp, &resp_settings, scratch, part);
+	}
+	if (!c->resp_done && !c->quickacked)
+		up_quickack(c);
 }
 
 /* The backend closed (err 0) or failed; a body read to EOF ends here. */

@@ -11,6 +11,10 @@ $GW_LOG (if set).  Paths:
     /close          a body delimited by closing the connection
     /ws             with Upgrade: answers 101, then echoes bytes
     /conn           answers with an id of the connection (keep-alive reuse)
+    /bytes/N        N bytes of body (blob(N)), with a Content-Length, written
+                    in pieces of 7 KiB
+    /cut/N          declares N bytes, sends half of them, then closes
+    /extra/N        N bytes, then bytes that belong to no response
     anything else   "METHOD PATH bytes=N" (N = request body size; the
                     body may be chunked) plus the headers it saw on
                     /headers
@@ -23,6 +27,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 CONN_IDS = iter(range(1, 1 << 30))
+
+
+def blob(n):
+    """N bytes that differ at every offset: a reordered or lost piece
+    shows as a different digest."""
+    out = bytearray()
+    i = 0
+    while len(out) < n:
+        out += b"%08x|" % i
+        i += 1
+    return bytes(out[:n])
 
 
 def note(line):
@@ -69,6 +84,21 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def send_bytes(self, n, send=None, then=b""):
+        body = blob(n)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        self.wfile.flush()
+        send = n if send is None else send
+        for at in range(0, send, 7168):
+            self.wfile.write(body[at:min(at + 7168, send)])
+        self.wfile.write(then)
+        self.wfile.flush()
 
     def chunks(self, parts, pause):
         self.send_response(200)
@@ -118,6 +148,14 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif path == "/ws" and self.headers.get("Upgrade"):
             self.upgrade()
+        elif path.startswith("/bytes/"):
+            self.send_bytes(int(path[7:]))
+        elif path.startswith("/cut/"):
+            n = int(path[5:])
+            self.send_bytes(n, send=n // 2)
+            self.close_connection = True
+        elif path.startswith("/extra/"):
+            self.send_bytes(int(path[7:]), then=b"HTTP/1.1 200 OK\r\n\r\n")
         elif path == "/conn":
             self.send_text("conn %d\n" % self.conn_id)
         elif path == "/headers":
