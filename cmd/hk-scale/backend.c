@@ -121,7 +121,7 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 	strlcpy(in->id, id, sizeof(in->id));
 	strlcpy(in->what, "instance", sizeof(in->what));
 	strlcpy(in->node, sc->node, sizeof(in->node));
-	in->notifyfd = in->probefd = in->conn_fd = -1;
+	in->notifyfd = in->probefd = in->conn_fd = in->probe_tfd = -1;
 	loop_timer_init(&in->kill_timer, kill_fire, in);
 	TAILQ_INSERT_TAIL(&sc->insts, in, entry);
 	return in;

@@ -908,15 +908,18 @@ hc_try(struct ct *x)
 	}
 }
 
-/* As probes are paced (probe.c): 1/32 of the start's time so far. */
+/*
+ * Paced as probes are (probe.c), more sparsely: a check is a command run
+ * in the container, 1/32 of the start's time so far.
+ */
 static void
 hc_retry(struct ct *x)
 {
 	struct loop *l = x->node->sc->loop;
-	int64_t d = (loop_now_ms(l) - x->in->start_mono) / 32;
+	int64_t d = (loop_now_ms(l) - x->in->start_mono) / SCALE_HC_DIV;
 
-	if (d < SCALE_PROBE_MIN_MS)
-		d = SCALE_PROBE_MIN_MS;
+	if (d < SCALE_HC_MIN_MS)
+		d = SCALE_HC_MIN_MS;
 	if (d > SCALE_PROBE_MAX_MS)
 		d = SCALE_PROBE_MAX_MS;
 	loop_timer_at(l, &x->timer, loop_now_ms(l) + d);

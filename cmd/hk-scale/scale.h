@@ -28,8 +28,11 @@
 #define SCALE_LINE_MAX		512	/* bytes kept of one output line */
 #define SCALE_GRACE_DEFAULT	10	/* s from SIGTERM to SIGKILL */
 #define SCALE_ORDINARY_TIMEOUT	60 /* s, startup deadline, no [serverless] */
-#define SCALE_PROBE_MIN_MS	1	/* probe retries: start time / 32, */
-#define SCALE_PROBE_MAX_MS	50	/* within these bounds */
+#define SCALE_PROBE_DIV		128	/* probe retries: start time / 128, */
+#define SCALE_PROBE_MIN_US	250	/* within these bounds (probe.c) */
+#define SCALE_PROBE_MAX_MS	50
+#define SCALE_HC_DIV		32	/* health checks: start time / 32, */
+#define SCALE_HC_MIN_MS		1	/* at least this */
 #define SCALE_PROBE_READ_MAX	65536	/* bytes of an http probe's answer */
 #define SCALE_PROBE_REST_MS	1000	/* for its rest, once its head is in */
 #define SCALE_RESTART_MIN_MS	100	/* restart of an always-on service */
@@ -45,7 +48,7 @@
 #define SCALE_WHAT_MAX		200	/* "pid 123", "unit hk-svc-..." */
 #define SCALE_INSTALL_MAX	32	/* hex digits: the installation's ID */
 #define STATS_PHASES		4	/* queue, spawn, port, ready: stats.c */
-#define SCALE_THAW_RECORD_MS	20	/* a thaw's row and event, after it */
+#define SCALE_RECORD_MS		20	/* a ready's row and event, after it */
 #define SCALE_CRED_MAX		(CONFIG_URL_MAX + 2 * STORE_NAME_MAX + 48)
 
 enum svc_state {
@@ -95,7 +98,7 @@ struct inst {
 	int			 probe_status;	/* 0 until its head is in */
 	int			 probe_done;	/* read to its end */
 	size_t			 probe_len;	/* bytes of it read */
-	int64_t			 probe_delay;	/* ms */
+	int			 probe_tfd;	/* timerfd: the pause between */
 	int			 probe_hold;	/* ms: tcp, see probe.c */
 	int64_t			 probe_at;	/* loop ms: connected */
 	int64_t			 probe_shut;	/* ms: longest a forwarder
@@ -222,10 +225,12 @@ struct service {
 	struct loop_timer	 deadline;	/* of the start under way */
 	struct loop_timer	 retry;		/* backoff over: converge */
 	struct loop_timer	 suspend_timer;	/* suspend_max_seconds */
-	struct loop_timer	 thaw_timer;	/* thaw_record() */
-	int			 thaw_pending;	/* thawed, not yet recorded */
+	struct loop_timer	 record_timer;	/* ready_record() */
+	enum { REC_NONE, REC_THAW, REC_START }
+				 record;	/* ready, not yet recorded */
 	int64_t			 thaw_ms;	/* it was frozen so long */
-	json_t			*thaw_event;	/* its HTTPIdleWake */
+	int64_t			 ready_ms;	/* a start took so long */
+	json_t			*record_event;	/* its HTTPIdleWake */
 	int			 down_sent;	/* frozen: "down" said */
 	int64_t			 retry_at;	/* loop ms; no start before */
 	int64_t			 fail_backoff;	/* s, retry_after */
@@ -307,7 +312,7 @@ void		 service_inst_exit(struct inst *, int, const char *);
 void		 service_inst_frozen(struct inst *, const char *);
 void		 service_inst_thawed(struct inst *, const char *);
 void		 service_suspend(struct service *);
-void		 thaw_record(struct service *);
+void		 ready_record(struct service *);
 int		 service_suspends(const struct service *);
 void		 service_adopted(struct service *);
 const char	*service_node(const struct service *, const struct backend *);
