@@ -237,8 +237,17 @@ child_drop(const struct spawn *sw)
 }
 
 /*
- * Between fork and exec.  A failure is printed for the log, and told to
+ * Between vfork and exec.  A failure is printed for the log, and told to
  * the parent by one byte on execw: the exit that follows gives the reason.
+ *
+ * The child shares hk-scale's memory until it execs, and hk-scale waits
+ * for that: everything here is a system call on what the parent prepared
+ * (the user's groups were resolved before, the environment built), with
+ * writes only to sw, which the parent no longer reads.  A fork copied
+ * hk-scale's page tables first, 0.8 ms of every cold start, and the child
+ * then waited for the CPU behind its parent: the exec came 1.4 to 2.2 ms
+ * after the wake reached hk-scale, 0.3 to 0.65 ms with vfork (10 starts
+ * of a Python function each).
  */
 static void
 child(struct spawn *sw)
@@ -291,7 +300,7 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	}
 	sw->outw = outp[1];
 	sw->execw = execp[1];
-	if ((pid = fork()) == 0)
+	if ((pid = vfork()) == 0)
 		child(sw);
 	command_env_free(sw->env);
 	close(outp[1]);
@@ -299,7 +308,7 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	x->outfd = outp[0];
 	x->execfd = execp[0];
 	if (pid == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		snprintf(err, errlen, "vfork: %s", strerror(errno));
 		return -1;
 	}
 	x->pid = pid;

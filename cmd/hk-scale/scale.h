@@ -229,7 +229,6 @@ struct service {
 	enum { REC_NONE, REC_THAW, REC_START }
 				 record;	/* ready, not yet recorded */
 	int64_t			 thaw_ms;	/* it was frozen so long */
-	int64_t			 ready_ms;	/* a start took so long */
 	json_t			*record_event;	/* its HTTPIdleWake */
 	int			 down_sent;	/* frozen: "down" said */
 	int64_t			 retry_at;	/* loop ms; no start before */

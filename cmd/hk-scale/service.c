@@ -576,13 +576,14 @@ service_inst_ready(struct inst *in)
 	}
 	s->fail_backoff = 0;
 	s->retry_at = 0;
+	log_info("service=%s: ready at %s, revision %lld, after %lld ms",
+	    s->def.id, in->endpoint, (long long)in->revision, (long long)ms);
 	/*
-	 * The row, the relay, the log and the event: ready_record(), later
+	 * The row, the relay and the event: ready_record(), later
 	 * when a wake waits for this start (requests are parked for it), at
 	 * once for any other.
 	 */
 	s->record = REC_START;
-	s->ready_ms = ms;
 	if (s->wake_reason[0] == '\0') {
 		ready_record(s);
 		service_converge(s);
@@ -828,8 +829,8 @@ service_inst_thawed(struct inst *in, const char *why)
 
 /*
  * What a ready leaves for later, SCALE_RECORD_MS after it: the row says
- * running, the output relay takes over (a fork), the log and hk-events
- * hear of it.  The row's commit (an fsync), the fork and hk-events' own
+ * running, the output relay takes over (a fork), hk-events hears of it
+ * (and the log, of a thaw).  The row's commit (an fsync), the fork and hk-events' own
  * commit would otherwise take the CPU that the gateway, woken by the
  * ready, and the new or thawed process need for the first request.  Done
  * at once before anything else changes the row (a stop, an exit, a
@@ -853,9 +854,6 @@ ready_record(struct service *s)
 			s->gated = 1;
 			gate_mark(s->sc, &s->def, s->def.revision);
 		}
-		log_info("service=%s: ready at %s, revision %lld, after %lld "
-		    "ms", s->def.id, in->endpoint, (long long)in->revision,
-		    (long long)s->ready_ms);
 	} else if (kind == REC_THAW) {
 		if (in != NULL && in->in_store && !in->stopping)
 			row_put(in, "running");
