@@ -29,8 +29,10 @@
  * doubling delays by up to 50 ms), and one that starts for seconds costs
  * 20 connects a second.  A failed connect to a port nothing listens on is
  * answered at once by the kernel, so about 280 of them over such a start
- * cost little.  The pause needs finer than the loop's milliseconds: a
- * timerfd of the instance's own.  The startup deadline (service.c) ends
+ * cost little.  Behind a forwarder (a published port: probe_hold), where
+ * each try is a connection the forwarder makes into the container, the
+ * pause is 1/32, at least 1 ms.  The pause needs finer than the loop's
+ * milliseconds: a timerfd of the instance's own.  The startup deadline (service.c) ends
  * the attempt.
  *
  * An http probe reads the whole answer before it closes, whatever its
@@ -49,6 +51,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <sys/param.h>	/* MAX */
 #include <sys/timerfd.h>
 
 #include <errno.h>
@@ -201,9 +204,13 @@ probe_retry(struct inst *in)
 		close(in->probefd);
 		in->probefd = -1;
 	}
-	us = (loop_clock_us() - in->start_mono * 1000) / SCALE_PROBE_DIV;
-	if (us < SCALE_PROBE_MIN_US)
-		us = SCALE_PROBE_MIN_US;
+	/* a held connection's or an answer's deadline ends with it */
+	loop_timer_cancel(l, &in->probe_timer);
+	us = (loop_clock_us() - in->start_mono * 1000);
+	if (in->probe_hold > 0)	/* a forwarder's: each try costs it */
+		us = MAX(us / SCALE_HC_DIV, SCALE_HC_MIN_MS * 1000);
+	else
+		us = MAX(us / SCALE_PROBE_DIV, SCALE_PROBE_MIN_US);
 	if (us > SCALE_PROBE_MAX_MS * 1000)
 		us = SCALE_PROBE_MAX_MS * 1000;
 	it.it_value.tv_sec = us / 1000000;
@@ -327,6 +334,12 @@ probe_try(struct inst *in)
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 	int fd;
+
+	if (in->probefd != -1) {	/* one probe at a time */
+		loop_del_fd(in->sc->loop, in->probefd);
+		close(in->probefd);
+		in->probefd = -1;
+	}
 
 	if (probe_addr(in, &ss, &sslen) == -1) {
 		log_warnx("service=%s: probe: endpoint \"%s\" is not an "

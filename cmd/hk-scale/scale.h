@@ -31,8 +31,8 @@
 #define SCALE_PROBE_DIV		128	/* probe retries: start time / 128, */
 #define SCALE_PROBE_MIN_US	250	/* within these bounds (probe.c) */
 #define SCALE_PROBE_MAX_MS	50
-#define SCALE_HC_DIV		32	/* health checks: start time / 32, */
-#define SCALE_HC_MIN_MS		1	/* at least this */
+#define SCALE_HC_DIV		32	/* health checks and probes through a */
+#define SCALE_HC_MIN_MS		1	/* forwarder: start time / 32, at least */
 #define SCALE_PROBE_READ_MAX	65536	/* bytes of an http probe's answer */
 #define SCALE_PROBE_REST_MS	1000	/* for its rest, once its head is in */
 #define SCALE_RESTART_MIN_MS	100	/* restart of an always-on service */

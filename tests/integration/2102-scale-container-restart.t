@@ -124,7 +124,9 @@ APP
 	wait_for 10 ct_count_is 0 "$INST"
 	ok $? "$engine: SIGTERM: no container is left"
 	grep -Eq 'Sanitizer|runtime error' "$T/scale.log"
-	ok $((!$?)) "$engine: no sanitizer report"
+	ok $((!$?)) "$engine: no sanitizer report" ||
+	    grep -E -A40 'Sanitizer|runtime error' "$T/scale.log" | sed 's/^/#   /'
+	ct_count_is 0 "$INST" || tail -n 20 "$T/scale.log" | sed 's/^/#   /' 
 done
 pg_missing_is_failure
 done_testing
