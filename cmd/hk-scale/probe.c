@@ -68,6 +68,7 @@ static int	probe_addr(const struct inst *, struct sockaddr_storage *,
 static int	probe_hold_ms(const struct inst *);
 static void	probe_held(struct inst *);
 static void	probe_try(struct inst *);
+static void	probe_close(struct inst *);
 static void	probe_retry(struct inst *);
 static void	probe_fire(struct loop *, void *);
 static void	probe_pause_end(struct loop *, int, int, void *);
@@ -149,16 +150,23 @@ probe_start(struct inst *in)
 	}
 }
 
+/* The probe's connection, if one is open: closed and no longer watched. */
+static void
+probe_close(struct inst *in)
+{
+	if (in->probefd == -1)
+		return;
+	loop_del_fd(in->sc->loop, in->probefd);
+	close(in->probefd);
+	in->probefd = -1;
+}
+
 void
 probe_stop(struct inst *in)
 {
 	struct loop *l = in->sc->loop;
 
-	if (in->probefd != -1) {
-		loop_del_fd(l, in->probefd);
-		close(in->probefd);
-		in->probefd = -1;
-	}
+	probe_close(in);
 	if (in->probe_timer.fn != NULL)
 		loop_timer_cancel(l, &in->probe_timer);
 	if (in->probe_tfd != -1) {
@@ -199,11 +207,7 @@ probe_retry(struct inst *in)
 	struct itimerspec it = { { 0, 0 }, { 0, 0 } };
 	int64_t us;
 
-	if (in->probefd != -1) {
-		loop_del_fd(l, in->probefd);
-		close(in->probefd);
-		in->probefd = -1;
-	}
+	probe_close(in);
 	/* a held connection's or an answer's deadline ends with it */
 	loop_timer_cancel(l, &in->probe_timer);
 	us = (loop_clock_us() - in->start_mono * 1000);
@@ -335,11 +339,7 @@ probe_try(struct inst *in)
 	socklen_t sslen;
 	int fd;
 
-	if (in->probefd != -1) {	/* one probe at a time */
-		loop_del_fd(in->sc->loop, in->probefd);
-		close(in->probefd);
-		in->probefd = -1;
-	}
+	probe_close(in);	/* one probe at a time */
 
 	if (probe_addr(in, &ss, &sslen) == -1) {
 		log_warnx("service=%s: probe: endpoint \"%s\" is not an "
