@@ -29,7 +29,18 @@ struct loop_fd {
 	int		 applied;
 	int		 used;
 	int		 dirty;		/* in loop.dirty[] */
+	uint32_t	 gen;		/* owner's; in its events' data */
 };
+
+/*
+ * An event names the descriptor and the generation of its owner.  A
+ * number closed and taken again within one turn (a connection closed, the
+ * next accepted) gets a new generation, so an event epoll returned for
+ * the old file is dropped instead of reaching the new owner.
+ */
+#define EV_DATA(fd, gen)	((uint64_t)(gen) << 32 | (uint32_t)(fd))
+#define EV_FD(u64)		((int)(uint32_t)(u64))
+#define EV_GEN(u64)		((uint32_t)((u64) >> 32))
 
 struct loop {
 	int			 epfd;
@@ -143,25 +154,31 @@ epoll_mask(int mask)
 int
 loop_add_fd(struct loop *l, int fd, int mask, loop_fd_fn *fn, void *arg)
 {
+	struct loop_fd *f;
 	struct epoll_event ev;
+	int op = EPOLL_CTL_ADD;
 
 	if (fd < 0 || grow_fds(l, fd) == -1)
 		return -1;
-	if (l->fds[fd].used) {		/* a new owner: interest is lazy */
-		l->fds[fd].fn = fn;
-		l->fds[fd].arg = arg;
-		return loop_mod_fd(l, fd, mask);
-	}
+	f = &l->fds[fd];
 	memset(&ev, 0, sizeof(ev));
 	ev.events = epoll_mask(mask);
-	ev.data.fd = fd;
-	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) == -1)
+	ev.data.u64 = EV_DATA(fd, f->gen + 1);
+	/*
+	 * Still ours: the number was closed without loop_del_fd (epoll
+	 * forgot the file then, so the one behind the number now is added)
+	 * or changes owner while open (still registered: modified).
+	 */
+	if (epoll_ctl(l->epfd, op, fd, &ev) == -1 && (!f->used ||
+	    errno != EEXIST || epoll_ctl(l->epfd, op = EPOLL_CTL_MOD, fd,
+	    &ev) == -1))
 		return -1;
-	l->fds[fd].fn = fn;
-	l->fds[fd].arg = arg;
-	l->fds[fd].mask = mask;
-	l->fds[fd].applied = mask;
-	l->fds[fd].used = 1;
+	f->gen++;
+	f->fn = fn;
+	f->arg = arg;
+	f->mask = mask;
+	f->applied = mask;
+	f->used = 1;
 	return 0;
 }
 
@@ -176,7 +193,7 @@ apply_mask(struct loop *l, int fd)
 		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.events = epoll_mask(f->mask);
-	ev.data.fd = fd;
+	ev.data.u64 = EV_DATA(fd, f->gen);
 	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) == -1)
 		return -1;
 	f->applied = f->mask;
@@ -222,6 +239,7 @@ loop_mod_fd(struct loop *l, int fd, int mask)
 void
 loop_del_fd(struct loop *l, int fd)
 {
+	uint32_t gen;
 	int dirty;
 
 	if (fd < 0 || (size_t)fd >= l->nfds || !l->fds[fd].used)
@@ -229,8 +247,10 @@ loop_del_fd(struct loop *l, int fd)
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
 	/* Still listed in dirty[] if set: keep it so, listed only once. */
 	dirty = l->fds[fd].dirty;
+	gen = l->fds[fd].gen;
 	memset(&l->fds[fd], 0, sizeof(l->fds[fd]));
 	l->fds[fd].dirty = dirty;
+	l->fds[fd].gen = gen + 1;	/* events still in hand are stale */
 }
 
 void
@@ -427,8 +447,9 @@ loop_run(struct loop *l)
 			return -1;
 		l->now = clock_ms();
 		for (i = 0; i < n && !l->stop; i++) {
-			fd = evs[i].data.fd;
-			if ((size_t)fd >= l->nfds || !l->fds[fd].used)
+			fd = EV_FD(evs[i].data.u64);
+			if ((size_t)fd >= l->nfds || !l->fds[fd].used ||
+			    l->fds[fd].gen != EV_GEN(evs[i].data.u64))
 				continue;	/* removed by an earlier callback */
 			f = &l->fds[fd];
 			mask = 0;

@@ -37,8 +37,11 @@ void		 loop_free(struct loop *);
 
 /*
  * Watches fd for mask (LOOP_READ|LOOP_WRITE); a second call replaces the
- * callback and the mask.  Masks change lazily (see loop.c): no system call
- * until an unwanted event arrives or the next wait needs more interest.
+ * callback and the mask, and so does a call for a number that was closed
+ * without loop_del_fd and now names another file.  A new owner never gets
+ * an event that was meant for the number's previous one.  Masks change
+ * lazily (see loop.c): no system call until an unwanted event arrives or
+ * the next wait needs more interest.
  */
 int	loop_add_fd(struct loop *, int, int, loop_fd_fn *, void *);
 /* Changes the mask of a watched fd; 0 keeps it registered but silent. */

@@ -1,7 +1,8 @@
 /*
  * loop.c - the event loop: timers fire in deadline order and can be moved
  * and cancelled, fds are dispatched, signals arrive through signalfd, the
- * before-sleep hook runs every turn.
+ * before-sleep hook runs every turn; a descriptor number taken by a new
+ * owner gets only the new owner's events.
  */
 #include <sys/socket.h>
 
@@ -117,6 +118,84 @@ test_interest(struct loop *l)
 	close(sv[1]);
 }
 
+static int	 swap_fds[2], swap_fresh, swapped, new_calls;
+
+/* Counts the calls of a descriptor's new owner, reading what is there. */
+static void
+on_new(struct loop *l, int fd, int mask, void *arg)
+{
+	char c;
+
+	(void)l;
+	(void)mask;
+	(void)arg;
+	new_calls++;
+	(void)read(fd, &c, 1);
+}
+
+/*
+ * The first of two readable sockets to be dispatched closes the other and
+ * puts a fresh socket, with nothing to read, under its number: as a
+ * gateway closes one connection and accepts the next within one turn.
+ */
+static void
+on_swap(struct loop *l, int fd, int mask, void *arg)
+{
+	int other = fd == swap_fds[0] ? swap_fds[1] : swap_fds[0];
+	char c;
+
+	(void)mask;
+	(void)arg;
+	(void)read(fd, &c, 1);
+	if (swapped++)
+		return;
+	loop_del_fd(l, other);
+	dup2(swap_fresh, other);
+	loop_add_fd(l, other, LOOP_READ, on_new, NULL);
+}
+
+static void
+test_reuse(struct loop *l)
+{
+	int a[2], b[2], fresh[2], sv[2], tv[2];
+
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a);
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b);
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fresh);
+	swap_fds[0] = a[1];
+	swap_fds[1] = b[1];
+	swap_fresh = fresh[1];
+	loop_add_fd(l, a[1], LOOP_READ, on_swap, NULL);
+	loop_add_fd(l, b[1], LOOP_READ, on_swap, NULL);
+	write(a[0], "x", 1);
+	write(b[0], "x", 1);	/* both ready: one epoll_wait returns both */
+	new_calls = 0;
+	run_for(l, 20);
+	ok(swapped == 1 && new_calls == 0,
+	    "an event for a number's old file does not reach its new owner");
+	write(fresh[0], "y", 1);
+	run_for(l, 20);
+	isint(new_calls, 1, "the new owner gets its own events");
+	loop_del_fd(l, a[1]);
+	loop_del_fd(l, b[1]);
+	close(a[0]), close(a[1]), close(b[0]), close(b[1]);
+	close(fresh[0]), close(fresh[1]);
+
+	/* Closed without loop_del_fd, the number taken again by add. */
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, tv);
+	loop_add_fd(l, sv[1], LOOP_READ, on_count, NULL);
+	dup2(tv[1], sv[1]);	/* the old file closed, epoll forgets it */
+	new_calls = 0;
+	ok(loop_add_fd(l, sv[1], LOOP_READ, on_new, NULL) == 0,
+	    "a number closed without loop_del_fd can be added again");
+	write(tv[0], "z", 1);
+	run_for(l, 20);
+	isint(new_calls, 1, "and what is behind it now is watched");
+	loop_del_fd(l, sv[1]);
+	close(sv[0]), close(sv[1]), close(tv[0]), close(tv[1]);
+}
+
 static void
 on_signal(struct loop *l, int sig, void *arg)
 {
@@ -133,7 +212,7 @@ main(void)
 	int64_t now, t0;
 	int i, sorted = 1, sv[2], sigs[] = { SIGUSR1 };
 
-	plan(14);
+	plan(18);
 	t0 = loop_clock_us();	/* before the loop reads its clock */
 	l = loop_new();
 	ok(l != NULL, "loop_new");
@@ -172,6 +251,7 @@ main(void)
 	close(sv[0]);
 	close(sv[1]);
 	test_interest(l);
+	test_reuse(l);
 
 	loop_signals(l, sigs, 1, on_signal, NULL);
 	kill(getpid(), SIGUSR1);
