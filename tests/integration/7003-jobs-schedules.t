@@ -41,12 +41,15 @@ print(sum(1 for r in json.load(sys.stdin)
 at_least() { [ "$(runs "$2")" -ge "$1" ]; }
 skipped_at_least() { [ "$(runs "$2" Skipped "$3")" -ge "$1" ]; }
 
-# overlaps TRIGGER: how many of its runs began before the last one ended
+# overlaps TRIGGER: how many of its runs began before the one before them
+# ended.  A run still going has not ended: counting only finished runs
+# would see no overlap while the overlapping ones still run.
 overlaps() {
 	hk runs --json fn/echo | python3 -c "import json,sys
 rs = sorted((r for r in json.load(sys.stdin) if r['trigger'] == sys.argv[1]
-             and r['phase'] == 'Succeeded'), key=lambda r: r['started_at'])
-print(sum(1 for a, b in zip(rs, rs[1:]) if b['started_at'] < a['finished_at']))" "$1"
+             and r['started_at'] > 0), key=lambda r: r['started_at'])
+end = lambda r: r['finished_at'] if r['phase'] != 'Running' else float('inf')
+print(sum(1 for a, b in zip(rs, rs[1:]) if b['started_at'] < end(a)))" "$1"
 }
 
 # cron_at SECONDS: a cron expression (UTC) for the one minute of the
