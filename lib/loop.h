@@ -47,6 +47,13 @@ int	loop_add_fd(struct loop *, int, int, loop_fd_fn *, void *);
 /* Changes the mask of a watched fd; 0 keeps it registered but silent. */
 int	loop_mod_fd(struct loop *, int, int);
 void	loop_del_fd(struct loop *, int);
+/*
+ * Stops watching *fdp, closes it and sets it to -1; nothing if it is -1.
+ * Only for a descriptor that is its file's only one: a file that another
+ * descriptor or process keeps open (an inherited listener, a pipe handed
+ * to a relay) stays in epoll, and must be left with loop_del_fd.
+ */
+void	loop_close_fd(struct loop *, int *);
 
 void	loop_timer_init(struct loop_timer *, loop_timer_fn *, void *);
 /* Arms (or moves) the timer to an absolute deadline in loop_now_ms() time. */

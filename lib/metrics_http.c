@@ -176,9 +176,7 @@ mconn_close(struct mconn *c)
 	if (c->fd == -1)
 		return;
 	loop_timer_cancel(c->srv->loop, &c->timer);
-	loop_del_fd(c->srv->loop, c->fd);
-	close(c->fd);
-	c->fd = -1;
+	loop_close_fd(c->srv->loop, &c->fd);
 	free(c->out);
 	c->out = NULL;
 	c->outlen = c->outoff = 0;

@@ -307,9 +307,7 @@ conn_close(struct conn *c)
 	park_release(c);
 	body_close(c);
 	splice_end(c);
-	loop_del_fd(gw->loop, c->fd);
-	close(c->fd);
-	c->fd = -1;
+	loop_close_fd(gw->loop, &c->fd);
 	TAILQ_REMOVE(&gw->conns[c->state], c, entry);
 	gw->nconns[c->state]--;
 	TAILQ_INSERT_HEAD(&gw->free_conns, c, entry);

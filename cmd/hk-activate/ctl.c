@@ -90,8 +90,7 @@ ctl_read(struct loop *l, int fd, int mask, void *arg)
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		loop_del_fd(l, fd);
-		close(fd);
+		loop_close_fd(l, &fd);
 		return;
 	}
 	if ((msg = ipc_decode(msgbuf, (size_t)n, err, sizeof(err))) == NULL)
@@ -100,10 +99,8 @@ ctl_read(struct loop *l, int fd, int mask, void *arg)
 		reply = ctl_handle(msg);
 		json_decref(msg);
 	}
-	if (reply == NULL || ipc_send(fd, reply, err, sizeof(err)) == -1) {
-		loop_del_fd(l, fd);
-		close(fd);
-	}
+	if (reply == NULL || ipc_send(fd, reply, err, sizeof(err)) == -1)
+		loop_close_fd(l, &fd);
 	json_decref(reply);
 }
 
@@ -331,15 +328,8 @@ scale_lost(const char *why)
 		log_warnx("scale.sock: hk-scale unavailable: %s", why);
 	else
 		log_debug("scale.sock: hk-scale unavailable: %s", why);
-	if (gw->sub_fd != -1) {
-		loop_del_fd(gw->loop, gw->sub_fd);
-		close(gw->sub_fd);
-	}
-	if (gw->wake_fd != -1) {
-		loop_del_fd(gw->loop, gw->wake_fd);
-		close(gw->wake_fd);
-	}
-	gw->sub_fd = gw->wake_fd = -1;
+	loop_close_fd(gw->loop, &gw->sub_fd);
+	loop_close_fd(gw->loop, &gw->wake_fd);
 	gw->sub_ok = 0;
 	wakeq_head = wakeq_len = 0;
 	if (gw->scale_was_up) {

@@ -77,11 +77,7 @@ void
 call_cancel(struct call *c)
 {
 	loop_timer_cancel(c->ix->loop, &c->timer);
-	if (c->fd != -1) {
-		loop_del_fd(c->ix->loop, c->fd);
-		close(c->fd);
-		c->fd = -1;
-	}
+	loop_close_fd(c->ix->loop, &c->fd);
 }
 
 static void

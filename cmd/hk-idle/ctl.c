@@ -78,8 +78,7 @@ ctl_read(struct loop *l, int fd, int mask, void *arg)
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		loop_del_fd(l, fd);
-		close(fd);
+		loop_close_fd(l, &fd);
 		return;
 	}
 	if ((msg = ipc_decode(ix->rbuf, (size_t)n, err, sizeof(err))) ==
@@ -91,8 +90,7 @@ ctl_read(struct loop *l, int fd, int mask, void *arg)
 	}
 	if (reply == NULL || ipc_send(fd, reply, err, sizeof(err)) == -1) {
 		log_debug("idle.sock: dropping a connection");
-		loop_del_fd(l, fd);
-		close(fd);
+		loop_close_fd(l, &fd);
 	}
 	json_decref(reply);
 }

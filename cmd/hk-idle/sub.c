@@ -74,11 +74,7 @@ sub_close(struct idle *ix)
 {
 	loop_timer_cancel(ix->loop, &ix->sub_timer);
 	call_cancel(&ix->sync);
-	if (ix->subfd != -1) {
-		loop_del_fd(ix->loop, ix->subfd);
-		close(ix->subfd);
-		ix->subfd = -1;
-	}
+	loop_close_fd(ix->loop, &ix->subfd);
 	ix->sub = SUB_DOWN;
 }
 

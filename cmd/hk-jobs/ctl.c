@@ -92,8 +92,7 @@ conn_free(struct conn *c)
 {
 	if (c->waiting != NULL)
 		c->waiting->waiter = NULL;
-	loop_del_fd(c->jx->loop, c->fd);
-	close(c->fd);
+	loop_close_fd(c->jx->loop, &c->fd);
 	TAILQ_REMOVE(&c->jx->conns, c, entry);
 	free(c);
 }

@@ -95,11 +95,7 @@ req_start(struct run *r, char *err, size_t errlen)
 void
 req_close(struct run *r)
 {
-	if (r->fd == -1)
-		return;
-	loop_del_fd(r->jx->loop, r->fd);
-	close(r->fd);
-	r->fd = -1;
+	loop_close_fd(r->jx->loop, &r->fd);
 }
 
 static void

@@ -61,11 +61,7 @@ sched_close(struct jobs *jx)
 	sched_clear(jx->scheds, jx->nscheds);
 	jx->scheds = NULL;
 	jx->nscheds = 0;
-	if (jx->sched_fd != -1) {
-		loop_del_fd(jx->loop, jx->sched_fd);
-		close(jx->sched_fd);
-		jx->sched_fd = -1;
-	}
+	loop_close_fd(jx->loop, &jx->sched_fd);
 }
 
 static void

@@ -897,11 +897,7 @@ close_out(struct inst *in)
 {
 	struct s6_inst *x = in->priv;
 
-	if (x->outfd == -1)
-		return;
-	loop_del_fd(in->sc->loop, x->outfd);
-	close(x->outfd);
-	x->outfd = -1;
+	loop_close_fd(in->sc->loop, &x->outfd);
 }
 
 /*

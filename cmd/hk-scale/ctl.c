@@ -127,9 +127,7 @@ conn_close(struct conn *c)
 {
 	if (c->dead)
 		return;
-	loop_del_fd(c->sc->loop, c->fd);
-	close(c->fd);
-	c->fd = -1;
+	loop_close_fd(c->sc->loop, &c->fd);
 	c->dead = 1;
 	c->waiting = NULL;
 }

@@ -154,11 +154,7 @@ probe_start(struct inst *in)
 static void
 probe_close(struct inst *in)
 {
-	if (in->probefd == -1)
-		return;
-	loop_del_fd(in->sc->loop, in->probefd);
-	close(in->probefd);
-	in->probefd = -1;
+	loop_close_fd(in->sc->loop, &in->probefd);
 }
 
 void
@@ -169,14 +165,9 @@ probe_stop(struct inst *in)
 	probe_close(in);
 	if (in->probe_timer.fn != NULL)
 		loop_timer_cancel(l, &in->probe_timer);
-	if (in->probe_tfd != -1) {
-		loop_del_fd(l, in->probe_tfd);
-		close(in->probe_tfd);
-		in->probe_tfd = -1;
-	}
+	loop_close_fd(l, &in->probe_tfd);
 	if (in->notifyfd != -1) {
-		loop_del_fd(l, in->notifyfd);
-		close(in->notifyfd);
+		loop_close_fd(l, &in->notifyfd);
 		unlink(in->notify_path);
 		in->notifyfd = -1;
 	}

@@ -119,6 +119,7 @@ test_interest(struct loop *l)
 }
 
 static int	 swap_fds[2], swap_fresh, swapped, new_calls;
+static int	 swap_close, swap_closed;	/* loop_close_fd, not del */
 
 /* Counts the calls of a descriptor's new owner, reading what is there. */
 static void
@@ -149,15 +150,23 @@ on_swap(struct loop *l, int fd, int mask, void *arg)
 	(void)read(fd, &c, 1);
 	if (swapped++)
 		return;
-	loop_del_fd(l, other);
+	if (swap_close) {
+		swap_closed = other;
+		loop_close_fd(l, &swap_closed);
+	} else
+		loop_del_fd(l, other);
 	dup2(swap_fresh, other);
 	loop_add_fd(l, other, LOOP_READ, on_new, NULL);
 }
 
+/*
+ * Two readable sockets; the first dispatched gives the other's number to
+ * a fresh socket, with loop_del_fd and close, or with loop_close_fd.
+ */
 static void
-test_reuse(struct loop *l)
+swap_in_one_turn(struct loop *l, int by_close, const char *how)
 {
-	int a[2], b[2], fresh[2], sv[2], tv[2];
+	int a[2], b[2], fresh[2];
 
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a);
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b);
@@ -165,21 +174,34 @@ test_reuse(struct loop *l)
 	swap_fds[0] = a[1];
 	swap_fds[1] = b[1];
 	swap_fresh = fresh[1];
+	swap_close = by_close;
+	swapped = new_calls = 0;
 	loop_add_fd(l, a[1], LOOP_READ, on_swap, NULL);
 	loop_add_fd(l, b[1], LOOP_READ, on_swap, NULL);
 	write(a[0], "x", 1);
 	write(b[0], "x", 1);	/* both ready: one epoll_wait returns both */
-	new_calls = 0;
 	run_for(l, 20);
-	ok(swapped == 1 && new_calls == 0,
-	    "an event for a number's old file does not reach its new owner");
+	ok(swapped == 1 && new_calls == 0, "%s: an event for a number's old "
+	    "file does not reach its new owner", how);
 	write(fresh[0], "y", 1);
 	run_for(l, 20);
-	isint(new_calls, 1, "the new owner gets its own events");
+	isint(new_calls, 1, "%s: the new owner gets its own events", how);
 	loop_del_fd(l, a[1]);
 	loop_del_fd(l, b[1]);
 	close(a[0]), close(a[1]), close(b[0]), close(b[1]);
 	close(fresh[0]), close(fresh[1]);
+}
+
+static void
+test_reuse(struct loop *l)
+{
+	int sv[2], tv[2], none = -1;
+
+	swap_in_one_turn(l, 0, "loop_del_fd");
+	swap_in_one_turn(l, 1, "loop_close_fd");
+	ok(swap_closed == -1, "loop_close_fd sets the descriptor to -1");
+	loop_close_fd(l, &none);
+	ok(none == -1, "loop_close_fd of -1 does nothing");
 
 	/* Closed without loop_del_fd, the number taken again by add. */
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
@@ -212,7 +234,7 @@ main(void)
 	int64_t now, t0;
 	int i, sorted = 1, sv[2], sigs[] = { SIGUSR1 };
 
-	plan(18);
+	plan(22);
 	t0 = loop_clock_us();	/* before the loop reads its clock */
 	l = loop_new();
 	ok(l != NULL, "loop_new");
