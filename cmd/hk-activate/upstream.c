@@ -53,6 +53,7 @@ static void	up_check(struct upconn *, int);
 static void	up_proven(struct upconn *);
 static void	up_retry(struct conn *);
 static void	up_start(struct conn *, int);
+static void	up_connect(struct conn *);
 static void	up_wait(struct conn *, int);
 static void	kick_soon(struct service *);
 static void	kick_fire(struct loop *, void *);
@@ -290,8 +291,7 @@ upconn_close(struct upconn *u)
 		kick_soon(svc);
 	}
 	loop_timer_cancel(gw->loop, &u->timer);
-	loop_del_fd(gw->loop, u->fd);
-	close(u->fd);
+	loop_close_fd(gw->loop, &u->fd);
 	free(u);
 }
 
@@ -407,54 +407,69 @@ up_start(struct conn *c, int turn)
 {
 	struct service *svc = c->svc;
 	struct upconn *u;
-	int fd, one = 1, gift;
 
 	if (!turn && !TAILQ_EMPTY(&svc->upwait)) {
 		up_wait(c, 0);		/* behind those already waiting */
 		return;
 	}
-	if ((u = pool_take(svc)) == NULL) {
-		if (svc->unproven >= svc->window) {
-			up_wait(c, 0);
-			return;
-		}
-		if ((gift = (fd = svc->gift_fd) != -1))
-			svc->gift_fd = -1;	/* connected already */
-		else
-			fd = socket(svc->addr.ss_family, SOCK_STREAM |
-			    SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd == -1 || (u = calloc(1, sizeof(*u))) == NULL) {
-			log_warn("service=%s: unable to connect", svc->id);
-			if (fd != -1)
-				close(fd);
-			conn_fail(c, 502, "unable to reach the service");
-			return;
-		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		u->fd = fd;
-		u->svc = svc;
-		u->gen = svc->gen;
-		svc->unproven++;
-		loop_timer_init(&u->timer, up_timer, u);
-		loop_timer_at(gw->loop, &u->timer, loop_now_ms(gw->loop) +
-		    PACE_CHECK_MS);
-		if (!gift && connect(fd, (struct sockaddr *)&svc->addr,
-		    svc->addrlen) == -1) {
-			if (errno != EINPROGRESS) {
-				c->upc = u;
-				u->c = c;
-				svc->m_connect_fail++;
-				if (errno == ECONNREFUSED)
-					up_refused(c);
-				else
-					up_eof(c, errno);
-				return;
-			}
-			u->connecting = 1;
-		}
+	if ((u = pool_take(svc)) != NULL) {
+		/*
+		 * Still watched, with this callback and u: only the mask
+		 * changes, lazily.  The request is written at once and
+		 * reading is what the pool watched for, so the common case
+		 * costs no epoll_ctl.
+		 */
+		u->c = c;
+		c->upc = u;
+		loop_mod_fd(gw->loop, u->fd, LOOP_WRITE);
+	} else if (svc->unproven >= svc->window)
+		up_wait(c, 0);
+	else
+		up_connect(c);
+}
+
+/* A new connection for c: the probe's gift if there is one. */
+static void
+up_connect(struct conn *c)
+{
+	struct service *svc = c->svc;
+	struct upconn *u;
+	int fd, one = 1, gift;
+
+	if ((gift = (fd = svc->gift_fd) != -1))
+		svc->gift_fd = -1;	/* connected already */
+	else
+		fd = socket(svc->addr.ss_family, SOCK_STREAM |
+		    SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1 || (u = calloc(1, sizeof(*u))) == NULL) {
+		log_warn("service=%s: unable to connect", svc->id);
+		if (fd != -1)
+			close(fd);
+		conn_fail(c, 502, "unable to reach the service");
+		return;
 	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	u->fd = fd;
+	u->svc = svc;
+	u->gen = svc->gen;
+	svc->unproven++;
+	loop_timer_init(&u->timer, up_timer, u);
+	loop_timer_at(gw->loop, &u->timer, loop_now_ms(gw->loop) +
+	    PACE_CHECK_MS);
 	u->c = c;
 	c->upc = u;
+	if (!gift && connect(fd, (struct sockaddr *)&svc->addr,
+	    svc->addrlen) == -1) {
+		if (errno != EINPROGRESS) {
+			svc->m_connect_fail++;
+			if (errno == ECONNREFUSED)
+				up_refused(c);
+			else
+				up_eof(c, errno);
+			return;
+		}
+		u->connecting = 1;
+	}
 	if (loop_add_fd(gw->loop, u->fd, LOOP_WRITE, upstream_io, u) == -1) {
 		upstream_release(c, 0);
 		conn_fail(c, 502, "unable to reach the service");
