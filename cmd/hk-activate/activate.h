@@ -220,6 +220,7 @@ struct gw {
 	struct store		*store;
 	struct evsink		*ev;
 	int			 lfd;
+	int			 lfd_deferred;	/* accept after the first bytes */
 	int			 draining;
 	int			 drain_s;
 	struct loop_timer	 drain_timer;

@@ -72,6 +72,14 @@ like "$err" 'unable to listen: 127\.0\.0\.1:[0-9]+: Address already in use' \
 gw_raw -t 14 -p 4 'GET / HTTP/1.1\r\n' 'Host: api' '.example.test\r\n' \
     >"$T/loris.out" &
 loris=$!
+# A client silent for 1.5 s (past the deferred accept's second), then a
+# request: answered.  One silent throughout: cut like the slow-loris,
+# counted from its hand-over 1 s after it connected.
+gw_raw -t 3 -p 1.5 '' 'GET / HTTP/1.1\r\nHost: nope\r\n\r\n' \
+    >"$T/late.out" &
+late=$!
+gw_raw -t 14 >"$T/silent.out" &
+silent=$!
 
 is "$(gw_code nope.example.test /)" 404 "unknown host: 404"
 is "$(cat "$T/body")" "no such service" "404 body is a short text line"
@@ -173,6 +181,12 @@ wait_for 5 sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: newer.fn
 ok $? "SIGHUP reloads the routes"
 is "$(gw_code new.fn.localhost /)" 404 "a service gone from the store is not routed"
 
+wait "$late"
+is "$(head -1 "$T/late.out")" "HTTP/1.1 404 Not Found" \
+    "a connection silent for 1.5 s, then a request: answered"
+wait "$silent"
+like "$(tail -2 "$T/silent.out" | tr '\n' ' ')" '^closed after (10|11|12)\.' \
+    "a connection that says nothing is closed at the header deadline"
 wait "$loris"
 is "$(head -1 "$T/loris.out")" "HTTP/1.1 408 Request Timeout" \
     "slow-loris: a head not complete within 10 s is answered 408"
