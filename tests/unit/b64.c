@@ -30,6 +30,9 @@ static const struct {
 	{ "Zm9 v", "a space" },
 	{ "Zm-v", "the URL alphabet" },
 	{ "Zg==Zm8=", "padding in the middle" },
+	{ "Zm9\xc3", "a byte outside ASCII, in the last group" },
+	{ "\xc3m9vZm9v", "a byte outside ASCII, in a group before it" },
+	{ "Zm9vZm9v=m9v", "padding in a group before the last" },
 };
 
 static void
