@@ -431,6 +431,133 @@ reqbatch_each(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn,
 	return r;
 }
 
+/*
+ * What reqbatch_append() learns by reading a value: where its first
+ * record ends, and the last record, whose strings point where each was
+ * last written.
+ */
+struct walk {
+	const unsigned char	*first_end;
+	struct reqbatch_rec	 first, last;
+	int64_t			 min_at, max_at;
+	uint64_t		 n;
+};
+
+/* 1 all taken, 0 one refused, -1 damaged (err set). */
+static int
+walk_value(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn,
+    void *arg, struct walk *w, char *err, size_t errlen)
+{
+	struct rd r = RD(buf, len);
+	char why[96];
+	uint64_t i;
+	size_t k;
+	int v;
+
+	if (get_header(&r, &w->n, &v) == -1) {
+		(void)snprintf(err, errlen, "packed records: not of format "
+		    "%d to %d", REQBATCH_VERSION_MIN, REQBATCH_VERSION);
+		return -1;
+	}
+	if (v != REQBATCH_VERSION)
+		return 0;
+	memset(&w->last, 0, sizeof(w->last));
+	for (k = 0; k < NSTR; k++)
+		w->last.s[k] = "";
+	for (i = 0; i < w->n; i++) {
+		if (get_record(&r, &w->last, NSTR, why, sizeof(why)) == -1) {
+			(void)snprintf(err, errlen, "packed records, record "
+			    "%ju: %s", (uintmax_t)i, why);
+			return -1;
+		}
+		if (fn(&w->last, i, arg) != 0)
+			return 0;
+		if (i == 0) {
+			w->first = w->last;
+			w->first_end = r.p;
+			w->min_at = w->max_at = w->last.at;
+		} else if (w->last.at < w->min_at)
+			w->min_at = w->last.at;
+		else if (w->last.at > w->max_at)
+			w->max_at = w->last.at;
+	}
+	if (r.p != r.end) {
+		(void)snprintf(err, errlen, "packed records: %zu bytes after "
+		    "its %ju records", (size_t)(r.end - r.p), (uintmax_t)w->n);
+		return -1;
+	}
+	return 1;
+}
+
+/* Room for need more bytes. */
+static int
+grow_by(struct reqbatch_build *b, size_t need)
+{
+	unsigned char *nb;
+	size_t ncap = b->cap > 0 ? b->cap : 16384;
+
+	if (b->pos.len + need <= b->cap)
+		return 0;
+	while (b->pos.len + need > ncap)
+		ncap *= 2;
+	if ((nb = realloc(b->buf, ncap)) == NULL)
+		return -1;
+	b->buf = nb;
+	b->cap = ncap;
+	return 0;
+}
+
+int
+reqbatch_append(struct reqbatch_build *b, const unsigned char *buf,
+    size_t len, size_t cap, reqbatch_rec_fn *fn, void *arg, char *err,
+    size_t errlen)
+{
+	struct reqbatch_pos *pos = &b->pos, mark = b->pos;
+	const unsigned char *end = buf + len;
+	struct walk w;
+	size_t rest, base, k;
+	int r;
+
+	if (buf == NULL || (r = walk_value(buf, len, fn, arg, &w, err,
+	    errlen)) == -1)
+		return buf == NULL ? 0 : -1;
+	if (r == 0 || w.n > cap || pos->n > cap - w.n)
+		return 0;
+	if (w.n == 0)
+		return 1;
+	if (reqbatch_add(b, &w.first, err, errlen) == -1)
+		return 0;
+	rest = (size_t)(end - w.first_end);
+	if (grow_by(b, rest) == -1) {
+		reqbatch_rewind(b, mark);
+		return 0;
+	}
+	base = pos->len;
+	memcpy(b->buf + base, w.first_end, rest);
+	/*
+	 * A string last written after the first record (an empty one
+	 * too) is in the copy; one written in the first record or never
+	 * is where reqbatch_add() left it.
+	 */
+	for (k = 0; k < NSTR; k++) {
+		uintptr_t s = (uintptr_t)w.last.s[k];
+
+		if (s >= (uintptr_t)w.first_end && s < (uintptr_t)end) {
+			pos->prev_off[k] = base + (size_t)(s -
+			    (uintptr_t)w.first_end);
+			pos->prev_len[k] = w.last.len[k];
+		}
+	}
+	pos->len = base + rest;
+	pos->n += w.n - 1;
+	pos->prev_at = w.last.at;
+	if (w.min_at < pos->min_at)
+		pos->min_at = w.min_at;
+	if (w.max_at > pos->max_at)
+		pos->max_at = w.max_at;
+	return 1;
+}
+
 /* reqbatch_decode(): each view copied into a struct, with its id. */
 struct copy {
 	struct store_request	 rec;

@@ -146,6 +146,20 @@ typedef int	reqbatch_rec_fn(const struct reqbatch_rec *, uint64_t, void *);
 int	reqbatch_each(const unsigned char *, size_t, reqbatch_rec_fn *, void *,
 	    char *, size_t);
 
+/*
+ * Appends the records of a value whole, when fn takes each as it is (returns
+ * 0 for each view) and cap records at most would then wait: its bytes are
+ * copied, only the first record is packed again (its previous record
+ * changes).  1 when appended; 0 when not (fn refused one, it is of an
+ * older version, or cap), with the builder unchanged, so that the caller
+ * takes the records one at a time; -1 with err set (as reqbatch_each())
+ * when the value is damaged.  A copy is a fifth of the cost of packing
+ * each record again, which was most of hk-events' share of the gateway's
+ * throughput.
+ */
+int	reqbatch_append(struct reqbatch_build *, const unsigned char *,
+	    size_t, size_t, reqbatch_rec_fn *, void *, char *, size_t);
+
 /* The number of records of a value, or -1 if it has no valid header. */
 int64_t	reqbatch_count(const unsigned char *, size_t);
 

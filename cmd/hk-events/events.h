@@ -100,6 +100,7 @@ void	rec_take(struct rec_sink *, const struct rec_fields *, char *,
 	    size_t);
 void	rec_put(struct rec_sink *, const struct reqbatch_rec *);
 int	record_check(struct reqbatch_rec *, int, char *, size_t);
+int	record_check_numbers(const struct reqbatch_rec *, char *, size_t);
 /*
  * A {"op":"requests"} datagram into a sink: -1 when it is not one (the
  * sink untouched), else 0.  record_requests() takes it decoded (jansson);

@@ -352,6 +352,20 @@ record_fields(const struct rec_fields *f, struct reqbatch_rec *r,
 	return record_check(r, 0, err, errlen);
 }
 
+/* The rules of its time and numbers alone. */
+int
+record_check_numbers(const struct reqbatch_rec *r, char *err, size_t errlen)
+{
+	const int64_t *n = r->num;
+
+	if (r->at <= 0 || r->at > AT_MAX || n[RB_STATUS] < 0 ||
+	    n[RB_STATUS] > 999 || n[RB_DURATION_US] < 0 ||
+	    n[RB_WAIT_US] < 0 || n[RB_BYTES_IN] < 0 || n[RB_BYTES_OUT] < 0 ||
+	    n[RB_WAKE_ID] < 0)
+		return fail(err, errlen, "request: a number out of range");
+	return 0;
+}
+
 /*
  * The rules of a request record's values, whatever form it came in: a
  * path loses its query (in r); apps: the app and service are checked too
@@ -360,14 +374,10 @@ record_fields(const struct rec_fields *f, struct reqbatch_rec *r,
 int
 record_check(struct reqbatch_rec *r, int names, char *err, size_t errlen)
 {
-	const int64_t *n = r->num;
 	ssize_t plen;
 
-	if (r->at <= 0 || r->at > AT_MAX || n[RB_STATUS] < 0 ||
-	    n[RB_STATUS] > 999 || n[RB_DURATION_US] < 0 ||
-	    n[RB_WAIT_US] < 0 || n[RB_BYTES_IN] < 0 || n[RB_BYTES_OUT] < 0 ||
-	    n[RB_WAKE_ID] < 0)
-		return fail(err, errlen, "request: a number out of range");
+	if (record_check_numbers(r, err, errlen) == -1)
+		return -1;
 	if (names && (r->len[RB_APP] != 0 || r->len[RB_SERVICE] != 0) &&
 	    (!config_valid_name_n(r->s[RB_APP], r->len[RB_APP]) ||
 	    !config_valid_name_n(r->s[RB_SERVICE], r->len[RB_SERVICE])))

@@ -10,7 +10,11 @@
  * the shortest varints and repeats strings by code; a value of version 1
  * gains a byte a record, its empty client), and encodes once
  * more to the very same bytes.  fn's nonzero return stops decoding at
- * once and is returned.
+ * once and is returned.  Appended whole after a record
+ * (reqbatch_append()), a value of the current version that decodes gives
+ * that record and its own, and a record added after them comes back too;
+ * one that does not decode is refused with the builder unchanged; one of
+ * version 1 is left to the caller.
  *
  *	make build/fuzz/reqbatch && build/fuzz/reqbatch \
  *	    tests/fuzz/corpus/reqbatch
@@ -37,6 +41,8 @@ static void	check(int, const char *);
 static int	collect(const struct store_request *, void *);
 static void	valid(const struct got *);
 static void	again(const uint8_t *, size_t, const struct got *);
+static int	take_all(const struct reqbatch_rec *, uint64_t, void *);
+static void	appended(const uint8_t *, size_t, int, const struct got *);
 
 static void
 check(int cond, const char *what)
@@ -118,6 +124,58 @@ again(const uint8_t *data, size_t len, const struct got *g)
 	free(g2.v);
 }
 
+static int
+take_all(const struct reqbatch_rec *r, uint64_t i, void *arg)
+{
+	(void)r;
+	(void)i;
+	(void)arg;
+	return 0;
+}
+
+/* r, g: how data decoded on its own. */
+static void
+appended(const uint8_t *data, size_t len, int r, const struct got *g)
+{
+	static const struct reqbatch_rec before = { 5, { "fn", "svc", "GET",
+	    "h", "/", "ok", "c" }, { 2, 3, 3, 1, 1, 2, 1 }, { 200, 1, 0, 0,
+	    0, 0 } };
+	struct got all = { NULL, 0, 0, 0 };
+	struct reqbatch_build b;
+	struct reqbatch v;
+	char err[256];
+	size_t i;
+	int a;
+
+	reqbatch_build_init(&b);
+	check(reqbatch_add(&b, &before, err, sizeof(err)) == 0, "add");
+	a = reqbatch_append(&b, data, len, SIZE_MAX, take_all, NULL, err,
+	    sizeof(err));
+	if (r == 0)
+		check(a == (data[0] == 1 ? 0 : 1), "decodes: appended, "
+		    "version 1 left to the caller");
+	else
+		check(a == -1 || (a == 0 && data[0] == 1), "damaged: "
+		    "refused, version 1 left to the caller");
+	if (a == 1)
+		check(reqbatch_add(&b, &before, err, sizeof(err)) == 0,
+		    "a record added after the copy");
+	reqbatch_view(&b, &v);
+	check(reqbatch_decode(v.buf, v.len, FIRST_ID, collect, &all, err,
+	    sizeof(err)) == 0, "the builder's value decodes");
+	check(all.n == (a == 1 ? g->n + 2 : 1), "as many records");
+	for (i = 0; a == 1 && i < g->n; i++) {
+		all.v[i + 1].id = g->v[i].id;
+		check(request_same(&all.v[i + 1], &g->v[i], 1),
+		    "the value's records, after the first");
+	}
+	check(strcmp(all.v[all.n - 1].host, "h") == 0 &&
+	    strcmp(all.v[all.n - 1].client, "c") == 0 &&
+	    all.v[all.n - 1].at == 5, "the record added after");
+	reqbatch_build_free(&b);
+	free(all.v);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -135,6 +193,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		check(err[0] != '\0', "reason given");
 	} else
 		again(data, len, &g);
+	appended(data, len, r, &g);
 
 	/* Stopped at its first record, if it reaches one. */
 	rs = reqbatch_decode(data, len, FIRST_ID, collect, &stop, err,

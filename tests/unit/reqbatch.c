@@ -50,6 +50,12 @@ static int	same_as_encoded(struct reqbatch_build *,
 		    const struct store_request *, size_t);
 static void	t_build(void);
 static void	t_build_refuses(void);
+static int	take_all(const struct reqbatch_rec *, uint64_t, void *);
+static int	refuse_at(const struct reqbatch_rec *, uint64_t, void *);
+static int	append_range(struct reqbatch_build *,
+		    const struct store_request *, size_t, size_t, size_t);
+static void	t_append(void);
+static void	t_append_declines(void);
 
 static uint64_t	rnd_state = 0x9e3779b97f4a7c15ULL;
 
@@ -736,10 +742,156 @@ t_build_refuses(void)
 	free(v);
 }
 
+static int
+take_all(const struct reqbatch_rec *r, uint64_t i, void *arg)
+{
+	(void)r;
+	(void)i;
+	(void)arg;
+	return 0;
+}
+
+static int
+refuse_at(const struct reqbatch_rec *r, uint64_t i, void *arg)
+{
+	(void)r;
+	return i == *(const uint64_t *)arg;
+}
+
+/* v[from..to) packed as a value of its own, appended whole: its result. */
+static int
+append_range(struct reqbatch_build *b, const struct store_request *v,
+    size_t from, size_t to, size_t cap)
+{
+	struct reqbatch one;
+	char err[256];
+	int r;
+
+	if (reqbatch_encode(v + from, to - from, &one, err, sizeof(err)) == -1)
+		return -2;
+	r = reqbatch_append(b, one.buf, one.len, cap, take_all, NULL, err,
+	    sizeof(err));
+	free(one.buf);
+	return r;
+}
+
+/*
+ * Values appended whole, as hk-events takes the gateway's, make the same
+ * bytes as the records packed one at a time: cut anywhere, into an
+ * empty builder or after other records, and with records added one at a
+ * time after them (the strings last written are found in the copy).
+ */
+static void
+t_append(void)
+{
+	struct store_request *v;
+	struct reqbatch_build b;
+	struct reqbatch_rec r;
+	char err[256];
+	size_t k, m, i, good = 0;
+
+	if ((v = calloc(NVARIED, sizeof(*v))) == NULL)
+		exit(1);
+	varied(v, NVARIED);
+	reqbatch_build_init(&b);
+	for (k = 0; k <= NVARIED; k++) {
+		m = k + (NVARIED - k) / 2;
+		reqbatch_build_clear(&b);
+		if (append_range(&b, v, 0, k, SIZE_MAX) != 1 ||
+		    append_range(&b, v, k, m, SIZE_MAX) != 1) {
+			diag("cut at %zu: not appended", k);
+			continue;
+		}
+		for (i = m; i < NVARIED; i++) {
+			rec_of(&v[i], &r);
+			(void)reqbatch_add(&b, &r, err, sizeof(err));
+		}
+		if (same_as_encoded(&b, v, NVARIED))
+			good++;
+		else
+			diag("cut at %zu and %zu: other bytes", k, m);
+	}
+	isint(good, NVARIED + 1, "appended whole at every cut, then added: "
+	    "the bytes of all packed at once");
+	good = 0;
+	for (k = 1; k < NVARIED; k++) {
+		reqbatch_build_clear(&b);
+		for (i = 0; i < k; i++) {
+			rec_of(&v[i], &r);
+			(void)reqbatch_add(&b, &r, err, sizeof(err));
+		}
+		if (append_range(&b, v, k, NVARIED, SIZE_MAX) == 1 &&
+		    same_as_encoded(&b, v, NVARIED))
+			good++;
+		else
+			diag("added %zu, then the rest appended: wrong", k);
+	}
+	isint(good, NVARIED - 1, "added, then appended whole: the same bytes");
+	reqbatch_build_free(&b);
+	free(v);
+}
+
+/*
+ * What reqbatch_append() leaves to the caller, the builder unchanged: a
+ * record its function refuses (the first, a middle one, the last), more
+ * than cap, a value of an older version; and a damaged value, an error.
+ */
+static void
+t_append_declines(void)
+{
+	static const unsigned char v1[] = { 1, 0 };
+	struct store_request *v;
+	struct reqbatch_build b;
+	struct reqbatch one;
+	char err[256];
+	uint64_t at[] = { 0, 5, NVARIED - 11 };
+	size_t i, good = 0;
+
+	if ((v = calloc(NVARIED, sizeof(*v))) == NULL)
+		exit(1);
+	varied(v, NVARIED);
+	reqbatch_build_init(&b);
+	(void)append_range(&b, v, 0, 10, SIZE_MAX);
+	if (reqbatch_encode(v + 10, NVARIED - 10, &one, err,
+	    sizeof(err)) == -1)
+		exit(1);
+	for (i = 0; i < 3; i++)
+		if (reqbatch_append(&b, one.buf, one.len, SIZE_MAX, refuse_at,
+		    &at[i], err, sizeof(err)) == 0 &&
+		    same_as_encoded(&b, v, 10))
+			good++;
+	isint(good, 3, "a record refused (first, middle, last): declined, "
+	    "nothing appended");
+	ok(reqbatch_append(&b, one.buf, one.len, NVARIED - 1, take_all, NULL,
+	    err, sizeof(err)) == 0 && same_as_encoded(&b, v, 10),
+	    "one record over cap: declined, nothing appended");
+	ok(reqbatch_append(&b, one.buf, one.len, NVARIED, take_all, NULL,
+	    err, sizeof(err)) == 1 && same_as_encoded(&b, v, NVARIED),
+	    "exactly cap: appended");
+	reqbatch_build_clear(&b);
+	(void)append_range(&b, v, 0, 10, SIZE_MAX);
+	ok(reqbatch_append(&b, v1, sizeof(v1), SIZE_MAX, take_all, NULL, err,
+	    sizeof(err)) == 0 && same_as_encoded(&b, v, 10),
+	    "a value of version 1: declined");
+	good = 0;
+	for (i = 1; i < one.len; i++)
+		if (reqbatch_append(&b, one.buf, i, SIZE_MAX, take_all, NULL,
+		    err, sizeof(err)) == -1 && same_as_encoded(&b, v, 10))
+			good++;
+	isint(good, one.len - 1, "every proper prefix: damaged, nothing "
+	    "appended");
+	ok(reqbatch_append(&b, one.buf, 0, SIZE_MAX, take_all, NULL, err,
+	    sizeof(err)) == -1 && strstr(err, "not of format") != NULL,
+	    "no bytes: damaged: %s", err);
+	free(one.buf);
+	reqbatch_build_free(&b);
+	free(v);
+}
+
 int
 main(void)
 {
-	plan(55);
+	plan(63);
 	t_round_trip();
 	t_repeat();
 	t_empty();
@@ -753,5 +905,7 @@ main(void)
 	t_compact();
 	t_build();
 	t_build_refuses();
+	t_append();
+	t_append_declines();
 	return done();
 }
