@@ -67,23 +67,32 @@ reqbatch_build_free(struct reqbatch_build *b)
 	reqbatch_build_init(b);
 }
 
-/* Room for one more record of any size. */
+/* Room for need more bytes. */
 static int
-grow(struct reqbatch_build *b, char *err, size_t errlen)
+grow_by(struct reqbatch_build *b, size_t need)
 {
 	unsigned char *nb;
 	size_t ncap = b->cap > 0 ? b->cap : 16384;
 
-	if (b->pos.len + RECORD_MAX <= b->cap)
+	if (b->pos.len + need <= b->cap)
 		return 0;
-	while (b->pos.len + RECORD_MAX > ncap)
+	while (b->pos.len + need > ncap)
 		ncap *= 2;
-	if ((nb = realloc(b->buf, ncap)) == NULL) {
+	if ((nb = realloc(b->buf, ncap)) == NULL)
+		return -1;
+	b->buf = nb;
+	b->cap = ncap;
+	return 0;
+}
+
+/* Room for one more record of any size. */
+static int
+grow(struct reqbatch_build *b, char *err, size_t errlen)
+{
+	if (grow_by(b, RECORD_MAX) == -1) {
 		(void)snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	b->buf = nb;
-	b->cap = ncap;
 	return 0;
 }
 
@@ -487,24 +496,6 @@ walk_value(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn,
 		return -1;
 	}
 	return 1;
-}
-
-/* Room for need more bytes. */
-static int
-grow_by(struct reqbatch_build *b, size_t need)
-{
-	unsigned char *nb;
-	size_t ncap = b->cap > 0 ? b->cap : 16384;
-
-	if (b->pos.len + need <= b->cap)
-		return 0;
-	while (b->pos.len + need > ncap)
-		ncap *= 2;
-	if ((nb = realloc(b->buf, ncap)) == NULL)
-		return -1;
-	b->buf = nb;
-	b->cap = ncap;
-	return 0;
 }
 
 int
