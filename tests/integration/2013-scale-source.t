@@ -216,6 +216,10 @@ dd if=/dev/zero of="$T/app/code/grow" bs=1M count=8 status=none
 sh -c "while :; do printf x >>'$T/app/code/grow'; done" &
 writer=$!
 _pids="$_pids $writer"
+# Not before the writer runs: on a loaded machine its start can come
+# after the whole read, and the tree is then rightly taken.
+grown() { [ "$(stat -c %s "$T/app/code/grow")" -gt $((8 * 1048576 + 1000)) ]; }
+wait_for 10 grown
 refused "a file changing while it is read" \
     "^$key: $T/app/code/grow: changed while it was read"
 kill "$writer"
