@@ -393,7 +393,7 @@ reqbatch_count(const unsigned char *buf, size_t len)
  */
 static int
 each(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn, void *arg,
-    char *err, size_t errlen)
+    const unsigned char **first_end, char *err, size_t errlen)
 {
 	struct rd r = RD(buf, len);
 	struct reqbatch_rec rec;
@@ -417,6 +417,8 @@ each(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn, void *arg,
 			    (uintmax_t)i, why);
 			return -1;
 		}
+		if (i == 0 && first_end != NULL)
+			*first_end = r.p;
 		if ((stop = fn(&rec, i, arg)) != 0)
 			return stop;
 	}
@@ -435,67 +437,42 @@ reqbatch_each(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn,
 	char why[128];
 	int r;
 
-	if ((r = each(buf, len, fn, arg, why, sizeof(why))) == -1)
+	if ((r = each(buf, len, fn, arg, NULL, why, sizeof(why))) == -1)
 		(void)snprintf(err, errlen, "packed records%s", why);
 	return r;
 }
 
 /*
- * What reqbatch_append() learns by reading a value: where its first
- * record ends, and the last record, whose strings point where each was
- * last written.
+ * What reqbatch_append() learns by reading a value: its first record and
+ * its last, whose strings point where each was last written.
  */
 struct walk {
-	const unsigned char	*first_end;
+	reqbatch_rec_fn		*fn;
+	void			*arg;
 	struct reqbatch_rec	 first, last;
 	int64_t			 min_at, max_at;
 	uint64_t		 n;
 };
 
-/* 1 all taken, 0 one refused, -1 damaged (err set). */
-static int
-walk_value(const unsigned char *buf, size_t len, reqbatch_rec_fn *fn,
-    void *arg, struct walk *w, char *err, size_t errlen)
-{
-	struct rd r = RD(buf, len);
-	char why[96];
-	uint64_t i;
-	size_t k;
-	int v;
+#define WALK_REFUSED	2	/* fn refused a record */
 
-	if (get_header(&r, &w->n, &v) == -1) {
-		(void)snprintf(err, errlen, "packed records: not of format "
-		    "%d to %d", REQBATCH_VERSION_MIN, REQBATCH_VERSION);
-		return -1;
-	}
-	if (v != REQBATCH_VERSION)
-		return 0;
-	memset(&w->last, 0, sizeof(w->last));
-	for (k = 0; k < NSTR; k++)
-		w->last.s[k] = "";
-	for (i = 0; i < w->n; i++) {
-		if (get_record(&r, &w->last, NSTR, why, sizeof(why)) == -1) {
-			(void)snprintf(err, errlen, "packed records, record "
-			    "%ju: %s", (uintmax_t)i, why);
-			return -1;
-		}
-		if (fn(&w->last, i, arg) != 0)
-			return 0;
-		if (i == 0) {
-			w->first = w->last;
-			w->first_end = r.p;
-			w->min_at = w->max_at = w->last.at;
-		} else if (w->last.at < w->min_at)
-			w->min_at = w->last.at;
-		else if (w->last.at > w->max_at)
-			w->max_at = w->last.at;
-	}
-	if (r.p != r.end) {
-		(void)snprintf(err, errlen, "packed records: %zu bytes after "
-		    "its %ju records", (size_t)(r.end - r.p), (uintmax_t)w->n);
-		return -1;
-	}
-	return 1;
+static int
+walk_one(const struct reqbatch_rec *v, uint64_t i, void *arg)
+{
+	struct walk *w = arg;
+
+	if (w->fn(v, i, w->arg) != 0)
+		return WALK_REFUSED;
+	if (i == 0) {
+		w->first = *v;
+		w->min_at = w->max_at = v->at;
+	} else if (v->at < w->min_at)
+		w->min_at = v->at;
+	else if (v->at > w->max_at)
+		w->max_at = v->at;
+	w->last = *v;
+	w->n = i + 1;
+	return 0;
 }
 
 int
@@ -504,27 +481,35 @@ reqbatch_append(struct reqbatch_build *b, const unsigned char *buf,
     size_t errlen)
 {
 	struct reqbatch_pos *pos = &b->pos, mark = b->pos;
-	const unsigned char *end = buf + len;
-	struct walk w;
+	struct walk w = { fn, arg, { 0 }, { 0 }, 0, 0, 0 };
+	const unsigned char *end, *first_end = NULL;
+	char why[128];
 	size_t rest, base, k;
 	int r;
 
-	if (buf == NULL || (r = walk_value(buf, len, fn, arg, &w, err,
-	    errlen)) == -1)
-		return buf == NULL ? 0 : -1;
-	if (r == 0 || w.n > cap || pos->n > cap - w.n)
+	/* A value of an older version is left to the caller, whole. */
+	if (buf == NULL || (len > 0 && buf[0] >= REQBATCH_VERSION_MIN &&
+	    buf[0] < REQBATCH_VERSION))
+		return 0;
+	if ((r = each(buf, len, walk_one, &w, &first_end, why,
+	    sizeof(why))) == -1) {
+		(void)snprintf(err, errlen, "packed records%s", why);
+		return -1;
+	}
+	if (r != 0 || w.n > cap || pos->n > cap - w.n)
 		return 0;
 	if (w.n == 0)
 		return 1;
+	end = buf + len;
 	if (reqbatch_add(b, &w.first, err, errlen) == -1)
 		return 0;
-	rest = (size_t)(end - w.first_end);
+	rest = (size_t)(end - first_end);
 	if (grow_by(b, rest) == -1) {
 		reqbatch_rewind(b, mark);
 		return 0;
 	}
 	base = pos->len;
-	memcpy(b->buf + base, w.first_end, rest);
+	memcpy(b->buf + base, first_end, rest);
 	/*
 	 * A string last written after the first record (an empty one
 	 * too) is in the copy; one written in the first record or never
@@ -533,9 +518,9 @@ reqbatch_append(struct reqbatch_build *b, const unsigned char *buf,
 	for (k = 0; k < NSTR; k++) {
 		uintptr_t s = (uintptr_t)w.last.s[k];
 
-		if (s >= (uintptr_t)w.first_end && s < (uintptr_t)end) {
+		if (s >= (uintptr_t)first_end && s < (uintptr_t)end) {
 			pos->prev_off[k] = base + (size_t)(s -
-			    (uintptr_t)w.first_end);
+			    (uintptr_t)first_end);
 			pos->prev_len[k] = w.last.len[k];
 		}
 	}
@@ -593,7 +578,7 @@ reqbatch_decode(const unsigned char *buf, size_t len, int64_t first_id,
 	c.first_id = first_id;
 	c.fn = fn;
 	c.arg = arg;
-	if ((r = each(buf, len, copy_out, &c, why, sizeof(why))) == -1)
+	if ((r = each(buf, len, copy_out, &c, NULL, why, sizeof(why))) == -1)
 		(void)snprintf(err, errlen, "request batch %jd%s",
 		    (intmax_t)first_id, why);
 	return r;

@@ -880,6 +880,11 @@ t_append_declines(void)
 			good++;
 	isint(good, one.len - 1, "every proper prefix: damaged, nothing "
 	    "appended");
+	one.buf[0] = REQBATCH_VERSION + 1;
+	ok(reqbatch_append(&b, one.buf, one.len, SIZE_MAX, take_all, NULL,
+	    err, sizeof(err)) == -1 && same_as_encoded(&b, v, 10),
+	    "a version newer than ours: damaged, nothing appended");
+	one.buf[0] = REQBATCH_VERSION;
 	ok(reqbatch_append(&b, one.buf, 0, SIZE_MAX, take_all, NULL, err,
 	    sizeof(err)) == -1 && strstr(err, "not of format") != NULL,
 	    "no bytes: damaged: %s", err);
@@ -891,7 +896,7 @@ t_append_declines(void)
 int
 main(void)
 {
-	plan(63);
+	plan(64);
 	t_round_trip();
 	t_repeat();
 	t_empty();
