@@ -56,6 +56,7 @@
 #define PAGE_MAX_TEXT		"16384"
 #define SPLICE_MIN		16384	/* body bytes worth a pipe, splice.c */
 #define PIPES_MAX		64	/* idle pipes kept */
+#define RELAY_TURNS		8	/* backend reads an event, upstream.c */
 
 enum conn_state {
 	CS_IDLE,	/* keep-alive, no request yet */

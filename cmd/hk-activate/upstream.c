@@ -66,10 +66,11 @@ static struct upconn *pool_take(struct service *);
 static void	upconn_close(struct upconn *);
 static void	up_connected(struct conn *);
 static void	up_write(struct conn *);
-static void	up_read(struct conn *);
+static int	up_read(struct conn *);
 static void	up_eof(struct conn *, int);
 static void	up_refused(struct conn *);
-static void	up_splice(struct conn *);
+static int	up_splice(struct conn *);
+static void	up_relay(struct conn *, struct upconn *);
 
 static char	scratch[XBUF_SIZE];
 
@@ -521,6 +522,29 @@ upstream_update(struct conn *c)
 	loop_mod_fd(gw->loop, u->fd, m);
 }
 
+/*
+ * From the backend to the client: each part is written at once rather
+ * than after another turn of the loop, and while a read fills all the
+ * room it had and the client takes all of it, the backend is read again,
+ * so that a response already in reaches the client whole, not a part a
+ * turn (HAProxy's speculative reads do the same).
+ */
+static void
+up_relay(struct conn *c, struct upconn *u)
+{
+	int full, turns;
+
+	for (turns = 0; turns < RELAY_TURNS; turns++) {
+		full = up_read(c);
+		if (c->fd != -1 && (xbuf_used(&c->out) > 0 || c->piped > 0))
+			conn_flush(c);
+		if (!full || c->fd == -1 || c->upc != u ||
+		    c->state != CS_FORWARD || c->resp_done ||
+		    xbuf_used(&c->out) > 0 || c->piped > 0)
+			return;
+	}
+}
+
 static void
 upstream_io(struct loop *l, int fd, int mask, void *arg)
 {
@@ -544,12 +568,8 @@ upstream_io(struct loop *l, int fd, int mask, void *arg)
 	}
 	if (mask & LOOP_WRITE)
 		up_write(c);
-	if (c->fd != -1 && c->upc == u && (mask & LOOP_READ)) {
-		up_read(c);
-		/* write at once rather than after another turn of the loop */
-		if (c->fd != -1 && (xbuf_used(&c->out) > 0 || c->piped > 0))
-			conn_flush(c);
-	}
+	if (c->fd != -1 && c->upc == u && (mask & LOOP_READ))
+		up_relay(c, u);
 	if (c->fd != -1)
 		conn_update(c);
 }
@@ -660,7 +680,11 @@ up_write(struct conn *c)
 	conn_parse(c);		/* more body fits now */
 }
 
-static void
+/*
+ * One read from the backend, parsed; 1 if it filled the room it had, so
+ * that more may be waiting.
+ */
+static int
 up_read(struct conn *c)
 {
 	size_t room = xbuf_room(&c->out) + c->out.off, want, np;
@@ -671,31 +695,29 @@ up_read(struct conn *c)
 		/* not asked for: a hang-up (EPOLLHUP or ERR) while the answer
 		 * waits for the whole request; the service ended it early */
 		up_eof(c, ECONNRESET);
-		return;
+		return 0;
 	}
-	if (c->state == CS_FORWARD && !c->resp_done && splice_begin(c)) {
-		up_splice(c);
-		return;
-	}
+	if (c->state == CS_FORWARD && !c->resp_done && splice_begin(c))
+		return up_splice(c);
 	if (c->state != CS_TUNNEL) {
 		if (room <= FRAME_RESERVE || c->resp_done)
-			return;
+			return 0;
 		room -= FRAME_RESERVE;
 	}
 	want = room < sizeof(scratch) ? room : sizeof(scratch);
 	if (want == 0)
-		return;
+		return 0;
 	n = read(c->upc->fd, scratch, want);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
+		return 0;
 	if (n <= 0) {
 		up_eof(c, n == 0 ? 0 : errno);
-		return;
+		return 0;
 	}
 	up_proven(c->upc);
 	if (c->state == CS_TUNNEL) {
 		xbuf_add(&c->out, scratch, (size_t)n);
-		return;
+		return (size_t)n == want;
 	}
 	np = http_parser_execute(&c->resp, &resp_settings, scratch, (size_t)n);
 	e = HTTP_PARSER_ERRNO(&c->resp);
@@ -706,12 +728,12 @@ up_read(struct conn *c)
 		conn_tunnel(c);
 		if (np < (size_t)n)
 			xbuf_add(&c->out, scratch + np, (size_t)n - np);
-		return;
+		return 0;
 	}
 	if (e == HPE_PAUSED) {
 		if (np < (size_t)n)
 			c->resp_close = 1;	/* bytes after the response */
-		return;
+		return 0;
 	}
 	if (e != HPE_OK) {
 		log_debug("service=%s: invalid response: %s", c->svc->id,
@@ -719,16 +741,18 @@ up_read(struct conn *c)
 		c->outcome = "bad_response";
 		upstream_release(c, 0);
 		conn_fail(c, 502, "invalid response from the service");
-		return;
+		return 0;
 	}
+	return (size_t)n == want;
 }
 
 /*
  * Body bytes from the backend onto the client's pipe (splice.c); the
  * parser counts them as it would have read them (body_identity reads no
- * byte of the body, so scratch stands for them) and ends the response.
+ * byte of the body, so scratch stands for them) and ends the response;
+ * 1 if the pipe filled, so that more may be waiting.
  */
-static void
+static int
 up_splice(struct conn *c)
 {
 	size_t left, part;
@@ -736,10 +760,10 @@ up_splice(struct conn *c)
 
 	n = splice_in(c, c->upc->fd);
 	if (n == -1 && errno == EAGAIN)
-		return;
+		return 0;
 	if (n <= 0) {
 		up_eof(c, n == 0 ? 0 : errno);
-		return;
+		return 0;
 	}
 	up_proven(c->upc);
 	for (left = (size_t)n; left > 0; left -= part) {
@@ -748,6 +772,7 @@ up_splice(struct conn *c)
 	}
 	if (!c->resp_done && !c->quickacked)
 		up_quickack(c);
+	return splice_room(c) == 0;	/* the pipe, not the socket, ran out */
 }
 
 /* The backend closed (err 0) or failed; a body read to EOF ends here. */
