@@ -536,10 +536,14 @@ up_relay(struct conn *c, struct upconn *u)
 
 	for (turns = 0; turns < RELAY_TURNS; turns++) {
 		full = up_read(c);
+		/* an ended response stops it before the flush, which may
+		 * start the next pipelined exchange, even on this upconn */
+		if (c->fd == -1 || c->upc != u || c->state != CS_FORWARD ||
+		    c->resp_done)
+			full = 0;
 		if (c->fd != -1 && (xbuf_used(&c->out) > 0 || c->piped > 0))
 			conn_flush(c);
 		if (!full || c->fd == -1 || c->upc != u ||
-		    c->state != CS_FORWARD || c->resp_done ||
 		    xbuf_used(&c->out) > 0 || c->piped > 0)
 			return;
 	}

@@ -181,6 +181,16 @@ for r in json.load(sys.stdin):
         break')
 is "$out" "ok True True" "the request record counts the spliced body in bytes_out"
 
+# A large response read ahead of the client, and behind it, pipelined, a
+# request whose body comes later: the reads that follow a response end
+# with it, and the next exchange waits for its body.
+gw_raw -t 10 -p 0.5 "GET /bytes/300000 HTTP/1.1\r\nHost: $H\r\n\r\nPOST /p HTTP/1.1\r\nHost: $H\r\nContent-Length: 10\r\nConnection: close\r\n\r\n12345" \
+    67890 >"$T/raw.out"
+is "$(grep -ao 'HTTP/1.1 200 OK' "$T/raw.out" | wc -l | tr -d ' ') $(grep -ai '^content-length' "$T/raw.out" | head -1 | tr -d '\r' | tr A-Z a-z)" \
+    "2 content-length: 300000" "a pipelined request after a large response is answered"
+like "$(tail -3 "$T/raw.out" | head -2 | tr '\n' ' ')" '^POST /p bytes=10 closed $' \
+    "with its whole body, which came later"
+
 stop_pid "$gw_pid"
 stop_pid "$scale_pid"
 stop_pid "$events_pid"
