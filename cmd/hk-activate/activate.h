@@ -290,6 +290,7 @@ void	conn_tunnel(struct conn *);
 void	conn_admit(struct conn *);
 void	conn_go(struct conn *);
 void	conn_flush(struct conn *);
+int	conn_unsent(const struct conn *);
 void	conn_free_all(void);
 int	conn_trust_load(char *, size_t);
 void	conn_trim(void);

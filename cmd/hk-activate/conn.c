@@ -443,6 +443,13 @@ client_wants_read(const struct conn *c)
 	}
 }
 
+/* Response bytes still to go to the client, copied or on the pipe. */
+int
+conn_unsent(const struct conn *c)
+{
+	return xbuf_used(&c->out) > 0 || c->piped > 0;
+}
+
 void
 conn_update(struct conn *c)
 {
@@ -450,7 +457,7 @@ conn_update(struct conn *c)
 
 	if (client_wants_read(c))
 		m = LOOP_READ;
-	if (xbuf_used(&c->out) > 0 || c->piped > 0)
+	if (conn_unsent(c))
 		m |= LOOP_WRITE;
 	loop_mod_fd(gw->loop, c->fd, m);
 	if (c->upc != NULL)

@@ -532,19 +532,17 @@ upstream_update(struct conn *c)
 static void
 up_relay(struct conn *c, struct upconn *u)
 {
-	int full, turns;
+	int full, ended, turns;
 
 	for (turns = 0; turns < RELAY_TURNS; turns++) {
 		full = up_read(c);
-		/* an ended response stops it before the flush, which may
-		 * start the next pipelined exchange, even on this upconn */
-		if (c->fd == -1 || c->upc != u || c->state != CS_FORWARD ||
-		    c->resp_done)
-			full = 0;
-		if (c->fd != -1 && (xbuf_used(&c->out) > 0 || c->piped > 0))
+		/* judged before the flush, which may finish the exchange and
+		 * start the next pipelined one, even on this upconn */
+		ended = c->fd == -1 || c->upc != u || c->state != CS_FORWARD ||
+		    c->resp_done;
+		if (c->fd != -1 && conn_unsent(c))
 			conn_flush(c);
-		if (!full || c->fd == -1 || c->upc != u ||
-		    xbuf_used(&c->out) > 0 || c->piped > 0)
+		if (!full || ended || c->fd == -1 || conn_unsent(c))
 			return;
 	}
 }
