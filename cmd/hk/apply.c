@@ -32,7 +32,8 @@ struct applied {
 };
 
 static int	check_cross_files(struct app_config *, int);
-static int	validate_secrets(struct hk *, struct app_config *, int);
+static int	refusal_kept(int, int *);
+static int	validate_store(struct hk *, struct app_config *, int);
 static int	check_installation(struct hk *, const struct app_config *);
 static int	check_hosts(const struct app_config *,
 		    const struct store_service *, size_t);
@@ -171,36 +172,60 @@ check_cross_files(struct app_config *apps, int n)
 }
 
 /*
- * Whether the secrets the files name exist is the store's to say: checked
- * when the store can be opened without making one (an SQLite file that
- * is not there yet has none), else said and skipped; hk apply always
- * checks.
+ * A check's outcome, so that every problem is said: a refusal (65) is kept
+ * in *code and the checks go on (EX_OK); a failing store ends them.
  */
 static int
-validate_secrets(struct hk *hk, struct app_config *apps, int n)
+refusal_kept(int c, int *code)
+{
+	if (c != EX_DATAERR)
+		return c;
+	*code = c;
+	return EX_OK;
+}
+
+/*
+ * What only the store can say, checked when it can be opened without
+ * making one (an SQLite file that is not there yet has nothing): whether
+ * the secrets the files name exist, and whether each job's run_id is not
+ * lower than the one last applied.  Without a store, said and skipped;
+ * hk apply always checks.
+ */
+static int
+validate_store(struct hk *hk, struct app_config *apps, int n)
 {
 	char err[STORE_ERR_LEN];
 	const char *path = NULL;
-	size_t s, named = 0;
-	int i, code = EX_OK;
+	size_t s, named = 0, jobs = 0;
+	int64_t prev;
+	int i, code = EX_OK, c;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		for (s = 0; s < apps[i].nservices; s++)
 			named += apps[i].services[s].nsecrets;
-	if (named == 0)
+		jobs += apps[i].njobs;
+	}
+	if (named == 0 && jobs == 0)
 		return EX_OK;
 	if (strncmp(hk->cfg.state, "sqlite://", 9) == 0)
 		path = hk->cfg.state + 9;
 	if ((path != NULL && access(path, F_OK) == -1) ||
 	    (hk->store = store_open(hk->cfg.state, err, sizeof(err))) ==
 	    NULL) {
-		log_warnx("validate: secrets not checked: no store at %s",
-		    hk->cfg.state);
+		log_warnx("validate: %s not checked: no store at %s",
+		    named == 0 ? "job run_ids" : jobs == 0 ? "secrets" :
+		    "secrets and job run_ids", hk->cfg.state);
 		return EX_OK;
 	}
-	for (i = 0; i < n; i++)
-		if ((code = secrets_resolve(hk, &apps[i])) != EX_OK)
-			break;
+	for (i = 0; i < n; i++) {
+		if (named > 0 && (c = refusal_kept(secrets_resolve(hk,
+		    &apps[i]), &code)) != EX_OK)
+			return c;
+		for (s = 0; s < apps[i].njobs; s++)
+			if ((c = refusal_kept(job_run_id_check(hk, &apps[i],
+			    &apps[i].jobs[s], &prev), &code)) != EX_OK)
+				return c;
+	}
 	return code;
 }
 
@@ -215,7 +240,7 @@ cmd_validate(struct hk *hk, int argc, char **argv)
 	n = argc - first;
 	code = apps_load(hk, n, argv + first, &apps);
 	if (code == EX_OK)
-		code = validate_secrets(hk, apps, n);
+		code = validate_store(hk, apps, n);
 	for (i = 0; code == EX_OK && i < n; i++)
 		printf("%s: app %s: %zu services, %zu serverless: OK\n",
 		    apps[i].path, apps[i].name, apps[i].nservices,

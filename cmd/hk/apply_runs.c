@@ -56,33 +56,50 @@ apply_runs(struct hk *hk, const struct app_config *app, json_t *report)
 	return code;
 }
 
+/*
+ * Whether job j of app may be applied: its run_id not lower than the one
+ * the store has (hk apply refuses the file then; hk validate says so);
+ * *prev is the store's, -1 if the job is new.
+ */
+int
+job_run_id_check(struct hk *hk, const struct app_config *app,
+    const struct job_spec *j, int64_t *prev)
+{
+	struct store_job old;
+	int found;
+
+	*prev = -1;
+	if ((found = store_job_get(hk->store, app->name, j->name, &old)) ==
+	    -1)
+		return hk_store_failed(hk, "read job");
+	if (found != 0)
+		return EX_OK;
+	*prev = old.run_id;
+	store_job_clear(&old);
+	if (j->run_id >= *prev)
+		return EX_OK;
+	fprintf(stderr, "%s:%d: jobs.%s.run_id: %jd is lower than %jd, "
+	    "the run_id last applied (it may only grow)\n", app->path,
+	    j->run_id_line, j->name, (intmax_t)j->run_id, (intmax_t)*prev);
+	return EX_DATAERR;
+}
+
 static int
 write_job(struct hk *hk, const struct app_config *app,
     const struct job_spec *j, json_t *report)
 {
-	struct store_job old;
 	const char *result;
-	int found;
+	int64_t prev;
+	int code;
 
-	if ((found = store_job_get(hk->store, app->name, j->name, &old)) ==
-	    -1)
-		return hk_store_failed(hk, "read job");
-	if (found == 0 && j->run_id < old.run_id) {
-		fprintf(stderr, "%s:%d: jobs.%s.run_id: %jd is lower than %jd, "
-		    "the run_id last applied (it may only grow)\n", app->path,
-		    j->run_id_line, j->name, (intmax_t)j->run_id,
-		    (intmax_t)old.run_id);
-		store_job_clear(&old);
-		return EX_DATAERR;
-	}
-	if (found == 0 && j->run_id == old.run_id)
+	if ((code = job_run_id_check(hk, app, j, &prev)) != EX_OK)
+		return code;
+	if (j->run_id == prev)
 		result = "unchanged";
 	else if (j->run_id == 0)
 		result = "skipped";
 	else
 		result = "queued";
-	if (found == 0)
-		store_job_clear(&old);
 	if (store_job_put(hk->store, app->name, j->name, j->service,
 	    j->spec_json, j->run_id) == -1)
 		return hk_store_failed(hk, "write job");

@@ -108,7 +108,12 @@ sys.exit(any(s[\"instance\"] and s[\"instance\"][\"state\"] != \"running\"
 	hk runs --json >"$T/runs.after"
 	cmp -s "$T/ps.before" "$T/ps.after" && cmp -s "$T/runs.before" "$T/runs.after"
 	ok $? "$e: ... and nothing was written (hk ps, hk runs byte-identical)"
+	run hk validate "$T/app.toml"
+	is "$rc $err" "65 $T/app.toml:11: jobs.seed.run_id: 1 is lower than 2, the run_id last applied (it may only grow)" \
+	    "$e: hk validate refuses it too, from the store"
 	jobs_app 2
+	run hk validate "$T/app.toml"
+	is "$rc $err" "0 " "$e: hk validate passes the run_id the store has"
 	run hk apply "$T/app.toml"
 	like "$out" "^fn/seed	job run_id 2	unchanged$" "$e: ... the store still has run_id 2"
 

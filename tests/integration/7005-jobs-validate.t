@@ -67,6 +67,8 @@ is "$rc $out" "0 $T/app.toml: app fn: 2 services, 1 serverless: OK" \
     "jobs and schedules with every key validate"
 test ! -e "$T/state.db"
 ok $? "... and validate touches no store"
+is "$err" "hk: warning: validate: job run_ids not checked: no store at sqlite://$T/state.db" \
+    "... and says that the run_ids were not checked against it"
 
 # [jobs]
 bad '[jobs]
