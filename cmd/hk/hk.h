@@ -72,6 +72,15 @@ void	daemons_tell(const struct hk *, const char *, const char *);
 
 /* util */
 int	hk_json_flag(int, char **, const char *, int, int *);
+
+/* --wait and --timeout S of hk invoke and hk wake (getopt 'w', 't') */
+struct hk_wait {
+	int		 wait;
+	int		 timeout;	/* seconds */
+	int		 timeout_given;
+};
+int	hk_wait_opt(int, struct hk_wait *);
+int	hk_wait_done(const struct hk_wait *);
 int64_t	hk_mono_ms(void);
 void	fmt_time(char *, size_t, long long);
 void	fmt_policy(char *, size_t, const char *);

@@ -32,8 +32,7 @@ struct invoke {
 	const char	*event;		/* text, or @file */
 	const char	*path;
 	const char	*method;
-	int		 wait;
-	int		 timeout;	/* seconds; 0 = INVOKE_WAIT_MS */
+	struct hk_wait	 wt;		/* timeout 0 = INVOKE_WAIT_MS */
 	const char	*service;
 };
 
@@ -54,8 +53,7 @@ parse_args(int argc, char **argv, struct invoke *iv)
 		{ "wait", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *errstr;
-	int ch, timeout_given = 0;
+	int ch;
 
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -72,25 +70,16 @@ parse_args(int argc, char **argv, struct invoke *iv)
 			iv->path = optarg;
 			break;
 		case 't':
-			iv->timeout = (int)strtonum(optarg, 1, 86400, &errstr);
-			if (errstr != NULL) {
-				log_errorx("--timeout %s: %s (1..86400)",
-				    optarg, errstr);
-				goto bad;
-			}
-			timeout_given = 1;
-			break;
 		case 'w':
-			iv->wait = 1;
+			if (hk_wait_opt(ch, &iv->wt) == -1)
+				goto bad;
 			break;
 		default:
 			goto bad;
 		}
 	}
-	if (timeout_given && !iv->wait) {
-		log_errorx("--timeout: only with --wait");
+	if (hk_wait_done(&iv->wt) == -1)
 		goto bad;
-	}
 	if (argc - optind != 1)
 		goto bad;
 	iv->service = argv[optind];
@@ -169,7 +158,7 @@ call(struct hk *hk, const struct invoke *iv, json_t *event)
 	}
 	req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "op", "invoke",
 	    "service", iv->service, "path", iv->path, "method", iv->method,
-	    "wait", iv->wait);
+	    "wait", iv->wt.wait);
 	if (req != NULL && event != NULL)
 		json_object_set(req, "event", event);
 	if (req == NULL || ipc_send(fd, req, err, sizeof(err)) == -1 ||
@@ -191,7 +180,7 @@ call(struct hk *hk, const struct invoke *iv, json_t *event)
 	    NULL) {
 		log_errorx("jobs.sock: a reply without an id");
 		code = EX_UNAVAILABLE;
-	} else if (!iv->wait) {
+	} else if (!iv->wt.wait) {
 		printf("%s\n", id);
 		code = EX_OK;
 	} else
@@ -211,12 +200,12 @@ await_end(int fd, const struct invoke *iv, const char *id)
 	int code;
 
 	fprintf(stderr, "hk: run %s\n", id);
-	msg = ipc_recv(fd, iv->timeout > 0 ? iv->timeout * 1000 :
+	msg = ipc_recv(fd, iv->wt.timeout > 0 ? iv->wt.timeout * 1000 :
 	    INVOKE_WAIT_MS, err, sizeof(err));
 	if (msg == NULL) {
 		if (errno == ETIMEDOUT)
 			log_errorx("run %s: not ended within %d seconds; "
-			    "it goes on (hk runs show %s)", id, iv->timeout,
+			    "it goes on (hk runs show %s)", id, iv->wt.timeout,
 			    id);
 		else
 			log_errorx("run %s: hk-jobs gone: %s", id, err);

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "hk.h"
+#include "log.h"
 
 /*
  * The state an operator sees.  A manual stop wins; then the instance's own
@@ -134,6 +135,39 @@ hk_json_flag(int argc, char **argv, const char *synopsis, int nargs,
 		return -1;
 	}
 	return optind;
+}
+
+/*
+ * --wait [--timeout S], as hk invoke and hk wake take them: one option
+ * seen; after the last, hk_wait_done.  -1 after the reason on stderr.
+ */
+int
+hk_wait_opt(int ch, struct hk_wait *w)
+{
+	const char *errstr;
+
+	if (ch == 'w') {
+		w->wait = 1;
+		return 0;
+	}
+	w->timeout = (int)strtonum(optarg, 1, 86400, &errstr);
+	if (errstr != NULL) {
+		log_errorx("--timeout %s: %s (1..86400)", optarg, errstr);
+		return -1;
+	}
+	w->timeout_given = 1;
+	return 0;
+}
+
+/* --timeout means nothing without --wait: 0, or -1 said. */
+int
+hk_wait_done(const struct hk_wait *w)
+{
+	if (w->timeout_given && !w->wait) {
+		log_errorx("--timeout: only with --wait");
+		return -1;
+	}
+	return 0;
 }
 
 /* Monotonic milliseconds, for the deadlines of a command's waits. */

@@ -34,8 +34,7 @@
 #define WAKE_ID_MAX	(2 * STORE_NAME_MAX + 2)
 
 struct wake {
-	int		 wait;
-	int		 timeout;	/* seconds */
+	struct hk_wait	 wt;
 	const char	*service;
 	char		 id[WAKE_ID_MAX];
 };
@@ -55,35 +54,25 @@ parse_args(int argc, char **argv, struct wake *w)
 		{ "wait", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *errstr;
-	int ch, timeout_given = 0;
+	int ch;
 
-	w->timeout = WAKE_WAIT_S;
+	w->wt.timeout = WAKE_WAIT_S;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			fputs(WAKE_USAGE, stdout);
 			exit(EX_OK);
 		case 't':
-			w->timeout = (int)strtonum(optarg, 1, 86400, &errstr);
-			if (errstr != NULL) {
-				log_errorx("--timeout %s: %s (1..86400)",
-				    optarg, errstr);
-				goto bad;
-			}
-			timeout_given = 1;
-			break;
 		case 'w':
-			w->wait = 1;
+			if (hk_wait_opt(ch, &w->wt) == -1)
+				goto bad;
 			break;
 		default:
 			goto bad;
 		}
 	}
-	if (timeout_given && !w->wait) {
-		log_errorx("--timeout: only with --wait");
+	if (hk_wait_done(&w->wt) == -1)
 		goto bad;
-	}
 	if (argc - optind != 1)
 		goto bad;
 	w->service = argv[optind];
@@ -174,7 +163,7 @@ static int
 await_ready(int fd, const struct wake *w)
 {
 	char err[IPC_ERR_LEN];
-	int64_t deadline = hk_mono_ms() + (int64_t)w->timeout * 1000, left;
+	int64_t deadline = hk_mono_ms() + (int64_t)w->wt.timeout * 1000, left;
 	const char *op, *id, *why;
 	json_t *msg;
 	int code = -1;
@@ -182,7 +171,7 @@ await_ready(int fd, const struct wake *w)
 	while (code == -1) {
 		if ((left = deadline - hk_mono_ms()) <= 0) {
 			log_errorx("%s: not ready within %d s", w->id,
-			    w->timeout);
+			    w->wt.timeout);
 			return EX_TEMPFAIL;
 		}
 		if ((msg = ipc_recv(fd, (int)left, err, sizeof(err))) == NULL) {
@@ -231,13 +220,13 @@ cmd_wake(struct hk *hk, int argc, char **argv)
 	store_service_clear(&svc);
 	if (code != EX_OK)
 		return code;
-	if (w.wait && (fd = subscribe(hk)) == -1)
+	if (w.wt.wait && (fd = subscribe(hk)) == -1)
 		return EX_UNAVAILABLE;
 	if ((code = ask(hk, &w)) == EX_OK && fd != -1)
 		code = await_ready(fd, &w);
 	if (fd != -1)
 		close(fd);
 	if (code == EX_OK)
-		printf("%s\t%s\n", w.id, w.wait ? "ready" : "waking");
+		printf("%s\t%s\n", w.id, w.wt.wait ? "ready" : "waking");
 	return code;
 }
