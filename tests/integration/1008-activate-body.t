@@ -70,6 +70,19 @@ is "$(cat "$T/body")" "len=307200 sha256=$(sha "$T/large") te=- cl=307200" \
     "it reaches the backend whole"
 is "$(ls -A "$T/spool")" "" "the spool keeps no file behind"
 
+# A spooled body gives its buffer's pages back (hk-activate(8)); the next
+# request on the same connection, whose body stays in memory, is whole.
+head -c 8000 /dev/urandom >"$T/mid"
+curl -sS --max-time 30 -H 'Host: buf.fn.localhost' -o "$T/body1" \
+    -w '%{num_connects} ' --data-binary @"$T/large" "$GW_URL/p" --next \
+    -sS --max-time 30 -H 'Host: buf.fn.localhost' -o "$T/body2" \
+    -w '%{num_connects}' --data-binary @"$T/mid" "$GW_URL/p" \
+    >"$T/conns"
+is "$(cat "$T/conns")" "1 0" "a spooled body, then another on the same connection"
+is "$(cat "$T/body1") $(cat "$T/body2")" \
+    "len=307200 sha256=$(sha "$T/large") te=- cl=307200 len=8000 sha256=$(sha "$T/mid") te=- cl=8000" \
+    "both reach the backend whole"
+
 is "$(post stream "$T/small" -H 'Transfer-Encoding: chunked')" 200 \
     "request_buffering = false: a chunked body is streamed"
 is "$(cat "$T/body")" "len=0 sha256=$(sha /dev/null) te=chunked cl=-" \
