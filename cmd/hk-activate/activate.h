@@ -315,6 +315,7 @@ size_t	xbuf_room(const struct xbuf *);
 size_t	xbuf_used(const struct xbuf *);
 int	xbuf_add(struct xbuf *, const void *, size_t);
 void	xbuf_reset(struct xbuf *);
+void	xbuf_release(struct xbuf *);
 void	xbuf_consumed(struct xbuf *, size_t);
 
 /* splice.c */

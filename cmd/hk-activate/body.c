@@ -12,14 +12,12 @@
  * by sendfile(2).  So the gateway's memory does not grow with bodies: 128
  * requests of 4 MiB in flight are 512 MiB on disk, not in the process.
  */
-#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +30,6 @@
 
 static int	spool_open(void);
 static int	spool_write(struct conn *, const char *, size_t);
-static void	xbuf_release(struct xbuf *);
 
 /* An unnamed file in spool_dir; mkostemp and unlink where O_TMPFILE is
  * not supported.  -1 with errno. */
@@ -95,26 +92,10 @@ body_spill(struct conn *c)
 		c->refuse = 503;
 		return -1;
 	}
+	/* only the request's head uses c->up now, mostly under a page */
 	xbuf_reset(&c->up);
 	xbuf_release(&c->up);
 	return 0;
-}
-
-/*
- * The pages of a buffer past its first go back to the kernel (they read
- * as zeros when next touched): once a body is spooled, c->up holds no
- * more than the request's head, mostly under a page, so the body's
- * pages would stay resident for nothing, 8 KiB a connection.
- */
-static void
-xbuf_release(struct xbuf *b)
-{
-	uintptr_t page = (uintptr_t)getpagesize(), from, to;
-
-	from = ((uintptr_t)b->data + 2 * page - 1) & ~(page - 1);
-	to = ((uintptr_t)b->data + sizeof(b->data)) & ~(page - 1);
-	if (to > from)
-		(void)madvise((void *)from, to - from, MADV_DONTNEED);
 }
 
 /* Keeps n more bytes of a body being read whole.  -1 as body_spill. */

@@ -4,8 +4,12 @@
  * bounded byte queues, and the heads written into them (rewritten request
  * and response, the gateway's own answers) with the body re-framed.
  */
+#include <sys/mman.h>
+
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "activate.h"
 
@@ -61,6 +65,22 @@ void
 xbuf_reset(struct xbuf *b)
 {
 	b->off = b->len = 0;
+}
+
+/*
+ * An empty buffer's pages past its first go back to the kernel (they read
+ * as zeros when next touched), so that a buffer whose contents moved
+ * elsewhere (a spooled body, body.c) does not stay resident for nothing.
+ */
+void
+xbuf_release(struct xbuf *b)
+{
+	uintptr_t page = (uintptr_t)getpagesize(), from, to;
+
+	from = ((uintptr_t)b->data + 2 * page - 1) & ~(page - 1);
+	to = ((uintptr_t)b->data + sizeof(b->data)) & ~(page - 1);
+	if (to > from)
+		(void)madvise((void *)from, to - from, MADV_DONTNEED);
 }
 
 int
