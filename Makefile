@@ -104,7 +104,13 @@ $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(LIBHK)
 $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
-tests: $(UNIT_TESTS) $(TOOLS)
+# scripts/bench-floor's blind relay, built with the tests so that it
+# cannot rot between benchmark runs; liburing is its own.
+RELAY =		$(BUILD)/tests/bench/relay
+$(RELAY): $(BUILD)/tests/bench/relay.o
+	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS) -luring
+
+tests: $(UNIT_TESTS) $(TOOLS) $(RELAY)
 
 # The suite: unit tests (C, TAP) and integration tests (sh, TAP) under
 # prove, inside a throwaway PostgreSQL server (scripts/pg) so the store
@@ -127,6 +133,7 @@ demo: all
 # hk beside HAProxy and nginx; BENCH=--quick for the short run.
 bench: all
 	scripts/deps --bench
+	@$(MAKE) --no-print-directory $(RELAY)
 	scripts/bench $(BENCH)
 
 lint:

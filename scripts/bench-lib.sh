@@ -145,3 +145,74 @@ bench_steal() {
 	awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i;
 	    print $9, t }' /proc/stat
 }
+
+# bench_wrk_scripts: $dir/report.lua, wrk's summary as one line
+# ("RESULT requests microseconds p99-us errors", as proxy-bench.sh's
+# report.lua gives it), and $dir/spread.lua, the same with one Host a
+# thread (a.bench, b.bench).
+bench_wrk_scripts() {
+	cat >"$dir/report.lua" <<'LUA'
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("RESULT %.0f %.0f %.0f %d\n", summary.requests,
+    summary.duration, latency:percentile(99),
+    e.status + e.connect + e.read + e.write + e.timeout))
+end
+LUA
+	{
+		cat <<'LUA'
+local n = 0
+setup = function(thread)
+  thread:set("host", n % 2 == 0 and "a.bench" or "b.bench")
+  n = n + 1
+end
+init = function(args)
+  wrk.headers["Host"] = host
+end
+LUA
+		cat "$dir/report.lua"
+	} >"$dir/spread.lua"
+}
+
+# bench_wrk CASE PORT SECONDS: wrk's output for one run of CASE through
+# 127.0.0.1:PORT, stopped should it hang.  The cases, as proxy-bench.sh
+# has them (wrk -t1 -c16 unless said): small:16 GET / (6 bytes),
+# keep-alive; 64k:16 GET /64k; close:16 GET / with "Connection: close";
+# spread:128 GET /, -t2 -c128, one Host a thread (spread.lua).
+bench_wrk() {
+	_case=$1 _url=http://127.0.0.1:$2/
+	set -- timeout -k 2 $(($3 + 15)) wrk --timeout 2s -d "$3s"
+	case $_case in
+	small:16) "$@" -t1 -c16 -s "$dir/report.lua" "$_url" ;;
+	64k:16) "$@" -t1 -c16 -s "$dir/report.lua" "${_url}64k" ;;
+	close:16) "$@" -t1 -c16 -s "$dir/report.lua" \
+	    -H "Connection: close" "$_url" ;;
+	spread:128) "$@" -t2 -c128 -s "$dir/spread.lua" "$_url" ;;
+	esac
+}
+
+# bench_run CASE ROUND TARGET PORT PGID WARMUP SECONDS FILE: one measured
+# run of CASE through PORT after WARMUP seconds of the same load
+# unrecorded (0: none); appends to FILE "case round target req/s p99-us
+# errors ticks requests steal all-ticks", ticks being the CPU of the
+# process group PGID during the run, steal and all-ticks the host's.
+bench_run() {
+	[ "$6" -eq 0 ] || bench_wrk "$1" "$4" "$6" >/dev/null 2>&1 || :
+	_before="$(bench_steal) $(bench_ticks "$5")"
+	bench_wrk "$1" "$4" "$7" >"$dir/wrk.out" 2>&1 || :
+	# $9 steal, ${10} all ticks, ${11} the group's ticks before;
+	# ${12}-${14} after
+	set -- "$@" $_before $(bench_steal) $(bench_ticks "$5")
+	awk -v c="$1" -v r="$2" -v t="$3" -v cpu=$((${14} - ${11})) \
+	    -v st=$((${12} - $9)) -v all=$((${13} - ${10})) '
+	    /^RESULT / { req = $2; us = $3; p99 = $4; err = $5; ok = 1 }
+	    END {
+		if (!ok) exit 1
+		printf "%s %s %s %.1f %d %d %d %d %d %d\n", c, r, t,
+		    req / (us / 1e6), p99, err, cpu, req, st, all
+	    }' "$dir/wrk.out" >>"$8" || {
+		echo "$prog: wrk gave no result for $3 at $1:" >&2
+		cat "$dir/wrk.out" >&2
+		exit 70
+	}
+}
