@@ -87,26 +87,24 @@ main(int argc, char *argv[])
 	return 0;
 }
 
-static struct sockaddr_in
-loopback(int port)
+/* A TCP socket and the address 127.0.0.1:port in *a. */
+static int
+loopback(int port, struct sockaddr_in *a)
 {
-	struct sockaddr_in a;
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	return a;
+	memset(a, 0, sizeof(*a));
+	a->sin_family = AF_INET;
+	a->sin_port = htons(port);
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 }
 
 static int
 listener(int port)
 {
-	struct sockaddr_in a = loopback(port);
+	struct sockaddr_in a;
 	int fd, one = 1;
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd == -1)
+	if ((fd = loopback(port, &a)) == -1)
 		err(71, "socket");
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1)
 		err(71, "SO_REUSEADDR");
@@ -120,12 +118,13 @@ listener(int port)
 static int
 backend(int bport)
 {
-	struct sockaddr_in a = loopback(bport);
+	struct sockaddr_in a;
 	int fd, one = 1;
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd == -1)
+	if ((fd = loopback(bport, &a)) == -1) {
+		warn("socket");
 		return -1;
+	}
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == -1) {
 		warn("connect to 127.0.0.1:%d", bport);
 		close(fd);
