@@ -108,7 +108,8 @@ $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBHK)
 # cannot rot between benchmark runs; liburing is its own.
 RELAY =		$(BUILD)/tests/bench/relay
 $(RELAY): $(BUILD)/tests/bench/relay.o
-	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS) -luring
+	$(CC) $(HK_LDFLAGS) -o $@ $^ $(shell pkg-config --libs libbsd-overlay) \
+	    -luring
 
 tests: $(UNIT_TESTS) $(TOOLS) $(RELAY)
 
@@ -131,9 +132,8 @@ demo: all
 	scripts/demo
 
 # hk beside HAProxy and nginx; BENCH=--quick for the short run.
-bench: all
+bench: all $(RELAY)
 	scripts/deps --bench
-	@$(MAKE) --no-print-directory $(RELAY)
 	scripts/bench $(BENCH)
 
 lint:
