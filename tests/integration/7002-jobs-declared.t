@@ -93,11 +93,11 @@ one() {
 	is "$(runs_of apply:seed Succeeded) $(runs_of apply:seed Skipped) $(calls 'PUT /seed')" \
 	    "2 1 2" "$e: 0 -> 1 -> 1 -> 2: one Skipped record, exactly two runs"
 
-	# a woken start's row says running 20 ms after its ready
-	# (hk-scale(8)): compare once that is written
-	wait_for 5 sh -c 'hk ps --json | python3 -c "import json, sys
-sys.exit(any(s[\"instance\"] and s[\"instance\"][\"state\"] != \"running\"
-    for s in json.load(sys.stdin)))"'
+	# Compare at rest: the function asleep again (idle_seconds is 300 ms
+	# with time_unit_ms = 10), so that only a write could change a byte
+	at_rest() { scale_is fn/echo sleeping && [ "$(ps_state echo)" = sleeping ]; }
+	wait_t 10 at_rest
+	ok $? "$e: the function sleeps again after its runs (hk-scale, hk ps)"
 	hk ps --json >"$T/ps.before"
 	hk runs --json >"$T/runs.before"
 	jobs_app 1
@@ -108,6 +108,8 @@ sys.exit(any(s[\"instance\"] and s[\"instance\"][\"state\"] != \"running\"
 	hk runs --json >"$T/runs.after"
 	cmp -s "$T/ps.before" "$T/ps.after" && cmp -s "$T/runs.before" "$T/runs.after"
 	ok $? "$e: ... and nothing was written (hk ps, hk runs byte-identical)"
+	diff -u "$T/ps.before" "$T/ps.after" | sed 's/^/# /'
+	diff -u "$T/runs.before" "$T/runs.after" | sed 's/^/# /'
 	run hk validate "$T/app.toml"
 	is "$rc $err" "65 $T/app.toml:11: jobs.seed.run_id: 1 is lower than 2, the run_id last applied (it may only grow)" \
 	    "$e: hk validate refuses it too, from the store"
