@@ -61,6 +61,7 @@ enum key_type {
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
 	KT_FILE,	/* absolute, an existing file; "" = unset */
 	KT_NET,		/* bridge, slirp4netns or host */
+	KT_FREEZER,	/* auto, cgroup2, cgroup1 or signal */
 	KT_OPTFILE,	/* absolute, read when used; "" = unset */
 	KT_OPTPATH,	/* the same, or "" = unset */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
@@ -101,6 +102,8 @@ struct server_rule {
 	    KT_INT, 1, 36500, events_max_age_days)			\
 	K("events_max_rows", NULL, "100000", 1,				\
 	    KT_INT, 1, 1000000000, events_max_rows)			\
+	K("freezer", NULL, "auto", 0,					\
+	    KT_FREEZER, 0, 0, freezer)					\
 	K("max_body_bytes", NULL, "4194304", 1,				\
 	    KT_INT, 0, 1073741824, max_body_bytes)			\
 	K("max_concurrent_requests", NULL, "128", 1,			\
@@ -1075,6 +1078,13 @@ check_text(enum key_type type, size_t size, const char *s, char *why,
 		return -1;
 	case KT_NETS:
 		return check_nets(s, why, whysz);
+	case KT_FREEZER:
+		if (strcmp(s, "auto") == 0 || strcmp(s, "cgroup2") == 0 ||
+		    strcmp(s, "cgroup1") == 0 || strcmp(s, "signal") == 0)
+			return 0;
+		(void)snprintf(why, whysz,
+		    "must be auto, cgroup2, cgroup1 or signal");
+		return -1;
 	case KT_IP:
 		if (inet_pton(AF_INET, s, &a4) == 1 ||
 		    inet_pton(AF_INET6, s, &a6) == 1)

@@ -30,6 +30,7 @@
 #define CONFIG_ENGINE_MAX	271	/* tcp://NAME:PORT, unix:///PATH */
 #define CONFIG_FILE_MAX		255	/* a TLS file's path */
 #define CONFIG_NET_MAX		15	/* bridge, slirp4netns, host */
+#define CONFIG_FREEZER_MAX	7	/* auto, cgroup2, cgroup1, signal */
 #define CONFIG_DIAG_LEN		512
 #define CONFIG_WAITING_PAGE	"/etc/hakopod/waiting.html"	/* a default */
 
@@ -123,6 +124,7 @@ struct server_config {
 	char		container_tls_ca[CONFIG_FILE_MAX + 1];	/* "" none */
 	char		container_tls_cert[CONFIG_FILE_MAX + 1];
 	char		container_tls_key[CONFIG_FILE_MAX + 1];
+	char		freezer[CONFIG_FREEZER_MAX + 1];	/* exec suspend */
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
 	char		service_log_dir[CONFIG_URL_MAX + 1]; /* "" = runtime's

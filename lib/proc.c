@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,4 +58,23 @@ proc_boot_id(char *buf, size_t size)
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return buf[0] != '\0' ? 0 : -1;
+}
+
+int
+proc_kill_pending(pid_t pid)
+{
+	char path[64], line[128];
+	unsigned long long mask;
+	FILE *fp;
+	int pending = 0, seen = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+		    sscanf(line, "ShdPnd: %llx", &mask) == 1) && ++seen)
+			pending |= (mask & (1ULL << (SIGKILL - 1))) != 0;
+	fclose(fp);
+	return seen ? pending : -1;
 }

@@ -15,6 +15,12 @@
  * process across pid reuse.
  */
 int	proc_starttime(pid_t, int64_t *);
+/*
+ * Whether SIGKILL waits to be acted on (SigPnd or ShdPnd of
+ * /proc/PID/status): a process frozen by cgroup v1 that was killed, or
+ * whose fatal signal the kernel turned into one.  1, 0, or -1 if gone.
+ */
+int	proc_kill_pending(pid_t);
 /* This boot's id (/proc/sys/kernel/random/boot_id): 0, or -1. */
 int	proc_boot_id(char *, size_t);
 

@@ -55,6 +55,7 @@ struct exec_inst {
 	int		 outfd;		/* its stdout and stderr, until ready */
 	int		 execfd;	/* EOF once exec succeeded */
 	struct cmd_output out;		/* its lines, until ready */
+	char		 cg[FZ_PATH_MAX];	/* its cgroup; "": none */
 };
 
 /* What the child needs between fork and exec, prepared by the parent. */
@@ -67,6 +68,7 @@ struct spawn {
 	int				 outw;		/* stdout, stderr */
 	int				 execw;		/* a byte: failed */
 	int				 lfd;		/* readiness socket */
+	int				 cgfd;		/* cgroup.procs, or -1 */
 };
 
 static void	exec_start(struct inst *);
@@ -75,6 +77,8 @@ static void	exec_stop(struct inst *);
 static void	exec_kill(struct inst *);
 static void	exec_freeze(struct inst *);
 static void	exec_thaw(struct inst *);
+static void	exec_sweep(struct scale *);
+static void	cg_kill(struct inst *, int);
 static const char *signal_group(struct inst *, int);
 static void	exec_handover(struct inst *);
 static void	exec_row(const struct inst *, struct store_instance *);
@@ -105,6 +109,7 @@ const struct backend backend_exec = {
 	.reap = exec_reap,
 	.freeze = exec_freeze,
 	.thaw = exec_thaw,
+	.sweep = exec_sweep,
 };
 
 static struct exec_inst *
@@ -255,7 +260,9 @@ child(struct spawn *sw)
 	const struct service_spec *sp = sw->sp;
 	ssize_t n;
 
-	if (child_fds(sw) == -1)
+	if (sw->cgfd != -1 && write(sw->cgfd, "0", 1) != 1)
+		dprintf(2, "join its cgroup: %s\n", strerror(errno));
+	else if (child_fds(sw) == -1)
 		dprintf(2, "set up: %s\n", strerror(errno));
 	else if (child_drop(sw) == -1)
 		;
@@ -336,11 +343,12 @@ exec_start(struct inst *in)
 {
 	const struct service_spec *sp = &in->svc->def.spec;
 	char err[SCALE_REASON_MAX];
+	struct exec_inst *x;
 	struct spawn sw;
 
 	memset(&sw, 0, sizeof(sw));
 	sw.sp = sp;
-	sw.lfd = -1;
+	sw.lfd = sw.cgfd = -1;
 	if (sp->command == NULL || sp->ncommand == 0) {
 		backend_failed(in, "no command to run (exec backend)");
 		return;
@@ -363,10 +371,14 @@ exec_start(struct inst *in)
 		goto fail;
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
-	if (fork_child(in, &sw, err, sizeof(err)) == -1)
+	x = in->priv;
+	if (freezer_make(in->sc, x->cg, sizeof(x->cg), &sw.cgfd, err,
+	    sizeof(err)) == -1 || fork_child(in, &sw, err, sizeof(err)) == -1)
 		goto fail;
 	if (sw.lfd != -1)
 		close(sw.lfd);
+	if (sw.cgfd != -1)
+		close(sw.cgfd);
 	log_info("service=%s: started %s revision %lld at %s as %s",
 	    in->id, in->what, (long long)in->revision, in->endpoint,
 	    sw.user.name);
@@ -375,6 +387,8 @@ exec_start(struct inst *in)
 fail:
 	if (sw.lfd != -1)
 		close(sw.lfd);
+	if (sw.cgfd != -1)
+		close(sw.cgfd);
 	backend_failed(in, err);
 }
 
@@ -416,6 +430,7 @@ exec_adopt(struct inst *in, const struct store_instance *r)
 	x->pidfd = pidfd;
 	x->pid = pid;
 	x->pid_start = r->pid_start;
+	freezer_find(in->sc, pid, x->cg, sizeof(x->cg));
 	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
 	if (loop_add_fd(in->sc->loop, pidfd, LOOP_READ, pidfd_read, in) == -1)
 		log_warn("service=%s: unable to watch pid %ld", in->id,
@@ -515,6 +530,7 @@ exited(struct inst *in, int status)
 	close_fd(l, &x->execfd);
 	if (x->pid > 0)
 		kill(-x->pid, SIGKILL);
+	cg_kill(in, SIGKILL);
 	backend_exited(in, status, x->out.last);
 }
 
@@ -529,21 +545,30 @@ exec_stop(struct inst *in)
 	if (kill(-x->pid, SIGTERM) == -1 && errno != ESRCH)
 		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
 	/* Frozen, it would keep the SIGTERM pending until killed. */
-	if ((in->frozen || in->freezing) && kill(-x->pid, SIGCONT) == -1 &&
-	    errno != ESRCH)
+	if (!(in->frozen || in->freezing))
+		return;
+	if (x->cg[0] != '\0')
+		freezer_set(in->sc, x->cg, 0);
+	else if (kill(-x->pid, SIGCONT) == -1 && errno != ESRCH)
 		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
 }
 
 /*
- * idle_action = "suspend": SIGSTOP to the process group, which the
- * command leads (setsid() before its exec).  A process that left the
+ * idle_action = "suspend": the instance's cgroup frozen whole
+ * (freezer.c); without one, SIGSTOP to the process group, which the
+ * command leads (setsid() before its exec), and a process that left the
  * group (a daemon that made its own session) is not frozen: hk-scale(8)
- * says so.  SIGSTOP cannot be caught or ignored.
+ * says so.  Neither can be caught or ignored.
  */
 static void
 exec_freeze(struct inst *in)
 {
-	backend_frozen(in, signal_group(in, SIGSTOP));
+	struct exec_inst *x = in->priv;
+
+	if (x != NULL && x->cg[0] != '\0')
+		backend_frozen(in, freezer_set(in->sc, x->cg, 1));
+	else
+		backend_frozen(in, signal_group(in, SIGSTOP));
 }
 
 /*
@@ -563,9 +588,20 @@ exec_thaw(struct inst *in)
 		backend_thawed(in, why);
 		return;
 	}
+	/* cgroup v1 holds a kill until the thaw: the leader would end then */
+	if (x->cg[0] != '\0' && in->sc->fz.kind == FZ_CGROUP1 &&
+	    proc_kill_pending(x->pid) == 1) {
+		backend_thawed(in, "killed while frozen");
+		freezer_set(in->sc, x->cg, 0);
+		return;
+	}
 	pgid = x->pid;
 	backend_thawed(in, NULL);
-	if (kill(-pgid, SIGCONT) == -1 && errno != ESRCH)
+	if (x->cg[0] != '\0') {
+		if ((why = freezer_set(in->sc, x->cg, 0)) != NULL)
+			log_warnx("service=%s: unable to thaw %s: %s", in->id,
+			    x->cg, why);
+	} else if (kill(-pgid, SIGCONT) == -1 && errno != ESRCH)
 		log_warn("service=%s: kill -CONT -%ld", in->id, (long)pgid);
 }
 
@@ -591,6 +627,29 @@ exec_kill(struct inst *in)
 		return;
 	if (kill(-x->pid, SIGKILL) == -1 && errno != ESRCH)
 		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
+	cg_kill(in, SIGKILL);
+}
+
+/*
+ * sig to every process of the instance's cgroup, which a thaw then lets
+ * act (cgroup v1 keeps a frozen process's SIGKILL pending).
+ */
+static void
+cg_kill(struct inst *in, int sig)
+{
+	struct exec_inst *x = in->priv;
+
+	if (x == NULL || x->cg[0] == '\0')
+		return;
+	freezer_kill(x->cg, sig);
+	freezer_set(in->sc, x->cg, 0);
+}
+
+/* Cgroups that earlier runs left empty. */
+static void
+exec_sweep(struct scale *sc)
+{
+	freezer_sweep(sc);
 }
 
 static void
@@ -616,6 +675,8 @@ exec_release(struct inst *in)
 	close_fd(l, &x->execfd);
 	close_fd(l, &x->pidfd);
 	output_close(&x->out);
+	if (x->cg[0] != '\0')
+		freezer_remove(in->sc, x->cg);
 	free(x);
 	in->priv = NULL;
 	return 0;

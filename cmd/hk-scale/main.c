@@ -100,6 +100,8 @@ setup(struct scale *sc)
 		fatal(EX_OSERR, "unable to create %s", sc->cfg.runtime_dir);
 	if ((sc->ev = evsink_open(sc->cfg.runtime_dir)) == NULL)
 		log_warn("unable to open the event sink: events are dropped");
+	if (freezer_setup(sc, err, sizeof(err)) == -1)
+		fatalx(EX_CONFIG, "%s", err);
 	if (scale_reload(sc, 0) == -1)
 		fatalx(EX_UNAVAILABLE, "unable to read services from the "
 		    "store");
@@ -167,6 +169,7 @@ teardown(struct scale *sc)
 	while ((s = TAILQ_FIRST(&sc->services)) != NULL)
 		service_free(s);
 	inst_teardown(sc);
+	freezer_shutdown(sc);
 	evsink_close(sc->ev);
 	store_close(sc->store);
 	loop_free(sc->loop);

@@ -50,6 +50,8 @@
 #define STATS_PHASES		4	/* queue, spawn, port, ready: stats.c */
 #define SCALE_RECORD_MS		20	/* a ready's row and event, after it */
 #define SCALE_CRED_MAX		(CONFIG_URL_MAX + 2 * STORE_NAME_MAX + 48)
+#define FZ_PATH_MAX		512	/* an instance's cgroup directory */
+#define FZ_NAME_MAX		(SCALE_INSTALL_MAX + 40) /* hk.ID.PID.SEQ */
 
 enum svc_state {
 	SVC_SLEEPING,
@@ -59,6 +61,23 @@ enum svc_state {
 	SVC_STOPPED,
 	SVC_FAILED,
 	SVC_SUSPENDED,	/* idle_action = "suspend": frozen, or freezing */
+};
+
+/* How the exec backend freezes (freezer.c, hakopod.toml(5) freezer). */
+enum fz_kind {
+	FZ_SIGNAL,	/* SIGSTOP and SIGCONT to the process group */
+	FZ_CGROUP1,	/* cgroup v1's freezer.state */
+	FZ_CGROUP2,	/* cgroup.freeze */
+};
+
+struct fz_stale;
+
+struct freezer {
+	enum fz_kind		 kind;
+	char			 base[FZ_PATH_MAX];	/* our own cgroup */
+	unsigned		 seq;			/* of names */
+	TAILQ_HEAD(, fz_stale)	 stale;	/* to remove once empty */
+	struct loop_timer	 retry;
 };
 
 struct backend;
@@ -290,7 +309,19 @@ struct scale {
 	struct metrics_srv	*metrics;	/* stats.c */
 	struct metrics_hist	 m_phase[STATS_PHASES];
 	struct metrics_hist	 m_ready;
+	struct freezer		 fz;		/* freezer.c */
 };
+
+/* freezer.c: the exec backend's cgroups */
+int		 freezer_setup(struct scale *, char *, size_t);
+int		 freezer_make(struct scale *, char *, size_t, int *, char *,
+		    size_t);
+void		 freezer_find(struct scale *, pid_t, char *, size_t);
+const char	*freezer_set(const struct scale *, const char *, int);
+void		 freezer_kill(const char *, int);
+void		 freezer_remove(struct scale *, const char *);
+void		 freezer_sweep(struct scale *);
+void		 freezer_shutdown(struct scale *);
 
 /* service.c: the per-service state machine */
 const char	*service_state_name(enum svc_state);

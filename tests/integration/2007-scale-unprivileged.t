@@ -56,6 +56,9 @@ is "$(pst "$scale_pid" Uid) / $(caps "$scale_pid")" \
     "it runs as daemon with CAP_KILL, CAP_SETGID and CAP_SETUID"
 ! grep -q 'instances run as our own user\|no CAP_KILL' "$T/scale.log"
 ok $? "and says nothing of missing capabilities"
+like "$(grep 'freezer:' "$T/scale.log")" \
+    'freezer: no cgroup freezer \(cgroup2: mkdir .*: Permission denied; cgroup1: mkdir .*: Permission denied\): a suspend stops the process group with SIGSTOP' \
+    "freezer = \"auto\": it may make no cgroup, freezes with signals, and says why"
 subscribe "$T/sub.out"
 for s in def nob; do
 	wait_for 10 seen "$T/sub.out" "\"op\":\"ready\".*\"service\":\"fn/$s\""

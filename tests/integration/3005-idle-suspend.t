@@ -7,27 +7,66 @@
 # suspend_max_seconds, and a manual stop all end in a real stop; an
 # hk-scale killed and started again adopts the frozen process still
 # frozen.
+# Three times, one for each way to freeze (hakopod.toml(5) freezer):
+# cgroup2 and cgroup1, where every process of the instance's cgroup
+# stands still, a daemon that made a session of its own too, and is
+# killed with it; signal, SIGSTOP to the process group (state T).
 # time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
 . tests/integration/lib.sh
 . tests/integration/fn/idle-lib.sh
 
-# svc NAME [serverless lines]: idle-fn with suspend and a ticker.
+# svc NAME [serverless lines]: idle-fn with suspend and a ticker; with
+# a cgroup freezer, a daemon's ticker as well.
 svc() {
 	fn_svc "$1" "idle_action = \"suspend\"
 ${2:-}"
 	printf '[services.%s.environment]\nIDLE_FN_TICK_FILE = "%s"\n' \
 	    "$1" "$W/$1.tick"
+	[ "$mode" = signal ] ||
+	    printf 'IDLE_FN_DAEMON_TICK_FILE = "%s"\n' "$W/$1.dtick"
 }
 
-# frozen PID: every process of its group is stopped (state T).
+# cgdir PID: the directory of PID's cgroup in the hierarchy of $mode.
+cgdir() {
+	_m= _c=
+	case $mode in
+	cgroup2)
+		_m=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+		_c=$(sed -n 's/^0:://p' "/proc/$1/cgroup") ;;
+	cgroup1)
+		_m=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)freezer(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+		_c=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}freezer\(,[^:]*\)\{0,1\}://p' "/proc/$1/cgroup") ;;
+	esac
+	[ -n "$_c" ] && echo "$_m$_c"
+}
+
+# frozen PID: under signals, every process of its group is stopped
+# (state T); with a cgroup, PID's cgroup is hk's own and says frozen.
 frozen() {
-	_n=0
-	for _p in $(pgrep -g "$1"); do
-		_st=$(sed 's/^.*) //' "/proc/$_p/stat" 2>/dev/null | cut -d' ' -f1)
-		[ "$_st" = T ] || return 1
-		_n=$((_n + 1))
-	done
-	[ "$_n" -ge 1 ]
+	case $mode in
+	signal)
+		_n=0
+		for _p in $(pgrep -g "$1"); do
+			_st=$(sed 's/^.*) //' "/proc/$_p/stat" 2>/dev/null | cut -d' ' -f1)
+			[ "$_st" = T ] || return 1
+			_n=$((_n + 1))
+		done
+		[ "$_n" -ge 1 ] ;;
+	cgroup2)
+		_d=$(cgdir "$1") && case $_d in */hk.*) ;; *) return 1 ;; esac &&
+		    grep -qx 'frozen 1' "$_d/cgroup.events" ;;
+	cgroup1)
+		_d=$(cgdir "$1") && case $_d in */hk.*) ;; *) return 1 ;; esac &&
+		    [ "$(cat "$_d/freezer.state")" = FROZEN ] ;;
+	esac
+}
+
+# dticks NAME: the count its daemon's ticker last wrote; dpid NAME its pid.
+dticks() {
+	cat "$W/$1.dtick" 2>/dev/null
+}
+dpid_of() {
+	cat "$W/$1.dtick.pid" 2>/dev/null
 }
 
 # suspended SERVICE PID: frozen, and hk-scale says suspended.
@@ -49,11 +88,12 @@ print(json.dumps(e[0]["detail"].get(sys.argv[1])) if e else "none")' "$3"
 }
 
 run_engine() {
-	e=$1
-	new_store "$e" susp || { ok 1 "$e: store"; return; }
-	rm -f "$T"/*.log "$W"/*.tick
+	e="$1 $2" mode=$2
+	new_store "$1" "susp$2" || { ok 1 "$e: store"; return; }
+	rm -f "$T"/*.log "$W"/*.tick "$W"/*.dtick "$W"/*.pid
 	mport=$(free_port)
 	idle_setup "$STORE" "max_concurrent_starts = 8
+freezer = \"$mode\"
 [metrics]
 scale = \"127.0.0.1:$mport\""
 	app="$(svc a)$(svc max 'suspend_max_seconds = 150')$(svc dies)$(svc stop)"
@@ -73,8 +113,22 @@ scale = \"127.0.0.1:$mport\""
 	is "$(event_field HTTPIdleSleep fn/a action)" '"suspend"' \
 	    "$e: HTTPIdleSleep says suspend"
 	t1=$(ticks a)
+	d1=$(dticks a)
 	sleep 0.3
 	is "$(ticks a)" "$t1" "$e: its ticker stands still while frozen ($t1)"
+	if [ "$mode" != signal ]; then
+		like "$d1" '^[0-9]+$' "$e: its daemon ticked before ($d1)"
+		is "$(dticks a)" "$d1" \
+		    "$e: so does its daemon's, in a session of its own ($d1)"
+		acg=$(cgdir "$pid")
+		like "$acg" "/hk\.[0-9a-f]{32}\.[0-9]+\.[0-9]+\$" \
+		    "$e: it runs in a cgroup of its own, hk.INSTALLATION.PID.SEQ"
+		is "$(cgdir "$(dpid_of a)")" "$(cgdir "$pid")" \
+		    "$e: its daemon too"
+		like "$(grep -h 'freezer:' "$T/scale.log" | head -1)" \
+		    "instances in cgroups of their own under .* \\($mode\\)" \
+		    "$e: hk-scale logs where, and which"
+	fi
 
 	is "$(get a.fn.localhost /)" 200 "$e: a request thaws it"
 	is "$(cat "$T/body")" "idle-fn pid=$pid" \
@@ -84,6 +138,8 @@ scale = \"127.0.0.1:$mport\""
 	    "$e: HTTPIdleWake says resumed"
 	sleep 0.05
 	ok "$([ "$(ticks a)" -gt "$t1" ]; echo $?)" "$e: its ticker runs again"
+	[ "$mode" = signal ] ||
+	    ok "$([ "$(dticks a)" -gt "$d1" ]; echo $?)" "$e: so does its daemon's"
 	like "$(hk status fn/a)" \
 	    'last wake: +[-0-9T:.Z]+ \(request\): resumed after [0-9]+ ms frozen, ready [0-9]+ ms' \
 	    "$e: hk status shows the last wake as a resume"
@@ -103,9 +159,36 @@ scale = \"127.0.0.1:$mport\""
 	dpid=$(scale_pid fn/dies)
 	wait_t 5 suspended fn/dies "$dpid"
 	ok $? "$e: dies: suspended"
+	ddpid=$(dpid_of dies)
+	dcg=$(cgdir "$dpid" || true)
 	kill -KILL "$dpid"
+	if [ "$mode" = cgroup1 ]; then
+		# cgroup v1 holds a frozen process's SIGKILL until it is
+		# thawed (the OOM killer thaws its victims): it ends then
+		sleep 0.2
+		ok "$(frozen "$dpid"; echo $?)" "$e: dies: cgroup1 holds the SIGKILL while frozen"
+		is "$(get dies.fn.localhost /)" 200 \
+		    "$e: dies: the next request thaws it, and is answered"
+		like "$(cat "$T/body")" "^idle-fn pid=" "$e: dies: by a new process"
+		ok "$([ "$(scale_pid fn/dies)" != "$dpid" ]; echo $?)" "$e: dies: a new pid"
+		wait_t 5 suspended fn/dies "$(scale_pid fn/dies)"
+		ok $? "$e: dies: the new one suspended"
+		dpid=$(scale_pid fn/dies)
+		ddpid=$(dpid_of dies)
+		dcg=$(cgdir "$dpid" || true)
+		# as the OOM killer does: the kill, then the thaw
+		kill -KILL "$dpid"
+		echo THAWED >"$dcg/freezer.state"
+	fi
 	wait_t 5 scale_is fn/dies sleeping
 	ok $? "$e: a frozen process that dies: the service sleeps"
+	if [ "$mode" != signal ]; then
+		like "$dcg" '/hk\.[0-9a-f.]+$' "$e: dies: in a cgroup of its own"
+		wait_t 3 gone "$ddpid"
+		ok $? "$e: dies: its frozen daemon (pid $ddpid) is killed with it"
+		wait_t 3 sh -c "! test -d '$dcg'"
+		ok $? "$e: dies: and its cgroup removed"
+	fi
 	is "$(ps_state dies)" sleeping "$e: dies: hk ps says sleeping"
 	is "$(get dies.fn.localhost /)" 200 "$e: dies: the next request is answered"
 	like "$(cat "$T/body")" "^idle-fn pid=" "$e: dies: by a new process"
@@ -131,6 +214,10 @@ scale = \"127.0.0.1:$mport\""
 	ok $? "$e: hk stop of a suspended service"
 	wait_t 3 gone "$spid"
 	ok $? "$e: stop: its frozen process is gone (within the 3 s before any kill)"
+	if [ "$mode" != signal ]; then
+		wait_t 3 gone "$(dpid_of stop)"
+		ok $? "$e: stop: so is its daemon"
+	fi
 	is "$(ps_state stop)" stopped "$e: stop: hk ps says stopped"
 	is "$(get stop.fn.localhost /)" 503 "$e: stop: requests get 503"
 
@@ -161,10 +248,16 @@ scale = \"127.0.0.1:$mport\""
 	stop_pid "$scale_pid"
 	stop_pid "$events_pid"
 	ok "$(gone "$pid"; echo $?)" "$e: hk-scale's stop ends its instances"
+	if [ "$mode" != signal ]; then
+		ok "$(gone "$(dpid_of a)"; echo $?)" "$e: ... their daemons too"
+		is "$(ls -d "$(dirname "$acg")"/hk."$(basename "$acg" | cut -d. -f2)".* 2>/dev/null | wc -l)" 0 \
+		    "$e: ... and no cgroup of the installation is left"
+	fi
 	is "$(grep -Ec 'Sanitizer|runtime error' "$T"/*.log | awk -F: '{ s += $2 } END { print s }')" 0 \
 	    "$e: no sanitizer report"
 }
 
-run_engine sqlite
-run_engine postgres
+run_engine sqlite cgroup2
+run_engine postgres cgroup1
+run_engine sqlite signal
 done_testing

@@ -13,6 +13,8 @@
 # forwarded to a stopping instance shows.
 # IDLE_FN_TICK_FILE=F: a thread writes a count to F every 10 ms, so a test
 # sees whether the process runs (a frozen one's count stands still).
+# IDLE_FN_DAEMON_TICK_FILE=F: so does a child in a session of its own (a
+# daemon: outside the process group), its pid in F.pid.
 import os
 import signal
 import sys
@@ -83,7 +85,23 @@ def tick(path):
         time.sleep(0.01)
 
 
+def daemon_ticker(path):
+    pid = os.fork()
+    if pid != 0:
+        return
+    os.setsid()
+    with open(path + ".pid.tmp", "w") as f:
+        f.write("%d\n" % os.getpid())
+    os.replace(path + ".pid.tmp", path + ".pid")
+    try:
+        tick(path)
+    finally:
+        os._exit(0)
+
+
 def main():
+    if os.environ.get("IDLE_FN_DAEMON_TICK_FILE"):
+        daemon_ticker(os.environ["IDLE_FN_DAEMON_TICK_FILE"])
     if os.environ.get("IDLE_FN_TICK_FILE"):
         threading.Thread(target=tick, args=(os.environ["IDLE_FN_TICK_FILE"],),
                          daemon=True).start()

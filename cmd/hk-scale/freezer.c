@@ -1,0 +1,437 @@
+/*
+ * freezer.c - the exec backend's instances in cgroups of their own
+ * (hakopod.toml(5) freezer), so that idle_action = "suspend" freezes
+ * every process of an instance, whatever session or group it made, and
+ * what is left of one when its leader ends is killed with it.
+ *
+ * The hierarchy: cgroup2 (cgroup.freeze, Linux 5.2) or cgroup v1's
+ * freezer controller (freezer.state), as the key says; "auto" takes the
+ * first of them that works, else signals (SIGSTOP to the process group).
+ * Each instance's cgroup is made under hk-scale's own cgroup of that
+ * hierarchy (/proc/self/cgroup) and named hk.INSTALLATION.PID.SEQ: an
+ * adopted instance is known as ours by its name, and one installation's
+ * sweep never touches another's.  The child joins it between vfork and
+ * exec, by writing 0 to its cgroup.procs, which the parent opened.
+ *
+ * A cgroup is removed once its instance is released.  One whose
+ * processes have not all ended by then is tried again every second; one
+ * left by a killed hk-scale is removed by the next one's sweep once it is
+ * empty (rmdir(2) refuses a cgroup that has processes).
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "scale.h"
+
+#define FZ_RETRY_MS	1000	/* a cgroup that still had processes */
+#define FZ_END_TRIES	100	/* at exit: 100 times 2 ms at most */
+#define FZ_END_PAUSE_NS	2000000
+
+struct fz_stale {
+	TAILQ_ENTRY(fz_stale)	 entry;
+	char			 path[FZ_PATH_MAX];
+};
+
+static int	mount_of(enum fz_kind, char *, size_t, char *, size_t);
+static int	own_path(pid_t, enum fz_kind, char *, size_t);
+static int	try_kind(struct scale *, enum fz_kind, char *, size_t);
+static int	write_file(const char *, const char *, const char *);
+static void	retry_fire(struct loop *, void *);
+
+static const char *const kind_names[] = {
+	[FZ_SIGNAL] = "signal", [FZ_CGROUP1] = "cgroup1",
+	[FZ_CGROUP2] = "cgroup2",
+};
+
+/*
+ * The mount point of the hierarchy, and the cgroup path its root is
+ * (mountinfo's fourth field: "/" unless a namespace or a bind made it
+ * another).  A path with an escaped byte (\040) is not used.
+ */
+static int
+mount_of(enum fz_kind k, char *mnt, size_t mntlen, char *root,
+    size_t rootlen)
+{
+	FILE *fp;
+	char *line = NULL, *f[10], *p, *sep, *opt;
+	size_t cap = 0;
+	int n, found = 0;
+
+	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return -1;
+	while (!found && getline(&line, &cap, fp) != -1) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((sep = strstr(line, " - ")) == NULL)
+			continue;
+		*sep = '\0';
+		for (n = 0, p = line; n < 5 && p != NULL; n++)
+			f[n] = strsep(&p, " ");
+		for (p = sep + 3; n < 8 && p != NULL; n++)
+			f[n] = strsep(&p, " ");
+		if (n < 8 || strchr(f[3], '\\') != NULL ||
+		    strchr(f[4], '\\') != NULL)
+			continue;
+		if (k == FZ_CGROUP2 && strcmp(f[5], "cgroup2") == 0)
+			found = 1;
+		else if (k == FZ_CGROUP1 && strcmp(f[5], "cgroup") == 0)
+			for (p = f[7]; (opt = strsep(&p, ",")) != NULL;)
+				if (strcmp(opt, "freezer") == 0)
+					found = 1;
+		if (found && (strlcpy(mnt, f[4], mntlen) >= mntlen ||
+		    strlcpy(root, f[3], rootlen) >= rootlen))
+			found = 0;
+	}
+	free(line);
+	fclose(fp);
+	return found ? 0 : -1;
+}
+
+/* pid's cgroup in that hierarchy, from /proc/PID/cgroup. */
+static int
+own_path(pid_t pid, enum fz_kind k, char *path, size_t len)
+{
+	FILE *fp;
+	char file[64], *line = NULL, *p, *ctl, *c;
+	size_t cap = 0;
+	int found = 0;
+
+	snprintf(file, sizeof(file), "/proc/%ld/cgroup", (long)pid);
+	if ((fp = fopen(file, "re")) == NULL)
+		return -1;
+	while (!found && getline(&line, &cap, fp) != -1) {
+		line[strcspn(line, "\n")] = '\0';
+		p = line;
+		if (strsep(&p, ":") == NULL || (ctl = strsep(&p, ":")) == NULL ||
+		    p == NULL)
+			continue;
+		if (k == FZ_CGROUP2 && strncmp(line, "0", 2) == 0 &&
+		    *ctl == '\0')
+			found = 1;
+		else if (k == FZ_CGROUP1)
+			while ((c = strsep(&ctl, ",")) != NULL)
+				if (strcmp(c, "freezer") == 0)
+					found = 1;
+		if (found && strlcpy(path, p, len) >= len)
+			found = 0;
+	}
+	free(line);
+	fclose(fp);
+	return found ? 0 : -1;
+}
+
+/* The directory of pid's cgroup in the hierarchy k: mount + path. */
+static int
+cgroup_dir(pid_t pid, enum fz_kind k, char *dir, size_t len)
+{
+	char mnt[FZ_PATH_MAX], root[FZ_PATH_MAX], path[FZ_PATH_MAX];
+	size_t rl;
+
+	if (mount_of(k, mnt, sizeof(mnt), root, sizeof(root)) == -1 ||
+	    own_path(pid, k, path, sizeof(path)) == -1)
+		return -1;
+	rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+	if (strncmp(path, root, rl) != 0 || (path[rl] != '/' &&
+	    path[rl] != '\0'))
+		return -1;	/* outside what is mounted */
+	if ((size_t)snprintf(dir, len, "%s%s", mnt, strcmp(path + rl, "/") ==
+	    0 ? "" : path + rl) >= len)
+		return -1;
+	return 0;
+}
+
+/*
+ * Whether k works here: our own cgroup's directory, and a cgroup made
+ * in it that has the freezer's file (cgroup.freeze is missing before
+ * Linux 5.2); that trial cgroup is removed.  err says why not.
+ */
+static int
+try_kind(struct scale *sc, enum fz_kind k, char *err, size_t errlen)
+{
+	struct freezer *fz = &sc->fz;
+	char dir[FZ_PATH_MAX], probe[FZ_PATH_MAX + 32], file[FZ_PATH_MAX + 48];
+	int saved;
+
+	if (cgroup_dir(getpid(), k, dir, sizeof(dir)) == -1) {
+		snprintf(err, errlen, "no such hierarchy mounted, or our "
+		    "cgroup is outside it");
+		return -1;
+	}
+	if (strlen(dir) > FZ_PATH_MAX - FZ_NAME_MAX - 2) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return -1;
+	}
+	snprintf(probe, sizeof(probe), "%s/hk.%s.%ld.0", dir,
+	    sc->installation, (long)getpid());
+	if (mkdir(probe, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "mkdir %s: %s", probe, strerror(errno));
+		return -1;
+	}
+	snprintf(file, sizeof(file), "%s/%s", probe, k == FZ_CGROUP2 ?
+	    "cgroup.freeze" : "freezer.state");
+	if (access(file, W_OK) == -1) {
+		saved = errno;
+		rmdir(probe);
+		snprintf(err, errlen, "%s: %s", file, strerror(saved));
+		return -1;
+	}
+	rmdir(probe);
+	fz->kind = k;
+	strlcpy(fz->base, dir, sizeof(fz->base));
+	return 0;
+}
+
+/*
+ * At start, before adoption: the hierarchy the key names, or with
+ * "auto" the first that works.  -1 with err when the one named does not.
+ */
+int
+freezer_setup(struct scale *sc, char *err, size_t errlen)
+{
+	const char *want = sc->cfg.freezer[0] != '\0' ? sc->cfg.freezer :
+	    "auto";
+	char why2[FZ_PATH_MAX + 128], why1[FZ_PATH_MAX + 128];
+
+	TAILQ_INIT(&sc->fz.stale);
+	loop_timer_init(&sc->fz.retry, retry_fire, sc);
+	sc->fz.kind = FZ_SIGNAL;
+	if (strcmp(want, "signal") == 0)
+		return 0;
+	if (installation_id(sc) == -1) {
+		snprintf(err, errlen, "freezer: unable to read or record the "
+		    "installation's ID: %s", store_error(sc->store));
+		return strcmp(want, "auto") == 0 ? 0 : -1;
+	}
+	if (strcmp(want, "cgroup1") != 0 &&
+	    try_kind(sc, FZ_CGROUP2, why2, sizeof(why2)) == 0)
+		goto done;
+	if (strcmp(want, "cgroup2") == 0) {
+		snprintf(err, errlen, "freezer = \"cgroup2\": %s", why2);
+		return -1;
+	}
+	if (try_kind(sc, FZ_CGROUP1, why1, sizeof(why1)) == 0)
+		goto done;
+	if (strcmp(want, "cgroup1") == 0) {
+		snprintf(err, errlen, "freezer = \"cgroup1\": %s", why1);
+		return -1;
+	}
+	log_info("freezer: no cgroup freezer (cgroup2: %s; cgroup1: %s): a "
+	    "suspend stops the process group with SIGSTOP", why2, why1);
+	return 0;
+done:
+	log_info("freezer: instances in cgroups of their own under %s (%s)",
+	    sc->fz.base, kind_names[sc->fz.kind]);
+	return 0;
+}
+
+/*
+ * A new cgroup for an instance: its directory in dir, and its
+ * cgroup.procs open for the child to write 0 to (close-on-exec).
+ * dir is "" and *procs -1 under signals.
+ */
+int
+freezer_make(struct scale *sc, char *dir, size_t len, int *procs, char *err,
+    size_t errlen)
+{
+	char file[FZ_PATH_MAX + 16];
+
+	*dir = '\0';
+	*procs = -1;
+	if (sc->fz.kind == FZ_SIGNAL)
+		return 0;
+	snprintf(dir, len, "%s/hk.%s.%ld.%u", sc->fz.base, sc->installation,
+	    (long)getpid(), ++sc->fz.seq);
+	if (mkdir(dir, 0755) == -1) {
+		snprintf(err, errlen, "cgroup %s: %s", dir, strerror(errno));
+		*dir = '\0';
+		return -1;
+	}
+	snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
+	if ((*procs = open(file, O_WRONLY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		rmdir(dir);
+		*dir = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * An adopted instance's cgroup: pid's, if it is one of this
+ * installation's under our base; else dir is "" (signals).
+ */
+void
+freezer_find(struct scale *sc, pid_t pid, char *dir, size_t len)
+{
+	char got[FZ_PATH_MAX], prefix[FZ_PATH_MAX + 64];
+	int n;
+
+	*dir = '\0';
+	if (sc->fz.kind == FZ_SIGNAL ||
+	    cgroup_dir(pid, sc->fz.kind, got, sizeof(got)) == -1)
+		return;
+	n = snprintf(prefix, sizeof(prefix), "%s/hk.%s.", sc->fz.base,
+	    sc->installation);
+	if (strncmp(got, prefix, (size_t)n) == 0 &&
+	    strchr(got + n, '/') == NULL)
+		strlcpy(dir, got, len);
+}
+
+static int
+write_file(const char *dir, const char *name, const char *text)
+{
+	char file[FZ_PATH_MAX + 32];
+	ssize_t n;
+	int fd, saved;
+
+	snprintf(file, sizeof(file), "%s/%s", dir, name);
+	if ((fd = open(file, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = write(fd, text, strlen(text));
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Freezes (on) or thaws the cgroup dir: NULL, or why it could not. */
+const char *
+freezer_set(const struct scale *sc, const char *dir, int on)
+{
+	int r;
+
+	if (sc->fz.kind == FZ_CGROUP2)
+		r = write_file(dir, "cgroup.freeze", on ? "1" : "0");
+	else
+		r = write_file(dir, "freezer.state", on ? "FROZEN" : "THAWED");
+	return r == -1 ? strerror(errno) : NULL;
+}
+
+/*
+ * sig to every process of the cgroup dir.  A frozen one takes SIGKILL
+ * at once under cgroup2; under cgroup v1 only once thawed, which the
+ * caller does after.
+ */
+void
+freezer_kill(const char *dir, int sig)
+{
+	char file[FZ_PATH_MAX + 16];
+	FILE *fp;
+	long pid;
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
+	if ((fp = fopen(file, "re")) == NULL)
+		return;
+	while (fscanf(fp, "%ld", &pid) == 1)
+		if (pid > 1)
+			kill((pid_t)pid, sig);
+	fclose(fp);
+}
+
+/*
+ * The instance is released: its cgroup goes, now, or once what is left
+ * in it (killed here) has ended.
+ */
+void
+freezer_remove(struct scale *sc, const char *dir)
+{
+	struct fz_stale *st;
+
+	if (rmdir(dir) == 0 || errno == ENOENT)
+		return;
+	if (errno != EBUSY) {
+		log_warn("freezer: unable to remove %s", dir);
+		return;
+	}
+	freezer_kill(dir, SIGKILL);
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		log_warn("freezer: %s kept", dir);
+		return;
+	}
+	strlcpy(st->path, dir, sizeof(st->path));
+	TAILQ_INSERT_TAIL(&sc->fz.stale, st, entry);
+	if (!loop_timer_armed(&sc->fz.retry))
+		loop_timer_at(sc->loop, &sc->fz.retry, loop_now_ms(sc->loop) +
+		    FZ_RETRY_MS);
+}
+
+static void
+retry_fire(struct loop *l, void *arg)
+{
+	struct scale *sc = arg;
+	struct fz_stale *st, *next;
+
+	TAILQ_FOREACH_SAFE(st, &sc->fz.stale, entry, next) {
+		if (rmdir(st->path) == -1 && errno == EBUSY) {
+			freezer_kill(st->path, SIGKILL);
+			if (sc->fz.kind == FZ_CGROUP1)
+				freezer_set(sc, st->path, 0);
+			continue;
+		}
+		TAILQ_REMOVE(&sc->fz.stale, st, entry);
+		free(st);
+	}
+	if (!TAILQ_EMPTY(&sc->fz.stale))
+		loop_timer_at(l, &sc->fz.retry, loop_now_ms(l) + FZ_RETRY_MS);
+}
+
+/*
+ * After adoption: this installation's cgroups that earlier runs left
+ * empty are removed (one that still has processes stays: rmdir refuses).
+ */
+void
+freezer_sweep(struct scale *sc)
+{
+	char prefix[FZ_NAME_MAX], path[FZ_PATH_MAX + 256 + 2];
+	struct dirent *de;
+	DIR *d;
+	size_t n;
+
+	if (sc->fz.kind == FZ_SIGNAL || (d = opendir(sc->fz.base)) == NULL)
+		return;
+	n = (size_t)snprintf(prefix, sizeof(prefix), "hk.%s.",
+	    sc->installation);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, n) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", sc->fz.base, de->d_name);
+		if (rmdir(path) == 0)
+			log_debug("freezer: removed %s, left empty", path);
+	}
+	closedir(d);
+}
+
+/*
+ * The end: each cgroup still kept is waited for a little (its killed
+ * processes end in a few ms), then left to the next run's sweep.
+ */
+void
+freezer_shutdown(struct scale *sc)
+{
+	const struct timespec pause = { 0, FZ_END_PAUSE_NS };
+	struct fz_stale *st;
+	int tries;
+
+	loop_timer_cancel(sc->loop, &sc->fz.retry);
+	while ((st = TAILQ_FIRST(&sc->fz.stale)) != NULL) {
+		for (tries = 0; rmdir(st->path) == -1 && errno == EBUSY &&
+		    tries < FZ_END_TRIES; tries++) {
+			freezer_kill(st->path, SIGKILL);
+			if (sc->fz.kind == FZ_CGROUP1)
+				freezer_set(sc, st->path, 0);
+			nanosleep(&pause, NULL);
+		}
+		TAILQ_REMOVE(&sc->fz.stale, st, entry);
+		free(st);
+	}
+}
