@@ -102,7 +102,7 @@ struct server_rule {
 	    KT_INT, 1, 36500, events_max_age_days)			\
 	K("events_max_rows", NULL, "100000", 1,				\
 	    KT_INT, 1, 1000000000, events_max_rows)			\
-	K("freezer", NULL, "auto", 0,					\
+	K("freezer", NULL, "signal", 0,				\
 	    KT_FREEZER, 0, 0, freezer)					\
 	K("max_body_bytes", NULL, "4194304", 1,				\
 	    KT_INT, 0, 1073741824, max_body_bytes)			\

@@ -7,6 +7,9 @@
  * The hierarchy: cgroup2 (cgroup.freeze, Linux 5.2) or cgroup v1's
  * freezer controller (freezer.state), as the key says; "auto" takes the
  * first of them that works, else signals (SIGSTOP to the process group).
+ * Signals are the default: a process joins a cgroup only by a migration,
+ * which waits for an RCU grace period of the kernel's, 5 to 19 ms of
+ * every start on these machines (hakopod.toml(5) has the figures).
  * Each instance's cgroup is made under hk-scale's own cgroup of that
  * hierarchy (/proc/self/cgroup) and named hk.INSTALLATION.PID.SEQ: an
  * adopted instance is known as ours by its name, and one installation's
@@ -199,7 +202,7 @@ int
 freezer_setup(struct scale *sc, char *err, size_t errlen)
 {
 	const char *want = sc->cfg.freezer[0] != '\0' ? sc->cfg.freezer :
-	    "auto";
+	    "signal";
 	char why2[FZ_PATH_MAX + 128], why1[FZ_PATH_MAX + 128];
 
 	TAILQ_INIT(&sc->fz.stale);

@@ -34,7 +34,7 @@ gone() { ! alive "$1"; }
 
 # The store and runtime directory belong to hk-scale's user.
 mkdir -p "$T/db"
-scale_operator "$T/hakopod.toml" "sqlite://$T/db/state.db"
+scale_operator "$T/hakopod.toml" "sqlite://$T/db/state.db" 'freezer = "auto"'
 export HAKOPOD_CONFIG="$T/hakopod.toml"
 {
 	printf 'schema_version = 1\nname = "fn"\n'

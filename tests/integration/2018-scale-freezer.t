@@ -23,7 +23,7 @@ conf() {	# conf VALUE: the operator config with freezer = VALUE
 scale_operator "$T/hakopod.toml" "sqlite://$T/db/state.db"
 run hk-scale -n -v -f "$T/hakopod.toml"
 is "$rc" 0 "hk-scale -n -v: exit 0"
-like "$err" 'freezer = "auto" \(default\)' "it shows freezer = \"auto\" (default)"
+like "$err" 'freezer = "signal" \(default\)' "it shows freezer = \"signal\" (default)"
 
 conf cgroup3
 run hk-scale -n -f "$T/hakopod.toml"
