@@ -29,6 +29,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <linux/sched.h>	/* struct clone_args, CLONE_INTO_CGROUP */
+
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
@@ -68,7 +70,8 @@ struct spawn {
 	int				 outw;		/* stdout, stderr */
 	int				 execw;		/* a byte: failed */
 	int				 lfd;		/* readiness socket */
-	int				 cgfd;		/* cgroup.procs, or -1 */
+	int				 cg[2];		/* freezer_make(), or -1 */
+	int				 cg_born;	/* in it by clone3 */
 };
 
 static void	exec_start(struct inst *);
@@ -89,6 +92,8 @@ static int	bind_port(struct inst *, int, int *, char *, size_t);
 static int	child_fds(struct spawn *);
 static int	child_drop(const struct spawn *);
 static void	child(struct spawn *) __attribute__((noreturn));
+static pid_t	spawn_into(struct spawn *);
+static void	cg_close(struct spawn *);
 static int	fork_child(struct inst *, struct spawn *, char *, size_t);
 static void	out_read(struct loop *, int, int, void *);
 static void	exec_read(struct loop *, int, int, void *);
@@ -242,8 +247,9 @@ child_drop(const struct spawn *sw)
 }
 
 /*
- * Between vfork and exec.  A failure is printed for the log, and told to
- * the parent by one byte on execw: the exit that follows gives the reason.
+ * Between vfork (or clone3: spawn_into()) and exec.  A failure is printed
+ * for the log, and told to the parent by one byte on execw: the exit that
+ * follows gives the reason.
  *
  * The child shares hk-scale's memory until it execs, and hk-scale waits
  * for that: everything here is a system call on what the parent prepared
@@ -260,7 +266,7 @@ child(struct spawn *sw)
 	const struct service_spec *sp = sw->sp;
 	ssize_t n;
 
-	if (sw->cgfd != -1 && write(sw->cgfd, "0", 1) != 1)
+	if (sw->cg[0] != -1 && !sw->cg_born && write(sw->cg[0], "0", 1) != 1)
 		dprintf(2, "join its cgroup: %s\n", strerror(errno));
 	else if (child_fds(sw) == -1)
 		dprintf(2, "set up: %s\n", strerror(errno));
@@ -275,6 +281,43 @@ child(struct spawn *sw)
 	n = write(sw->execw, "x", 1);
 	(void)n;
 	_exit(127);
+}
+
+/*
+ * Under cgroup2, the child is made in its cgroup (clone3's
+ * CLONE_INTO_CGROUP, Linux 5.7): a migration after the fork would wait
+ * for an RCU grace period of the kernel (freezer.c).  A fork's copy of
+ * hk-scale's memory, not vfork's sharing: clone3 cannot share it
+ * without a stack of the child's own.  The parent waits for the exec
+ * all the same (CLONE_VFORK).  -1 where this cannot be: vfork then,
+ * and the child joins by cgroup.procs.
+ */
+static pid_t
+spawn_into(struct spawn *sw)
+{
+	struct clone_args ca;
+	pid_t pid;
+
+	if (sw->cg[1] == -1)
+		return -1;
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_VFORK | CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (uint64_t)sw->cg[1];
+	sw->cg_born = 1;
+	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == -1)
+		sw->cg_born = 0;
+	return pid;
+}
+
+static void
+cg_close(struct spawn *sw)
+{
+	if (sw->cg[0] != -1)
+		close(sw->cg[0]);
+	if (sw->cg[1] != -1)
+		close(sw->cg[1]);
+	sw->cg[0] = sw->cg[1] = -1;
 }
 
 static int
@@ -307,7 +350,9 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	}
 	sw->outw = outp[1];
 	sw->execw = execp[1];
-	if ((pid = vfork()) == 0)
+	if ((pid = spawn_into(sw)) == -1)
+		pid = vfork();
+	if (pid == 0)
 		child(sw);
 	command_env_free(sw->env);
 	close(outp[1]);
@@ -348,7 +393,7 @@ exec_start(struct inst *in)
 
 	memset(&sw, 0, sizeof(sw));
 	sw.sp = sp;
-	sw.lfd = sw.cgfd = -1;
+	sw.lfd = sw.cg[0] = sw.cg[1] = -1;
 	if (sp->command == NULL || sp->ncommand == 0) {
 		backend_failed(in, "no command to run (exec backend)");
 		return;
@@ -372,13 +417,12 @@ exec_start(struct inst *in)
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
 	x = in->priv;
-	if (freezer_make(in->sc, x->cg, sizeof(x->cg), &sw.cgfd, err,
+	if (freezer_make(in->sc, x->cg, sizeof(x->cg), sw.cg, err,
 	    sizeof(err)) == -1 || fork_child(in, &sw, err, sizeof(err)) == -1)
 		goto fail;
 	if (sw.lfd != -1)
 		close(sw.lfd);
-	if (sw.cgfd != -1)
-		close(sw.cgfd);
+	cg_close(&sw);
 	log_info("service=%s: started %s revision %lld at %s as %s",
 	    in->id, in->what, (long long)in->revision, in->endpoint,
 	    sw.user.name);
@@ -387,8 +431,7 @@ exec_start(struct inst *in)
 fail:
 	if (sw.lfd != -1)
 		close(sw.lfd);
-	if (sw.cgfd != -1)
-		close(sw.cgfd);
+	cg_close(&sw);
 	backend_failed(in, err);
 }
 

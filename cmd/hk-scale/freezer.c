@@ -7,14 +7,15 @@
  * The hierarchy: cgroup2 (cgroup.freeze, Linux 5.2) or cgroup v1's
  * freezer controller (freezer.state), as the key says; "auto" takes the
  * first of them that works, else signals (SIGSTOP to the process group).
- * Signals are the default: a process joins a cgroup only by a migration,
- * which waits for an RCU grace period of the kernel's, 5 to 19 ms of
- * every start on these machines (hakopod.toml(5) has the figures).
+ * Signals are the default: a cgroup costs every start, 1.5 ms made in it
+ * by clone3, 4 to 20 ms by a move, which waits for an RCU grace period of
+ * the kernel (hakopod.toml(5) has the figures).
  * Each instance's cgroup is made under hk-scale's own cgroup of that
  * hierarchy (/proc/self/cgroup) and named hk.INSTALLATION.PID.SEQ: an
  * adopted instance is known as ours by its name, and one installation's
- * sweep never touches another's.  The child joins it between vfork and
- * exec, by writing 0 to its cgroup.procs, which the parent opened.
+ * sweep never touches another's.  Under cgroup2 the child is made in it
+ * (clone3, backend_exec.c); else it joins between vfork and exec, by
+ * writing 0 to its cgroup.procs, which the parent opened.
  *
  * A cgroup is removed once its instance is released.  One whose
  * processes have not all ended by then is tried again every second; one
@@ -162,7 +163,8 @@ static int
 try_kind(struct scale *sc, enum fz_kind k, char *err, size_t errlen)
 {
 	struct freezer *fz = &sc->fz;
-	char dir[FZ_PATH_MAX], probe[FZ_PATH_MAX + 32], file[FZ_PATH_MAX + 48];
+	char dir[FZ_PATH_MAX], probe[FZ_PATH_MAX + FZ_NAME_MAX + 2];
+	char file[sizeof(probe) + 16];
 	int saved;
 
 	if (cgroup_dir(getpid(), k, dir, sizeof(dir)) == -1) {
@@ -238,18 +240,19 @@ done:
 }
 
 /*
- * A new cgroup for an instance: its directory in dir, and its
- * cgroup.procs open for the child to write 0 to (close-on-exec).
- * dir is "" and *procs -1 under signals.
+ * A new cgroup for an instance: its directory in dir, its cgroup.procs
+ * open for the child to write 0 to, and under cgroup2 the directory
+ * open for clone3's CLONE_INTO_CGROUP (fds[1], else -1), all
+ * close-on-exec.  dir is "" and both -1 under signals.
  */
 int
-freezer_make(struct scale *sc, char *dir, size_t len, int *procs, char *err,
-    size_t errlen)
+freezer_make(struct scale *sc, char *dir, size_t len, int fds[2],
+    char *err, size_t errlen)
 {
 	char file[FZ_PATH_MAX + 16];
 
 	*dir = '\0';
-	*procs = -1;
+	fds[0] = fds[1] = -1;
 	if (sc->fz.kind == FZ_SIGNAL)
 		return 0;
 	snprintf(dir, len, "%s/hk.%s.%ld.%u", sc->fz.base, sc->installation,
@@ -260,8 +263,14 @@ freezer_make(struct scale *sc, char *dir, size_t len, int *procs, char *err,
 		return -1;
 	}
 	snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
-	if ((*procs = open(file, O_WRONLY | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+	if ((fds[0] = open(file, O_WRONLY | O_CLOEXEC)) == -1 ||
+	    (sc->fz.kind == FZ_CGROUP2 && (fds[1] = open(dir, O_RDONLY |
+	    O_DIRECTORY | O_CLOEXEC)) == -1)) {
+		snprintf(err, errlen, "%s: %s", fds[0] == -1 ? file : dir,
+		    strerror(errno));
+		if (fds[0] != -1)
+			close(fds[0]);
+		fds[0] = -1;
 		rmdir(dir);
 		*dir = '\0';
 		return -1;

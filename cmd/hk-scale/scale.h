@@ -314,7 +314,7 @@ struct scale {
 
 /* freezer.c: the exec backend's cgroups */
 int		 freezer_setup(struct scale *, char *, size_t);
-int		 freezer_make(struct scale *, char *, size_t, int *, char *,
+int		 freezer_make(struct scale *, char *, size_t, int [2], char *,
 		    size_t);
 void		 freezer_find(struct scale *, pid_t, char *, size_t);
 const char	*freezer_set(const struct scale *, const char *, int);
