@@ -168,7 +168,7 @@ upstream_gift(struct service *svc, int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	int type = 0, one = 1;
+	int type = 0;
 	socklen_t tlen = sizeof(type);
 
 	upstream_gift_drop(svc);
@@ -181,8 +181,7 @@ upstream_gift(struct service *svc, int fd)
 		close(fd);
 		return;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	svc->gift_fd = fd;
+	svc->gift_fd = fd;	/* up_connect() sets TCP_NODELAY */
 }
 
 /* Not taken by a request: closed. */

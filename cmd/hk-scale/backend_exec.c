@@ -81,6 +81,7 @@ static void	exec_kill(struct inst *);
 static void	exec_freeze(struct inst *);
 static void	exec_thaw(struct inst *);
 static void	exec_sweep(struct scale *);
+static void	adopt_frozen_as_row(struct inst *, const char *);
 static void	cg_kill(struct inst *, int);
 static const char *signal_group(struct inst *, int);
 static void	exec_handover(struct inst *);
@@ -475,10 +476,31 @@ exec_adopt(struct inst *in, const struct store_instance *r)
 	x->pid_start = r->pid_start;
 	freezer_find(in->sc, pid, x->cg, sizeof(x->cg));
 	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
+	adopt_frozen_as_row(in, r->state);
 	if (loop_add_fd(in->sc->loop, pidfd, LOOP_READ, pidfd_read, in) == -1)
 		log_warn("service=%s: unable to watch pid %ld", in->id,
 		    (long)pid);
 	backend_adopted(in, 1);
+}
+
+/*
+ * The row says what the instance is: an earlier run records a freeze
+ * once it is done and a thaw SCALE_RECORD_MS after it, and may have died
+ * between.  Frozen again, or thawed, to match.
+ */
+static void
+adopt_frozen_as_row(struct inst *in, const char *state)
+{
+	struct exec_inst *x = in->priv;
+	int freeze = strcmp(state, "suspended") == 0;
+
+	if (!freeze && strcmp(state, "running") != 0)
+		return;
+	in->frozen = freeze;	/* a stop thaws it after its SIGTERM */
+	if (x->cg[0] != '\0')
+		freezer_set(in->sc, x->cg, freeze);
+	else
+		signal_group(in, freeze ? SIGSTOP : SIGCONT);
 }
 
 static void

@@ -61,6 +61,18 @@ frozen() {
 	esac
 }
 
+# by_hand PID freeze|thaw: what an earlier hk-scale did and did not record
+by_hand() {
+	case $mode:$2 in
+	signal:freeze) kill -STOP "-$1" ;;
+	signal:thaw) kill -CONT "-$1" ;;
+	cgroup2:freeze) echo 1 >"$(cgdir "$1")/cgroup.freeze" ;;
+	cgroup2:thaw) echo 0 >"$(cgdir "$1")/cgroup.freeze" ;;
+	cgroup1:freeze) echo FROZEN >"$(cgdir "$1")/freezer.state" ;;
+	cgroup1:thaw) echo THAWED >"$(cgdir "$1")/freezer.state" ;;
+	esac
+}
+
 # dticks NAME: the count its daemon's ticker last wrote; dpid NAME its pid.
 dticks() {
 	cat "$W/$1.dtick" 2>/dev/null
@@ -227,11 +239,16 @@ scale = \"127.0.0.1:$mport\""
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
 	ok "$(frozen "$pid"; echo $?)" "$e: hk-scale killed: pid $pid is still frozen"
+	# as if that run had died between a thaw and its row (20 ms later)
+	by_hand "$pid" thaw
+	t2=$(ticks a)
+	sleep 0.1
+	ok "$([ "$(ticks a)" -gt "$t2" ]; echo $?)" "$e: thawed by hand, it runs"
 	start_scale
 	ok $? "$e: hk-scale is ready again"
 	wait_t 5 scale_is fn/a suspended
-	ok $? "$e: it adopted pid $pid as suspended"
-	ok "$(frozen "$pid"; echo $?)" "$e: still frozen"
+	ok $? "$e: it adopted pid $pid as suspended, as its row says"
+	ok "$(frozen "$pid"; echo $?)" "$e: and froze it again"
 	wait_t 5 gw_is fn/a sleeping
 	is "$(get a.fn.localhost /)" 200 "$e: a request thaws the adopted process"
 	is "$(cat "$T/body")" "idle-fn pid=$pid" "$e: the same process answers"
@@ -242,6 +259,25 @@ scale = \"127.0.0.1:$mport\""
 	is "$(hk wake fn/a --wait --timeout 10 2>&1; echo "rc=$?")" \
 	    "$(printf 'fn/a\tready\nrc=0')" "$e: hk wake --wait thaws it"
 	is "$(scale_pid fn/a)" "$pid" "$e: the same instance, pid $pid"
+
+	# A run that died between a freeze and its row: the row says
+	# running, and the adopting run thaws the process.
+	a_running() { [ "$(ps_state a)" = running ]; }
+	wait_t 5 a_running
+	ok $? "$e: hk ps says running"
+	kill -KILL "$scale_pid"
+	wait "$scale_pid" 2>/dev/null
+	by_hand "$pid" freeze
+	ok "$(frozen "$pid"; echo $?)" "$e: hk-scale killed, pid $pid frozen by hand"
+	start_scale
+	ok $? "$e: hk-scale is ready again"
+	wait_t 5 scale_is fn/a running
+	ok $? "$e: it adopted pid $pid as running, as its row says"
+	t3=$(ticks a)
+	sleep 0.1
+	ok "$([ "$(ticks a)" -gt "$t3" ]; echo $?)" "$e: and thawed it: its ticker runs"
+	is "$(get a.fn.localhost /)" 200 "$e: a request is answered"
+	is "$(cat "$T/body")" "idle-fn pid=$pid" "$e: by the same process"
 
 	stop_pid "$idle_pid"
 	stop_pid "$gw_pid"
