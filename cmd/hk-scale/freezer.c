@@ -47,8 +47,12 @@ struct fz_stale {
 	char			 path[FZ_PATH_MAX];
 };
 
-static int	mount_of(enum fz_kind, char *, size_t, char *, size_t);
-static int	own_path(pid_t, enum fz_kind, char *, size_t);
+static int	lists_freezer(char *);
+struct fz_find;
+static int	each_line(const char *, int (*)(char *, struct fz_find *),
+		    struct fz_find *);
+static int	mount_line(char *, struct fz_find *);
+static int	cgroup_line(char *, struct fz_find *);
 static int	try_kind(struct scale *, enum fz_kind, char *, size_t);
 static int	write_file(const char *, const char *, const char *);
 static void	retry_fire(struct loop *, void *);
@@ -58,80 +62,90 @@ static const char *const kind_names[] = {
 	[FZ_CGROUP2] = "cgroup2",
 };
 
-/*
- * The mount point of the hierarchy, and the cgroup path its root is
- * (mountinfo's fourth field: "/" unless a namespace or a bind made it
- * another).  A path with an escaped byte (\040) is not used.
- */
+/* Whether a comma-separated list (options, controllers) has "freezer". */
 static int
-mount_of(enum fz_kind k, char *mnt, size_t mntlen, char *root,
-    size_t rootlen)
+lists_freezer(char *list)
+{
+	char *w;
+
+	while ((w = strsep(&list, ",")) != NULL)
+		if (strcmp(w, "freezer") == 0)
+			return 1;
+	return 0;
+}
+
+/* What a line of mountinfo or cgroup is looked at for, and the answer. */
+struct fz_find {
+	enum fz_kind	 k;
+	char		*a, *b;		/* mount point and root; path */
+	size_t		 alen, blen;
+};
+
+/* match(line, arg) on each line of path until it is 1: 0, else -1. */
+static int
+each_line(const char *path, int (*match)(char *, struct fz_find *),
+    struct fz_find *arg)
 {
 	FILE *fp;
-	char *line = NULL, *f[10], *p, *sep, *opt;
+	char *line = NULL;
 	size_t cap = 0;
-	int n, found = 0;
+	int found = 0;
 
-	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
+	if ((fp = fopen(path, "re")) == NULL)
 		return -1;
 	while (!found && getline(&line, &cap, fp) != -1) {
 		line[strcspn(line, "\n")] = '\0';
-		if ((sep = strstr(line, " - ")) == NULL)
-			continue;
-		*sep = '\0';
-		for (n = 0, p = line; n < 5 && p != NULL; n++)
-			f[n] = strsep(&p, " ");
-		for (p = sep + 3; n < 8 && p != NULL; n++)
-			f[n] = strsep(&p, " ");
-		if (n < 8 || strchr(f[3], '\\') != NULL ||
-		    strchr(f[4], '\\') != NULL)
-			continue;
-		if (k == FZ_CGROUP2 && strcmp(f[5], "cgroup2") == 0)
-			found = 1;
-		else if (k == FZ_CGROUP1 && strcmp(f[5], "cgroup") == 0)
-			for (p = f[7]; (opt = strsep(&p, ",")) != NULL;)
-				if (strcmp(opt, "freezer") == 0)
-					found = 1;
-		if (found && (strlcpy(mnt, f[4], mntlen) >= mntlen ||
-		    strlcpy(root, f[3], rootlen) >= rootlen))
-			found = 0;
+		found = match(line, arg);
 	}
 	free(line);
 	fclose(fp);
 	return found ? 0 : -1;
 }
 
-/* pid's cgroup in that hierarchy, from /proc/PID/cgroup. */
+/*
+ * A line of mountinfo: the hierarchy's mount point (a), and the cgroup
+ * path its root is (b; the fourth field: "/" unless a namespace or a
+ * bind made it another).  A path with an escaped byte (\040) is not
+ * used.
+ */
 static int
-own_path(pid_t pid, enum fz_kind k, char *path, size_t len)
+mount_line(char *line, struct fz_find *q)
 {
-	FILE *fp;
-	char file[64], *line = NULL, *p, *ctl, *c;
-	size_t cap = 0;
+	char *f[8], *p, *sep;
+	int n, found = 0;
+
+	if ((sep = strstr(line, " - ")) == NULL)
+		return 0;
+	*sep = '\0';
+	for (n = 0, p = line; n < 5 && p != NULL; n++)
+		f[n] = strsep(&p, " ");
+	for (p = sep + 3; n < 8 && p != NULL; n++)
+		f[n] = strsep(&p, " ");
+	if (n < 8 || strchr(f[3], '\\') != NULL || strchr(f[4], '\\') != NULL)
+		return 0;
+	if (q->k == FZ_CGROUP2 && strcmp(f[5], "cgroup2") == 0)
+		found = 1;
+	else if (q->k == FZ_CGROUP1 && strcmp(f[5], "cgroup") == 0)
+		found = lists_freezer(f[7]);
+	return found && strlcpy(q->a, f[4], q->alen) < q->alen &&
+	    strlcpy(q->b, f[3], q->blen) < q->blen;
+}
+
+/* A line of /proc/PID/cgroup: the process's cgroup in the hierarchy. */
+static int
+cgroup_line(char *line, struct fz_find *q)
+{
+	char *p = line, *ctl;
 	int found = 0;
 
-	snprintf(file, sizeof(file), "/proc/%ld/cgroup", (long)pid);
-	if ((fp = fopen(file, "re")) == NULL)
-		return -1;
-	while (!found && getline(&line, &cap, fp) != -1) {
-		line[strcspn(line, "\n")] = '\0';
-		p = line;
-		if (strsep(&p, ":") == NULL || (ctl = strsep(&p, ":")) == NULL ||
-		    p == NULL)
-			continue;
-		if (k == FZ_CGROUP2 && strncmp(line, "0", 2) == 0 &&
-		    *ctl == '\0')
-			found = 1;
-		else if (k == FZ_CGROUP1)
-			while ((c = strsep(&ctl, ",")) != NULL)
-				if (strcmp(c, "freezer") == 0)
-					found = 1;
-		if (found && strlcpy(path, p, len) >= len)
-			found = 0;
-	}
-	free(line);
-	fclose(fp);
-	return found ? 0 : -1;
+	if (strsep(&p, ":") == NULL || (ctl = strsep(&p, ":")) == NULL ||
+	    p == NULL)
+		return 0;
+	if (q->k == FZ_CGROUP2 && strcmp(line, "0") == 0 && *ctl == '\0')
+		found = 1;
+	else if (q->k == FZ_CGROUP1)
+		found = lists_freezer(ctl);
+	return found && strlcpy(q->b, p, q->blen) < q->blen;
 }
 
 /* The directory of pid's cgroup in the hierarchy k: mount + path. */
@@ -139,10 +153,14 @@ static int
 cgroup_dir(pid_t pid, enum fz_kind k, char *dir, size_t len)
 {
 	char mnt[FZ_PATH_MAX], root[FZ_PATH_MAX], path[FZ_PATH_MAX];
+	struct fz_find m = { k, mnt, root, sizeof(mnt), sizeof(root) };
+	struct fz_find c = { k, NULL, path, 0, sizeof(path) };
+	char file[64];
 	size_t rl;
 
-	if (mount_of(k, mnt, sizeof(mnt), root, sizeof(root)) == -1 ||
-	    own_path(pid, k, path, sizeof(path)) == -1)
+	snprintf(file, sizeof(file), "/proc/%ld/cgroup", (long)pid);
+	if (each_line("/proc/self/mountinfo", mount_line, &m) == -1 ||
+	    each_line(file, cgroup_line, &c) == -1)
 		return -1;
 	rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
 	if (strncmp(path, root, rl) != 0 || (path[rl] != '/' &&
