@@ -82,7 +82,7 @@ static void	exec_freeze(struct inst *);
 static void	exec_thaw(struct inst *);
 static void	exec_sweep(struct scale *);
 static void	adopt_frozen_as_row(struct inst *, const char *);
-static void	cg_kill(struct inst *, int);
+static void	cg_end(struct inst *);
 static const char *signal_group(struct inst *, int);
 static void	exec_handover(struct inst *);
 static void	exec_row(const struct inst *, struct store_instance *);
@@ -252,8 +252,8 @@ child_drop(const struct spawn *sw)
  * for the log, and told to the parent by one byte on execw: the exit that
  * follows gives the reason.
  *
- * The child shares hk-scale's memory until it execs, and hk-scale waits
- * for that: everything here is a system call on what the parent prepared
+ * By vfork the child shares hk-scale's memory until it execs (by clone3
+ * it has a copy), and hk-scale waits for that: everything here is a system call on what the parent prepared
  * (the user's groups were resolved before, the environment built), with
  * writes only to sw, which the parent no longer reads.  A fork copied
  * hk-scale's page tables first, 0.8 ms of every cold start, and the child
@@ -595,7 +595,7 @@ exited(struct inst *in, int status)
 	close_fd(l, &x->execfd);
 	if (x->pid > 0)
 		kill(-x->pid, SIGKILL);
-	cg_kill(in, SIGKILL);
+	cg_end(in);
 	backend_exited(in, status, x->out.last);
 }
 
@@ -692,22 +692,17 @@ exec_kill(struct inst *in)
 		return;
 	if (kill(-x->pid, SIGKILL) == -1 && errno != ESRCH)
 		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
-	cg_kill(in, SIGKILL);
+	cg_end(in);
 }
 
-/*
- * sig to every process of the instance's cgroup, which a thaw then lets
- * act (cgroup v1 keeps a frozen process's SIGKILL pending).
- */
+/* Whatever is left in the instance's cgroup is killed (freezer_end()). */
 static void
-cg_kill(struct inst *in, int sig)
+cg_end(struct inst *in)
 {
 	struct exec_inst *x = in->priv;
 
-	if (x == NULL || x->cg[0] == '\0')
-		return;
-	freezer_kill(x->cg, sig);
-	freezer_set(in->sc, x->cg, 0);
+	if (x != NULL && x->cg[0] != '\0')
+		freezer_end(in->sc, x->cg);
 }
 
 /* Cgroups that earlier runs left empty. */

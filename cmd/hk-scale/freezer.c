@@ -348,12 +348,12 @@ freezer_set(const struct scale *sc, const char *dir, int on)
 }
 
 /*
- * sig to every process of the cgroup dir.  A frozen one takes SIGKILL
- * at once under cgroup2; under cgroup v1 only once thawed, which the
- * caller does after.
+ * SIGKILL to every process of the cgroup dir, then a thaw: a frozen
+ * process acts on it at once under cgroup2, under cgroup v1 only once
+ * thawed.
  */
 void
-freezer_kill(const char *dir, int sig)
+freezer_end(const struct scale *sc, const char *dir)
 {
 	char file[FZ_PATH_MAX + 16];
 	FILE *fp;
@@ -364,8 +364,10 @@ freezer_kill(const char *dir, int sig)
 		return;
 	while (fscanf(fp, "%ld", &pid) == 1)
 		if (pid > 1)
-			kill((pid_t)pid, sig);
+			kill((pid_t)pid, SIGKILL);
 	fclose(fp);
+	if (sc->fz.kind == FZ_CGROUP1)
+		freezer_set(sc, dir, 0);
 }
 
 /*
@@ -383,7 +385,7 @@ freezer_remove(struct scale *sc, const char *dir)
 		log_warn("freezer: unable to remove %s", dir);
 		return;
 	}
-	freezer_kill(dir, SIGKILL);
+	freezer_end(sc, dir);
 	if ((st = calloc(1, sizeof(*st))) == NULL) {
 		log_warn("freezer: %s kept", dir);
 		return;
@@ -403,9 +405,7 @@ retry_fire(struct loop *l, void *arg)
 
 	TAILQ_FOREACH_SAFE(st, &sc->fz.stale, entry, next) {
 		if (rmdir(st->path) == -1 && errno == EBUSY) {
-			freezer_kill(st->path, SIGKILL);
-			if (sc->fz.kind == FZ_CGROUP1)
-				freezer_set(sc, st->path, 0);
+			freezer_end(sc, st->path);
 			continue;
 		}
 		TAILQ_REMOVE(&sc->fz.stale, st, entry);
@@ -456,9 +456,7 @@ freezer_shutdown(struct scale *sc)
 	while ((st = TAILQ_FIRST(&sc->fz.stale)) != NULL) {
 		for (tries = 0; rmdir(st->path) == -1 && errno == EBUSY &&
 		    tries < FZ_END_TRIES; tries++) {
-			freezer_kill(st->path, SIGKILL);
-			if (sc->fz.kind == FZ_CGROUP1)
-				freezer_set(sc, st->path, 0);
+			freezer_end(sc, st->path);
 			nanosleep(&pause, NULL);
 		}
 		TAILQ_REMOVE(&sc->fz.stale, st, entry);

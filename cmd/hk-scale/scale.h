@@ -318,7 +318,7 @@ int		 freezer_make(struct scale *, char *, size_t, int [2], char *,
 		    size_t);
 void		 freezer_find(struct scale *, pid_t, char *, size_t);
 const char	*freezer_set(const struct scale *, const char *, int);
-void		 freezer_kill(const char *, int);
+void		 freezer_end(const struct scale *, const char *);
 void		 freezer_remove(struct scale *, const char *);
 void		 freezer_sweep(struct scale *);
 void		 freezer_shutdown(struct scale *);

@@ -261,7 +261,10 @@ scale = \"127.0.0.1:$mport\""
 	is "$(scale_pid fn/a)" "$pid" "$e: the same instance, pid $pid"
 
 	# A run that died between a freeze and its row: the row says
-	# running, and the adopting run thaws the process.
+	# running, and the adopting run thaws the process.  hk-idle is
+	# stopped first, so that nothing suspends it meanwhile (300 ms).
+	stop_pid "$idle_pid"
+	hk wake fn/a --wait --timeout 10 >/dev/null 2>&1
 	a_running() { [ "$(ps_state a)" = running ]; }
 	wait_t 5 a_running
 	ok $? "$e: hk ps says running"
