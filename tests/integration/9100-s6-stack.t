@@ -4,7 +4,9 @@
 # (hk-scale with its three capabilities), the instances run as nobody;
 # SIGKILL of each daemon in turn is followed by a restart by s6;
 # afterwards a sleeping service still wakes on a request and an idle one
-# still sleeps.  time_unit_ms = 10 makes
+# still sleeps.  hk-scale's run script gives it a cgroup of its own
+# (freezer = "cgroup2"): the instances' cgroups are made in it, and an
+# adopted instance keeps its own.  time_unit_ms = 10 makes
 # idle_seconds = 30 last 300 ms.
 . tests/integration/lib.sh
 
@@ -22,6 +24,7 @@ serverless_address = "127.0.0.1:$PORT"
 state = "sqlite://$T/db/state.db"
 runtime_dir = "$T/run"
 time_unit_ms = 10
+freezer = "cgroup2"
 CONF
 cat >"$T/app.toml" <<APP
 schema_version = 1
@@ -53,8 +56,22 @@ done
 # store and the runtime directory.
 is "$(grep -lE '(s6-setuidgid|--reuid|--regid) hakopod ' "$scan"/*/run | wc -l)" \
     5 "every run script drops to hakopod"
-sed -i -E 's/(s6-setuidgid|--reuid|--regid) hakopod /\1 daemon /g' \
-    "$scan"/*/run
+sed -i -E -e 's/(s6-setuidgid|--reuid|--regid) hakopod /\1 daemon /g' \
+    -e 's/chown hakopod:hakopod /chown daemon:daemon /' "$scan"/*/run
+# The cgroup the run script makes for hk-scale, in the hierarchy of
+# cgroup2, beside ours; removed at the end.
+cg2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+mine=$(sed -n 's/^0:://p' /proc/self/cgroup)
+scale_cg=${mine%/}/hk-scale
+cg_gone() {
+	for _d in "$cg2$scale_cg" $(awk '/ - cgroup / && $NF ~ /(^|,)freezer(,|$)/ \
+	    { print $5; exit }' /proc/self/mountinfo)$(sed -n \
+	    's/^[0-9]*:\([^:]*,\)\{0,1\}freezer\(,[^:]*\)\{0,1\}://p' \
+	    /proc/self/cgroup | sed 's|/$||')/hk-scale; do
+		[ -d "$_d" ] && ! rmdir "$_d" 2>/dev/null && return 1
+	done
+	return 0
+}
 chown -R daemon:daemon "$T/run" "$T/db"
 daemons=$(ls "$scan")
 s6-svscan "$scan" >"$T/svscan.log" 2>&1 &
@@ -85,6 +102,19 @@ for d in $daemons; do
 done
 is "$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$(svc_pid hk-scale)/status")" \
     00000000000000e1 "hk-scale holds CAP_CHOWN, CAP_KILL, CAP_SETGID and CAP_SETUID only"
+is "$(sed -n 's/^0:://p' "/proc/$(svc_pid hk-scale)/cgroup")" "$scale_cg" \
+    "hk-scale runs in a cgroup of its own, beside s6's"
+is "$(stat -c %U "$cg2$scale_cg") $(stat -c %U "$cg2$scale_cg/cgroup.procs")" \
+    "daemon daemon" "which belongs to the run script's user"
+# warm_cg: the cgroup of the min_replicas = 1 instance
+warm_pid() {
+	hk ps --json | python3 -c 'import json, sys
+print([s for s in json.load(sys.stdin) if s["service"] == "warm"][0]["instance"]["pid"])'
+}
+warm_cg() { sed -n 's/^0:://p' "/proc/$(warm_pid)/cgroup"; }
+wcg=$(warm_cg)
+like "$wcg" "^$scale_cg/hk\.[0-9a-f]+\.[0-9]+\.[0-9]+\$" \
+    "an instance runs in a cgroup hk-scale made in its own"
 
 state() {	# state SERVICE: what hk ps says
 	hk ps | awk -F '\t' -v s="$1" '$2 == s { print $3 }'
@@ -133,12 +163,14 @@ ok $? "after the kills a request still wakes it"
 wait_for 20 is_state sl sleeping
 ok $? "and an idle service still sleeps"
 is "$(state warm)" running "the min_replicas = 1 service is still running"
-warm=$(hk ps --json | python3 -c 'import json, sys
-print([s for s in json.load(sys.stdin) if s["service"] == "warm"][0]["instance"]["pid"])')
+warm=$(warm_pid)
+is "$(warm_cg)" "$wcg" "in the cgroup it had before the kills"
 is "$(uid_of "$warm") $(sed -n 's/^NoNewPrivs:[[:space:]]*//p' "/proc/$warm/status")" \
     "$(id -u nobody) 1" "which runs as nobody with no_new_privs"
 is "$(get warm)" 200 "and answers"
 
 stop_stack
 ok $? "s6-svscanctl -t stops the stack"
+wait_for 10 cg_gone
+ok $? "hk-scale's cgroups are left empty: no instance is left in them"
 done_testing

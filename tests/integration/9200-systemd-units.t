@@ -153,6 +153,75 @@ for u in $UNITS; do
 	    --offline=true "$u.service" 2>/dev/null | tail -1)" >&2
 done
 
+# The cgroup freezer under the unit (hakopod.toml(5) freezer): with
+# Delegate=yes the unit's cgroup is hakopod's, so hk-scale, as hakopod,
+# makes one for each instance in it.  A suspended instance stands still
+# whole, a daemon that made a session of its own too (its ticker, in the
+# unit's private /tmp, stops), a request thaws it, and hk stop kills the
+# daemon with its instance and removes the cgroup.  time_unit_ms = 100:
+# idle_seconds = 30 lasts 3 s.
+ct sed -i -e 's/^# freezer = .*/freezer = "cgroup2"/' \
+    -e 's/^# time_unit_ms = .*/time_unit_ms = 100/' /etc/hakopod/hakopod.toml
+# shellcheck disable=SC2086
+run ct systemctl restart $UNITS
+is "$rc" 0 "the units restart with freezer = cgroup2"
+[ "$rc" = 0 ] || journal hk-scale
+like "$(ct journalctl -u hk-scale -o cat --no-pager | grep 'freezer:' | tail -1)" \
+    '^hk-scale: info: freezer: instances in cgroups of their own under /sys/fs/cgroup/.*/hk-scale\.service \(cgroup2\)$' \
+    "as hakopod, in the unit's own cgroup"
+ct sh -c 'cat >/srv/hk/fz.toml' <<APP
+schema_version = 1
+name = "fz"
+
+[services.sus]
+command = ["python3", "$HK_TOP/tests/integration/fn/idle-fn.py"]
+public = true
+[services.sus.environment]
+IDLE_FN_DAEMON_TICK_FILE = "/tmp/sus.dtick"
+[services.sus.serverless]
+idle_seconds = 30
+idle_action = "suspend"
+APP
+run ct $HK sh -c 'set -a; . /etc/hakopod/api.env; hk apply /srv/hk/fz.toml'
+is "$rc" 0 "hk apply of a function that suspends"
+[ "$rc" = 0 ] || diag "$err"
+is "$(code sus.fz.localhost)" 200 "a request wakes it: 200"
+sus=$(sed -n 's/^idle-fn pid=//p' "$T/body")
+cg=$(ct sed -n 's/^0:://p' "/proc/$sus/cgroup")
+like "$cg" '/hk-scale\.service/hk\.[0-9a-f]+\.[0-9]+\.[0-9]+$' \
+    "its cgroup is its own, in hk-scale's"
+cgd=$(ct awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)$cg
+dtick() { ct sh -c "cat /tmp/systemd-private-*-hk-scale.service-*/tmp/sus.dtick$1"; }
+daemon_pid() { dtick .pid >/dev/null 2>&1; }
+wait_t 10 daemon_pid
+dpid=$(dtick .pid)
+ct grep -qx "$dpid" "$cgd/cgroup.procs" &&
+    [ "$(ct ps -o sid= -p "$dpid" | tr -d " ")" = "$dpid" ]
+ok $? "its daemon ($dpid) leads a session of its own, in the same cgroup"
+hkps() {
+	ct $HK sh -c 'set -a; . /etc/hakopod/api.env; hk ps --json' |
+	    python3 -c 'import json, sys
+print([s for s in json.load(sys.stdin) if s["service"] == "sus"][0]["state"])'
+}
+cg_frozen() { ct grep -qx "frozen $1" "$cgd/cgroup.events"; }
+suspended() { [ "$(hkps)" = suspended ] && cg_frozen 1; }
+wait_t 20 suspended
+ok $? "idle: hk ps says suspended, and the kernel says its cgroup is frozen"
+t1=$(dtick ""); sleep 0.3; t2=$(dtick "")
+[ -n "$t1" ] && [ "$t2" = "$t1" ]
+ok $? "the daemon's ticker stands still ($t1, then $t2)"
+is "$(code sus.fz.localhost)" 200 "a request thaws it: 200"
+is "$(cat "$T/body")" "idle-fn pid=$sus" "from the same process"
+t1=$(dtick ""); sleep 0.3; t2=$(dtick "")
+cg_frozen 0 && [ -n "$t2" ] && [ "$t2" != "$t1" ]
+ok $? "its cgroup is thawed, and the daemon ticks again ($t1, then $t2)"
+run ct $HK sh -c 'set -a; . /etc/hakopod/api.env; hk stop fz/sus'
+is "$rc" 0 "hk stop fz/sus"
+gone() { ! ct test -d "$cgd" && ! ct test -d "/proc/$dpid"; }
+wait_t 10 gone
+ok $? "its daemon is killed with it and its cgroup removed"
+[ "$(ct systemctl is-active hk-scale)" = active ] || journal hk-scale
+
 # A clean stop: every unit ends with success, the instances with it.
 # shellcheck disable=SC2086
 ct systemctl stop $UNITS

@@ -141,14 +141,6 @@ code() {	# code SERVICE PATH [curl args]: the status, body in $T/body
 	curl -sS -o "$T/body" -w '%{http_code}' --max-time 30 \
 	    -H "Host: $_s.$APP.localhost" "$@" "http://127.0.0.1:$PORT$_p"
 }
-wait_t() {	# wait_t SECONDS CMD...: every 100 ms, for SECONDS of wall time
-	_end=$(($(date +%s%3N) + $1 * 1000))
-	shift
-	while ! "$@" 2>/dev/null; do
-		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
-		sleep 0.1
-	done
-}
 # hk-scale killed with SIGKILL; systemd starts it again (Restart=).
 scale_pid() { prop "$N-scale" MainPID; }
 restarted() {	# restarted OLDPID: a new hk-scale is ready

@@ -38,14 +38,6 @@ units() {
 	    --state=active,activating,deactivating 'hk-svc-rc.*' |
 	    awk '{ print $1 }'
 }
-wait_t() {
-	_end=$(($(date +%s%3N) + $1 * 1000))
-	shift
-	while ! "$@" 2>/dev/null; do
-		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
-		sleep 0.1
-	done
-}
 connected_n() { [ "$(nlogged 'systemd: connected')" -ge "$1" ]; }
 
 ct systemctl start systemd-journald

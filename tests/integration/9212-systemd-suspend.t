@@ -77,14 +77,6 @@ nevents() {
 	    python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
 }
 events_reach() { [ "$(nevents "$2" "$3")" -ge "$1" ]; }
-wait_t() {	# wait_t SECONDS CMD...: every 100 ms, for SECONDS of wall time
-	_end=$(($(date +%s%3N) + $1 * 1000))
-	shift
-	while ! "$@" 2>/dev/null; do
-		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
-		sleep 0.1
-	done
-}
 connected_more() { [ "$(nlogged 'systemd: connected')" -gt "$1" ]; }
 scale_pid() { prop "$N-scale" MainPID; }
 restarted() {

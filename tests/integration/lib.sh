@@ -130,6 +130,19 @@ wait_for() {
 	return 0
 }
 
+# wait_t SECONDS CMD...: polls CMD every 20 ms until it succeeds, for at
+# most SECONDS of wall time (wait_for counts turns, too slow a clock for a
+# command that itself takes time, such as one run in a container).
+wait_t() {
+	_end=$(($(date +%s%3N) + $1 * 1000))
+	shift
+	while ! "$@" 2>/dev/null; do
+		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
+		sleep 0.02
+	done
+	return 0
+}
+
 # The stores to run a store-dependent test against: "sqlite", plus
 # "postgres" when a server was given (scripts/pg sets HK_TEST_PG).  Under
 # CI a missing server is a failure, reported by the caller through

@@ -84,18 +84,6 @@ state_is() {
 	[ "$(gw_state "$1")" = "$2" ]
 }
 
-# wait_t SECONDS CMD...: polls CMD every 50 ms until it succeeds, for at
-# most SECONDS of wall time (wait_for counts turns, too slow a clock for
-# a command that itself takes time).
-wait_t() {
-	_end=$(($(date +%s%3N) + $1 * 1000))
-	shift
-	while ! "$@" 2>/dev/null; do
-		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
 
 # put_to_sleep SERVICE: what hk-idle does: fence at the gateway, then sleep
 # through hk-scale; returns once the gateway saw the down.

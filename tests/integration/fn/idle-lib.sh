@@ -160,17 +160,6 @@ asleep() {
 	gone "$2" && scale_is "$1" sleeping && gw_is "$1" sleeping
 }
 
-# wait_t SECONDS CMD...: polls CMD every 20 ms for at most SECONDS of wall
-# time.
-wait_t() {
-	_end=$(($(date +%s%3N) + $1 * 1000))
-	shift
-	while ! "$@" 2>/dev/null; do
-		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
-		sleep 0.02
-	done
-	return 0
-}
 
 # stays_for MS STATE SERVICE PID: the instance PID stays up, and hk-scale
 # says STATE, for MS milliseconds; fails as soon as it does not.
