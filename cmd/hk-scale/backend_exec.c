@@ -252,8 +252,9 @@ child_drop(const struct spawn *sw)
  * for the log, and told to the parent by one byte on execw: the exit that
  * follows gives the reason.
  *
- * By vfork the child shares hk-scale's memory until it execs (by clone3
- * it has a copy), and hk-scale waits for that: everything here is a system call on what the parent prepared
+ * The child shares hk-scale's memory until it execs (by vfork, or by
+ * clone3 on a stack of its own: spawn_vm.c), and hk-scale waits for that:
+ * everything here is a system call on what the parent prepared
  * (the user's groups were resolved before, the environment built), with
  * writes only to sw, which the parent no longer reads.  A fork copied
  * hk-scale's page tables first, 0.8 ms of every cold start, and the child
@@ -287,12 +288,17 @@ child(struct spawn *sw)
 /*
  * Under cgroup2, the child is made in its cgroup (clone3's
  * CLONE_INTO_CGROUP, Linux 5.7): a migration after the fork would wait
- * for an RCU grace period of the kernel (freezer.c).  A fork's copy of
- * hk-scale's memory, not vfork's sharing: clone3 cannot share it
- * without a stack of the child's own.  The parent waits for the exec
- * all the same (CLONE_VFORK).  -1 where this cannot be: vfork then,
- * and the child joins by cgroup.procs.
+ * for an RCU grace period of the kernel (freezer.c).  It shares our
+ * memory as by vfork (spawn_vm.c); where that cannot be, it gets a copy,
+ * and the parent waits for the exec all the same (CLONE_VFORK).  -1
+ * where neither can be: vfork then, and the child joins by cgroup.procs.
  */
+static void
+child_vm(void *sw)
+{
+	child(sw);
+}
+
 static pid_t
 spawn_into(struct spawn *sw)
 {
@@ -301,12 +307,21 @@ spawn_into(struct spawn *sw)
 
 	if (sw->cg[1] == -1)
 		return -1;
+	sw->cg_born = 1;
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (uint64_t)sw->cg[1];
+	if ((pid = spawn_vm(&ca, child_vm, sw)) != -1 || errno != ENOSYS)
+		goto out;
 	memset(&ca, 0, sizeof(ca));
 	ca.flags = CLONE_VFORK | CLONE_INTO_CGROUP;
 	ca.exit_signal = SIGCHLD;
 	ca.cgroup = (uint64_t)sw->cg[1];
-	sw->cg_born = 1;
-	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == -1)
+	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0)
+		child(sw);
+out:
+	if (pid == -1)
 		sw->cg_born = 0;
 	return pid;
 }
@@ -351,9 +366,7 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	}
 	sw->outw = outp[1];
 	sw->execw = execp[1];
-	if ((pid = spawn_into(sw)) == -1)
-		pid = vfork();
-	if (pid == 0)
+	if ((pid = spawn_into(sw)) == -1 && (pid = vfork()) == 0)
 		child(sw);
 	command_env_free(sw->env);
 	close(outp[1]);

@@ -7,15 +7,15 @@
  * The hierarchy: cgroup2 (cgroup.freeze, Linux 5.2) or cgroup v1's
  * freezer controller (freezer.state), as the key says; "auto" takes the
  * first of them that works, else signals (SIGSTOP to the process group).
- * Signals are the default: a cgroup costs every start, 1.5 ms made in it
- * by clone3, 4 to 20 ms by a move, which waits for an RCU grace period of
- * the kernel (hakopod.toml(5) has the figures).
+ * Signals are the default: a cgroup costs every start, up to 1 ms made in
+ * it by clone3, 4 to 20 ms by a move, which waits for an RCU grace period
+ * of the kernel (hakopod.toml(5) has the figures).
  * Each instance's cgroup is made under hk-scale's own cgroup of that
  * hierarchy (/proc/self/cgroup) and named hk.INSTALLATION.PID.SEQ: an
  * adopted instance is known as ours by its name, and one installation's
  * sweep never touches another's.  Under cgroup2 the child is made in it
- * (clone3, backend_exec.c); else it joins between vfork and exec, by
- * writing 0 to its cgroup.procs, which the parent opened.
+ * (clone3, backend_exec.c and spawn_vm.c); else it joins between vfork
+ * and exec, by writing 0 to its cgroup.procs, which the parent opened.
  *
  * A cgroup is removed once its instance is released.  One whose
  * processes have not all ended by then is tried again every second; one

@@ -323,6 +323,10 @@ void		 freezer_remove(struct scale *, const char *);
 void		 freezer_sweep(struct scale *);
 void		 freezer_shutdown(struct scale *);
 
+/* spawn_vm.c */
+struct clone_args;
+pid_t		 spawn_vm(struct clone_args *, void (*)(void *), void *);
+
 /* service.c: the per-service state machine */
 const char	*service_state_name(enum svc_state);
 struct service	*service_find(struct scale *, const char *);
