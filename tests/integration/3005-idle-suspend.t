@@ -140,6 +140,8 @@ scale = \"127.0.0.1:$mport\""
 		like "$(grep -h 'freezer:' "$T/scale.log" | head -1)" \
 		    "instances in cgroups of their own under .* \\($mode\\)" \
 		    "$e: hk-scale logs where, and which"
+		is "$(grep -c 'clone3 is refused' "$T/scale.log")" 0 \
+		    "$e: and does not say clone3 is refused (no filter here)"
 	fi
 
 	is "$(get a.fn.localhost /)" 200 "$e: a request thaws it"
