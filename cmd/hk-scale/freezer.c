@@ -270,7 +270,8 @@ done:
 		log_info("freezer: clone3 is refused here (a seccomp filter, "
 		    "such as systemd's RestrictNamespaces=, or Linux before "
 		    "5.3): each instance moves into its cgroup after the fork, "
-		    "4 to 20 ms a start");
+		    "4 to 20 ms a start, 0.2 ms where cgroup2 is mounted with "
+		    "favordynmods");
 	return 0;
 }
 
