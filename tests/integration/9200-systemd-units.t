@@ -10,6 +10,7 @@
 # 200, by Python and by Node.  The exposure systemd-analyze security gives
 # each unit, in the container and offline, is printed.
 . tests/integration/lib.sh
+WAIT_PAUSE=0.1	# wait_t polls through podman exec
 
 for tool in podman systemd-analyze curl; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }

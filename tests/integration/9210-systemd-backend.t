@@ -29,6 +29,7 @@
 # polkit rule grants that user manage-units, then at work.
 # time_unit_ms = 20 makes idle_seconds = 200 last 4 s.
 . tests/integration/lib.sh
+WAIT_PAUSE=0.1	# wait_t polls through podman exec
 
 for tool in podman curl; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }

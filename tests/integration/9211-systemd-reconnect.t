@@ -8,6 +8,7 @@
 # itself, without a system call filter, so that under SANITIZE=1
 # LeakSanitizer looks at it too: it must stop with success.
 . tests/integration/lib.sh
+WAIT_PAUSE=0.1	# wait_t polls through podman exec
 
 for tool in podman; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }

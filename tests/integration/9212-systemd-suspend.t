@@ -20,6 +20,7 @@
 # time_unit_ms = 20: idle_seconds = 50 lasts 1 s, suspend_max_seconds =
 # 100 2 s.
 . tests/integration/lib.sh
+WAIT_PAUSE=0.1	# wait_t polls through podman exec
 
 for tool in podman curl; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }

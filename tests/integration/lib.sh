@@ -130,15 +130,19 @@ wait_for() {
 	return 0
 }
 
-# wait_t SECONDS CMD...: polls CMD every 20 ms until it succeeds, for at
-# most SECONDS of wall time (wait_for counts turns, too slow a clock for a
-# command that itself takes time, such as one run in a container).
+# wait_t SECONDS CMD...: polls CMD every WAIT_PAUSE seconds (0.02 unless
+# the test sets it) until it succeeds, for at most SECONDS of wall time
+# (wait_for counts turns, too slow a clock for a command that itself takes
+# time).  The tests that poll through podman exec set 0.1: each exec costs
+# a tenth of a second of CPU, which a faster pace takes from the
+# container under test.
+WAIT_PAUSE=0.02
 wait_t() {
 	_end=$(($(date +%s%3N) + $1 * 1000))
 	shift
 	while ! "$@" 2>/dev/null; do
 		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
-		sleep 0.02
+		sleep "$WAIT_PAUSE"
 	done
 	return 0
 }

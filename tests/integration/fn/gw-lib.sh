@@ -1,6 +1,8 @@
 # gw-lib.sh - shell helpers of the hk-activate tests (1*-activate-*.t and
 # 9*-e2e-*.t), sourced after tests/integration/lib.sh.
 
+WAIT_PAUSE=0.05	# the pace these tests have always polled at
+
 GW_FN=$HK_TOP/tests/integration/fn
 
 # gw_config [extra [server] lines...]: a fresh operator config on a free
