@@ -250,7 +250,8 @@ scale = \"127.0.0.1:$mport\""
 	ok $? "$e: hk-scale is ready again"
 	wait_t 5 scale_is fn/a suspended
 	ok $? "$e: it adopted pid $pid as suspended, as its row says"
-	ok "$(frozen "$pid"; echo $?)" "$e: and froze it again"
+	wait_t 2 frozen "$pid"
+	ok $? "$e: and froze it again"
 	wait_t 5 gw_is fn/a sleeping
 	is "$(get a.fn.localhost /)" 200 "$e: a request thaws the adopted process"
 	is "$(cat "$T/body")" "idle-fn pid=$pid" "$e: the same process answers"
@@ -273,7 +274,9 @@ scale = \"127.0.0.1:$mport\""
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
 	by_hand "$pid" freeze
-	ok "$(frozen "$pid"; echo $?)" "$e: hk-scale killed, pid $pid frozen by hand"
+	# cgroup2 says frozen once every task has stopped, a moment later.
+	wait_t 2 frozen "$pid"
+	ok $? "$e: hk-scale killed, pid $pid frozen by hand"
 	start_scale
 	ok $? "$e: hk-scale is ready again"
 	wait_t 5 scale_is fn/a running
