@@ -51,7 +51,7 @@
 long	hk_clone3_call(struct clone_args *, size_t, void (*)(void *), void *)
 	    __attribute__((visibility("hidden")));
 __asm__(
-	"	.text\n"
+	"	.pushsection .text\n"
 	"	.p2align 4\n"
 	"	.globl	hk_clone3_call\n"
 	"	.hidden	hk_clone3_call\n"
@@ -71,7 +71,8 @@ __asm__(
 	"	syscall\n"
 	"	hlt\n"
 	"1:	ret\n"
-	"	.size	hk_clone3_call, .-hk_clone3_call\n");
+	"	.size	hk_clone3_call, .-hk_clone3_call\n"
+	"	.popsection\n");
 #endif
 
 pid_t
