@@ -305,22 +305,18 @@ spawn_into(struct spawn *sw)
 	struct clone_args ca;
 	pid_t pid;
 
-	if (sw->cg[1] == -1)
+	if (sw->cg[1] == -1)		/* no cgroup2, or clone3 refused */
 		return -1;
 	sw->cg_born = 1;
 	memset(&ca, 0, sizeof(ca));
 	ca.flags = CLONE_INTO_CGROUP;
 	ca.exit_signal = SIGCHLD;
 	ca.cgroup = (uint64_t)sw->cg[1];
-	if ((pid = spawn_vm(&ca, child_vm, sw)) != -1 || errno != ENOSYS)
-		goto out;
-	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_VFORK | CLONE_INTO_CGROUP;
-	ca.exit_signal = SIGCHLD;
-	ca.cgroup = (uint64_t)sw->cg[1];
-	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0)
-		child(sw);
-out:
+	if ((pid = spawn_vm(&ca, child_vm, sw)) == -1 && errno == ENOSYS) {
+		ca.flags |= CLONE_VFORK;
+		if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0)
+			child(sw);
+	}
 	if (pid == -1)
 		sw->cg_born = 0;
 	return pid;

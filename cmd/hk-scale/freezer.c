@@ -216,10 +216,6 @@ try_kind(struct scale *sc, enum fz_kind k, char *err, size_t errlen)
 }
 
 /*
- * At start, before adoption: the hierarchy the key names, or with
- * "auto" the first that works.  -1 with err when the one named does not.
- */
-/*
  * Whether clone3 can be called, so that an instance is made in its
  * cgroup: a size too small for any clone_args is refused with EINVAL by
  * a kernel that has it, with ENOSYS by one that has not or by a filter.
@@ -230,6 +226,10 @@ clone3_allowed(void)
 	return syscall(SYS_clone3, NULL, (size_t)0) == -1 && errno != ENOSYS;
 }
 
+/*
+ * At start, before adoption: the hierarchy the key names, or with
+ * "auto" the first that works.  -1 with err when the one named does not.
+ */
 int
 freezer_setup(struct scale *sc, char *err, size_t errlen)
 {
@@ -240,6 +240,7 @@ freezer_setup(struct scale *sc, char *err, size_t errlen)
 	TAILQ_INIT(&sc->fz.stale);
 	loop_timer_init(&sc->fz.retry, retry_fire, sc);
 	sc->fz.kind = FZ_SIGNAL;
+	sc->fz.clone3 = 0;
 	if (strcmp(want, "signal") == 0)
 		return 0;
 	if (installation_id(sc) == -1) {
@@ -266,7 +267,8 @@ freezer_setup(struct scale *sc, char *err, size_t errlen)
 done:
 	log_info("freezer: instances in cgroups of their own under %s (%s)",
 	    sc->fz.base, kind_names[sc->fz.kind]);
-	if (sc->fz.kind == FZ_CGROUP2 && !clone3_allowed())
+	sc->fz.clone3 = sc->fz.kind == FZ_CGROUP2 && clone3_allowed();
+	if (sc->fz.kind == FZ_CGROUP2 && !sc->fz.clone3)
 		log_info("freezer: clone3 is refused here (a seccomp filter, "
 		    "such as systemd's RestrictNamespaces=, or Linux before "
 		    "5.3): each instance moves into its cgroup after the fork, "
@@ -278,7 +280,8 @@ done:
 /*
  * A new cgroup for an instance: its directory in dir, its cgroup.procs
  * open for the child to write 0 to, and under cgroup2 the directory
- * open for clone3's CLONE_INTO_CGROUP (fds[1], else -1), all
+ * open for clone3's CLONE_INTO_CGROUP where clone3 may be called (fds[1],
+ * else -1), all
  * close-on-exec.  dir is "" and both -1 under signals.
  */
 int
@@ -300,7 +303,7 @@ freezer_make(struct scale *sc, char *dir, size_t len, int fds[2],
 	}
 	snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
 	if ((fds[0] = open(file, O_WRONLY | O_CLOEXEC)) == -1 ||
-	    (sc->fz.kind == FZ_CGROUP2 && (fds[1] = open(dir, O_RDONLY |
+	    (sc->fz.clone3 && (fds[1] = open(dir, O_RDONLY |
 	    O_DIRECTORY | O_CLOEXEC)) == -1)) {
 		snprintf(err, errlen, "%s: %s", fds[0] == -1 ? file : dir,
 		    strerror(errno));

@@ -76,6 +76,7 @@ struct freezer {
 	enum fz_kind		 kind;
 	char			 base[FZ_PATH_MAX];	/* our own cgroup */
 	unsigned		 seq;			/* of names */
+	int			 clone3;	/* cgroup2, clone3 not refused */
 	TAILQ_HEAD(, fz_stale)	 stale;	/* to remove once empty */
 	struct loop_timer	 retry;
 };
@@ -325,7 +326,7 @@ void		 freezer_shutdown(struct scale *);
 
 /* spawn_vm.c */
 struct clone_args;
-pid_t		 spawn_vm(struct clone_args *, void (*)(void *), void *);
+pid_t		 spawn_vm(const struct clone_args *, void (*)(void *), void *);
 
 /* service.c: the per-service state machine */
 const char	*service_state_name(enum svc_state);

@@ -16,8 +16,9 @@
  * took 0.16; sharing it, 0.21 (hakopod.toml(5), freezer, has the
  * figures).
  *
- * x86_64 only; elsewhere spawn_vm() fails with ENOSYS and the caller
- * copies (backend_exec.c).
+ * how is clone3's arguments without CLONE_VM, CLONE_VFORK and the stack,
+ * which are added here.  x86_64 only; elsewhere spawn_vm() fails with
+ * ENOSYS and the caller copies (backend_exec.c).
  */
 #include <sys/mman.h>
 #include <sys/types.h>
@@ -76,9 +77,10 @@ __asm__(
 #endif
 
 pid_t
-spawn_vm(struct clone_args *ca, void (*fn)(void *), void *arg)
+spawn_vm(const struct clone_args *how, void (*fn)(void *), void *arg)
 {
 #if defined(__x86_64__)
+	struct clone_args ca = *how;
 	long page = sysconf(_SC_PAGESIZE), r;
 	size_t len = SPAWN_STACK + (size_t)page;
 	char *map;
@@ -94,10 +96,10 @@ spawn_vm(struct clone_args *ca, void (*fn)(void *), void *arg)
 		errno = saved;
 		return -1;
 	}
-	ca->flags |= CLONE_VM | CLONE_VFORK;
-	ca->stack = (uint64_t)(uintptr_t)(map + page);
-	ca->stack_size = SPAWN_STACK;
-	r = hk_clone3_call(ca, sizeof(*ca), fn, arg);
+	ca.flags |= CLONE_VM | CLONE_VFORK;
+	ca.stack = (uint64_t)(uintptr_t)(map + page);
+	ca.stack_size = SPAWN_STACK;
+	r = hk_clone3_call(&ca, sizeof(ca), fn, arg);
 #if defined(__SANITIZE_ADDRESS__)
 	/* The child's frames never returned: their poison must not outlive
 	 * the mapping, whose addresses may be handed out again. */
@@ -110,7 +112,7 @@ spawn_vm(struct clone_args *ca, void (*fn)(void *), void *arg)
 	}
 	return (pid_t)r;
 #else
-	(void)ca;
+	(void)how;
 	(void)fn;
 	(void)arg;
 	errno = ENOSYS;
