@@ -147,7 +147,8 @@ FUZZ_CFLAGS =	-std=c11 -D_GNU_SOURCE -g -O1 -Ilib \
 		-fsanitize=fuzzer,address,undefined \
 		$(shell pkg-config --cflags $(PKGS))
 FUZZ_FLAGS =	-max_len=65536 -timeout=10
-TOML_TEST ?=	../shared/toml-test
+# toml-test's cases: Debian's (scripts/deps installs them)
+TOML_TEST ?=	/usr/share/gocode/src/github.com/BurntSushi/toml/internal/toml-test/tests
 
 # A harness of a program's code names its sources outside lib/ in
 # FUZZ_SRCS_<target>; their directories join the include path.

@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """Run a toml-test decoder over the TOML 1.0.0 cases and print TAP.
 
-    compare.py DECODER TOML_TEST_DIR
+    compare.py DECODER CORPUS...
 
-Only the files named in TOML_TEST_DIR/files-toml-1.0.0 count.  A valid case
+Each CORPUS is a toml-test tree with valid/ and invalid/, and gets two
+checks of its own.  Its TOML 1.0.0 cases are the files its
+files-toml-1.0.0 names (toml-test since 2023); a tree without that list
+(the 2022 corpus Debian ships in golang-github-burntsushi-toml-dev) counts
+every .toml under valid/ and invalid/ but those its version.go excludes
+from "1.0.0" (the \e escape of TOML 1.1).  A tree with neither is a
+failure, not an empty pass.  A valid case
 (valid/X.toml) passes if the decoder exits 0 and its JSON matches X.json
 under upstream's rules (toml-test json.go): key order is ignored; types must
 be equal; floats compare as float64 and any nan matches any nan; date-times
@@ -16,6 +22,7 @@ sanitizer report.  Files are read as raw bytes.
 
 import concurrent.futures
 import datetime
+import fnmatch
 import json
 import math
 import os
@@ -167,22 +174,52 @@ def run(decoder, top, case):
     return case, compare("$", want, have)
 
 
-def main():
-    if len(sys.argv) != 3:
-        print("usage: compare.py DECODER TOML_TEST_DIR", file=sys.stderr)
-        return 64
-    decoder, top = sys.argv[1], sys.argv[2]
-    print("1..2")
+def listed_cases(top):
+    """The 1.0.0 cases named by TOP/files-toml-1.0.0, or None."""
     try:
         with open(os.path.join(top, "files-toml-1.0.0"), "rb") as f:
             names = f.read().decode("utf-8").split("\n")
-    except OSError as e:
-        print("# cannot read %s/files-toml-1.0.0: %s" % (top, e.strerror))
-        print("not ok 1 - toml-test valid cases")
-        print("not ok 2 - toml-test invalid cases")
-        return 1
-    cases = [n for n in names if n.endswith(".toml") and
-             (n.startswith("valid/") or n.startswith("invalid/"))]
+    except OSError:
+        return None
+    return [n for n in names if n.endswith(".toml") and
+            (n.startswith("valid/") or n.startswith("invalid/"))]
+
+
+def excluded_by_version(top):
+    """The patterns version.go excludes from 1.0.0 (the 2022 layout)."""
+    with open(os.path.join(top, "..", "version.go"), encoding="utf-8") as f:
+        src = f.read()
+    m = re.search(r'"1\.0\.0":\s*versionSpec\{\s*exclude:\s*\[\]string\{'
+                  r'([^}]*)\}', src)
+    if m is None:
+        raise OSError(0, "no 1.0.0 exclusions in version.go")
+    return re.findall(r'"([^"]+)"', m.group(1))
+
+
+def walked_cases(top):
+    """Every valid/ and invalid/ .toml of TOP less version.go's 1.0.0
+    exclusions; OSError if TOP has no version.go."""
+    skip = excluded_by_version(top)
+    cases = []
+    for kind in ("valid", "invalid"):
+        for d, _, files in os.walk(os.path.join(top, kind)):
+            for n in files:
+                if n.endswith(".toml"):
+                    cases.append(os.path.relpath(os.path.join(d, n), top))
+    return sorted(c for c in cases
+                  if not any(fnmatch.fnmatch(c[:-5], p) for p in skip))
+
+
+def check_corpus(decoder, top, n):
+    """Prints checks n and n + 1 for one corpus; True if both pass."""
+    cases = listed_cases(top)
+    if cases is None:
+        try:
+            cases = walked_cases(top)
+        except OSError as e:
+            print("# %s: no files-toml-1.0.0, and version.go: %s" %
+                  (top, e.strerror or e))
+            cases = []
     workers = int(os.environ.get("TOML_TEST_JOBS", "2"))
     with concurrent.futures.ThreadPoolExecutor(workers) as ex:
         results = list(ex.map(lambda c: run(decoder, top, c), cases))
@@ -195,17 +232,29 @@ def main():
         else:
             print("# FAIL %s: %s" % (case, why.replace("\n", " ")))
     v, i = tally["valid"], tally["invalid"]
-    counts = "toml-test: valid %d/%d passed, invalid %d/%d rejected" % (
-        v[0], v[1], i[0], i[1])
+    counts = "toml-test (%s): valid %d/%d passed, invalid %d/%d rejected" % (
+        top, v[0], v[1], i[0], i[1])
     print("# " + counts)
     print("# " + counts, file=sys.stderr)
     ok = v[1] > 0 and v[0] == v[1]
-    print("%sok 1 - toml-test valid: %d/%d decoded as expected" %
-          ("" if ok else "not ", v[0], v[1]))
+    print("%sok %d - %s valid: %d/%d decoded as expected" %
+          ("" if ok else "not ", n, top, v[0], v[1]))
     ok2 = i[1] > 0 and i[0] == i[1]
-    print("%sok 2 - toml-test invalid: %d/%d rejected" %
-          ("" if ok2 else "not ", i[0], i[1]))
-    return 0 if ok and ok2 else 1
+    print("%sok %d - %s invalid: %d/%d rejected" %
+          ("" if ok2 else "not ", n + 1, top, i[0], i[1]))
+    return ok and ok2
+
+
+def main():
+    if len(sys.argv) < 3:
+        print("usage: compare.py DECODER CORPUS...", file=sys.stderr)
+        return 64
+    decoder, tops = sys.argv[1], sys.argv[2:]
+    print("1..%d" % (2 * len(tops)))
+    passed = True
+    for k, top in enumerate(tops):
+        passed = check_corpus(decoder, top, 2 * k + 1) and passed
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":
