@@ -42,14 +42,14 @@ pst() {
 	    sed 's/ *$//'
 }
 four() { echo "$1 $1 $1 $1"; }
-HK="env PATH=$HK_BUILD/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+HK="env PATH=$CT_BUILD/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # The user, by make install's recipe, twice: it is made once.
 mk="env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s --no-print-directory"
-run ct $mk -C "$HK_TOP" install-user
+run ct $mk -C "$CT_TOP" install-user
 like "$out" '^useradd --system --user-group .* hakopod$' \
     "make install creates the user hakopod"
-run ct $mk -C "$HK_TOP" install-user
+run ct $mk -C "$CT_TOP" install-user
 is "$rc $out" "0 install: user hakopod exists" "and only once"
 HKUID=$(ct id -u hakopod)
 is "$(ct getent passwd hakopod | cut -d: -f6,7)" \
@@ -57,10 +57,10 @@ is "$(ct getent passwd hakopod | cut -d: -f6,7)" \
 
 # The units, the operator config as installed, api.env, an app.
 for u in $UNITS; do
-	sed "s|@BINDIR@|$HK_BUILD/bin|g" "$HK_TOP/etc/systemd/$u.service" |
+	sed "s|@BINDIR@|$CT_BUILD/bin|g" "$HK_TOP/etc/systemd/$u.service" |
 	    ct sh -c "cat >/etc/systemd/system/$u.service"
 done
-ct install -D -m 644 "$HK_TOP/etc/examples/hakopod.toml" \
+ct install -D -m 644 "$CT_TOP/etc/examples/hakopod.toml" \
     /etc/hakopod/hakopod.toml
 PORT=$(free_port)
 {
@@ -74,14 +74,14 @@ name = "fn"
 
 [services.py]
 command = ["python3", "functions/hello.py"]
-directory = "$HK_TOP/etc/examples"
+directory = "$CT_TOP/etc/examples"
 public = true
 readiness = "http:/"
 [services.py.serverless]
 
 [services.js]
 command = ["node", "functions/hello.js"]
-directory = "$HK_TOP/etc/examples"
+directory = "$CT_TOP/etc/examples"
 public = true
 readiness = "http:/"
 [services.js.serverless]
@@ -182,7 +182,7 @@ schema_version = 1
 name = "fz"
 
 [services.sus]
-command = ["python3", "$HK_TOP/tests/integration/fn/idle-fn.py"]
+command = ["python3", "$CT_TOP/tests/integration/fn/idle-fn.py"]
 public = true
 [services.sus.environment]
 IDLE_FN_DAEMON_TICK_FILE = "/tmp/sus.dtick"

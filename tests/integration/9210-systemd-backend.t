@@ -123,7 +123,7 @@ logged() { journal "$N-scale" | grep -Eq -- "$1"; }
 nlogged() { journal "$N-scale" | grep -Ec -- "$1"; }
 has_unit() { [ -n "$(units "$1")" ]; }
 no_unit() { [ -z "$(ct systemctl list-units --all --plain --no-legend "$1")" ]; }
-hkc() { ct env "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" "PATH=$HK_BUILD/bin:/usr/bin:/bin" "$@"; }
+hkc() { ct env "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" "PATH=$CT_BUILD/bin:/usr/bin:/bin" "$@"; }
 # field SERVICE EXPR: of "hk ps --json", python on s (its entry)
 field() {
 	hkc hk ps --json | python3 -c '
@@ -155,8 +155,8 @@ kill_scale() {
 	wait_t 10 restarted "$_old"
 }
 
-FN=$HK_TOP/tests/integration/fn
-EX=$HK_TOP/etc/examples
+FN=$CT_TOP/tests/integration/fn
+EX=$CT_TOP/etc/examples
 
 # stack TAG USER ENGINE: N (the units' prefix), APP and PORT of a run, its
 # operator config on ENGINE, and the shipped units under names of the run,
@@ -188,7 +188,7 @@ CONF
 	echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" |
 	    ct sh -c "cat >/etc/$N/api.env"
 	for u in $UNITS; do
-		sed -e "s|@BINDIR@|$HK_BUILD/bin|g" \
+		sed -e "s|@BINDIR@|$CT_BUILD/bin|g" \
 		    -e "s|^User=hakopod|User=$2|" \
 		    -e "s|^Group=hakopod|Group=$2|" \
 		    -e "s|^EnvironmentFile=.*|EnvironmentFile=/etc/$N/api.env|" \
@@ -289,7 +289,8 @@ secrets = ["DB_PASSWORD"]
 idle_seconds = 200
 APP
 	ct mkdir -p "/etc/$N/code"
-	ct sh -c "cat >/etc/$N/code/app.py" <"$FN/src-app.py"
+	ct sh -c "cat >/etc/$N/code/app.py" \
+	    <"$HK_TOP/tests/integration/fn/src-app.py"
 	echo "src-one" | ct sh -c "cat >/etc/$N/code/body.txt"
 	# An operator's drop-in for one service's units
 	ct mkdir -p "/etc/systemd/system/hk-svc-$APP.py-.service.d"

@@ -20,8 +20,8 @@ ok $? "a container of its own runs systemd as PID 1"
 trap '"$HK_TOP/scripts/systemd-ct" stop "$CT"; _cleanup' EXIT
 
 ct() { podman exec -i "$CT" "$@"; }
-B=$HK_BUILD/bin
-FN=$HK_TOP/tests/integration/fn
+B=$CT_BUILD/bin
+FN=$CT_TOP/tests/integration/fn
 journal() { ct journalctl -u hk-rc-scale -o cat --no-pager 2>/dev/null; }
 logged() { journal | grep -Eq -- "$1"; }
 nlogged() { journal | grep -Ec -- "$1"; }
@@ -55,7 +55,7 @@ name = "rc"
 
 [services.py]
 command = ["python3", "functions/hello.py"]
-directory = "$HK_TOP/etc/examples"
+directory = "$CT_TOP/etc/examples"
 backend = "systemd"
 public = true
 readiness = "http:/"

@@ -35,12 +35,12 @@ trap '"$HK_TOP/scripts/systemd-ct" stop "$CT"; _cleanup' EXIT
 ct() { podman exec -i "$CT" "$@"; }
 N=hkz$$
 APP=sz$$
-FN=$HK_TOP/tests/integration/fn
+FN=$CT_TOP/tests/integration/fn
 PORT=$(free_port)
 journal() { ct journalctl -u "$1" -o cat --no-pager 2>/dev/null; }
 logged() { journal "$N-scale" | grep -Eq -- "$1"; }
 nlogged() { journal "$N-scale" | grep -Ec -- "$1"; }
-hkc() { ct env "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" "PATH=$HK_BUILD/bin:/usr/bin:/bin" "$@"; }
+hkc() { ct env "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" "PATH=$CT_BUILD/bin:/usr/bin:/bin" "$@"; }
 prop() { ct systemctl show -p "$2" --value "$1"; }
 units() {
 	ct systemctl list-units --plain --no-legend \
@@ -97,7 +97,7 @@ time_unit_ms = 20
 CONF
 echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" | ct sh -c "cat >/etc/$N/api.env"
 for u in $UNITS; do
-	sed -e "s|@BINDIR@|$HK_BUILD/bin|g" \
+	sed -e "s|@BINDIR@|$CT_BUILD/bin|g" \
 	    -e "s|^User=hakopod|User=root|" -e "s|^Group=hakopod|Group=root|" \
 	    -e "s|^EnvironmentFile=.*|EnvironmentFile=/etc/$N/api.env|" \
 	    -e "s|^RuntimeDirectory=hakopod|RuntimeDirectory=$N|" \

@@ -147,6 +147,17 @@ wait_t() {
 	return 0
 }
 
+# The checkout and the build as a container of scripts/systemd-ct sees
+# them: at fixed paths, out of the /tmp and /home that a unit's
+# PrivateTmp= and ProtectHome= hide.  What a test hands the container (a
+# unit's ExecStart=, a function's command or directory) names these; what
+# the test reads itself names HK_TOP and HK_BUILD.
+CT_TOP=/opt/hk
+case $HK_BUILD in
+"$HK_TOP"/*) CT_BUILD=$CT_TOP/${HK_BUILD#"$HK_TOP"/} ;;
+*) CT_BUILD=/opt/hk-build ;;
+esac
+
 # The stores to run a store-dependent test against: "sqlite", plus
 # "postgres" when a server was given (scripts/pg sets HK_TEST_PG).  Under
 # CI a missing server is a failure, reported by the caller through
