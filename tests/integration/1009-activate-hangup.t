@@ -48,17 +48,15 @@ max_concurrency = 4
 request_timeout_seconds = 60
 
 [services.cold]
-command = ["python3", "$GW_FN/echo-cl.py"]
+command = ["sh", "$GW_FN/held", "$T/cold", "python3", "$GW_FN/echo-cl.py"]
 public = true
-[services.cold.environment]
-START_DELAY = "3"
 [services.cold.serverless]
 max_concurrency = 2
 APP
 
 pg_missing_is_failure
 for engine in $(engines); do
-	rm -rf "$T/run" "$T"/*.log "$W"/*.inv "$T"/state.db*
+	rm -rf "$T/run" "$T"/*.log "$W"/*.inv "$T"/state.db* "$T"/cold.*
 	new_store "$engine" hangup
 	GW_STATE=$STORE gw_config
 	hk apply "$T/app.toml" >/dev/null
@@ -68,6 +66,7 @@ for engine in $(engines); do
 	ok $? "$engine: fn/web running"
 	put_to_sleep fn/cold
 	ok $? "$engine: fn/cold passed its readiness gate and sleeps"
+	touch "$T/cold.hold"	# its next start waits for $T/cold.go
 
 	for i in 1 2 3 4; do
 		curl -s -o /dev/null --max-time 30 \
@@ -82,7 +81,7 @@ for engine in $(engines); do
 	ok $? "$engine: the backend is working on all four"
 	kill -TERM $c1 $c2 $c3 $c4
 	wait $c1 $c2 $c3 $c4 2>/dev/null
-	wait_t 3 active_is fn/web 0
+	wait_t 10 active_is fn/web 0
 	ok $? "$engine: the clients hang up: their slots are free at once"
 	is "$(close_wait)" 0 \
 	    "$engine: no client socket of the gateway in CLOSE-WAIT"
@@ -93,7 +92,8 @@ for engine in $(engines); do
 	is "$(closed /slow/20000)" 4 \
 	    "$engine: each recorded with its outcome, client_closed"
 
-	# Parked requests whose clients leave while the service starts (3 s).
+	# Parked requests whose clients leave while the service starts (held
+	# until they have).
 	curl -s -o /dev/null --max-time 30 -H 'Host: cold.fn.localhost' \
 	    "$GW_URL/a" &
 	p1=$!
@@ -104,9 +104,10 @@ for engine in $(engines); do
 	ok $? "$engine: two parked requests hold fn/cold's two slots"
 	kill -TERM $p1 $p2
 	wait $p1 $p2 2>/dev/null
-	wait_t 2 active_is fn/cold 0
+	wait_t 10 active_is fn/cold 0
 	ok $? "$engine: their clients hang up: free while it still starts"
 	is "$(gw_state fn/cold)" starting "$engine: fn/cold is still starting"
+	touch "$T/cold.go"
 	is "$(gw_code cold.fn.localhost /c)" 200 \
 	    "$engine: a new request waits for it: 200"
 	wait_t 5 closed_reach 6

@@ -117,31 +117,49 @@ bg() {
 	last_pid=$!
 }
 
-# wait_for SECONDS CMD...: polls CMD every 20 ms until it succeeds
+# Waits.  A wait's SECONDS is what the condition may take on an idle
+# machine; the wait allows WAIT_SCALE times that (3, or HK_TEST_WAIT_SCALE)
+# for a machine that is doing something else, and returns as soon as the
+# condition holds, so a passing run is no slower for it.  A time that is
+# itself the behaviour under test (a grace period, a deadline) is not a
+# wait: the test measures it, or uses within, which does not scale, and
+# the check's name gives the bound.
+WAIT_SCALE=${HK_TEST_WAIT_SCALE:-3}
+
+# wait_for SECONDS CMD...: polls CMD every 20 ms until it succeeds, for at
+# most SECONDS * WAIT_SCALE * 50 turns
 wait_for() {
-	_limit=$1
+	_w_limit=$(($1 * WAIT_SCALE * 50))
 	shift
-	_i=0
+	_w_i=0
 	while ! "$@" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ "$_i" -ge $((_limit * 50)) ] && return 1
+		_w_i=$((_w_i + 1))
+		[ "$_w_i" -ge "$_w_limit" ] && return 1
 		sleep 0.02
 	done
 	return 0
 }
 
 # wait_t SECONDS CMD...: polls CMD every WAIT_PAUSE seconds (0.02 unless
-# the test sets it) until it succeeds, for at most SECONDS of wall time
-# (wait_for counts turns, too slow a clock for a command that itself takes
-# time).  The tests that poll through podman exec set 0.1: each exec costs
-# a tenth of a second of CPU, which a faster pace takes from the
-# container under test.
+# the test sets it) until it succeeds, for at most SECONDS * WAIT_SCALE of
+# wall time (wait_for counts turns, too slow a clock for a command that
+# itself takes time).  The tests that poll through podman exec set 0.1:
+# each exec costs a tenth of a second of CPU, which a faster pace takes
+# from the container under test.
 WAIT_PAUSE=0.02
 wait_t() {
-	_end=$(($(date +%s%3N) + $1 * 1000))
+	_w_s=$1
+	shift
+	within $((_w_s * WAIT_SCALE)) "$@"
+}
+
+# within SECONDS CMD...: as wait_t, but SECONDS of wall time exactly: for
+# a bound that is the behaviour under test.
+within() {
+	_w_end=$(($(date +%s%3N) + $1 * 1000))
 	shift
 	while ! "$@" 2>/dev/null; do
-		[ "$(date +%s%3N)" -ge "$_end" ] && return 1
+		[ "$(date +%s%3N)" -ge "$_w_end" ] && return 1
 		sleep "$WAIT_PAUSE"
 	done
 	return 0
