@@ -131,10 +131,13 @@ check: all tests
 demo: all
 	scripts/demo
 
-# hk beside HAProxy and nginx; BENCH=--quick for the short run.
+# hk beside HAProxy and nginx; BENCH=--quick for the short run.  The
+# benches themselves (proxy-bench.sh, coldstart-bench.sh and their fn/)
+# are the team's, beside the checkout: BENCH_DIR names another place.
+BENCH_DIR ?=	$(CURDIR)/../shared/bench
 bench: all $(RELAY)
 	scripts/deps --bench
-	scripts/bench $(BENCH)
+	HK_BENCH_DIR="$(BENCH_DIR)" scripts/bench $(BENCH)
 
 lint:
 	@command -v mandoc >/dev/null || { echo 'lint: mandoc missing' >&2; exit 1; }

@@ -3,8 +3,9 @@
 # decode to its .json under upstream's comparison rules, every invalid case
 # must be refused.  The corpus is Debian's (golang-github-burntsushi-toml-dev,
 # the 2022 cases, which scripts/deps installs); a newer toml-test beside
-# the checkout, in ../shared/toml-test, is run as well when it is there.  tests/toml/compare.py runs the decoder
-# ($HK_BUILD/tests/tools/toml-decoder) and prints the TAP.  A missing
+# the checkout, in ../shared/toml-test, is run as well when it is there.
+# tests/toml/compare.py runs the decoder ($HK_BUILD/tests/tools/toml-decoder)
+# and prints the TAP.  A missing
 # Debian corpus, decoder or python3 is a failure, not a skip.
 . tests/integration/lib.sh
 
