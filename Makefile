@@ -11,6 +11,13 @@
 # Variables are expanded lazily (=, not :=) so pkg-config runs only after
 # scripts/deps has installed the -dev packages.
 
+# make splits words at spaces: a checkout whose path has one cannot be
+# built, and is refused before anything runs.
+ifneq ($(words $(CURDIR)),1)
+$(error the checkout's path has a space ($(CURDIR)): make cannot build \
+there; clone hk into a path without one)
+endif
+
 PREFIX ?=	/usr/local
 DESTDIR ?=
 BINDIR =	$(PREFIX)/bin

@@ -4,7 +4,8 @@
 # installed example app) and names every key at its default; a second
 # install keeps the operator's file; the units get BINDIR; api.env ships
 # among the examples; the user hakopod is named, not created, since a
-# DESTDIR is another system's tree.
+# DESTDIR is another system's tree.  make refuses a checkout whose path
+# has a space, with the reason.
 . tests/integration/lib.sh
 
 R=$T/root
@@ -67,4 +68,11 @@ is "$rc" 0 "a second make install exits 0"
 like "$out" "^install: $conf exists: kept$" "it says so"
 is "$(tail -1 "$conf")" "# the operator was here" \
     "and keeps the operator's file"
+
+# A checkout whose path has a space: make refuses it, and says why.
+mkdir "$T/a b"
+cp "$HK_TOP/Makefile" "$T/a b/"
+run env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$T/a b" -n
+like "$rc $err" "^2 Makefile:[0-9]+: \*\*\* the checkout's path has a space \($T/a b\): make cannot build there; clone hk into a path without one\.  Stop\.$" \
+    "make in a path with a space: refused, with the reason"
 done_testing
