@@ -26,7 +26,20 @@ _tap_failed=0
 _pids=
 _pg_dbs=
 
+# _failed_logs: after a failed check, the end of each daemon's log (the
+# $T/NAME.log of daemon, and any other log a test keeps in $T), so that a
+# failed run says what the programs saw.
+_failed_logs() {
+	[ "$_tap_failed" -gt 0 ] || return 0
+	for _f in "$T"/*.log; do
+		[ -s "$_f" ] || continue
+		diag "the end of ${_f#"$T"/}:"
+		tail -n 20 "$_f" | sed 's/^/#   /'
+	done >&2
+}
+
 _cleanup() {
+	_failed_logs
 	for p in $_pids; do
 		kill "$p" 2>/dev/null
 	done
@@ -134,7 +147,10 @@ wait_for() {
 	_w_i=0
 	while ! "$@" 2>/dev/null; do
 		_w_i=$((_w_i + 1))
-		[ "$_w_i" -ge "$_w_limit" ] && return 1
+		if [ "$_w_i" -ge "$_w_limit" ]; then
+			diag "gave up after $_w_limit turns waiting for: $*" >&2
+			return 1
+		fi
 		sleep 0.02
 	done
 	return 0
@@ -154,12 +170,18 @@ wait_t() {
 }
 
 # within SECONDS CMD...: as wait_t, but SECONDS of wall time exactly: for
-# a bound that is the behaviour under test.
+# a bound that is the behaviour under test.  A wait that gives up says
+# what it waited for, and how long, for the reader of a failed run (on
+# stderr: a wait may run inside a command substitution).
 within() {
 	_w_end=$(($(date +%s%3N) + $1 * 1000))
+	_w_s=$1
 	shift
 	while ! "$@" 2>/dev/null; do
-		[ "$(date +%s%3N)" -ge "$_w_end" ] && return 1
+		if [ "$(date +%s%3N)" -ge "$_w_end" ]; then
+			diag "gave up after $_w_s s waiting for: $*" >&2
+			return 1
+		fi
 		sleep "$WAIT_PAUSE"
 	done
 	return 0
