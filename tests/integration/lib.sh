@@ -42,6 +42,7 @@ _cleanup() {
 	_failed_logs
 	for p in $_pids; do
 		kill "$p" 2>/dev/null
+		kill -CONT "$p" 2>/dev/null	# one a test held with SIGSTOP
 	done
 	for db in $_pg_dbs; do
 		psql "$HK_TEST_PG" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" \
