@@ -66,37 +66,42 @@ _tap_planned=
 plan() { echo "1..$1"; _tap_planned=$1; }
 diag() { printf '# %s\n' "$*"; }
 
+# ok, is and like return the check's result, so that a failed check can
+# say more of what it saw: ok $? NAME || diag "...".
 ok() {
 	# ok STATUS NAME: STATUS is a command's exit status (0 = pass)
 	_tap_n=$((_tap_n + 1))
 	if [ "$1" -eq 0 ]; then
 		echo "ok $_tap_n - $2"
-	else
-		_tap_failed=$((_tap_failed + 1))
-		echo "not ok $_tap_n - $2"
+		return 0
 	fi
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $2"
+	return 1
 }
 
 # is GOT WANT NAME
 is() {
 	if [ "$1" = "$2" ]; then
 		ok 0 "$3"
-	else
-		ok 1 "$3"
-		diag "     got: '$1'"
-		diag "expected: '$2'"
+		return 0
 	fi
+	ok 1 "$3"
+	diag "     got: '$1'"
+	diag "expected: '$2'"
+	return 1
 }
 
 # like GOT PATTERN NAME (grep -E pattern)
 like() {
 	if printf '%s\n' "$1" | grep -Eq -- "$2"; then
 		ok 0 "$3"
-	else
-		ok 1 "$3"
-		diag "     got: '$1'"
-		diag "expected to match: '$2'"
+		return 0
 	fi
+	ok 1 "$3"
+	diag "     got: '$1'"
+	diag "expected to match: '$2'"
+	return 1
 }
 
 # diff_ok FILE EXPECTED NAME: output diffed with an expected file (s6 style)
