@@ -23,6 +23,7 @@ struct tokens {
 static int	head_add(struct http_head *, const char *, size_t);
 static int	host_valid(const char *, size_t);
 static int	name_is(const struct http_head *, int, const char *);
+static int	is_fwd_header(const struct http_head *, int);
 static int	conn_tokens(const struct http_head *, struct tokens *);
 static int	conn_names_framing(const struct tokens *);
 static int	skip_header(const struct http_head *, int,
@@ -45,6 +46,18 @@ static const char *const hop_headers[] = {
 	"connection", "keep-alive", "proxy-connection", "te", "trailer",
 	"transfer-encoding", "upgrade", "expect",
 };
+
+/*
+ * What a proxy says of the client and of the request it received, beside
+ * the X-Forwarded-* prefix: taken only from a trusted proxy, since anyone
+ * else may write anything there (a backend deciding on https by
+ * X-Forwarded-Proto would be fooled).
+ */
+static const char *const fwd_headers[] = {
+	"forwarded", "x-real-ip", "x-client-ip", "true-client-ip",
+	"x-cluster-client-ip",
+};
+#define FWD_PREFIX	"x-forwarded-"
 
 /* A head alone: the parser pauses once it is complete. */
 static const http_parser_settings head_req_settings = {
@@ -427,6 +440,21 @@ out_header(struct http_out *o, const char *name, const char *v, size_t n)
 
 /* The names Connection lists; -1 if more than CONN_TOKENS (the rest
  * are not kept: a request with them is refused, http_check_request). */
+/* A header of the forwarding kind: X-Forwarded-*, or one of fwd_headers. */
+static int
+is_fwd_header(const struct http_head *h, int i)
+{
+	size_t k, n = sizeof(FWD_PREFIX) - 1;
+
+	if (h->hdr[i].name_len >= n &&
+	    strncasecmp(h->buf + h->hdr[i].name_off, FWD_PREFIX, n) == 0)
+		return 1;
+	for (k = 0; k < sizeof(fwd_headers) / sizeof(fwd_headers[0]); k++)
+		if (name_is(h, i, fwd_headers[k]))
+			return 1;
+	return 0;
+}
+
 static int
 conn_tokens(const struct http_head *h, struct tokens *t)
 {
@@ -497,7 +525,8 @@ http_target_absolute(const char *url, size_t len, const char **a,
 
 /*
  * Hop-by-hop, named by Connection, or set by the gateway itself: request
- * bit 1 is a request's X-Forwarded-For, bit 2 its Content-Length.
+ * bit 1 is a request's X-Forwarded-For, bit 2 its Content-Length, bit 4
+ * its Host, bit 8 every forwarding header (an untrusted peer's).
  */
 static int
 skip_header(const struct http_head *h, int i, const struct tokens *t,
@@ -519,6 +548,8 @@ skip_header(const struct http_head *h, int i, const struct tokens *t,
 	if ((request & 2) && name_is(h, i, "content-length"))
 		return 1;
 	if ((request & 4) && name_is(h, i, "host"))
+		return 1;
+	if ((request & 8) && is_fwd_header(h, i))
 		return 1;
 	return 0;
 }
@@ -617,8 +648,12 @@ out_xff(struct http_out *o, const struct http_head *h,
 
 /*
  * The request as the backend sees it: HTTP/1.1, f->strip bytes of the URL
- * removed, hop-by-hop headers gone, X-Forwarded-* added, the body framed
- * by Content-Length (kept) or chunked.
+ * removed, hop-by-hop headers gone, the body framed by Content-Length
+ * (kept) or chunked.  The forwarding headers a trusted proxy sent are
+ * kept, with X-Forwarded-Proto and X-Forwarded-Host added where it sent
+ * none; anyone else's are removed (Forwarded, X-Real-IP and the like)
+ * or replaced by the gateway's own (X-Forwarded-For the peer,
+ * X-Forwarded-Proto http, X-Forwarded-Host the request's Host).
  */
 int
 http_request_head(struct http_out *o, const struct http_head *h,
@@ -627,7 +662,8 @@ http_request_head(struct http_out *o, const struct http_head *h,
 	struct tokens t;
 	const char *url = h->buf + h->url_off, *v, *up, *auth = NULL;
 	size_t ulen = h->url_len, n, strip, alen = 0, path;
-	int skip = f->length >= 0 ? 3 : 1;
+	int skip = (f->length >= 0 ? 3 : 1) | (f->trusted ? 0 : 8);
+	int keep = f->trusted;	/* the proxy's own X-Forwarded-* */
 
 	(void)conn_tokens(h, &t);
 	if (http_target_absolute(url, ulen, &auth, &alen, &path)) {
@@ -654,7 +690,7 @@ http_request_head(struct http_out *o, const struct http_head *h,
 		return -1;
 	if (out_xff(o, h, f) == -1)
 		return -1;
-	if (http_head_count(h, "x-forwarded-proto") == 0 &&
+	if ((!keep || http_head_count(h, "x-forwarded-proto") == 0) &&
 	    out_str(o, "X-Forwarded-Proto: http\r\n") == -1)
 		return -1;
 	if (auth != NULL) {
@@ -662,7 +698,7 @@ http_request_head(struct http_out *o, const struct http_head *h,
 		n = alen;
 	} else if (http_head_find(h, "host", &v, &n) == -1)
 		n = 256;
-	if (http_head_count(h, "x-forwarded-host") == 0 && n < 256 &&
+	if ((!keep || http_head_count(h, "x-forwarded-host") == 0) && n < 256 &&
 	    out_header(o, "X-Forwarded-Host", v, n) == -1)
 		return -1;
 	if (f->chunked && out_str(o, "Transfer-Encoding: chunked\r\n") == -1)

@@ -50,9 +50,10 @@ struct http_out {
 /* How a request is forwarded (http_request_head). */
 struct http_fwd {
 	const char	*peer;		/* the client: X-Forwarded-For */
-	int		 trusted;	/* the request's X-Forwarded-For is a
-					   trusted proxy's: appended to, not
-					   replaced */
+	int		 trusted;	/* the peer is a trusted proxy: its
+					   X-Forwarded-For is appended to, its
+					   other forwarding headers kept; else
+					   all are replaced or removed */
 	const char	*host;		/* Host of a request without one */
 	size_t		 strip;		/* bytes of the URL removed (/fn/) */
 	int		 chunked;	/* the body is sent chunked */

@@ -95,6 +95,7 @@ static const struct {
 	const char	*head;
 	long		 strip;		/* < 0: a body of -strip read whole */
 	const char	*want;
+	int		 trusted;	/* from a trusted proxy */
 } forwards[] = {
 	{ "hop-by-hop headers and those named by Connection are removed",
 	  "GET /h HTTP/1.1\r\n" HOST "Connection: X-Hop, keep-alive\r\n"
@@ -103,64 +104,88 @@ static const struct {
 	  "X-Kept: yes\r\n\r\n", 0,
 	  "GET /h HTTP/1.1\r\n" HOST "X-Kept: yes\r\n"
 	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
-	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n" },
+	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n", 0 },
 	{ "an untrusted peer's X-Forwarded-For is replaced",
 	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-For: 192.0.2.1\r\n\r\n", 0,
 	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-For: 127.0.0.1\r\n"
 	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: a.fn.localhost\r\n"
-	  "\r\n" },
-	{ "a front proxy's X-Forwarded-Proto and -Host are kept",
+	  "\r\n", 0 },
+	{ "a trusted proxy's X-Forwarded-Proto and -Host are kept",
 	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-Proto: https\r\n"
 	  "X-Forwarded-Host: api.example.com\r\n\r\n", 0,
 	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-Proto: https\r\n"
 	  "X-Forwarded-Host: api.example.com\r\nX-Forwarded-For: 127.0.0.1\r\n"
-	  "\r\n" },
+	  "\r\n", 1 },
+	{ "anyone else's are replaced by the gateway's",
+	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-Proto: https\r\n"
+	  "X-Forwarded-Host: api.example.com\r\n\r\n", 0,
+	  "GET / HTTP/1.1\r\n" HOST "X-Forwarded-For: 127.0.0.1\r\n"
+	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: a.fn.localhost\r\n"
+	  "\r\n", 0 },
+	{ "an untrusted peer's forwarding headers are removed, any case",
+	  "GET / HTTP/1.1\r\n" HOST "forwarded: for=192.0.2.1;proto=https\r\n"
+	  "X-Real-IP: 192.0.2.1\r\nx-FORWARDED-port: 443\r\n"
+	  "X-Forwarded-Server: evil\r\nX-Forwarded-: x\r\n"
+	  "X-Client-IP: 192.0.2.1\r\nTrue-Client-IP: 192.0.2.1\r\n"
+	  "X-Cluster-Client-IP: 192.0.2.1\r\nX-Forwarder: kept\r\n\r\n", 0,
+	  "GET / HTTP/1.1\r\n" HOST "X-Forwarder: kept\r\n"
+	  "X-Forwarded-For: 127.0.0.1\r\n"
+	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: a.fn.localhost\r\n"
+	  "\r\n", 0 },
+	{ "a trusted proxy's are kept, X-Forwarded-Proto added if it has none",
+	  "GET / HTTP/1.1\r\n" HOST "Forwarded: for=192.0.2.1\r\n"
+	  "X-Real-IP: 192.0.2.1\r\nX-Forwarded-Port: 443\r\n\r\n", 0,
+	  "GET / HTTP/1.1\r\n" HOST "Forwarded: for=192.0.2.1\r\n"
+	  "X-Real-IP: 192.0.2.1\r\nX-Forwarded-Port: 443\r\n"
+	  "X-Forwarded-For: 127.0.0.1\r\n"
+	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: a.fn.localhost\r\n"
+	  "\r\n", 1 },
 	{ "the /fn/app/service prefix is stripped, the query kept",
 	  "GET /fn/fn/web/deep/path?q=1 HTTP/1.1\r\nHost: x\r\n\r\n", 10,
 	  "GET /deep/path?q=1 HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 127.0.0.1"
-	  "\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: x\r\n\r\n" },
+	  "\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: x\r\n\r\n", 0 },
 	{ "/fn/app/service alone forwards /",
 	  "GET /fn/fn/web HTTP/1.1\r\nHost: x\r\n\r\n", 14,
 	  "GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 127.0.0.1\r\n"
-	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: x\r\n\r\n" },
+	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: x\r\n\r\n", 0 },
 	{ "HTTP/1.0 without Host: HTTP/1.1 with the endpoint as Host",
 	  "GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 0,
 	  "GET /old HTTP/1.1\r\nX-Forwarded-For: 127.0.0.1\r\n"
-	  "X-Forwarded-Proto: http\r\nHost: 127.0.0.1:8080\r\n\r\n" },
+	  "X-Forwarded-Proto: http\r\nHost: 127.0.0.1:8080\r\n\r\n", 0 },
 	{ "a chunked body stays chunked, Expect is the gateway's",
 	  "POST /c HTTP/1.1\r\n" HOST "Transfer-Encoding: chunked\r\n"
 	  "Expect: 100-continue\r\n\r\n", 0,
 	  "POST /c HTTP/1.1\r\n" HOST "X-Forwarded-For: 127.0.0.1\r\n"
 	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: a.fn.localhost\r\n"
-	  "Transfer-Encoding: chunked\r\n\r\n" },
+	  "Transfer-Encoding: chunked\r\n\r\n", 0 },
 	{ "Content-Length is kept",
 	  "POST /p HTTP/1.1\r\n" HOST "Content-Length: 3\r\n\r\n", 0,
 	  "POST /p HTTP/1.1\r\n" HOST "Content-Length: 3\r\n"
 	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
-	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n" },
+	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n", 0 },
 	{ "an Upgrade is passed on",
 	  "GET /ws HTTP/1.1\r\n" HOST "Connection: Upgrade\r\n"
 	  "Upgrade: websocket\r\n\r\n", 0,
 	  "GET /ws HTTP/1.1\r\n" HOST "X-Forwarded-For: 127.0.0.1\r\n"
 	  "X-Forwarded-Proto: http\r\nX-Forwarded-Host: a.fn.localhost\r\n"
-	  "Connection: upgrade\r\nUpgrade: websocket\r\n\r\n" },
+	  "Connection: upgrade\r\nUpgrade: websocket\r\n\r\n", 0 },
 	{ "an absolute target: origin-form, its authority the Host",
 	  "GET http://a.fn.localhost:8082/x?q=1 HTTP/1.1\r\nHost: other\r\n"
 	  "\r\n", 0,
 	  "GET /x?q=1 HTTP/1.1\r\nHost: a.fn.localhost:8082\r\n"
 	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
-	  "X-Forwarded-Host: a.fn.localhost:8082\r\n\r\n" },
+	  "X-Forwarded-Host: a.fn.localhost:8082\r\n\r\n", 0 },
 	{ "an absolute https target without a path forwards /",
 	  "GET HTTPS://a.fn.localhost HTTP/1.0\r\n\r\n", 0,
 	  "GET / HTTP/1.1\r\nHost: a.fn.localhost\r\n"
 	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
-	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n" },
+	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n", 0 },
 	{ "a body read whole: its Content-Length is the gateway's",
 	  "POST /p HTTP/1.1\r\n" HOST "Transfer-Encoding: chunked\r\n\r\n",
 	  -7,
 	  "POST /p HTTP/1.1\r\n" HOST "Content-Length: 7\r\n"
 	  "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n"
-	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n" },
+	  "X-Forwarded-Host: a.fn.localhost\r\n\r\n", 0 },
 };
 
 static const struct {
@@ -427,7 +452,7 @@ rewrites(void)
 	for (i = 0; i < sizeof(forwards) / sizeof(forwards[0]); i++) {
 		r = parse(HTTP_REQUEST, forwards[i].head, &p);
 		f.peer = "127.0.0.1";
-		f.trusted = 0;
+		f.trusted = forwards[i].trusted;
 		f.host = "127.0.0.1:8080";
 		f.strip = forwards[i].strip > 0 ? (size_t)forwards[i].strip : 0;
 		f.chunked = (p.flags & F_CHUNKED) != 0;
