@@ -18,6 +18,7 @@ command = ["python3", "$BE"]
 public = true
 [services.$1.environment]
 GW_LOG = "$W/$1.inv"
+GW_HOLD_DIR = "$T"
 [services.$1.serverless]
 request_timeout_seconds = $2
 max_concurrency = 4
@@ -26,8 +27,8 @@ APP
 {
 	printf 'schema_version = 1\nname = "fn"\n'
 	svc web 1
-	svc other 10
-	svc hold 10
+	svc other 120
+	svc hold 120
 } >"$T/app.toml"
 hk apply "$T/app.toml" >/dev/null
 
@@ -90,6 +91,16 @@ is "$(grep -E '^x-(kept|forwarded-[a-z]+):' "$T/body")" "x-kept: yes
 x-forwarded-for: 127.0.0.1
 x-forwarded-proto: http
 x-forwarded-host: $H" "a client's X-Forwarded-For replaced, -Proto and -Host set"
+is "$(gw_code $H /headers -H 'X-Forwarded-Proto: https' \
+    -H 'x-forwarded-HOST: evil.example' -H 'X-Forwarded-Port: 443' \
+    -H 'Forwarded: for=192.0.2.1;proto=https' -H 'X-Real-IP: 192.0.2.1' \
+    -H 'X-Client-IP: 192.0.2.1' -H 'True-Client-IP: 192.0.2.1' \
+    -H 'X-Cluster-Client-IP: 192.0.2.1')" 200 \
+    "a request with forged forwarding headers, from a peer not trusted"
+is "$(grep -Ei '^(forwarded|x-forwarded-[a-z]+|x-real-ip|x-client-ip|true-client-ip|x-cluster-client-ip):' "$T/body")" \
+    "x-forwarded-for: 127.0.0.1
+x-forwarded-proto: http
+x-forwarded-host: $H" "none reaches the backend: only the gateway's own"
 
 is "$(gw_code x /fn/fn/web/deep/path?q=1)" 200 "/fn/app/service/ routes"
 is "$(cat "$T/body")" "GET /deep/path bytes=0" "and the prefix is stripped"
@@ -103,7 +114,8 @@ head -c 4194304 /dev/zero >"$T/4m"
 is "$(gw_code $H /big -H 'Transfer-Encoding: chunked' --data-binary @"$T/4m")" \
     200 "exactly max_body_bytes passes"
 
-is "$(gw_code $H /slow/2000)" 504 "a handler slower than request_timeout: 504"
+is "$(gw_code $H /hold/never)" 504 \
+    "a handler slower than request_timeout (it never answers): 504"
 is "$(cat "$T/body")" "request deadline exceeded" "body says so"
 curl -sS -o "$T/stream" -w '%{http_code}' --max-time 10 -H "Host: $H" \
     "$GW_URL/stream" >"$T/stream.code" 2>"$T/stream.err"
@@ -111,25 +123,31 @@ is "$?/$(cat "$T/stream.code")" 18/200 \
     "a streaming response is cut at the deadline (connection closed)"
 like "$(head -1 "$T/stream")" '^tick 0$' "after part of it was sent"
 
-# Four slow requests hold other's max_concurrency, one more holds the
-# installation's max_concurrent_requests (5).
+# Four requests, held by the function until $T/release exists, hold
+# other's max_concurrency; one more holds the installation's
+# max_concurrent_requests (5).
 held=
 for i in 1 2 3 4; do
-	curl -sS -o /dev/null --max-time 10 -H 'Host: other.fn.localhost' \
-	    "$GW_URL/slow/2000" &
+	curl -sS -o /dev/null --max-time 60 -H 'Host: other.fn.localhost' \
+	    "$GW_URL/hold/release" &
 	held="$held $!"
 done
 wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
     '{\"op\":\"status\"}' services.fn/other.active) = 4 ]"
 is "$(gw_code other.fn.localhost /x)" 429 "at max_concurrency: 429"
 is "$(gw_header retry-after)" 1 "with Retry-After"
-curl -sS -o /dev/null --max-time 10 -H 'Host: hold.fn.localhost' \
-    "$GW_URL/slow/2000" &
+curl -sS -o /dev/null --max-time 60 -H 'Host: hold.fn.localhost' \
+    "$GW_URL/hold/release" &
 held="$held $!"
-wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
-    '{\"op\":\"status\"}' requests_in_flight) = 5 ]"
+wait_t 5 sh -c "[ \"\$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
+    '{\"op\":\"status\"}' services.fn/hold.active requests_in_flight |
+    tr '\n' ' ')\" = '1 5 ' ]"
+ok $? "the fifth, to fn/hold, in flight: 5 in all" ||
+    diag "fn/hold active, in flight: $(gw_ctl '{"op":"status"}' \
+    services.fn/hold.active requests_in_flight | tr '\n' ' ')"
 is "$(gw_code $H /x)" 503 "at max_concurrent_requests: 503"
 is "$(cat "$T/body")" "gateway at capacity" "body says so"
+touch "$T/release"
 wait $held
 
 python3 - "$GW_PORT" "$GW_FN/gw-ctl.py" "$T/run/activate.sock" \
@@ -157,12 +175,19 @@ wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
     '{\"op\":\"status\"}' services.fn/web.active) = 0 ]"
 ok $? "the tunnel stops counting once closed"
 
-curl -sS -o "$T/drain.body" -w '%{http_code}' --max-time 10 -H "Host: $H" \
-    "$GW_URL/slow/700" >"$T/drain.code" &
+# A request the function holds (fn/other: a deadline of 120 s) until the
+# gateway has been told to stop.
+curl -sS -o "$T/drain.body" -w '%{http_code}' --max-time 30 \
+    -H 'Host: other.fn.localhost' "$GW_URL/hold/drain" >"$T/drain.code" &
 drain=$!
 wait_t 5 sh -c "[ \$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
     '{\"op\":\"status\"}' requests_in_flight) = 1 ]"
+ok $? "a request in flight"
 kill -TERM "$gw_pid"
+wait_t 5 grep -q 'stopping: draining' "$T/gw.log"
+alive "$gw_pid"
+ok $? "SIGTERM: the gateway waits for it"
+touch "$T/drain"
 wait "$drain"
 is "$(cat "$T/drain.code")" 200 "SIGTERM lets an in-flight request finish"
 wait "$gw_pid"

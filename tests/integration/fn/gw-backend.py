@@ -6,6 +6,9 @@ connection).  Every handled request appends "invocation METHOD PATH" to
 $GW_LOG (if set).  Paths:
 
     /slow/MS[/ANY]  answers after MS milliseconds
+    /hold/NAME      answers once the file $GW_HOLD_DIR/NAME exists (a
+                    request the test holds for as long as it needs, and
+                    then releases), or after 120 s
     /stream         a chunked response, one chunk every 200 ms, 50 chunks
     /chunked        a short chunked response
     /close          a body delimited by closing the connection
@@ -136,6 +139,13 @@ class Handler(BaseHTTPRequestHandler):
             ms = path[6:].split("/", 1)[0]
             time.sleep(int(ms) / 1000)
             self.send_text("slow %s\n" % ms)
+        elif path.startswith("/hold/"):
+            name = os.path.basename(path[6:])
+            gate = os.path.join(os.environ.get("GW_HOLD_DIR", "/"), name)
+            end = time.monotonic() + 120
+            while not os.path.exists(gate) and time.monotonic() < end:
+                time.sleep(0.02)
+            self.send_text("held %s\n" % name)
         elif path == "/stream":
             self.chunks(["tick %d\n" % i for i in range(50)], 0.2)
         elif path == "/chunked":
