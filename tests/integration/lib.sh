@@ -8,7 +8,11 @@
 set -u
 HK_TOP=${HK_TOP:-$(pwd)}
 HK_BUILD=${HK_BUILD:-$HK_TOP/build/rel}
-PATH=$HK_BUILD/bin:$PATH
+# The build's programs first, then Debian's: the python3, node and tools
+# that scripts/deps installs, not another interpreter a PATH may name first
+# (a pyenv shim costs seconds a call on a busy machine, and has none of
+# Debian's python3 modules).
+PATH=$HK_BUILD/bin:/usr/bin:/bin:/usr/sbin:/sbin:$PATH
 export PATH HK_TOP HK_BUILD
 unset HAKOPOD_CONFIG HAKOPOD_STATE HAKOPOD_RUNTIME_DIR HAKOPOD_BASE_DOMAIN \
     HAKOPOD_SERVERLESS_ADDRESS HAKOPOD_SERVERLESS_LISTEN HAKOPOD_SERVICE_USER \
