@@ -58,7 +58,7 @@ new_store sqlite front
 idle_setup "$STORE" 'trusted_proxies = ["127.0.0.1"]'
 idle_apply "
 [services.py]
-command = [\"python3\", \"$IFN/xff-fn.py\"]
+command = [\"sh\", \"$IFN/held\", \"$T/py\", \"python3\", \"$IFN/xff-fn.py\"]
 public = true
 [services.py.serverless]
 idle_seconds = 300
@@ -73,6 +73,7 @@ start_all
 ok $? "hk-events, hk-scale, hk-activate, hk-idle ready"
 wait_t 10 scale_is fn/py sleeping
 ok $? "the function passed its gate and sleeps"
+touch "$T/py.hold"	# its next start waits for $T/py.go (fn/held)
 wait_t 15 scale_is fn/js running
 ok $? "the JavaScript service is kept warm (min_replicas = 1)"
 
@@ -109,7 +110,14 @@ is "$js" "js-fn xff=127.0.0.3 host=js.fn.localhost:$HP" \
     "the warm JavaScript service answers through HAProxy, told of the client"
 is "$(events_of HTTPIdleWake fn/js)" 0 "... without a wake"
 
+# The three wait for one start, which goes on once all three are parked;
+# hk-idle is held (SIGSTOP) while the test looks at the instance.
+kill -STOP "$idle_pid"
 for i in 1 2 3; do post $i & eval "p$i=\$!"; done
+wait_t 20 sh -c "[ \"\$(python3 '$IFN/gw-ctl.py' '$RUN/activate.sock' \
+    '{\"op\":\"status\"}' services.fn/py.parked)\" = 3 ]"
+ok $? "three simultaneous POSTs through HAProxy park while it starts"
+touch "$T/py.go"
 wait "$p1"; wait "$p2"; wait "$p3"
 is "$(cat "$T/code.1" "$T/code.2" "$T/code.3" | tr -d '\n')" 200200200 \
     "three simultaneous POSTs through HAProxy: three 200s"
@@ -208,6 +216,7 @@ ok "$([ "$(ctl activate.sock '{"op":"status"}' proxy_refused)" -ge 4 ]; echo $?)
     "the refusals are counted (activate.sock status: proxy_refused)"
 
 # A manual stop: public traffic through HAProxy does not wake it.
+kill -CONT "$idle_pid"
 hk stop fn/py >/dev/null 2>&1
 wait_t 10 scale_is fn/py stopped
 ok $? "hk stop: the function is stopped"
