@@ -7,6 +7,8 @@
 . tests/integration/lib.sh
 . tests/integration/fn/scale-lib.sh
 
+# life/cold, once $T/cold.hold exists, starts only once $T/cold.go does
+# too (fn/held): a cold start that lasts until the test releases it.
 write_app() {	# write_app FILE TAG-OF-COLD
 	{
 		printf 'schema_version = 1\nname = "life"\n'
@@ -14,11 +16,30 @@ write_app() {	# write_app FILE TAG-OF-COLD
 		fn_service warm '[services.warm.serverless]
 min_replicas = 1'
 		fn_service web '[services.web.serverless]'
-		fn_service cold "[services.cold.environment]
-SCALE_DELAY = \"1.5\"
-SCALE_TAG = \"$2\"
-[services.cold.serverless]"
+		cat <<APP
+
+[services.cold]
+command = ["sh", "$FN/held", "$T/cold", "python3", "$FN/scale-http.py"]
+public = true
+[services.cold.environment]
+SCALE_TAG = "$2"
+[services.cold.serverless]
+APP
 	} >"$1"
+}
+
+# state_pid SERVICE: sets $sp to "STATE PID" of the service in one status
+# ("STATE -" without a pid), which a failed check shows.
+state_pid() {
+	sp=$(ctl '{"op":"status"}' | grep -o "{[^{}]*\"service\":\"$1\"[^{}]*}" |
+	    sed 's/.*"pid":\([0-9a-z]*\).*"state":"\([a-z]*\)".*/\2 \1/;s/ null$/ -/')
+}
+starting_with_pid() {	# starting_with_pid SERVICE (for wait_t)
+	state_pid "$1"
+	case $sp in
+	"starting "[0-9]*) return 0 ;;
+	esac
+	return 1
 }
 
 ready_of() {	# ready_of FILE SERVICE: the last ready line of that service
@@ -26,6 +47,7 @@ ready_of() {	# ready_of FILE SERVICE: the last ready line of that service
 }
 
 for engine in $(engines); do
+	rm -f "$T/cold.hold" "$T/cold.go"
 	new_store "$engine" life
 	scale_operator "$T/hakopod.toml" "$STORE"
 	export HAKOPOD_CONFIG="$T/hakopod.toml"
@@ -74,21 +96,30 @@ for engine in $(engines); do
 	    '{"error":"stopped","ok":false}' "$engine: a wake is refused: stopped"
 	is "$(status_of life/web state)" stopped "$engine: status says stopped"
 	run hk start life/web
-	wait_for 5 state_is life/web sleeping
+	wait_t 5 state_is life/web sleeping
 	ok $? "$engine: hk start: the service sleeps (it passed its gate)"
 	ctl '{"op":"wake","service":"life/web"}' >/dev/null
 	wait_for 10 more_than 1 "$T/sub.out" '"op":"ready".*"service":"life/web"'
 	ok $? "$engine: and wakes again"
 
 	# A revision applied during a cold start is the one that gets ready.
+	# The cold start (fn/held) lasts until revision 2 is applied and the
+	# start of revision 1 abandoned for it; then it is released.
 	ctl '{"op":"sleep","service":"life/cold"}' >/dev/null
+	touch "$T/cold.hold"
 	ctl '{"op":"wake","service":"life/cold"}' >/dev/null
-	wait_for 5 test -n "$(status_of life/cold pid)"
-	old=$(status_of life/cold pid)
-	is "$(status_of life/cold state)" starting "$engine: a cold start is under way"
+	wait_t 5 starting_with_pid life/cold
+	r=$?
+	ok $r "$engine: a cold start is under way (held)"
+	[ $r -eq 0 ] || diag "status says '$sp'"
+	old=${sp#starting }
 	write_app "$T/app.toml" v2
 	run hk apply "$T/app.toml"
 	like "$out" 'life/cold	revision 2	updated' "$engine: revision 2 is applied"
+	wait_for 5 grep -q 'service=life/cold: start of revision 1 abandoned for 2' \
+	    "$T/scale.log"
+	ok $? "$engine: the start of revision 1 is abandoned for it"
+	touch "$T/cold.go"
 	wait_for 10 seen "$T/sub.out" '"op":"ready","revision":2,"service":"life/cold"'
 	ok $? "$engine: revision 2 becomes ready"
 	is "$(count "$T/sub.out" '"op":"ready","revision":1,"service":"life/cold"')" 1 \
@@ -112,10 +143,12 @@ for engine in $(engines); do
 	daemon scale2 hk-scale -g 2
 	ok $? "$engine: a new hk-scale starts"
 	subscribe "$T/sub2.out"
+	# The ready messages that begin a subscription follow its reply.
+	wait_for 5 seen "$T/sub2.out" '"op":"ready".*"service":"life/cold"'
 	for s in db warm cold; do
 		eval "p=\$pid_$s"
-		is "$(status_of life/$s state) $(status_of life/$s pid)" "running $p" \
-		    "$engine: life/$s is adopted, same pid"
+		state_pid life/$s
+		is "$sp" "running $p" "$engine: life/$s is adopted, same pid"
 	done
 	is "$(ready_of "$T/sub2.out" life/cold)" "$(ready_of "$T/sub.out" life/cold)" \
 	    "$engine: a new subscriber gets ready for the adopted instance"

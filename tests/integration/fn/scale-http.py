@@ -12,6 +12,10 @@
 #   SCALE_HEALTH_AFTER=N answer GET /health 503 N times, then 200
 #   SCALE_TAG=T          returned in every body
 #   SCALE_TERM_DELAY=S   on SIGTERM, take S seconds to exit
+#   SCALE_TERM_GATE=G    on SIGTERM (after SCALE_TERM_DELAY), once G.hold
+#                        exists, exit only once G.go exists too: a stop
+#                        that lasts until the test releases it (as
+#                        fn/held does for a start)
 #   GET /healthz answers 200 with a short body, after the head
 #   SCALE_BODY_DELAY=S   ... S seconds after the head
 #   SCALE_BODY_BYTES=N   ... of N bytes
@@ -68,6 +72,10 @@ class Handler(BaseHTTPRequestHandler):
 def term(signum, frame):
     print("stopping", flush=True)
     time.sleep(float(os.environ.get("SCALE_TERM_DELAY", "0")))
+    gate = os.environ.get("SCALE_TERM_GATE")
+    if gate and os.path.exists(gate + ".hold"):
+        while not os.path.exists(gate + ".go"):
+            time.sleep(0.02)
     os._exit(0)
 
 
@@ -75,7 +83,8 @@ def main():
     print("starting pid %d" % os.getpid(), flush=True)
     if os.environ.get("SCALE_KEEP_OPEN"):
         Handler.protocol_version = "HTTP/1.1"
-    if os.environ.get("SCALE_TERM_DELAY"):
+    if (os.environ.get("SCALE_TERM_DELAY") or
+            os.environ.get("SCALE_TERM_GATE")):
         signal.signal(signal.SIGTERM, term)
     time.sleep(float(os.environ.get("SCALE_DELAY", "0")))
     if (os.environ.get("LISTEN_FDS") == "1" and
