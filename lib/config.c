@@ -38,7 +38,9 @@
 #include "toml.h"
 #include "user.h"
 
-#define REASON_LEN	256
+#define REASON_LEN	(SRCTREE_ERR_LEN + 256)	/* config.h: CONFIG_DIAG_LEN */
+_Static_assert(CONFIG_DIAG_LEN >= 4096 + KEYPATH_LEN + REASON_LEN + 64,
+    "a diagnostic holds a file, a key and a reason whole");
 #define IMAGE_MAX	255	/* an image reference (lib/engine's bound) */
 #define HOST_MAX	253	/* a DNS name */
 #define RUNTIME_DIR_MAX	80	/* leaves room for "/<name>.sock" in sun_path */

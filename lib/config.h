@@ -31,7 +31,12 @@
 #define CONFIG_FILE_MAX		255	/* a TLS file's path */
 #define CONFIG_NET_MAX		15	/* bridge, slirp4netns, host */
 #define CONFIG_FREEZER_MAX	7	/* auto, cgroup2, cgroup1, signal */
-#define CONFIG_DIAG_LEN		512
+/*
+ * A diagnostic whole: "FILE:LINE: KEY: REASON", FILE a path (4096), KEY
+ * a dotted key (384), REASON up to REASON_LEN, which may hold a source's
+ * "PATH: reason" (srctree.h).
+ */
+#define CONFIG_DIAG_LEN		11264
 #define CONFIG_WAITING_PAGE	"/etc/hakopod/waiting.html"	/* a default */
 
 /* Collected diagnostics; the first CONFIG_DIAG_MAX are kept, all counted. */

@@ -218,7 +218,7 @@ walk_entry(struct walk *w, int dfd, const char *dir, const char *name,
 {
 	struct entry *e;
 	struct stat st;
-	char rel[SRCTREE_PATH_MAX + 2];
+	char rel[SRCTREE_PATH_MAX + 256 + 2];	/* a directory, a name */
 	int fd;
 
 	snprintf(rel, sizeof(rel), "%s%s%s", dir, *dir ? "/" : "", name);

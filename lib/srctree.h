@@ -27,7 +27,12 @@
 #define SRCTREE_BYTES_MAX	(16 * 1024 * 1024)	/* of contents */
 #define SRCTREE_ENTRIES_MAX	4096
 #define SRCTREE_PATH_MAX	1024			/* relative path */
-#define SRCTREE_ERR_LEN		(4096 + 128)		/* "PATH: reason" */
+/*
+ * "ROOT/REL: reason" whole: ROOT a path (PATH_MAX), REL an entry's path
+ * (at most SRCTREE_PATH_MAX for its directory, a name of 255 after it:
+ * a path found too long is shown whole too), and the reason.
+ */
+#define SRCTREE_ERR_LEN		(4096 + SRCTREE_PATH_MAX + 256 + 512)
 
 struct srctree {
 	unsigned char	*data;		/* the archive */

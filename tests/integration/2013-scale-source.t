@@ -196,6 +196,19 @@ mkdir "$T/app/code/many"
 ( cd "$T/app/code/many" && seq 1 4100 | xargs touch )
 refused "over 4096 files" "^$key: $T/app/code: more than 4096 files"
 rm -rf "$T/app/code/many"
+# Long paths: the diagnostic keeps the path and the reason whole.
+deep=$(python3 -c 'print("/".join(["d" * 50] * 4))')	# 203 bytes
+mkdir -p "$T/app/code/$deep"
+ln -s app.py "$T/app/code/$deep/link-at-230-bytes-from-the-root"
+refused "a symbolic link 230 bytes deep, named whole with its reason" \
+    "^$key: $T/app/code/$deep/link-at-230-bytes-from-the-root: a symbolic link \\(a source holds only files and directories\\)\$"
+rm -rf "$T/app/code/d$(printf '%049d' 0 | tr 0 d)"
+deep=$(python3 -c 'print("/".join(["e" * 200] * 5))')	# 1004 bytes
+mkdir -p "$T/app/code/$deep"
+: >"$T/app/code/$deep/a-file-past-1024-bytes-of-path"
+refused "a path over 1024 bytes, named whole with its reason" \
+    "^$key: $T/app/code/$deep/a-file-past-1024-bytes-of-path: path longer than 1024 bytes\$"
+rm -rf "$T/app/code/$(printf '%0200d' 0 | tr 0 e)"
 sed -i 's|^source = .*|source = "nothere"|' "$T/app/hk.toml"
 refused "a missing source" "^$key: $T/app/nothere: No such file or directory"
 sed -i 's|^source = .*|source = "code"|' "$T/app/hk.toml"
