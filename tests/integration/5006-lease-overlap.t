@@ -5,15 +5,22 @@
 # SQLite: its lock file removed), so that A finds out only at its next
 # renewal, while holder B tries again and again to take the lease.  B gets
 # the lock at once but must not start its prog before A's has stopped:
-# each prog records when it starts and stops on the monotonic clock, and
+# each prog records when it was started (forked) and when it stops, and
 # the two runs must not overlap.  B's prog starts within the TTL plus the
-# grace period.
+# grace period of the cut.
 #
 # Then a renewal that hangs in the store (a preloaded shim blocks poll(2),
 # which libpq waits in, and stat(2), which the SQLite lock check calls,
 # while a file exists): prog still gets SIGTERM when the TTL runs out and
 # SIGKILL a grace period later, while hk-lease is still stuck, and
 # hk-lease, once unstuck, counts the lease as lost and exits 75.
+#
+# Every time is read where it happens, on one clock (CLOCK_BOOTTIME, in
+# ms): prog's start from /proc (when hk-lease forked it, not when its
+# interpreter got going), its SIGTERM in its handler, its SIGKILL by a
+# watcher blocked on a pidfd, the stuck renewal's start by the shim, a cut
+# by the test right after it; so a busy machine adds to a measured time
+# only the lateness of hk-lease's own timers, which the margins cover.
 . tests/integration/lib.sh
 
 # A renews every TTL/3 = 1 s: B, trying all along, is well started by
@@ -21,52 +28,123 @@
 TTL=3
 GRACE=1
 
-# prog.py LOG WHO [ignore]: appends "start WHO EPOCH HK-LEASE-PID PID NS"
-# to LOG, NS on CLOCK_MONOTONIC; on SIGTERM "stop ..." as its last act
-# before exiting, or with "ignore" "term ..." and goes on.
+# now_ms: sets $now to CLOCK_BOOTTIME in ms, read from /proc/uptime (10 ms
+# steps) without a fork.
+now_ms() {
+	read -r _up _ </proc/uptime
+	now=${_up%.*}${_up#*.}0
+}
+
+# prog.py LOG WHO [ignore]: appends "start WHO EPOCH HK-LEASE-PID PID MS"
+# to LOG, MS when hk-lease forked it (its start time in /proc, 10 ms
+# steps, rounded down); on SIGTERM "stop ..." as its last act before
+# exiting, or with "ignore" "term ..." and goes on, MS then the time of
+# the signal.  MS on CLOCK_BOOTTIME.
 cat >"$T/prog.py" <<'PROG'
 import os, signal, sys, time
 log, who = sys.argv[1], sys.argv[2]
-def stamp(what):
+def stamp(what, ms):
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.write(fd, ("%s %s %s %d %d %d\n" % (what, who,
         os.environ["HAKOPOD_LEASE_EPOCH"], os.getppid(), os.getpid(),
-        time.clock_gettime_ns(time.CLOCK_MONOTONIC))).encode())
+        ms)).encode())
     os.close(fd)
+def now():
+    return time.clock_gettime_ns(time.CLOCK_BOOTTIME) // 1000000
+def forked():
+    st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+    return int(st[19]) * 1000 // os.sysconf("SC_CLK_TCK")
 def term(sig, frame):
+    t = now()
     if sys.argv[3:] == ["ignore"]:
-        stamp("term")
+        stamp("term", t)
         return
-    stamp("stop")
+    stamp("stop", t)
     os._exit(0)
 signal.signal(signal.SIGTERM, term)
-stamp("start")
+stamp("start", forked())
 while True:
     signal.pause()
 PROG
 
+# gone.py PID OUT: writes OUT.ready, then, once PID has exited (a zombie
+# counts), the time it did into OUT (ms, CLOCK_BOOTTIME): a pidfd wakes
+# it, no poll interval.
+cat >"$T/gone.py" <<'GONE'
+import os, select, sys, time
+pid, out = int(sys.argv[1]), sys.argv[2]
+def dead():
+    try:
+        st = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    except OSError:
+        return True
+    return st[0] in ("Z", "X")
+try:
+    fd = os.pidfd_open(pid)
+except (AttributeError, OSError):
+    fd = None
+open(out + ".ready", "w").close()
+if fd is not None:
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    p.poll()
+else:
+    while not dead():
+        time.sleep(0.005)
+t = time.clock_gettime_ns(time.CLOCK_BOOTTIME) // 1000000
+with open(out + ".tmp", "w") as f:
+    f.write("%d\n" % t)
+os.replace(out + ".tmp", out)
+GONE
+
 # The shim: in hk-lease only, poll() and stat() wait while $HK_TEST_STALL
-# exists, as on a dead socket or a hung file system.
+# exists, as on a dead socket or a hung file system; the first call that
+# waits writes its time (ms, CLOCK_BOOTTIME) to $HK_TEST_STALL.at: the
+# start of the stuck renewal, within the renewal's first store call.
 cat >"$T/stall.c" <<'SHIM'
 #define _GNU_SOURCE
 #include <sys/stat.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 static void
+note(const char *f)
+{
+	struct timespec ts;
+	char path[4096], buf[32];
+	int fd, n;
+
+	(void)clock_gettime(CLOCK_BOOTTIME, &ts);
+	n = snprintf(buf, sizeof(buf), "%lld\n",
+	    (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	(void)snprintf(path, sizeof(path), "%s.at", f);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) != -1) {
+		(void)write(fd, buf, (size_t)n);
+		(void)close(fd);
+	}
+}
+
+static void
 stall(void)
 {
+	static int noted;
 	const struct timespec tick = { 0, 10 * 1000 * 1000 };
 	const char *f = getenv("HK_TEST_STALL");
 	int e = errno;
 
 	if (strcmp(program_invocation_short_name, "hk-lease") != 0)
 		return;
+	if (f != NULL && !noted && access(f, F_OK) == 0) {
+		noted = 1;
+		note(f);
+	}
 	while (f != NULL && access(f, F_OK) == 0)
 		(void)nanosleep(&tick, NULL);
 	errno = e;
@@ -96,11 +174,6 @@ if cc -shared -fPIC -o "$T/stall.so" "$T/stall.c" -ldl 2>"$T/cc.err"; then
 else
 	diag "no shim ($(head -1 "$T/cc.err")): the stuck renewal part skips"
 fi
-
-mono() {
-	python3 -c 'import time
-print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'
-}
 
 # field WHAT WHO N: field N of the first "WHAT WHO" line of the log.
 field() {
@@ -174,23 +247,26 @@ for engine in $(engines); do
 	_pids="$_pids $bl"
 	n=$(renewals)
 	wait_for 3 renewed_after "$n"
-	t0=$(mono)
 	cut_lock
+	now_ms
+	cut=$now
 	wait_for 6 grep -q '^start B' "$T/overlap.log"
 	ok $? "$E: holder B takes the lease over and runs its prog"
 	reap "$apid"
 	is "$?" 75 "$E: holder A exits 75"
 	a_stop=$(field stop A 6)
 	b_start=$(field start B 6)
-	gap=$(( (${b_start:-0} - ${a_stop:-0}) / 1000000 ))
+	gap=$(( ${b_start:-0} - ${a_stop:-0} ))
 	[ -n "$a_stop" ] && [ -n "$b_start" ] && [ "$a_stop" -lt "$b_start" ]
 	ok $? "$E: B's prog starts after A's has stopped ($gap ms after)"
-	ms=$(( (${b_start:-0} - t0) / 1000000 ))
-	# B's wait is bounded by A's lease (TTL + grace): the check is that
-	# it is no longer.  2 s more is the slack of a loaded 2-core machine,
-	# under the whole TTL (3 s) more that a wait past A's lease would take.
-	[ "$ms" -lt $(( (TTL + GRACE) * 1000 + 2000 )) ]
-	ok $? "$E: within TTL + grace, $((TTL + GRACE)) s, + 2 s ($ms ms)"
+	# B's wait is bounded by A's lease: A's row ends TTL + grace after
+	# A's last renewal, which began before the cut.  The 1 s more covers
+	# B's acquisition and the lateness of its timer, not the whole TTL
+	# (3 s) more that a wait past A's lease would take: that would come
+	# at least TTL + grace + TTL - TTL/3 = 6 s after the cut.
+	ms=$(( ${b_start:-0} - cut ))
+	[ -n "$b_start" ] && [ "$ms" -lt $(( (TTL + GRACE) * 1000 + 1000 )) ]
+	ok $? "$E: within TTL + grace, $((TTL + GRACE)) s, of the cut, + 1 s ($ms ms)"
 	[ "$(field start B 3)" -gt "$(field start A 3)" ]
 	ok $? "$E: at a bigger epoch"
 	like "$(cat "$T/B.log")" \
@@ -204,7 +280,7 @@ for engine in $(engines); do
 
 	# A renewal stuck in the store.
 	[ -n "$shim" ] || continue
-	rm -f "$T/stall"
+	rm -f "$T/stall" "$T/stall.at" "$T/killed" "$T/killed.ready"
 	: >"$T/overlap.log"
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
 	    HK_TEST_STALL="$T/stall" LD_PRELOAD="$shim" \
@@ -216,20 +292,37 @@ for engine in $(engines); do
 	ok $? "$E: stuck: the holder runs its prog (ignoring SIGTERM)"
 	ppid=$(field start S 5)
 	_pids="$_pids $ppid"
+	python3 "$T/gone.py" "$ppid" "$T/killed" </dev/null &
+	_pids="$_pids $!"
+	wait_for 5 test -f "$T/killed.ready"
+	# Right after a renewal, the next one (TTL/3 later) is the stuck one.
 	n=$(renewals)
 	wait_for 3 renewed_after "$n"
-	t0=$(mono)
 	: >"$T/stall"
 	wait_for 5 grep -q '^term S' "$T/overlap.log"
 	ok $? "$E: stuck: prog still gets SIGTERM"
+	# The deadlines count from the start of the last renewal that
+	# succeeded, the stuck one's start less TTL/3 (its timer): SIGTERM
+	# is due TTL - TTL/3 after the stuck renewal began, SIGKILL a grace
+	# period later.  The margin, either way, is hk-lease's timers being
+	# late (the stuck renewal's, which moves the reference, and the
+	# watchdog's) and prog's handler: a deadline counted from the stuck
+	# renewal itself would be TTL/3 = 1 s late, a SIGKILL with SIGTERM or
+	# a grace period late 1 s off.
+	at=$(cat "$T/stall.at" 2>/dev/null)
 	term=$(field term S 6)
-	ms=$(( (${term:-0} - t0) / 1000000 ))
-	[ -n "$term" ] && [ "$ms" -lt $(( TTL * 1000 + 300 )) ]
-	ok $? "$E: stuck: when the TTL of $TTL s runs out ($ms ms)"
-	wait_for 5 gone "$ppid"
-	ms=$(( ($(mono) - t0) / 1000000 ))
-	[ "$ms" -lt $(( (TTL + GRACE) * 1000 + 500 )) ]
-	ok $? "$E: stuck: and SIGKILL after the grace period ($ms ms)"
+	due=$(( TTL * 1000 - TTL * 1000 / 3 ))
+	ms=$(( ${term:-0} - ${at:-0} ))
+	[ -n "$at" ] && [ -n "$term" ] && [ "$ms" -ge $((due - 500)) ] &&
+	    [ "$ms" -le $((due + 500)) ]
+	ok $? "$E: stuck: SIGTERM when the TTL of $TTL s runs out, $due ms after the stuck renewal began, +-500 ms ($ms ms)"
+	wait_for 5 test -s "$T/killed"
+	killed=$(cat "$T/killed" 2>/dev/null)
+	due=$(( due + GRACE * 1000 ))
+	ms=$(( ${killed:-0} - ${at:-0} ))
+	[ -n "$at" ] && [ -n "$killed" ] && [ "$ms" -ge $((due - 500)) ] &&
+	    [ "$ms" -le $((due + 500)) ]
+	ok $? "$E: stuck: and SIGKILL the grace period of $GRACE s later, $due ms after the stuck renewal began, +-500 ms ($ms ms, $(( ${killed:-0} - ${term:-0} )) ms after SIGTERM)"
 	test -f "$T/stall" && alive "$spid" && ! grep -q 'lost' "$T/a.log"
 	ok $? "$E: stuck: while hk-lease is still stuck in the renewal"
 	rm -f "$T/stall"
