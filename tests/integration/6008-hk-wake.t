@@ -5,8 +5,27 @@
 # again on its own); --wait returns once it is ready, 75 when its start
 # fails; a stopped service is refused and not woken; hk-scale absent is
 # 69; bad input is refused.
+#
+# What must last while the test looks lasts because the test holds it:
+# fn/slow's start waits (fn/held) until the test releases it, and hk-idle,
+# which puts a function to sleep its idle time after its last request, is
+# stopped (SIGSTOP) while the test reads a running state and continued
+# after; so a busy machine that makes the test slow changes nothing.
 . tests/integration/lib.sh
 . tests/integration/fn/idle-lib.sh
+
+# idle_hold / idle_release: hk-idle stopped, continued (also at exit: a
+# stopped process does not die of the SIGTERM that ends the test's).
+# Held only while no function is awake, so never halfway through a fence.
+idle_held=
+idle_hold() {
+	kill -STOP "$idle_pid" && idle_held=$idle_pid
+}
+idle_release() {
+	[ -z "$idle_held" ] || kill -CONT "$idle_held"
+	idle_held=
+}
+trap 'idle_release; _cleanup' EXIT
 
 # the woken one's HTTPIdleWake reason, of the newest event
 wake_reason() {
@@ -14,16 +33,20 @@ wake_reason() {
 	    python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["detail"]["reason"])'
 }
 
-ms() { date +%s%3N; }
-
 one() {
 	e=$1
 	new_store "$e" wake || { ok 1 "$e: store"; return; }
 	rm -rf "$RUN"; mkdir -p "$RUN"
+	rm -f "$T/slow.hold" "$T/slow.go"
 	idle_setup "$STORE"
-	idle_apply "$(fn_svc a '' 300)$(fn_svc slow 'startup_timeout_seconds = 20' 300)
-[services.slow.environment]
-IDLE_FN_DELAY = \"1\"
+	idle_apply "$(fn_svc a '' 300)
+
+[services.slow]
+command = [\"sh\", \"$IFN/held\", \"$T/slow\", \"python3\", \"$IFN/idle-fn.py\"]
+public = true
+[services.slow.serverless]
+idle_seconds = 300
+startup_timeout_seconds = 20
 
 [services.bad]
 command = [\"sh\", \"-c\", \"exit 3\"]
@@ -45,6 +68,8 @@ command = [\"python3\", \"$IFN/idle-fn.py\"]"
 	ok $? "$e: the functions passed their gate and sleep"
 	before=$(events_of HTTPIdleWake fn/a)
 
+	# fn/a stays up until the test has seen it running and served.
+	idle_hold
 	run hk wake fn/a
 	is "$rc $out" "0 fn/a	waking" "$e: hk wake: exit 0 at once"
 	wait_t 10 scale_is fn/a running
@@ -61,18 +86,31 @@ command = [\"python3\", \"$IFN/idle-fn.py\"]"
 	run hk wake --wait fn/a
 	is "$rc $out" "0 fn/a	ready" "$e: --wait of a running one: ready"
 	is "$(scale_pid fn/a)" "$pid" "$e: ... and it was not started again"
+	idle_release
 	wait_t 10 asleep fn/a "$pid"
 	ok $? "$e: it sleeps again after its idle time"
 
-	t0=$(ms)
-	run hk wake --wait --timeout 30 fn/slow
-	t1=$(ms)
-	is "$rc $out" "0 fn/slow	ready" "$e: --wait of a sleeping one: exit 0, ready"
-	ok "$([ $((t1 - t0)) -ge 1000 ]; echo $?)" \
-	    "$e: ... after its 1 s start ($((t1 - t0)) ms)"
+	# --wait of a start that the test holds, then releases; fn/slow then
+	# stays up until the test has seen it running.
+	: >"$T/slow.hold"
+	idle_hold
+	hk wake --wait --timeout 30 fn/slow >"$T/wake.out" 2>"$T/wake.err" &
+	wpid=$!
+	_pids="$_pids $wpid"
+	wait_t 10 scale_is fn/slow starting
+	ok $? "$e: --wait of a sleeping one: it starts"
+	alive "$wpid"
+	ok $? "$e: ... and hk waits while the start is held"
+	: >"$T/slow.go"
+	wait_t 10 gone "$wpid"
+	wait "$wpid"
+	rc=$?
+	is "$rc $(cat "$T/wake.out")" "0 fn/slow	ready" \
+	    "$e: ... until it is ready: exit 0, ready"
 	is "$(scale_state fn/slow)" running "$e: ... and it is running then"
 	ok "$(scale_pid fn/slow | grep -Eq '^[0-9]+$'; echo $?)" \
 	    "$e: ... with a process"
+	idle_release
 
 	run hk wake --wait --timeout 20 fn/bad
 	is "$rc" 75 "$e: --wait of a start that fails: exit 75"
