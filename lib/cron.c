@@ -444,6 +444,16 @@ cron_tz_valid(const char *tz, char *err, size_t errlen)
 		    "'%c' in a zone name" : "byte 0x%02x in a zone name", ch);
 		return -1;
 	}
+	/* One name for one zone: its path in the tree, and no other. */
+	if (strstr(tz, "//") != NULL || tz[n - 1] == '/') {
+		snprintf(err, errlen, "%s: an empty part in a zone name", tz);
+		return -1;
+	}
+	if (strncmp(tz, "posix/", 6) == 0) {
+		snprintf(err, errlen, "%s: posix/ is a copy of the zones: name "
+		    "the zone as %s", tz, tz + 6);
+		return -1;
+	}
 	/* Leap-second zones count seconds that Unix time does not. */
 	if (strncmp(tz, "right/", 6) == 0) {
 		snprintf(err, errlen, "%s: leap-second zones are not supported",

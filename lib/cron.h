@@ -40,7 +40,9 @@ int	cron_parse(struct cron *, const char *, char *, size_t);
 
 /*
  * An IANA time zone name ("UTC", "Europe/Berlin"): 0 if the system's
- * zoneinfo has it, -1 with why.  Never a path: no leading '/', no "..".
+ * zoneinfo has it, -1 with why.  Never a path: no leading '/', no "..";
+ * one name for a zone: no empty part ("Europe//Berlin", "Europe/"), no
+ * posix/ or right/ tree.
  */
 int	cron_tz_valid(const char *, char *, size_t);
 

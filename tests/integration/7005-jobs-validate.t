@@ -154,6 +154,12 @@ cron = "@daily"
 timezone = "../../etc/passwd"' 12 services.echo.schedules.s.timezone '../../etc/passwd: ".." in a zone name'
 bad '[services.echo.schedules.s]
 cron = "@daily"
+timezone = "Europe//Berlin"' 12 services.echo.schedules.s.timezone 'Europe//Berlin: an empty part in a zone name'
+bad '[services.echo.schedules.s]
+cron = "@daily"
+timezone = "posix/Europe/Berlin"' 12 services.echo.schedules.s.timezone 'posix/Europe/Berlin: posix/ is a copy of the zones: name the zone as Europe/Berlin'
+bad '[services.echo.schedules.s]
+cron = "@daily"
 concurrency = "replace"' 12 services.echo.schedules.s.concurrency 'must be "forbid" or "allow"'
 bad '[services.echo.schedules.s]
 cron = "@daily"

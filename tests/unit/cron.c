@@ -145,7 +145,11 @@ static const struct {
 	{ "Mars/Olympus_Mons", "Mars/Olympus_Mons: no such zone in "
 	    "/usr/share/zoneinfo" },
 	{ "Europe", "Europe: not a zone file in /usr/share/zoneinfo" },
-	{ "Europe/", "Europe/: not a zone file in /usr/share/zoneinfo" },
+	{ "Europe/", "Europe/: an empty part in a zone name" },
+	{ "Europe//Berlin", "Europe//Berlin: an empty part in a zone name" },
+	{ "Europe/Berlin/", "Europe/Berlin/: an empty part in a zone name" },
+	{ "posix/Europe/Berlin", "posix/Europe/Berlin: posix/ is a copy of the "
+	    "zones: name the zone as Europe/Berlin" },
 	{ "zone.tab", "'.' in a zone name" },
 	{ "right/UTC", "right/UTC: leap-second zones are not supported" },
 	{ "Aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
