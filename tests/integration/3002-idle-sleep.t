@@ -5,17 +5,36 @@
 # (HTTPIdleWake); min_replicas = 1 never sleeps; a service still before
 # its readiness gate is not put to sleep; a long request keeps its
 # service awake.  time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
+#
+# The states looked at last as long as the test looks: the start of
+# fn/gate waits for $T/gate.go (fn/held), and the long request streams
+# until $T/slow.end exists (idle-fn.py's until=), whatever the scheduler
+# does; a look that fails says what it saw.
 . tests/integration/lib.sh
 . tests/integration/fn/idle-lib.sh
 
-# unready_for MS SERVICE PID: for MS milliseconds its instance PID is up,
-# hk-scale says starting and hk-idle has no timer for it.
-unready_for() {
+# look SERVICE PID: sets $saw to what the test sees of SERVICE: whether
+# its instance PID is up, hk-scale's state, the gateway's active requests
+# and hk-idle's deadline.
+look() {
+	if alive "$2"; then _up=up; else _up=gone; fi
+	saw="pid $2 $_up, hk-scale: $(scale_state "$1"), active: $(ctl \
+	    activate.sock '{"op":"status"}' "services.$1.active" 2>/dev/null \
+	    ), hk-idle deadline: $(ctl idle.sock '{"op":"status"}' \
+	    "services.$1.deadline" 2>/dev/null)"
+}
+
+# holds_for MS SERVICE PID PATTERN: for MS milliseconds, what look sees
+# matches PATTERN (grep -E); fails at the first look that does not,
+# saying what it saw.
+holds_for() {
 	_end=$(($(date +%s%3N) + $1))
 	while [ "$(date +%s%3N)" -lt "$_end" ]; do
-		alive "$3" && scale_is "$2" starting &&
-		    [ "$(ctl idle.sock '{"op":"status"}' \
-		    "services.$2.deadline")" = null ] || return 1
+		look "$2" "$3"
+		printf '%s\n' "$saw" | grep -Eq -- "$4" || {
+			diag "after $(($(date +%s%3N) - _end + $1)) ms: $saw"
+			return 1
+		}
 		sleep 0.05
 	done
 }
@@ -23,7 +42,7 @@ unready_for() {
 run_engine() {
 	e=$1
 	new_store "$e" sleep || { ok 1 "$e: store"; return; }
-	rm -f "$T"/*.log
+	rm -f "$T"/*.log "$T/gate.hold" "$T/gate.go" "$T/slow.end"
 	idle_setup "$STORE" "max_concurrent_starts = 8"
 	app="$(fn_svc a)$(fn_svc keep 'min_replicas = 1')$(fn_svc slow)"
 	idle_apply "$app"
@@ -46,15 +65,20 @@ run_engine() {
 	like "$(cat "$T/idle.log")" 'service=fn/a: idle for 30 s: sleeping' \
 	    "$e: hk-idle says why"
 
-	# A new service, not ready for ten idle periods.
-	idle_apply "$app$(fn_svc gate 'startup_timeout_seconds = 20')
-[services.gate.environment]
-IDLE_FN_DELAY = \"3\""
+	# A new service, not ready until the test releases its first start
+	# (its readiness gate) after three idle periods and more.
+	touch "$T/gate.hold"
+	held="[\"sh\", \"$IFN/held\", \"$T/gate\","
+	held="$held \"python3\", \"$IFN/idle-fn.py\"]"
+	idle_apply "$app$(fn_svc gate 'startup_timeout_seconds = 20' |
+	    sed "s|^command = .*|command = $held|")"
 	ok $? "$e: a new service is applied"
 	wait_t 5 scale_is fn/gate starting
 	gate=$(scale_pid fn/gate)
-	unready_for 1000 fn/gate "$gate"
+	holds_for 1000 fn/gate "$gate" \
+	    ' up, hk-scale: starting, .*hk-idle deadline: null$'
 	ok $? "$e: a service before its readiness gate is not put to sleep, nor timed"
+	touch "$T/gate.go"
 	wait_t 10 asleep fn/gate "$gate"
 	ok $? "$e: it goes to sleep"
 	ready=$(grep -n 'service=fn/gate: ready at' "$T/scale.log" | cut -d: -f1)
@@ -72,15 +96,19 @@ IDLE_FN_DELAY = \"3\""
 	wait_t 5 asleep fn/a "$a2"
 	ok $? "$e: and it sleeps again after its idle period"
 
-	# A request streaming for 3 s (ten idle periods); the check below watches
-	# 1.2 s of it, leaving the stream time to spare on a loaded machine.
-	curl -sSN -o "$T/slow.body" -w '%{http_code}' --max-time 30 \
-	    -H 'Host: slow.fn.localhost' "$URL/slow?s=3" >"$T/slow.code" &
+	# A request streaming until the test ends it; the check watches 1.2 s
+	# (four idle periods) of it, from its first line (not a line the
+	# previous engine's request left).
+	rm -f "$T/slow.body"
+	curl -sSN -o "$T/slow.body" -w '%{http_code}' --max-time 30 -G \
+	    --data-urlencode s=25 --data-urlencode "until=$T/slow.end" \
+	    -H 'Host: slow.fn.localhost' "$URL/slow" >"$T/slow.code" &
 	curl_pid=$!
 	wait_t 10 grep -q tick "$T/slow.body"
 	slow=$(scale_pid fn/slow)
-	stays_for 1200 running fn/slow "$slow"
+	holds_for 1200 fn/slow "$slow" ' up, hk-scale: running, active: 1,'
 	ok $? "$e: a service with an active request stays awake"
+	touch "$T/slow.end"
 	wait "$curl_pid"
 	is "$(cat "$T/slow.code") $(tail -n 1 "$T/slow.body")" \
 	    "200 done pid=$slow" "$e: the long request ends normally"

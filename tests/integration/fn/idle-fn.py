@@ -4,7 +4,8 @@
 # Listens on $HOST:$PORT and answers every request, many at once:
 #   GET /          "idle-fn pid=PID"
 #   GET /slow?s=S  streams one line every 100 ms for S seconds (chunked),
-#                  then "done pid=PID"
+#                  then "done pid=PID"; with &until=F, ends as soon as file
+#                  F exists (a stream that lasts until the test ends it)
 # One line per request on stdout (hk-scale's log): "idle-fn: pid=PID PATH".
 # IDLE_FN_DELAY=S: wait S seconds before listening (not ready meanwhile).
 # IDLE_FN_ANSWER_DELAY=S: GET / takes S seconds to answer.
@@ -41,12 +42,15 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
             return
         if url.path == "/slow":
-            secs = float(parse_qs(url.query).get("s", ["1"])[0])
+            query = parse_qs(url.query)
+            secs = float(query.get("s", ["1"])[0])
+            until = query.get("until", [None])[0]
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             end = time.monotonic() + secs
-            while time.monotonic() < end:
+            while time.monotonic() < end and not (
+                    until and os.path.exists(until)):
                 self.chunk(b"tick\n")
                 time.sleep(0.1)
             self.chunk(("done pid=%d\n" % PID).encode())
