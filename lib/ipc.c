@@ -323,16 +323,86 @@ ipc_listen(const char *path, int type, char *err, size_t errlen)
 	return fd;
 }
 
-/* Only root and our own uid may talk to a daemon (the socket is 0660 too). */
+/* Root, our uid, or our group as the peer's primary one. */
+static int
+cred_allowed(const struct ucred *c)
+{
+	return c->uid == 0 || c->uid == geteuid() || c->gid == getegid();
+}
+
+/* Our group among n groups. */
+static int
+groups_have_ours(const gid_t *g, size_t n)
+{
+	gid_t ours = getegid();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (g[i] == ours)
+			return 1;
+	return 0;
+}
+
 int
 ipc_peer_allowed(int fd)
 {
 	struct ucred cred;
-	socklen_t len = sizeof(cred);
+	gid_t some[64], *g = some;
+	socklen_t len = sizeof(cred), glen = sizeof(some);
+	int ok;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
 		return 0;
-	return cred.uid == 0 || cred.uid == geteuid();
+	if (cred_allowed(&cred))
+		return 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &glen) == -1) {
+		/* ERANGE: glen says how many there are */
+		if (errno != ERANGE || (g = malloc(glen)) == NULL)
+			return 0;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &glen) == -1) {
+			free(g);
+			return 0;
+		}
+	}
+	ok = groups_have_ours(g, glen / sizeof(*g));
+	if (g != some)
+		free(g);
+	return ok;
+}
+
+/*
+ * A datagram carries no supplementary groups: they are read from the
+ * sender's /proc/PID/status ("Groups:"), which SCM_CREDENTIALS names.
+ */
+int
+ipc_sender_allowed(const struct ucred *c)
+{
+	char path[64], *line = NULL, *p, *end;
+	size_t cap = 0;
+	FILE *f;
+	int ok = 0;
+	unsigned long v;
+
+	if (cred_allowed(c))
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)c->pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (getline(&line, &cap, f) != -1) {
+		if (strncmp(line, "Groups:", 7) != 0)
+			continue;
+		for (p = line + 7; !ok; p = end) {
+			errno = 0;
+			v = strtoul(p, &end, 10);
+			if (end == p || errno != 0)
+				break;
+			ok = (gid_t)v == getegid();
+		}
+		break;
+	}
+	free(line);
+	fclose(f);
+	return ok;
 }
 
 /*
@@ -352,7 +422,8 @@ ipc_accept(int listenfd, const char *sock)
 		return -1;
 	}
 	if (!ipc_peer_allowed(fd)) {
-		log_warnx("%s: peer refused: not root or our uid", sock);
+		log_warnx("%s: peer refused: not root, our uid or a member "
+		    "of our group", sock);
 		close(fd);
 		return -1;
 	}

@@ -44,8 +44,16 @@ int	 ipc_call(const char *, const json_t *, json_t **, int, char *, size_t);
 
 /* A listening socket at path, mode 0660; a live one there is not taken. */
 int	 ipc_listen(const char *, int, char *, size_t);
-/* Whether the peer of a connected socket is root or our own uid. */
+/*
+ * Who may talk to a daemon: root, the daemon's own uid, and the members
+ * of its group (hk(7): the group hakopod), by their primary group or a
+ * supplementary one.  ipc_peer_allowed asks of a connected socket's peer
+ * (SO_PEERCRED, SO_PEERGROUPS); ipc_sender_allowed of a datagram's
+ * sender (SCM_CREDENTIALS, its groups from /proc/PID/status).
+ */
+struct ucred;
 int	 ipc_peer_allowed(int);
+int	 ipc_sender_allowed(const struct ucred *);
 int	 ipc_accept(int, const char *);
 
 #endif

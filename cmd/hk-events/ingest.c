@@ -97,7 +97,7 @@ ingest_close(struct evd *d)
 	reqbatch_build_free(&d->rq);
 }
 
-/* Root and our own uid only, as on every other socket (ipc.h). */
+/* Root, our own uid and our group, as on every other socket (ipc.h). */
 static int
 sender_allowed(struct msghdr *mh)
 {
@@ -110,7 +110,7 @@ sender_allowed(struct msghdr *mh)
 		    c->cmsg_len < CMSG_LEN(sizeof(cred)))
 			continue;
 		memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-		return cred.uid == 0 || cred.uid == geteuid();
+		return ipc_sender_allowed(&cred);
 	}
 	return 0;
 }
