@@ -56,6 +56,7 @@ static int	 lite_open_fail(struct store *, const char *, int);
 static int	 lite_simple(struct store *, const char *, char *, size_t);
 static int	 lite_wal(struct store *, char *, size_t);
 static int	 lite_open(struct store *, const char *);
+static int	 lite_create(struct store *, const char *);
 static void	 lite_close(struct store *);
 static int	 lite_script(struct store *, const char *);
 static int	 lite_begin(struct store *);
@@ -187,6 +188,43 @@ lite_wal(struct store *s, char *mode, size_t size)
 	}
 }
 
+/*
+ * A new database file, made before SQLite opens it: mode 0640, and, when
+ * root makes it (the first hk apply), the owner and group of its
+ * directory (the daemons': StateDirectory=, or the s6 run script's), so
+ * that neither others nor root keep it from the daemons.  SQLite gives
+ * its -wal and -shm the database's mode and owner.  A file already there,
+ * or a path that is not to be made here, is left to SQLite.
+ */
+static int
+lite_create(struct store *s, const char *path)
+{
+	char *copy, *dir;
+	struct stat st;
+	int fd, r = 0;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0640)) == -1)
+		return 0;	/* there already, or SQLite says why */
+	if ((copy = strdup(path)) == NULL)
+		r = -1;
+	else {
+		dir = dirname(copy);
+		if (fchmod(fd, 0640) == -1 || (geteuid() == 0 &&
+		    (stat(dir, &st) == -1 ||
+		    fchown(fd, st.st_uid, st.st_gid) == -1)))
+			r = -1;
+		free(copy);
+	}
+	if (r == -1) {
+		store_seterr(s, 0, "sqlite: %s: unable to make it 0640, its "
+		    "directory's: %s", path, strerror(errno));
+		(void)unlink(path);
+	}
+	close(fd);
+	return r;
+}
+
 static int
 lite_open(struct store *s, const char *path)
 {
@@ -209,6 +247,8 @@ lite_open(struct store *s, const char *path)
 		store_seterr(s, 0, "sqlite: %s", strerror(errno));
 		return -1;
 	}
+	if (lite_create(s, path) == -1)
+		return -1;
 	/* hk has no threads: no mutex on the connection (NOMUTEX). */
 	rc = sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX,

@@ -1,4 +1,6 @@
 #!/bin/sh
+# Who may use an installation.  The SQLite store, even when root makes
+# it, belongs to its directory's owner, mode 0640 (-wal and -shm too).
 # Who may talk to the daemons (hk(7), ipc.h): root, the daemons' own
 # user, and the members of their group, by its primary group or a
 # supplementary one, on every control socket and on events.sock; anyone
@@ -34,6 +36,21 @@ CONF
 chmod 644 "$T/hakopod.toml"
 export HAKOPOD_CONFIG=$T/hakopod.toml
 
+# The store, made by root's first hk apply (with umask 0): 0640, its
+# directory's owner and group; the daemons then run on it as that user.
+printf 'schema_version = 1\nname = "fn"\n\n[services.w]\ncommand = ["true"]\n' \
+    >"$T/app.toml"
+(umask 0 && hk apply "$T/app.toml" >/dev/null)
+ok $? "root applies an app first, making the store"
+files() {	# the store's files: mode and owner of each
+	for _f in state.db state.db-wal state.db-shm; do
+		[ -e "$T/db/$_f" ] && printf '%s ' "$_f=$(stat -c '%a:%u:%g' \
+		    "$T/db/$_f")"
+	done
+}
+like "$(files)" "^state.db=640:$U:$U " \
+    "state.db: mode 0640, the directory's owner and group, not root's"
+
 # shellcheck disable=SC2046
 daemon events $(as $U $U -) hk-events -v &&
     daemon scale $(as $U $U -) hk-scale -v &&
@@ -41,6 +58,8 @@ daemon events $(as $U $U -) hk-events -v &&
     daemon idle $(as $U $U -) hk-idle -v &&
     daemon jobs $(as $U $U -) hk-jobs -v
 ok $? "the five daemons run as uid and gid $U"
+is "$(files)" "state.db=640:$U:$U state.db-wal=640:$U:$U state.db-shm=640:$U:$U " \
+    "and so are its -wal and -shm, once the daemons have it open"
 
 # status.py SOCK: "answered" if a status request gets its reply, else
 # "refused" (the connection closed at once, or no reply).
