@@ -696,6 +696,39 @@ valid_image(const char *s)
 	    is_digit((unsigned char)s[0]));
 }
 
+void
+config_addr_host(const char *addr, char *host, size_t size)
+{
+	const char *end;
+	size_t n, i;
+
+	if (size == 0)
+		return;
+	if (addr[0] == '[')
+		end = strchr(addr, ']') != NULL ? strchr(addr, ']') + 1 : addr;
+	else if ((end = strrchr(addr, ':')) == NULL)
+		end = addr;
+	n = (size_t)(end - addr);
+	if (n >= size)
+		n = 0;
+	for (i = 0; i < n; i++)
+		host[i] = addr[i] >= 'A' && addr[i] <= 'Z' ?
+		    addr[i] - 'A' + 'a' : addr[i];
+	host[n] = '\0';
+}
+
+int
+config_gateway_host(const struct server_config *cfg, const char *host)
+{
+	char own[CONFIG_ADDR_MAX + 1];
+
+	config_addr_host(cfg->serverless_address, own, sizeof(own));
+	if (own[0] != '\0' && strcmp(host, own) == 0)
+		return 1;
+	config_addr_host(cfg->serverless_listen, own, sizeof(own));
+	return own[0] != '\0' && strcmp(host, own) == 0;
+}
+
 /* host:port: IPv4, [IPv6] or a DNS name, and a port 1..65535. */
 static int
 check_addr(const char *s, char *why, size_t whysz)
@@ -2220,6 +2253,13 @@ svc_hosts(struct actx *c, const struct toml_kv *skv, const struct toml_kv *kv,
 			show(shown, sizeof(shown), e->u.string.ptr,
 			    e->u.string.len, 1);
 			adiag(c, e->line, key, "invalid host %s", shown);
+			free(h);
+			continue;
+		}
+		if (c->srv != NULL && config_gateway_host(c->srv, h)) {
+			adiag(c, e->line, key, "%s: the gateway's own address "
+			    "(serverless_address): it routes by /fn/ path only, "
+			    "for runs and for clients alike", h);
 			free(h);
 			continue;
 		}

@@ -197,6 +197,17 @@ void	config_print(FILE *, const struct server_config *);
 /* Effective listen address: serverless_listen, else serverless_address. */
 const char *config_listen_address(const struct server_config *);
 /*
+ * The host of a "host:port" address as the gateway reads a Host header:
+ * lower case, an IPv6 address in its brackets; "" when there is none.
+ */
+void	config_addr_host(const char *, char *, size_t);
+/*
+ * Whether host (lower case) is the gateway's own: the host of
+ * serverless_address or of serverless_listen.  It routes by /fn/ path
+ * only (runs are sent so), and no service may claim it.
+ */
+int	config_gateway_host(const struct server_config *, const char *);
+/*
  * The schedules' clock (hk-jobs(8)), Unix ms: the wall clock, run
  * 1000 / time_unit_ms times as fast for tests (hakopod.toml(5)).
  */

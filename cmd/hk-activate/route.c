@@ -108,6 +108,11 @@ routes_build(void)
 			r[k++].svc = s;
 		}
 	qsort(r, k, sizeof(*r), route_cmp);
+	for (i = 0; i < k; i++)
+		if (config_gateway_host(&gw->cfg, r[i].host))
+			log_warnx("host=%s: claimed by %s, but the gateway's "
+			    "own address routes by /fn/ path only", r[i].host,
+			    r[i].svc->id);
 	for (i = 1; i < k; i++)
 		if (strcmp(r[i].host, r[i - 1].host) == 0)
 			log_warnx("host=%s: claimed by %s and %s; %s wins",
@@ -200,7 +205,11 @@ route_path(const char *url, size_t len, size_t *strip)
 	return s;
 }
 
-/* Host first (port and case ignored by the caller), then the path. */
+/*
+ * Host first (port and case ignored by the caller), then the path; the
+ * gateway's own address routes by path only, whatever a service of an
+ * older spec claims (hk-jobs sends every run with that Host).
+ */
 struct service *
 route_lookup(const char *host, const char *url, size_t len, size_t *strip)
 {
@@ -210,7 +219,8 @@ route_lookup(const char *host, const char *url, size_t len, size_t *strip)
 
 	*strip = 0;
 	key.host = host;
-	if (host[0] != '\0' && (r = bsearch(&key, gw->routes, gw->nroutes,
+	if (host[0] != '\0' && !config_gateway_host(&gw->cfg, host) &&
+	    (r = bsearch(&key, gw->routes, gw->nroutes,
 	    sizeof(*r), route_cmp)) != NULL)
 		return r->svc;
 	/* an absolute target names its host: it has no /fn/ path */
