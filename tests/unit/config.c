@@ -277,8 +277,12 @@ static const struct app_case app_cases[] = {
 	{ "host with a port", SRV_SL, SVC "hosts = [\"a.example:80\"]\n",
 	    "app.toml:5: services.api.hosts: invalid host \"a.example:80\"",
 	    0 },
-	{ "host IPv4 literal", SRV_SL, SVC "hosts = [\"127.0.0.1\"]\n",
+	{ "host IPv4 literal", SRV_SL, SVC "hosts = [\"10.0.0.7\"]\n",
 	    NULL, 0 },
+	{ "host the gateway's own address", SRV_SL,
+	    SVC "hosts = [\"127.0.0.1\"]\n", "app.toml:5: services.api.hosts: "
+	    "127.0.0.1: the gateway's own address (serverless_address): it "
+	    "routes by /fn/ path only, for runs and for clients alike", 0 },
 	{ "host IPv4 out of range", SRV_SL, SVC "hosts = [\"10.0.0.256\"]\n",
 	    "app.toml:5: services.api.hosts: invalid host \"10.0.0.256\"", 0 },
 	{ "host label 64", SRV_SL, SVC "hosts = [\"a"
