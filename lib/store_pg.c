@@ -108,6 +108,7 @@ static int	 pg_cmd(struct store *, const char *, const char *,
 		    const char *);
 static int	 pg_session(struct store *);
 static int	 pg_alive(struct store *);
+static int	 pg_lost(const struct store *);
 static void	 pg_unlock(struct store *);
 static int	 pg_open(struct store *, const char *);
 static void	 pg_close(struct store *);
@@ -126,6 +127,8 @@ static const unsigned char *pg_col_blob(struct store *, int, size_t *);
 static char	*pg_hex(struct store *, const struct store_arg *);
 static int64_t	 pg_changes(struct store *);
 static void	 pg_finish(struct store *);
+static int	 pg_run_once(struct store *, enum store_q, const char *const *,
+		    const Oid *, size_t);
 static int	 pg_run(struct store *, enum store_q, const char *const *,
 		    const Oid *, size_t);
 static int	 pg_buf_room(struct pg_buf *, size_t);
@@ -302,6 +305,22 @@ pg_alive(struct store *s)
 	return pg_session(s);
 }
 
+/*
+ * The connection broke during the last call: a server restarted (its
+ * FATAL "terminating connection due to administrator command" is read by
+ * the next call on the old connection), or went away.  A call outside a
+ * transaction, or the first of one, is then made again once on a new
+ * connection: nothing of it had been done, since the session ended
+ * before it.
+ */
+static int
+pg_lost(const struct store *s)
+{
+	const struct pg *p = s->eng;
+
+	return p->conn == NULL || PQstatus(p->conn) != CONNECTION_OK;
+}
+
 static void
 pg_unlock(struct store *s)
 {
@@ -394,7 +413,9 @@ pg_begin(struct store *s)
 
 	if (pg_alive(s) == -1)
 		return -1;
-	if (pg_cmd(s, PG_LOCK_WRITE, "begin: write lock", NULL) == -1)
+	if (pg_cmd(s, PG_LOCK_WRITE, "begin: write lock", NULL) == -1 &&
+	    (!pg_lost(s) || pg_alive(s) == -1 ||
+	    pg_cmd(s, PG_LOCK_WRITE, "begin: write lock", NULL) == -1))
 		return -1;
 	p->locked = 1;
 	if (pg_cmd(s, "BEGIN ISOLATION LEVEL SERIALIZABLE", "begin",
@@ -530,9 +551,21 @@ pg_hex(struct store *s, const struct store_arg *a)
 	    &n);
 }
 
-/* Prepares q once per connection (types: its parameters), then runs it. */
+/* pg_run_once, again on a new connection if the old one was lost. */
 static int
 pg_run(struct store *s, enum store_q q, const char *const *vals,
+    const Oid *types, size_t n)
+{
+	if (pg_run_once(s, q, vals, types, n) == 0)
+		return 0;
+	if (s->in_tx || !pg_lost(s))
+		return -1;
+	return pg_run_once(s, q, vals, types, n);
+}
+
+/* Prepares q once per connection (types: its parameters), then runs it. */
+static int
+pg_run_once(struct store *s, enum store_q q, const char *const *vals,
     const Oid *types, size_t n)
 {
 	struct pg *p = s->eng;

@@ -241,6 +241,8 @@ struct gw {
 	struct svc_tree		 services;
 	struct route		*routes;
 	size_t			 nroutes;
+	struct loop_timer	 route_timer;	/* a reload the store refused */
+	int64_t			 route_backoff;	/* ms */
 
 	/* ctl.c */
 	int			 ctl_fd;
@@ -341,6 +343,7 @@ int	upstream_endpoint(const char *, struct sockaddr_storage *,
 
 /* route.c */
 int	route_reload(char *, size_t);
+void	route_reload_later(void);
 struct service *route_lookup(const char *, const char *, size_t, size_t *);
 struct service *route_service(const char *);
 void	route_free(void);

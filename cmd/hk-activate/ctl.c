@@ -118,7 +118,9 @@ ctl_handle(const json_t *msg)
 		return op_fence(msg);
 	if (strcmp(op, "reload") == 0) {
 		if (route_reload(err, sizeof(err)) == -1) {
-			log_warnx("unable to reload routes: %s", err);
+			log_warnx("unable to reload routes: %s: tried again "
+			    "until the store answers", err);
+			route_reload_later();
 			return error_reply(err);
 		}
 		return json_pack("{s:b}", "ok", 1);

@@ -80,8 +80,11 @@ reload(void)
 	page_load(1, 0);
 	if (conn_trust_load(err, sizeof(err)) == -1)
 		log_warnx("server.trusted_proxies: %s: kept as it was", err);
-	if (route_reload(err, sizeof(err)) == -1)
-		log_warnx("unable to reload routes: %s", err);
+	if (route_reload(err, sizeof(err)) == -1) {
+		log_warnx("unable to reload routes: %s: tried again until the "
+		    "store answers", err);
+		route_reload_later();
+	}
 	notify_ready(-1);
 }
 

@@ -100,10 +100,13 @@ struct idle {
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
 	struct metrics_srv	*metrics;	/* stats.c */
 	uint64_t		 m_fences[FENCE_RESULTS];
+	struct loop_timer	 policy_timer;	/* a reload the store refused */
+	int64_t			 policy_backoff;	/* ms */
 };
 
 /* service.c: policies, timers, fence and sleep */
 int		 policy_reload(struct idle *);
+void		 policy_reload_later(struct idle *);
 struct isvc	*isvc_find(struct idle *, const char *);
 void		 isvc_free(struct isvc *);
 void		 isvc_ready(struct idle *, const char *);

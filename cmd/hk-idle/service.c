@@ -35,6 +35,7 @@ static void	sleep_now(struct isvc *);
 static void	sleep_done(struct call *, json_t *, const char *);
 static void	stop_check(struct idle *);
 static void	stop_fire(struct loop *, void *);
+static void	policy_retry(struct loop *, void *);
 
 static const char *const step_names[] = { "wait", "fence", "sleep" };
 
@@ -146,7 +147,9 @@ policy_reload(struct idle *ix)
 	int partial;
 
 	if (svc_load_all(ix->store, &all, &n, err, sizeof(err)) == -1) {
-		log_warnx("unable to read services: %s", err);
+		log_warnx("unable to read services: %s: tried again until the "
+		    "store answers", err);
+		policy_reload_later(ix);
 		return -1;
 	}
 	if ((partial = err[0] != '\0'))
@@ -174,6 +177,37 @@ policy_reload(struct idle *ix)
 			isvc_free(s);
 	}
 	return 0;
+}
+
+/*
+ * A reload the store refused (it was away: a PostgreSQL restart) is made
+ * again after 1 s, then twice as long each time, up to 10 s, until it
+ * succeeds; the policies in use go on meanwhile.
+ */
+static void
+policy_retry(struct loop *l, void *arg)
+{
+	struct idle *ix = arg;
+
+	(void)l;
+	if ((ix->policy_backoff *= 2) > 10000)
+		ix->policy_backoff = 10000;
+	if (policy_reload(ix) == 0) {
+		log_info("policies reloaded: the store answers again");
+		ix->policy_backoff = 1000;
+	}
+}
+
+void
+policy_reload_later(struct idle *ix)
+{
+	if (ix->policy_backoff == 0) {
+		loop_timer_init(&ix->policy_timer, policy_retry, ix);
+		ix->policy_backoff = 1000;
+	}
+	if (!loop_timer_armed(&ix->policy_timer))
+		loop_timer_at(ix->loop, &ix->policy_timer,
+		    loop_now_ms(ix->loop) + ix->policy_backoff);
 }
 
 /* A ready (from the snapshot or the stream): the period starts now. */

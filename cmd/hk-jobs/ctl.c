@@ -336,7 +336,9 @@ op_status(struct jobs *jx)
 			json_decref(list);
 			return NULL;
 		}
-	return json_pack("{s:b, s:o}", "ok", 1, "runs", list);
+	return json_pack("{s:b, s:o, s:I, s:I}", "ok", 1, "runs", list,
+	    "owed", (json_int_t)jx->nowed, "owed_lost",
+	    (json_int_t)jx->m_owed_lost);
 }
 
 /* The end of a run, to the connection that waits for it. */

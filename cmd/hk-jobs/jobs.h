@@ -29,6 +29,7 @@
  */
 #define JOBS_RUN_MS		(660 * 1000)
 #define JOBS_PRUNE_MS		(60 * 1000)	/* retention, after runs */
+#define JOBS_OWED_MAX		4096	/* run records owed to the store */
 #define JOBS_PRUNE_IDLE_MS	(86400 * 1000)	/* and once a day */
 /*
  * A firing found due by at most this much (the schedules' clock) is only
@@ -120,6 +121,11 @@ struct jobs {
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
 	struct metrics_srv	*metrics;	/* stats.c */
 	uint64_t		 m_ended[RUN_PHASES];	/* by phase */
+	TAILQ_HEAD(, owed)	 owed;		/* owed.c */
+	size_t			 nowed;
+	struct loop_timer	 owed_timer;
+	int64_t			 owed_backoff;	/* ms */
+	uint64_t		 m_owed_lost;
 };
 
 /* run.c: phases, rows and the end of a run */
@@ -136,6 +142,12 @@ void		 run_free(struct run *);
 const char	*run_phase_name(enum run_phase);
 void		 run_recover(struct jobs *);
 void		 run_prune(struct loop *, void *);
+
+/* owed.c: run records owed to a store that was away */
+struct owed;
+void		 owed_init(struct jobs *);
+int		 owed_put(struct jobs *, const struct store_run *);
+void		 owed_free(struct jobs *);
 
 /* request.c: the request to the gateway and its response */
 int		 req_start(struct run *, char *, size_t);

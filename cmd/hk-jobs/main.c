@@ -48,6 +48,7 @@ setup(struct jobs *jx)
 
 	TAILQ_INIT(&jx->runs);
 	TAILQ_INIT(&jx->conns);
+	owed_init(jx);
 	signal(SIGPIPE, SIG_IGN);
 	if ((jx->rbuf = malloc(IPC_MSG_MAX + 1)) == NULL ||
 	    (jx->loop = loop_new()) == NULL)
@@ -122,6 +123,7 @@ teardown(struct jobs *jx)
 	loop_timer_cancel(jx->loop, &jx->prune_timer);
 	stats_close(jx);
 	sched_close(jx);
+	owed_free(jx);
 	store_close(jx->store);
 	loop_free(jx->loop);
 	free(jx->rbuf);

@@ -224,9 +224,10 @@ run_timeout(struct loop *l, void *arg)
 static void
 run_save(struct run *r)
 {
-	if (store_run_put(r->jx->store, &r->row) == -1)
-		log_warnx("run=%s: unable to record %s: %s", r->row.id,
-		    r->row.phase, store_error(r->jx->store));
+	if (owed_put(r->jx, &r->row) == -1)
+		log_warnx("run=%s: unable to record %s: %s: kept, to be "
+		    "written once the store answers", r->row.id, r->row.phase,
+		    store_error(r->jx->store));
 }
 
 /* The end: recorded, told, freed.  Never run again. */

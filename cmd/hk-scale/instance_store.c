@@ -34,7 +34,7 @@
 #include "log.h"
 #include "scale.h"
 
-#define GATE_KEY_MAX	(SCALE_ID_MAX + 16)
+#define GATE_KEY_MAX	DUE_KEY_MAX
 #define INSTALL_KEY	"hk-scale.installation"
 
 static void	gate_key(char *, size_t, const struct svc *);
@@ -59,17 +59,20 @@ row_put(struct inst *in, const char *state)
 	r.started_at = in->started_at;
 	r.ready_at = in->ready_at;
 	r.updated_at = store_now_ms();
-	if (store_instance_put(sc->store, &r) == -1)
-		log_warnx("service=%s: unable to record instance: %s", in->id,
+	if (due_write(sc, DUE_PUT, r.app, r.service, &r, NULL, NULL) == -1)
+		log_warnx("service=%s: unable to record instance: %s: kept, "
+		    "to be written once the store answers", in->id,
 		    store_error(sc->store));
 }
 
 void
 row_delete(struct scale *sc, const struct svc *def)
 {
-	if (store_instance_delete(sc->store, def->app, def->name) == -1)
-		log_warnx("service=%s: unable to delete instance: %s",
-		    def->id, store_error(sc->store));
+	if (due_write(sc, DUE_DELETE, def->app, def->name, NULL, NULL,
+	    NULL) == -1)
+		log_warnx("service=%s: unable to delete instance: %s: kept, "
+		    "to be deleted once the store answers", def->id,
+		    store_error(sc->store));
 }
 
 /* A failed start leaves a row without a process, so "hk ps" says so. */
@@ -86,9 +89,10 @@ row_failed(struct service *s)
 	    sizeof(r.node));
 	r.revision = s->def.revision;
 	r.updated_at = store_now_ms();
-	if (store_instance_put(s->sc->store, &r) == -1)
-		log_warnx("service=%s: unable to record the failure: %s",
-		    s->def.id, store_error(s->sc->store));
+	if (due_write(s->sc, DUE_PUT, r.app, r.service, &r, NULL, NULL) == -1)
+		log_warnx("service=%s: unable to record the failure: %s: "
+		    "kept, to be written once the store answers", s->def.id,
+		    store_error(s->sc->store));
 	s->failed_row = 1;
 }
 
@@ -129,8 +133,9 @@ gate_mark(struct scale *sc, const struct svc *def, int64_t rev)
 		return;
 	gate_key(key, sizeof(key), def);
 	snprintf(val, sizeof(val), "%lld", (long long)rev);
-	if (store_setting_put(sc->store, key, val) == -1)
-		log_warnx("service=%s: unable to record gate: %s", def->id,
+	if (due_write(sc, DUE_GATE, def->app, def->name, NULL, key, val) == -1)
+		log_warnx("service=%s: unable to record gate: %s: kept, to be "
+		    "written once the store answers", def->id,
 		    store_error(sc->store));
 }
 

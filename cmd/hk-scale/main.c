@@ -69,6 +69,7 @@ setup(struct scale *sc)
 	TAILQ_INIT(&sc->insts);
 	TAILQ_INIT(&sc->conns);
 	TAILQ_INIT(&sc->ct_nodes);
+	due_init(sc);
 	if (backend_check(err, sizeof(err)) == -1)
 		fatalx(EX_SOFTWARE, "%s", err);
 	open_stdio();
@@ -171,6 +172,7 @@ teardown(struct scale *sc)
 	inst_teardown(sc);
 	freezer_shutdown(sc);
 	evsink_close(sc->ev);
+	due_free(sc);
 	store_close(sc->store);
 	loop_free(sc->loop);
 	free(sc->rbuf);
