@@ -7,6 +7,9 @@
 # same container, still answering), the starting one is stopped and
 # removed, and nothing is left that no instance claims; no service ever
 # has two containers once it settles, and SIGTERM leaves none.
+# fn/slow's start lasts until the test releases it: its command waits
+# for /tmp/go in its container, which the test makes by podman exec once
+# it has seen what it looks at (as fn/held does on the host).
 . tests/integration/lib.sh
 . tests/integration/fn/scale-lib.sh
 . tests/integration/fn/ct-lib.sh
@@ -14,6 +17,13 @@
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")
 ok $? "the test image is there: $IMAGE"
+# Each wait polls podman: a tenth of a second between polls leaves the
+# CPU to the containers.
+WAIT_PAUSE=0.1
+
+# HELD: fn/slow's command, the image's function once /tmp/go exists in
+# its container (a SIGTERM meanwhile is a clean exit, as the function's).
+HELD='"/usr/bin/python3", "-c", "import os, signal, sys, time\nsignal.signal(signal.SIGTERM, lambda n, f: sys.exit(0))\nwhile not os.path.exists(\"/tmp/go\"):\n    time.sleep(0.05)\nos.execv(\"/usr/bin/python3\", [\"python3\", \"/fn.py\"])"'
 
 # svc_ids SERVICE: the IDs of fn/SERVICE's containers in $INST
 svc_ids() {
@@ -23,12 +33,28 @@ svc_ids() {
 svc_count_is() {
 	[ "$(svc_ids "$2" | grep -c .)" -eq "$1" ]
 }
+# release_slow: each of fn/slow's containers that runs, and that the
+# test has not released yet, goes on (podman exec makes its /tmp/go).
+released=
+release_slow() {
+	for _id in $(podman ps -q --no-trunc --filter "label=hk.installation=$INST" \
+	    --filter "label=hk.service=slow" --filter status=running 2>/dev/null); do
+		case " $released " in *" $_id "*) continue ;; esac
+		podman exec "$_id" /usr/bin/python3 -c 'open("/tmp/go", "w")' \
+		    >/dev/null 2>&1 && released="$released $_id"
+	done
+	return 0
+}
 # settled: every container of the installation is one hk-scale knows: the
 # running instances of warm and slow, and nothing else.
 settled() {
 	[ "$(ct_count "$INST")" -eq "$(ct_count "$INST" running)" ] &&
 	    svc_count_is 1 warm && svc_count_is 1 slow &&
 	    state_is fn/warm running && state_is fn/slow running
+}
+released_settled() {
+	release_slow
+	settled
 }
 
 for engine in $(engines); do
@@ -49,13 +75,14 @@ min_replicas = 1
 
 [services.slow]
 image = "$IMAGE"
+command = [$HELD]
 port = 8080
 public = true
 [services.slow.environment]
-CT_FN_DELAY = "3"
+GREETING = "one"
 [services.slow.serverless]
 min_replicas = 1
-startup_timeout_seconds = 30
+startup_timeout_seconds = 120
 APP
 	hk apply "$T/app.toml" >/dev/null
 	ok $? "$engine: applied"
@@ -63,14 +90,14 @@ APP
 	daemon scale hk-scale -v -g 2
 	ok $? "$engine: hk-scale starts"
 	INST=$(ct_install "$STORE")
-	wait_for 30 state_is fn/warm running
+	wait_t 30 state_is fn/warm running
 	ok $? "$engine: warm runs"
 	WARM=$(svc_ids warm)
 	wep=$(status_of fn/warm endpoint)
 	is "$(get "http://$wep/a" | cut -d' ' -f1)" hello "$engine: and answers at $wep"
-	wait_for 20 svc_count_is 1 slow
+	wait_t 20 svc_count_is 1 slow
 	SLOW=$(svc_ids slow)
-	is "$(status_of fn/slow state)" starting "$engine: slow is starting, its container there"
+	is "$(status_of fn/slow state)" starting "$engine: slow is starting (held), its container there"
 	like "$(instance fn/slow)" '^starting ' "$engine: its row says starting"
 
 	# SIGKILL while slow starts and warm runs.
@@ -81,32 +108,34 @@ APP
 	is "$(get "http://$wep/b" | cut -d' ' -f1)" hello "$engine: and answers"
 	daemon scale hk-scale -v -g 2
 	ok $? "$engine: hk-scale starts again"
-	wait_for 10 grep -q "service=fn/warm: adopted container $(echo "$WARM" | cut -c1-12) at $wep, revision 1" \
+	wait_t 10 grep -q "service=fn/warm: adopted container $(echo "$WARM" | cut -c1-12) at $wep, revision 1" \
 	    "$T/scale.log"
 	ok $? "$engine: warm's container is adopted, at its endpoint"
-	wait_for 10 grep -q "service=fn/slow: stopping container $(echo "$SLOW" | cut -c1-12), left starting by an earlier run" \
+	wait_t 10 grep -q "service=fn/slow: stopping container $(echo "$SLOW" | cut -c1-12), left starting by an earlier run" \
 	    "$T/scale.log"
 	ok $? "$engine: slow's, left starting, is stopped"
-	wait_for 40 settled
+	# The next start of slow, held as well, is released once it runs.
+	wait_t 40 released_settled
 	ok $? "$engine: then each service has one container, running, and nothing else is left"
 	is "$(svc_ids warm)" "$WARM" "$engine: warm's is the same container"
 	podman container exists "$SLOW"
 	ok $((!$?)) "$engine: slow's first one is removed"
 	is "$(get "http://$wep/c" | cut -d' ' -f1)" hello "$engine: warm still answers"
-	wait_for 10 out_grep "service=fn/warm: ct-fn: GET /c 200"
+	wait_t 10 out_grep "service=fn/warm: ct-fn: GET /c 200"
 	ok $? "$engine: and its output is followed again"
 
 	# SIGKILL at once after a new revision of slow is asked for: its row
-	# says starting, its container may not be created yet.
-	sed 's/CT_FN_DELAY = "3"/CT_FN_DELAY = "2"/' "$T/app.toml" >"$T/app2.toml"
+	# says starting, its container may not be created yet (and if it is,
+	# it is held).
+	sed 's/GREETING = "one"/GREETING = "two"/' "$T/app.toml" >"$T/app2.toml"
 	hk apply "$T/app2.toml" >/dev/null
 	ctl '{"op":"reload"}' >/dev/null
-	wait_for 10 grep -q "service=fn/slow: revision 1 -> 2" "$T/scale.log"
+	wait_t 10 grep -q "service=fn/slow: revision 1 -> 2" "$T/scale.log"
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
 	daemon scale hk-scale -v -g 2
 	ok $? "$engine: killed during a new revision's start, hk-scale starts again"
-	wait_for 40 settled
+	wait_t 40 released_settled
 	ok $? "$engine: settled: one container a service, nothing left over"
 	is "$(ct_inspect "$(svc_ids slow)" '{{index .Config.Labels "hk.revision"}}')" 2 \
 	    "$engine: slow runs its new revision"
@@ -121,7 +150,7 @@ APP
 	ok $? "$engine: and stays so (no late container turns up)"
 
 	stop_pid "$scale_pid"
-	wait_for 10 ct_count_is 0 "$INST"
+	wait_t 10 ct_count_is 0 "$INST"
 	ok $? "$engine: SIGTERM: no container is left"
 	grep -Eq 'Sanitizer|runtime error' "$T/scale.log"
 	ok $((!$?)) "$engine: no sanitizer report" ||
