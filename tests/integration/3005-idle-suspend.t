@@ -12,8 +12,17 @@
 # stands still, a daemon that made a session of its own too, and is
 # killed with it; signal, SIGSTOP to the process group (state T).
 # time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
+# What a check looks at lasts until it is seen: fn/a, fn/dies and fn/stop
+# stay frozen as long as the test needs (suspend_max_seconds = 604800);
+# fn/max's 1.5 s frozen is seen after the fact, in hk-scale's log and
+# its event; a ticker that runs again is waited for.  The grace period is
+# 10 s, so that a stop's SIGTERM has that long before any kill.
 . tests/integration/lib.sh
 . tests/integration/fn/idle-lib.sh
+
+start_scale() {
+	daemon scale hk-scale -v -g 10
+}
 
 # svc NAME [serverless lines]: idle-fn with suspend and a ticker; with
 # a cgroup freezer, a daemon's ticker as well.
@@ -91,6 +100,22 @@ ticks() {
 	cat "$W/$1.tick" 2>/dev/null
 }
 
+# ticks_past NAME N / dticks_past NAME N: its ticker (its daemon's) has
+# written more than N (for wait_t: it runs)
+ticks_past() {
+	[ "$(ticks "$1")" -gt "$2" ]
+}
+dticks_past() {
+	[ "$(dticks "$1")" -gt "$2" ]
+}
+
+# gw_subs: how many times the gateway has subscribed to hk-scale.  A
+# request after hk-scale's restart waits for its next subscription: one
+# sent before it is answered 503 once the gateway's grace (5 s) is over.
+gw_subs() {
+	count_in "$T/gw.log" 'scale.sock: subscribed'
+}
+
 # event_field KIND SERVICE FIELD: FIELD of the newest such event.
 event_field() {
 	hk-events list --json -n 1 --kind "$1" --service "$2" |
@@ -108,7 +133,13 @@ run_engine() {
 freezer = \"$mode\"
 [metrics]
 scale = \"127.0.0.1:$mport\""
-	app="$(svc a)$(svc max 'suspend_max_seconds = 150')$(svc dies)$(svc stop)"
+	# fn/stop handles SIGTERM, as most functions do: frozen, its SIGTERM
+	# waits for the thaw under every freezer (cgroup2 lets a fatal one,
+	# unhandled, kill at once).
+	forever='suspend_max_seconds = 604800'
+	app="$(svc a "$forever")$(svc max 'suspend_max_seconds = 150')"
+	app="$app$(svc dies "$forever")$(svc stop "$forever")
+IDLE_FN_TERM_DELAY = \"0\""
 	idle_apply "$app"
 	ok $? "$e: the application is applied"
 	start_all
@@ -120,7 +151,8 @@ scale = \"127.0.0.1:$mport\""
 	wait_t 5 suspended fn/a "$pid"
 	ok $? "$e: idle, it is suspended: pid $pid is frozen, not gone"
 	is "$(ps_state a)" suspended "$e: hk ps says suspended"
-	is "$(gw_state fn/a)" sleeping "$e: the gateway parks its requests"
+	wait_t 5 gw_is fn/a sleeping
+	ok $? "$e: the gateway parks its requests"
 	wait_t 5 events_reach 1 HTTPIdleSleep fn/a
 	is "$(event_field HTTPIdleSleep fn/a action)" '"suspend"' \
 	    "$e: HTTPIdleSleep says suspend"
@@ -144,16 +176,20 @@ scale = \"127.0.0.1:$mport\""
 		    "$e: and does not say clone3 is refused (no filter here)"
 	fi
 
+	# Its HTTPIdleWake: the one after those there before the request.
+	w=$(events_of HTTPIdleWake fn/a)
 	is "$(get a.fn.localhost /)" 200 "$e: a request thaws it"
 	is "$(cat "$T/body")" "idle-fn pid=$pid" \
 	    "$e: the same process answers (no new start)"
-	wait_t 5 events_reach 2 HTTPIdleWake fn/a
+	wait_t 5 events_reach $((w + 1)) HTTPIdleWake fn/a
 	is "$(event_field HTTPIdleWake fn/a resumed)" true \
 	    "$e: HTTPIdleWake says resumed"
-	sleep 0.05
-	ok "$([ "$(ticks a)" -gt "$t1" ]; echo $?)" "$e: its ticker runs again"
-	[ "$mode" = signal ] ||
-	    ok "$([ "$(dticks a)" -gt "$d1" ]; echo $?)" "$e: so does its daemon's"
+	wait_t 2 ticks_past a "$t1"
+	ok $? "$e: its ticker runs again"
+	if [ "$mode" != signal ]; then
+		wait_t 2 dticks_past a "$d1"
+		ok $? "$e: so does its daemon's"
+	fi
 	like "$(hk status fn/a)" \
 	    'last wake: +[-0-9T:.Z]+ \(request\): resumed after [0-9]+ ms frozen, ready [0-9]+ ms' \
 	    "$e: hk status shows the last wake as a resume"
@@ -209,14 +245,22 @@ scale = \"127.0.0.1:$mport\""
 	ok "$([ "$(scale_pid fn/dies)" != "$dpid" ]; echo $?)" "$e: dies: a new pid"
 
 	# Frozen for suspend_max_seconds (150: 1.5 s): stopped for real.
+	# Its 1.5 s frozen is not a window to catch it in: hk-scale's log
+	# and the event say it after the fact (the event after those of its
+	# earlier instances).
+	x=$(events_of HTTPSuspendExpired fn/max)
 	is "$(get max.fn.localhost /)" 200 "$e: max: woken"
 	mpid=$(scale_pid fn/max)
-	wait_t 5 suspended fn/max "$mpid"
-	ok $? "$e: max: suspended"
+	wait_t 5 grep -q "service=fn/max: suspended for 150 s: stopping pid $mpid\$" \
+	    "$T/scale.log"
+	ok $? "$e: max: suspended, then stopped after suspend_max_seconds (pid $mpid)"
 	wait_t 5 asleep fn/max "$mpid"
 	ok $? "$e: frozen for suspend_max_seconds: stopped (pid $mpid gone)"
-	wait_t 5 events_reach 1 HTTPSuspendExpired fn/max
+	wait_t 5 events_reach $((x + 1)) HTTPSuspendExpired fn/max
 	ok $? "$e: max: HTTPSuspendExpired recorded"
+	sms=$(event_field HTTPSuspendExpired fn/max suspended_ms)
+	ok "$([ "$sms" -ge 1500 ] 2>/dev/null; echo $?)" \
+	    "$e: max: after it was frozen for 1.5 s: $sms ms, 1500 or more"
 	is "$(ps_state max)" sleeping "$e: max: hk ps says sleeping"
 	is "$(get max.fn.localhost /)" 200 "$e: max: the next request is answered"
 
@@ -226,8 +270,11 @@ scale = \"127.0.0.1:$mport\""
 	ok $? "$e: stop: suspended"
 	hk stop fn/stop >/dev/null 2>&1
 	ok $? "$e: hk stop of a suspended service"
-	wait_t 3 gone "$spid"
-	ok $? "$e: stop: its frozen process is gone (within the 3 s before any kill)"
+	# Left frozen, its SIGTERM would wait for the kill at the end of the
+	# grace period (10 s; a wait_t 3 gives up at 9 s).
+	wait_t 3 gone "$spid" &&
+	    ! grep -q "service=fn/stop: .* still there after" "$T/scale.log"
+	ok $? "$e: stop: its frozen process ends on its SIGTERM, before the grace period's kill (10 s)"
 	if [ "$mode" != signal ]; then
 		wait_t 3 gone "$(dpid_of stop)"
 		ok $? "$e: stop: so is its daemon"
@@ -238,20 +285,22 @@ scale = \"127.0.0.1:$mport\""
 	# hk-scale killed and started again adopts the frozen process,
 	# still frozen (its SIGTERM stops every instance, as for stop).
 	wait_t 5 suspended fn/a "$pid"
+	subs=$(gw_subs)
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
 	ok "$(frozen "$pid"; echo $?)" "$e: hk-scale killed: pid $pid is still frozen"
 	# as if that run had died between a thaw and its row (20 ms later)
 	by_hand "$pid" thaw
 	t2=$(ticks a)
-	sleep 0.1
-	ok "$([ "$(ticks a)" -gt "$t2" ]; echo $?)" "$e: thawed by hand, it runs"
+	wait_t 2 ticks_past a "$t2"
+	ok $? "$e: thawed by hand, it runs"
 	start_scale
 	ok $? "$e: hk-scale is ready again"
 	wait_t 5 scale_is fn/a suspended
 	ok $? "$e: it adopted pid $pid as suspended, as its row says"
 	wait_t 2 frozen "$pid"
 	ok $? "$e: and froze it again"
+	wait_t 5 more_in "$T/gw.log" 'scale.sock: subscribed' "$subs"
 	wait_t 5 gw_is fn/a sleeping
 	is "$(get a.fn.localhost /)" 200 "$e: a request thaws the adopted process"
 	is "$(cat "$T/body")" "idle-fn pid=$pid" "$e: the same process answers"
@@ -271,6 +320,7 @@ scale = \"127.0.0.1:$mport\""
 	a_running() { [ "$(ps_state a)" = running ]; }
 	wait_t 5 a_running
 	ok $? "$e: hk ps says running"
+	subs=$(gw_subs)
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
 	by_hand "$pid" freeze
@@ -282,8 +332,9 @@ scale = \"127.0.0.1:$mport\""
 	wait_t 5 scale_is fn/a running
 	ok $? "$e: it adopted pid $pid as running, as its row says"
 	t3=$(ticks a)
-	sleep 0.1
-	ok "$([ "$(ticks a)" -gt "$t3" ]; echo $?)" "$e: and thawed it: its ticker runs"
+	wait_t 2 ticks_past a "$t3"
+	ok $? "$e: and thawed it: its ticker runs"
+	wait_t 5 more_in "$T/gw.log" 'scale.sock: subscribed' "$subs"
 	is "$(get a.fn.localhost /)" 200 "$e: a request is answered"
 	is "$(cat "$T/body")" "idle-fn pid=$pid" "$e: by the same process"
 
