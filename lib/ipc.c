@@ -6,6 +6,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,11 +414,21 @@ ipc_sender_allowed(const struct ucred *c)
 int
 ipc_accept(int listenfd, const char *sock)
 {
+	static int spare = -2;	/* kept for EMFILE; -2: not opened yet */
 	int fd;
 
+	if (spare == -2)
+		spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if ((fd = accept4(listenfd, NULL, NULL, SOCK_NONBLOCK |
 	    SOCK_CLOEXEC)) == -1) {
-		if (errno != EAGAIN && errno != EINTR)
+		if ((errno == EMFILE || errno == ENFILE) && spare >= 0) {
+			close(spare);
+			if ((fd = accept(listenfd, NULL, NULL)) != -1)
+				close(fd);
+			spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			log_warnx("%s: a connection refused: no descriptor "
+			    "left", sock);
+		} else if (errno != EAGAIN && errno != EINTR)
 			log_warn("%s: accept", sock);
 		return -1;
 	}

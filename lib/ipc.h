@@ -22,6 +22,12 @@
  */
 #define IPC_MSG_MAX	196608
 #define IPC_ERR_LEN	256
+/*
+ * Control connections a daemon keeps: a new one past this closes the one
+ * idle the longest (not a subscriber, not one owed a reply), so that the
+ * operator always gets in, however many idle peers hold connections.
+ */
+#define IPC_CONNS_MAX	256
 
 /* Parses one message; NULL with a reason on anything but an object. */
 json_t	*ipc_decode(const char *, size_t, char *, size_t);
@@ -54,6 +60,12 @@ int	 ipc_listen(const char *, int, char *, size_t);
 struct ucred;
 int	 ipc_peer_allowed(int);
 int	 ipc_sender_allowed(const struct ucred *);
+/*
+ * A connection on a listener, non-blocking, from a peer allowed; -1 when
+ * there is none, or it was refused.  With no descriptor left (EMFILE) the
+ * connection is taken with a spare one and closed at once, so that the
+ * listener does not stay readable for ever.
+ */
 int	 ipc_accept(int, const char *);
 
 #endif

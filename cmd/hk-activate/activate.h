@@ -246,6 +246,8 @@ struct gw {
 
 	/* ctl.c */
 	int			 ctl_fd;
+	TAILQ_HEAD(, gctl)	 ctls;		/* ctl.c: activate.sock's peers */
+	size_t			 nctls;
 	int			 sub_fd;
 	int			 wake_fd;
 	int			 sub_ok;	/* subscribe acknowledged */

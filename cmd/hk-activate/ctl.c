@@ -4,7 +4,9 @@
  * hk-scale's scale.sock: a subscription (ready, down, failed) and one for
  * wakes, whose replies come back in order.  When hk-scale is absent or
  * goes away, both are re-made with a backoff; requests that need a wake
- * meanwhile are answered 503.
+ * meanwhile are answered 503.  activate.sock keeps at most IPC_CONNS_MAX
+ * connections: a new one past that closes the one idle the longest, so
+ * that the operator always gets in.
  */
 #include <sys/socket.h>
 
@@ -28,7 +30,14 @@
 #define GRACE_MS	5000	/* hk-scale restarting: requests park */
 #define GRACE_RETRY_MS	50	/* and the subscription is retried often */
 
+/* A peer of activate.sock; the list in order of use. */
+struct gctl {
+	TAILQ_ENTRY(gctl)	 entry;
+	int			 fd;
+};
+
 static void	ctl_accept(struct loop *, int, int, void *);
+static void	ctl_drop(struct gctl *);
 static void	ctl_read(struct loop *, int, int, void *);
 static json_t	*ctl_handle(const json_t *);
 static json_t	*op_status(const json_t *);
@@ -65,34 +74,59 @@ ctl_listen(char *err, size_t errlen)
 }
 
 static void
+ctl_drop(struct gctl *c)
+{
+	TAILQ_REMOVE(&gw->ctls, c, entry);
+	gw->nctls--;
+	loop_close_fd(gw->loop, &c->fd);
+	free(c);
+}
+
+static void
 ctl_accept(struct loop *l, int fd, int mask, void *arg)
 {
+	struct gctl *c;
 	int cfd;
 
 	(void)mask;
 	(void)arg;
 	if ((cfd = ipc_accept(fd, "activate.sock")) == -1)
 		return;
-	if (loop_add_fd(l, cfd, LOOP_READ, ctl_read, NULL) == -1)
+	if (gw->nctls >= IPC_CONNS_MAX) {
+		log_debug("activate.sock: %d connections: the one idle the "
+		    "longest is closed", IPC_CONNS_MAX);
+		ctl_drop(TAILQ_FIRST(&gw->ctls));
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    loop_add_fd(l, cfd, LOOP_READ, ctl_read, c) == -1) {
+		free(c);
 		close(cfd);
+		return;
+	}
+	c->fd = cfd;
+	TAILQ_INSERT_TAIL(&gw->ctls, c, entry);
+	gw->nctls++;
 }
 
 static void
 ctl_read(struct loop *l, int fd, int mask, void *arg)
 {
+	struct gctl *c = arg;
 	char err[IPC_ERR_LEN];
 	json_t *msg, *reply;
 	ssize_t n;
 
+	(void)l;
 	(void)mask;
-	(void)arg;
 	n = recv(fd, msgbuf, sizeof(msgbuf), 0);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		loop_close_fd(l, &fd);
+		ctl_drop(c);
 		return;
 	}
+	TAILQ_REMOVE(&gw->ctls, c, entry);	/* used last, closed last */
+	TAILQ_INSERT_TAIL(&gw->ctls, c, entry);
 	if ((msg = ipc_decode(msgbuf, (size_t)n, err, sizeof(err))) == NULL)
 		reply = error_reply(err);
 	else {
@@ -100,7 +134,7 @@ ctl_read(struct loop *l, int fd, int mask, void *arg)
 		json_decref(msg);
 	}
 	if (reply == NULL || ipc_send(fd, reply, err, sizeof(err)) == -1)
-		loop_close_fd(l, &fd);
+		ctl_drop(c);
 	json_decref(reply);
 }
 
@@ -495,6 +529,8 @@ void
 ctl_close(void)
 {
 	ctl_close_listener();
+	while (!TAILQ_EMPTY(&gw->ctls))
+		ctl_drop(TAILQ_FIRST(&gw->ctls));
 	if (gw->sub_fd != -1)
 		close(gw->sub_fd);
 	if (gw->wake_fd != -1)

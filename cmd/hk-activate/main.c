@@ -242,6 +242,7 @@ main(int argc, char *argv[])
 	for (i = 0; i < CS_COUNT; i++)
 		TAILQ_INIT(&gw->conns[i]);
 	TAILQ_INIT(&gw->free_conns);
+	TAILQ_INIT(&gw->ctls);
 	RB_INIT(&gw->services);
 	setup();
 	if (notify_ready(dfd) == -1)

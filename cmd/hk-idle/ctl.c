@@ -4,11 +4,15 @@
  *	status			every serverless service: its timer
  *	reload			policies read again from the store
  *	stop, start {service}	the same (hk tells every daemon)
+ *
+ * At most IPC_CONNS_MAX connections are kept: a new one past that closes
+ * the one idle the longest, so that the operator always gets in.
  */
 #include <sys/socket.h>
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,7 +22,15 @@
 #include "ipc.h"
 #include "log.h"
 
+/* A peer of idle.sock. */
+struct ictl {
+	TAILQ_ENTRY(ictl)	 entry;
+	struct idle		*ix;
+	int			 fd;
+};
+
 static void	ctl_accept(struct loop *, int, int, void *);
+static void	ctl_drop(struct ictl *);
 static void	ctl_read(struct loop *, int, int, void *);
 static json_t	*ctl_handle(struct idle *, const json_t *);
 static json_t	*op_status(struct idle *);
@@ -39,10 +51,12 @@ ctl_listen(struct idle *ix, char *err, size_t errlen)
 	return 0;
 }
 
-/* The listener goes; connections still open end with the process. */
+/* The listener goes, and the connections with it. */
 void
 ctl_close(struct idle *ix)
 {
+	while (!TAILQ_EMPTY(&ix->ctls))
+		ctl_drop(TAILQ_FIRST(&ix->ctls));
 	if (ix->listenfd == -1)
 		return;
 	loop_del_fd(ix->loop, ix->listenfd);
@@ -52,35 +66,63 @@ ctl_close(struct idle *ix)
 }
 
 static void
+ctl_drop(struct ictl *c)
+{
+	TAILQ_REMOVE(&c->ix->ctls, c, entry);
+	c->ix->nctls--;
+	loop_close_fd(c->ix->loop, &c->fd);
+	free(c);
+}
+
+/* The list is in order of use: its head was idle the longest. */
+static void
 ctl_accept(struct loop *l, int fd, int mask, void *arg)
 {
+	struct idle *ix = arg;
+	struct ictl *c;
 	int cfd;
 
 	(void)mask;
 	if ((cfd = ipc_accept(fd, "idle.sock")) == -1)
 		return;
-	if (loop_add_fd(l, cfd, LOOP_READ, ctl_read, arg) == -1) {
-		log_warn("idle.sock: epoll");
-		close(cfd);
+	if (ix->nctls >= IPC_CONNS_MAX) {
+		log_debug("idle.sock: %d connections: the one idle the "
+		    "longest is closed", IPC_CONNS_MAX);
+		ctl_drop(TAILQ_FIRST(&ix->ctls));
 	}
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    loop_add_fd(l, cfd, LOOP_READ, ctl_read, c) == -1) {
+		log_warn("idle.sock: connection");
+		free(c);
+		close(cfd);
+		return;
+	}
+	c->ix = ix;
+	c->fd = cfd;
+	TAILQ_INSERT_TAIL(&ix->ctls, c, entry);
+	ix->nctls++;
 }
 
 static void
 ctl_read(struct loop *l, int fd, int mask, void *arg)
 {
-	struct idle *ix = arg;
+	struct ictl *c = arg;
+	struct idle *ix = c->ix;
 	char err[IPC_ERR_LEN];
 	json_t *msg, *reply;
 	ssize_t n;
 
+	(void)l;
 	(void)mask;
 	n = recv(fd, ix->rbuf, IPC_MSG_MAX + 1, 0);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		loop_close_fd(l, &fd);
+		ctl_drop(c);
 		return;
 	}
+	TAILQ_REMOVE(&ix->ctls, c, entry);	/* used last, closed last */
+	TAILQ_INSERT_TAIL(&ix->ctls, c, entry);
 	if ((msg = ipc_decode(ix->rbuf, (size_t)n, err, sizeof(err))) ==
 	    NULL)
 		reply = error_reply(err);
@@ -90,7 +132,7 @@ ctl_read(struct loop *l, int fd, int mask, void *arg)
 	}
 	if (reply == NULL || ipc_send(fd, reply, err, sizeof(err)) == -1) {
 		log_debug("idle.sock: dropping a connection");
-		loop_close_fd(l, &fd);
+		ctl_drop(c);
 	}
 	json_decref(reply);
 }

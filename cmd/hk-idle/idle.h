@@ -100,6 +100,8 @@ struct idle {
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
 	struct metrics_srv	*metrics;	/* stats.c */
 	uint64_t		 m_fences[FENCE_RESULTS];
+	TAILQ_HEAD(, ictl)	 ctls;		/* ctl.c: idle.sock's peers */
+	size_t			 nctls;
 	struct loop_timer	 policy_timer;	/* a reload the store refused */
 	int64_t			 policy_backoff;	/* ms */
 };

@@ -58,6 +58,7 @@ setup(struct idle *ix)
 	char err[STORE_ERR_LEN];
 
 	TAILQ_INIT(&ix->services);
+	TAILQ_INIT(&ix->ctls);
 	signal(SIGPIPE, SIG_IGN);
 	if ((ix->rbuf = malloc(IPC_MSG_MAX + 1)) == NULL ||
 	    (ix->loop = loop_new()) == NULL)

@@ -29,6 +29,7 @@
 static void	ctl_accept(struct loop *, int, int, void *);
 static void	ctl_read(struct loop *, int, int, void *);
 static void	conn_free(struct conn *);
+static void	conn_make_room(struct jobs *);
 static json_t	*ctl_handle(struct conn *, const json_t *);
 static json_t	*op_invoke(struct conn *, const json_t *);
 static json_t	*op_get(struct jobs *, const json_t *);
@@ -74,6 +75,7 @@ ctl_accept(struct loop *l, int fd, int mask, void *arg)
 	(void)mask;
 	if ((cfd = ipc_accept(fd, "jobs.sock")) == -1)
 		return;
+	conn_make_room(jx);
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    loop_add_fd(l, cfd, LOOP_READ, ctl_read, c) == -1) {
 		log_warn("jobs.sock: connection");
@@ -84,6 +86,30 @@ ctl_accept(struct loop *l, int fd, int mask, void *arg)
 	c->jx = jx;
 	c->fd = cfd;
 	TAILQ_INSERT_TAIL(&jx->conns, c, entry);
+}
+
+/*
+ * At IPC_CONNS_MAX connections, the one idle the longest is closed: not
+ * one waiting for a run.  The list is in order of use (a request moves
+ * its connection to the end), so it is the first such.
+ */
+static void
+conn_make_room(struct jobs *jx)
+{
+	struct conn *c;
+	size_t n = 0;
+
+	TAILQ_FOREACH(c, &jx->conns, entry)
+		n++;
+	if (n < IPC_CONNS_MAX)
+		return;
+	TAILQ_FOREACH(c, &jx->conns, entry)
+		if (c->waiting == NULL && c->pending == NULL) {
+			log_debug("jobs.sock: %zu connections: the one idle "
+			    "the longest is closed", n);
+			conn_free(c);
+			return;
+		}
 }
 
 /* The run goes on without its waiter: it belongs to hk-jobs. */
@@ -116,6 +142,8 @@ ctl_read(struct loop *l, int fd, int mask, void *arg)
 		conn_free(c);
 		return;
 	}
+	TAILQ_REMOVE(&jx->conns, c, entry);	/* used last, closed last */
+	TAILQ_INSERT_TAIL(&jx->conns, c, entry);
 	if ((msg = ipc_decode(jx->rbuf, (size_t)n, err, sizeof(err))) ==
 	    NULL)
 		reply = error_reply(err, 1);

@@ -22,6 +22,7 @@
 static void	ctl_accept(struct loop *, int, int, void *);
 static void	conn_read(struct loop *, int, int, void *);
 static void	conn_close(struct conn *);
+static void	conn_make_room(struct scale *);
 static void	reply(struct conn *, json_t *);
 static void	reply_err(struct conn *, const char *);
 static void	broadcast(struct scale *, json_t *);
@@ -108,6 +109,7 @@ ctl_accept(struct loop *l, int fd, int mask, void *arg)
 	(void)mask;
 	if ((cfd = ipc_accept(fd, "scale.sock")) == -1)
 		return;
+	conn_make_room(sc);
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warn("scale.sock: connection");
 		close(cfd);
@@ -120,6 +122,31 @@ ctl_accept(struct loop *l, int fd, int mask, void *arg)
 		log_warn("scale.sock: epoll");
 		conn_close(c);
 	}
+}
+
+/*
+ * At IPC_CONNS_MAX connections, the one idle the longest is closed: not a
+ * subscriber, not one owed a reply.  The list is in order of use (a
+ * request moves its connection to the end), so it is the first such.
+ */
+static void
+conn_make_room(struct scale *sc)
+{
+	struct conn *c, *idle = NULL;
+	size_t n = 0;
+
+	TAILQ_FOREACH(c, &sc->conns, entry) {
+		if (c->dead)
+			continue;
+		n++;
+		if (idle == NULL && !c->subscriber && c->waiting == NULL)
+			idle = c;
+	}
+	if (n < IPC_CONNS_MAX || idle == NULL)
+		return;
+	log_debug("scale.sock: %zu connections: the one idle the longest "
+	    "is closed", n);
+	conn_close(idle);
 }
 
 static void
@@ -156,6 +183,8 @@ conn_read(struct loop *l, int fd, int mask, void *arg)
 		conn_close(c);
 		return;
 	}
+	TAILQ_REMOVE(&sc->conns, c, entry);	/* used last, closed last */
+	TAILQ_INSERT_TAIL(&sc->conns, c, entry);
 	if ((msg = ipc_decode(sc->rbuf, (size_t)n, err, sizeof(err))) ==
 	    NULL) {
 		reply_err(c, err);
