@@ -98,6 +98,7 @@ static void	 suite(const char *, enum store_engine, const char *,
 		    const char *);
 static void	 t_urls(void);
 static void	 sqlite_half(void);
+static int	 pg_kill_store(PGconn *, const char *);
 static void	 t_pg_lost(PGconn *, const char *, const char *);
 static int	 pg_url_db(const char *, const char *, char *, size_t);
 static void	 pg_half(const char *);
@@ -1979,37 +1980,60 @@ sqlite_half(void)
 }
 
 /*
- * PostgreSQL only: a connection the server ends is a busy failure, and the
- * next call reconnects.
+ * PostgreSQL only: a connection the server ends (a restart) is made again
+ * for a call outside a transaction, and for the first of one; inside a
+ * transaction its loss is a busy failure, and the next call reconnects.
  */
+static int
+pg_kill_store(PGconn *admin, const char *db)
+{
+	const char *params[] = { db };
+	PGresult *res;
+	int r;
+
+	res = PQexecParams(admin, "SELECT pg_terminate_backend(pid) "
+	    "FROM pg_stat_activity WHERE datname = $1 AND "
+	    "application_name = 'hk'", 1, NULL, params, NULL, NULL, 0);
+	r = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
+	PQclear(res);
+	return r;
+}
+
 static void
 t_pg_lost(PGconn *admin, const char *db, const char *url)
 {
-	const char *params[] = { db };
 	char err[STORE_ERR_LEN], *v = NULL;
 	struct store *s;
-	PGresult *res;
 	int r;
 
 	if ((s = store_open(url, err, sizeof(err))) == NULL) {
 		ok(0, "postgres: open: %s", err);
 		return;
 	}
-	res = PQexecParams(admin, "SELECT pg_terminate_backend(pid) "
-	    "FROM pg_stat_activity WHERE datname = $1 AND "
-	    "application_name = 'hk'", 1, NULL, params, NULL, NULL, 0);
-	ok(PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1,
+	ok(pg_kill_store(admin, db),
 	    "postgres: the server ends the store's connection");
-	PQclear(res);
 	r = store_setting_get(s, "greeting", &v);
-	ok(r == -1 && store_busy(s),
-	    "postgres: a lost connection is a busy failure");
-	diag("%s", store_error(s));
+	ok(r == 0 && v != NULL && strcmp(v, "committed") == 0,
+	    "postgres: a call on the lost connection is made again on a new "
+	    "one");
+	if (r == -1)
+		diag("%s", store_error(s));
 	free(v);
 	v = NULL;
+	ok(pg_kill_store(admin, db), "postgres: ended again");
+	ok(store_begin(s) == 0 && store_setting_put(s, "greeting",
+	    "again") == 0 && store_commit(s) == 0,
+	    "postgres: so is the first call of a transaction, and it commits");
+	ok(store_begin(s) == 0, "postgres: a transaction begins");
+	ok(pg_kill_store(admin, db), "postgres: its connection is ended");
+	r = store_setting_put(s, "greeting", "lost");
+	ok(r == -1 && store_busy(s),
+	    "postgres: a call inside it is a busy failure, not made again");
+	diag("%s", store_error(s));
+	(void)store_rollback(s);
 	ok(store_setting_get(s, "greeting", &v) == 0 && v != NULL &&
-	    strcmp(v, "committed") == 0,
-	    "postgres: the next call reconnects");
+	    strcmp(v, "again") == 0,
+	    "postgres: the next call reconnects; the lost one wrote nothing");
 	free(v);
 	store_close(s);
 }
