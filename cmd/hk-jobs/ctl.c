@@ -365,8 +365,8 @@ op_status(struct jobs *jx)
 			return NULL;
 		}
 	return json_pack("{s:b, s:o, s:I, s:I}", "ok", 1, "runs", list,
-	    "owed", (json_int_t)jx->nowed, "owed_lost",
-	    (json_int_t)jx->m_owed_lost);
+	    "owed", (json_int_t)owed_count(jx->owed), "owed_lost",
+	    (json_int_t)owed_lost(jx->owed));
 }
 
 /* The end of a run, to the connection that waits for it. */

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "cron.h"
 #include "loop.h"
+#include "owed.h"
 #include "metrics.h"
 #include "store.h"
 
@@ -121,11 +122,7 @@ struct jobs {
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
 	struct metrics_srv	*metrics;	/* stats.c */
 	uint64_t		 m_ended[RUN_PHASES];	/* by phase */
-	TAILQ_HEAD(, owed)	 owed;		/* owed.c */
-	size_t			 nowed;
-	struct loop_timer	 owed_timer;
-	int64_t			 owed_backoff;	/* ms */
-	uint64_t		 m_owed_lost;
+	struct owed		*owed;		/* record.c */
 };
 
 /* run.c: phases, rows and the end of a run */
@@ -143,11 +140,9 @@ const char	*run_phase_name(enum run_phase);
 void		 run_recover(struct jobs *);
 void		 run_prune(struct loop *, void *);
 
-/* owed.c: run records owed to a store that was away */
-struct owed;
-void		 owed_init(struct jobs *);
-int		 owed_put(struct jobs *, const struct store_run *);
-void		 owed_free(struct jobs *);
+/* record.c: run records, owed to a store that was away (lib/owed.h) */
+int		 record_init(struct jobs *);
+int		 record_put(struct jobs *, const struct store_run *);
 
 /* request.c: the request to the gateway and its response */
 int		 req_start(struct run *, char *, size_t);

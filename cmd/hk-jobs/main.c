@@ -48,7 +48,6 @@ setup(struct jobs *jx)
 
 	TAILQ_INIT(&jx->runs);
 	TAILQ_INIT(&jx->conns);
-	owed_init(jx);
 	signal(SIGPIPE, SIG_IGN);
 	if ((jx->rbuf = malloc(IPC_MSG_MAX + 1)) == NULL ||
 	    (jx->loop = loop_new()) == NULL)
@@ -59,6 +58,8 @@ setup(struct jobs *jx)
 	if ((jx->store = store_open(jx->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
 		    jx->cfg.state, err);
+	if (record_init(jx) == -1)
+		fatal(EX_OSERR, "unable to set up");
 	if (mkdir(jx->cfg.runtime_dir, 0755) == -1 && errno != EEXIST)
 		fatal(EX_OSERR, "unable to create %s", jx->cfg.runtime_dir);
 	/* runtime_dir is at most 80 bytes (hakopod.toml(5)): a name fits. */
@@ -123,7 +124,7 @@ teardown(struct jobs *jx)
 	loop_timer_cancel(jx->loop, &jx->prune_timer);
 	stats_close(jx);
 	sched_close(jx);
-	owed_free(jx);
+	owed_free(jx->owed);
 	store_close(jx->store);
 	loop_free(jx->loop);
 	free(jx->rbuf);

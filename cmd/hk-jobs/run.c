@@ -224,7 +224,7 @@ run_timeout(struct loop *l, void *arg)
 static void
 run_save(struct run *r)
 {
-	if (owed_put(r->jx, &r->row) == -1)
+	if (record_put(r->jx, &r->row) == -1)
 		log_warnx("run=%s: unable to record %s: %s: kept, to be "
 		    "written once the store answers", r->row.id, r->row.phase,
 		    store_error(r->jx->store));

@@ -69,7 +69,6 @@ setup(struct scale *sc)
 	TAILQ_INIT(&sc->insts);
 	TAILQ_INIT(&sc->conns);
 	TAILQ_INIT(&sc->ct_nodes);
-	due_init(sc);
 	if (backend_check(err, sizeof(err)) == -1)
 		fatalx(EX_SOFTWARE, "%s", err);
 	open_stdio();
@@ -97,6 +96,8 @@ setup(struct scale *sc)
 	if ((sc->store = store_open(sc->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
 		    sc->cfg.state, err);
+	if (due_init(sc) == -1)
+		fatal(EX_OSERR, "unable to set up");
 	if (mkdir(sc->cfg.runtime_dir, 0755) == -1 && errno != EEXIST)
 		fatal(EX_OSERR, "unable to create %s", sc->cfg.runtime_dir);
 	if ((sc->ev = evsink_open(sc->cfg.runtime_dir)) == NULL)
@@ -172,7 +173,7 @@ teardown(struct scale *sc)
 	inst_teardown(sc);
 	freezer_shutdown(sc);
 	evsink_close(sc->ev);
-	due_free(sc);
+	owed_free(sc->owed);
 	store_close(sc->store);
 	loop_free(sc->loop);
 	free(sc->rbuf);

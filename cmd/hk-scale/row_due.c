@@ -1,17 +1,9 @@
 /*
- * row_due.c - the writes hk-scale owes the store: an instance row (put or
- * delete) or a readiness gate that the store refused because it was away
- * (a PostgreSQL server restarting, a SQLite file locked past its busy
- * timeout).  A row says what runs: one lost would have "hk ps" show a
- * serving service asleep, and a restarted hk-scale miss what to adopt.
- *
- * So every such write goes through due_write: tried at once; if the store
- * refuses it, kept (the last of each service's rows, and of its gate,
- * replacing any older one still owed) and tried again by a timer, after
- * 1 s, then twice as long each time the store still refuses, up to 10 s,
- * until it is written.  The owed writes are bounded by the services: one
- * row and one gate each.  A write that succeeds drops an older one owed
- * for the same row, which it supersedes.
+ * row_due.c - the writes hk-scale owes the store (lib/owed.h): instance
+ * rows, put or deleted, and readiness gates.  A row says what runs: one
+ * lost while the store was away would have "hk ps" show a serving service
+ * asleep, and a restarted hk-scale miss what to adopt.  The owed writes
+ * are bounded by the services, one row and one gate each.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +12,7 @@
 #include "log.h"
 #include "scale.h"
 
-#define DUE_FIRST_MS	1000
-#define DUE_MAX_MS	10000
-
 struct due {
-	TAILQ_ENTRY(due)	 entry;
 	enum due_kind		 kind;
 	char			 app[STORE_NAME_MAX + 1];
 	char			 name[STORE_NAME_MAX + 1];
@@ -33,38 +21,17 @@ struct due {
 	char			 val[24];
 };
 
-static int	 due_try(struct scale *, const struct due *);
-static int	 due_same(const struct due *, const struct due *);
-static void	 due_keep(struct scale *, const struct due *);
-static void	 due_drop(struct scale *, const struct due *);
-static void	 due_fire(struct loop *, void *);
+static int	 due_try(struct store *, const void *);
+static void	*due_copy(const void *);
 
-void
+static const struct owed_ops due_ops = { due_try, due_copy, free };
+
+int
 due_init(struct scale *sc)
 {
-	TAILQ_INIT(&sc->dues);
-	loop_timer_init(&sc->due_timer, due_fire, sc);
-	sc->due_backoff = DUE_FIRST_MS;
-}
-
-/* At exit: one more try of what is owed, then what is left is said. */
-void
-due_free(struct scale *sc)
-{
-	struct due *d;
-
-	loop_timer_cancel(sc->loop, &sc->due_timer);
-	if (sc->ndues > 0)
-		due_fire(sc->loop, sc);
-	loop_timer_cancel(sc->loop, &sc->due_timer);
-	if (sc->ndues > 0)
-		log_warnx("%zu writes to the store still owed at exit: a "
-		    "restarted hk-scale finds what runs", sc->ndues);
-	while ((d = TAILQ_FIRST(&sc->dues)) != NULL) {
-		TAILQ_REMOVE(&sc->dues, d, entry);
-		free(d);
-	}
-	sc->ndues = 0;
+	sc->owed = owed_new(sc->loop, sc->store, &due_ops,
+	    SCALE_OWED_MAX, "instance rows and gates");
+	return sc->owed == NULL ? -1 : 0;
 }
 
 /*
@@ -77,6 +44,7 @@ due_write(struct scale *sc, enum due_kind kind, const char *app,
     const char *val)
 {
 	struct due d;
+	char k[OWED_KEY_MAX];
 
 	memset(&d, 0, sizeof(d));
 	d.kind = kind;
@@ -88,107 +56,34 @@ due_write(struct scale *sc, enum due_kind kind, const char *app,
 		strlcpy(d.key, key, sizeof(d.key));
 		strlcpy(d.val, val, sizeof(d.val));
 	}
-	if (due_try(sc, &d) == 0) {
-		due_drop(sc, &d);
-		return 0;
-	}
-	due_keep(sc, &d);
-	return -1;
+	/* a put and a delete of one row are one key, its gate another */
+	snprintf(k, sizeof(k), "%s %s/%s", kind == DUE_GATE ? "gate" : "row",
+	    app, name);
+	return owed_put(sc->owed, k, &d);
 }
 
 static int
-due_try(struct scale *sc, const struct due *d)
+due_try(struct store *s, const void *arg)
 {
+	const struct due *d = arg;
+
 	switch (d->kind) {
 	case DUE_PUT:
-		return store_instance_put(sc->store, &d->row);
+		return store_instance_put(s, &d->row);
 	case DUE_DELETE:
-		return store_instance_delete(sc->store, d->app, d->name);
+		return store_instance_delete(s, d->app, d->name);
 	case DUE_GATE:
-		return store_setting_put(sc->store, d->key, d->val);
+		return store_setting_put(s, d->key, d->val);
 	}
 	return -1;
 }
 
-/* The same row (a put and a delete are one), or the same gate. */
-static int
-due_same(const struct due *a, const struct due *b)
+static void *
+due_copy(const void *arg)
 {
-	if ((a->kind == DUE_GATE) != (b->kind == DUE_GATE))
-		return 0;
-	return strcmp(a->app, b->app) == 0 && strcmp(a->name, b->name) == 0;
-}
+	struct due *d;
 
-static void
-due_keep(struct scale *sc, const struct due *d)
-{
-	struct due *e, *prev;
-
-	TAILQ_FOREACH(e, &sc->dues, entry)
-		if (due_same(e, d)) {	/* the newer one wins, in place */
-			prev = TAILQ_PREV(e, due_list, entry);
-			TAILQ_REMOVE(&sc->dues, e, entry);
-			*e = *d;
-			if (prev == NULL)
-				TAILQ_INSERT_HEAD(&sc->dues, e, entry);
-			else
-				TAILQ_INSERT_AFTER(&sc->dues, prev, e, entry);
-			return;
-		}
-	if ((e = malloc(sizeof(*e))) == NULL) {
-		log_warnx("service=%s/%s: a write owed to the store is lost: "
-		    "out of memory", d->app, d->name);
-		sc->m_dues_lost++;
-		return;
-	}
-	*e = *d;
-	TAILQ_INSERT_TAIL(&sc->dues, e, entry);
-	sc->ndues++;
-	if (!loop_timer_armed(&sc->due_timer))
-		loop_timer_at(sc->loop, &sc->due_timer,
-		    loop_now_ms(sc->loop) + sc->due_backoff);
-}
-
-static void
-due_drop(struct scale *sc, const struct due *d)
-{
-	struct due *e;
-
-	TAILQ_FOREACH(e, &sc->dues, entry)
-		if (due_same(e, d)) {
-			TAILQ_REMOVE(&sc->dues, e, entry);
-			free(e);
-			sc->ndues--;
-			return;
-		}
-}
-
-/* Each owed write in turn, until the store refuses one again. */
-static void
-due_fire(struct loop *l, void *arg)
-{
-	struct scale *sc = arg;
-	struct due *e;
-	size_t done = 0;
-
-	while ((e = TAILQ_FIRST(&sc->dues)) != NULL) {
-		if (due_try(sc, e) == -1)
-			break;
-		TAILQ_REMOVE(&sc->dues, e, entry);
-		free(e);
-		sc->ndues--;
-		done++;
-	}
-	if (done > 0)
-		log_info("store: %zu owed writes made now that it answers, "
-		    "%zu left", done, sc->ndues);
-	if (e == NULL) {
-		sc->due_backoff = DUE_FIRST_MS;
-		return;
-	}
-	log_warnx("store: %zu writes owed, tried again in %jd ms: %s",
-	    sc->ndues, (intmax_t)sc->due_backoff, store_error(sc->store));
-	loop_timer_at(l, &sc->due_timer, loop_now_ms(l) + sc->due_backoff);
-	if ((sc->due_backoff *= 2) > DUE_MAX_MS)
-		sc->due_backoff = DUE_MAX_MS;
+	if ((d = malloc(sizeof(*d))) != NULL)
+		memcpy(d, arg, sizeof(*d));
+	return d;
 }

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "owed.h"
 #include "metrics.h"
 #include "spec.h"
 #include "srctree.h"
@@ -311,11 +312,7 @@ struct scale {
 	struct metrics_hist	 m_phase[STATS_PHASES];
 	struct metrics_hist	 m_ready;
 	struct freezer		 fz;		/* freezer.c */
-	TAILQ_HEAD(due_list, due) dues;		/* row_due.c */
-	size_t			 ndues;
-	struct loop_timer	 due_timer;
-	int64_t			 due_backoff;	/* ms */
-	uint64_t		 m_dues_lost;
+	struct owed		*owed;		/* row_due.c */
 };
 
 /* freezer.c: the exec backend's cgroups */
@@ -329,12 +326,11 @@ void		 freezer_remove(struct scale *, const char *);
 void		 freezer_sweep(struct scale *);
 void		 freezer_shutdown(struct scale *);
 
-/* row_due.c: the writes owed to a store that was away */
+/* row_due.c: the writes owed to a store that was away (lib/owed.h) */
 #define DUE_KEY_MAX	(SCALE_ID_MAX + 16)	/* hk-scale.gate.APP/SVC */
+#define SCALE_OWED_MAX	8192	/* rows and gates: two a service */
 enum due_kind { DUE_PUT, DUE_DELETE, DUE_GATE };
-struct due;
-void		 due_init(struct scale *);
-void		 due_free(struct scale *);
+int		 due_init(struct scale *);
 int		 due_write(struct scale *, enum due_kind, const char *,
 		    const char *, const struct store_instance *, const char *,
 		    const char *);
