@@ -70,7 +70,7 @@ code_rows() {	# the hashes of the store's code table, sorted
 	esac
 }
 
-plan $(( $(engines | wc -l) * 24 + 12 ))
+plan $(( $(engines | wc -l) * 24 + 14 ))
 pg_missing_is_failure
 
 for engine in $(engines); do
