@@ -89,6 +89,7 @@ struct pg {
 	char		 lease_name[STORE_NAME_MAX + 1];
 	int64_t		 bound_ms;	/* under a lease: longest wait, or 0 */
 	int		 timed_out;	/* the last wait went past bound_ms */
+	int		 broke;		/* the last call failed as a broken link */
 	unsigned char	 prepared[Q_COUNT];
 	unsigned char	*blob;		/* pg_col_blob()'s bytes, libpq's */
 };
@@ -241,6 +242,9 @@ pg_fail(struct store *s, PGresult *res, const char *what)
 	}
 	if (msg[0] == '\0')
 		(void)strlcpy(msg, "unknown error", sizeof(msg));
+	p->broke = p->conn == NULL || PQstatus(p->conn) != CONNECTION_OK ||
+	    state == NULL || strncmp(state, "08", 2) == 0 ||
+	    strncmp(state, "57P0", 4) == 0;
 	store_seterr(s, pg_is_busy(p, state), "postgres: %s: %s", what, msg);
 	return -1;
 }
@@ -289,13 +293,14 @@ pg_alive(struct store *s)
 	struct pg *p = s->eng;
 	char msg[STORE_ERR_LEN];
 
-	if (PQstatus(p->conn) == CONNECTION_OK)
+	if (PQstatus(p->conn) == CONNECTION_OK && !p->broke)
 		return 0;
 	if (s->in_tx) {
 		store_seterr(s, 1, "postgres: connection lost in a "
 		    "transaction: roll back and retry");
 		return -1;
 	}
+	p->broke = 0;
 	PQreset(p->conn);
 	if (PQstatus(p->conn) != CONNECTION_OK) {
 		pg_flat(msg, sizeof(msg), PQerrorMessage(p->conn));
@@ -318,7 +323,8 @@ pg_lost(const struct store *s)
 {
 	const struct pg *p = s->eng;
 
-	return p->conn == NULL || PQstatus(p->conn) != CONNECTION_OK;
+	return p->conn == NULL || PQstatus(p->conn) != CONNECTION_OK ||
+	    p->broke;
 }
 
 static void

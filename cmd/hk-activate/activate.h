@@ -26,6 +26,7 @@
 #include "config.h"
 #include "http.h"
 #include "loop.h"
+#include "retry.h"
 #include "metrics.h"
 #include "proxyproto.h"
 #include "spec.h"
@@ -241,8 +242,7 @@ struct gw {
 	struct svc_tree		 services;
 	struct route		*routes;
 	size_t			 nroutes;
-	struct loop_timer	 route_timer;	/* a reload the store refused */
-	int64_t			 route_backoff;	/* ms */
+	struct retry		 route_retry;	/* a reload the store refused */
 
 	/* ctl.c */
 	int			 ctl_fd;

@@ -20,10 +20,7 @@ static int	svc_update(struct service *, const struct svc *);
 static int	routes_build(void);
 static struct service *route_path(const char *, size_t, size_t *);
 static int	route_store(char *, size_t);
-static void	route_retry(struct loop *, void *);
-
-#define ROUTE_RETRY_FIRST_MS	1000
-#define ROUTE_RETRY_MAX_MS	10000
+static int	route_retry(void *);
 
 RB_GENERATE(svc_tree, service, rb, svc_cmp)
 
@@ -184,39 +181,29 @@ route_reload(char *err, size_t errlen)
 
 /*
  * A reload the store refused (it was away: a PostgreSQL restart) is made
- * again after 1 s, then twice as long each time, up to 10 s, until it
- * succeeds: a service applied meanwhile is routed once the store answers,
- * not at some later reload.  The table in use serves meanwhile.
+ * again until it succeeds (lib/retry.h): a service applied meanwhile is
+ * routed once the store answers, not at some later reload.  The table in
+ * use serves meanwhile.
  */
 void
 route_reload_later(void)
 {
-	if (gw->route_backoff == 0) {
-		loop_timer_init(&gw->route_timer, route_retry, NULL);
-		gw->route_backoff = ROUTE_RETRY_FIRST_MS;
-	}
-	if (!loop_timer_armed(&gw->route_timer))
-		loop_timer_at(gw->loop, &gw->route_timer,
-		    loop_now_ms(gw->loop) + gw->route_backoff);
+	if (gw->route_retry.fn == NULL)
+		retry_init(&gw->route_retry, gw->loop, route_retry, NULL,
+		    "routes");
+	retry_later(&gw->route_retry);
 }
 
-static void
-route_retry(struct loop *l, void *arg)
+static int
+route_retry(void *arg)
 {
 	char err[STORE_ERR_LEN + SPEC_ERR_LEN];
 
-	(void)l;
 	(void)arg;
-	if (route_reload(err, sizeof(err)) == 0) {
-		log_info("routes reloaded: the store answers again");
-		gw->route_backoff = ROUTE_RETRY_FIRST_MS;
-		return;
-	}
-	if ((gw->route_backoff *= 2) > ROUTE_RETRY_MAX_MS)
-		gw->route_backoff = ROUTE_RETRY_MAX_MS;
-	log_warnx("unable to reload routes: %s: again in %jd ms", err,
-	    (intmax_t)gw->route_backoff);
-	route_reload_later();
+	if (route_reload(err, sizeof(err)) == 0)
+		return 0;
+	log_warnx("unable to reload routes: %s", err);
+	return -1;
 }
 
 /* "/fn/<app>/<service>[/...]": the service and the prefix to strip. */

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "retry.h"
 #include "metrics.h"
 #include "store.h"
 
@@ -102,8 +103,7 @@ struct idle {
 	uint64_t		 m_fences[FENCE_RESULTS];
 	TAILQ_HEAD(, ictl)	 ctls;		/* ctl.c: idle.sock's peers */
 	size_t			 nctls;
-	struct loop_timer	 policy_timer;	/* a reload the store refused */
-	int64_t			 policy_backoff;	/* ms */
+	struct retry		 policy_retry;	/* a reload the store refused */
 };
 
 /* service.c: policies, timers, fence and sleep */

@@ -35,7 +35,7 @@ static void	sleep_now(struct isvc *);
 static void	sleep_done(struct call *, json_t *, const char *);
 static void	stop_check(struct idle *);
 static void	stop_fire(struct loop *, void *);
-static void	policy_retry(struct loop *, void *);
+static int	policy_retry(void *);
 
 static const char *const step_names[] = { "wait", "fence", "sleep" };
 
@@ -181,33 +181,22 @@ policy_reload(struct idle *ix)
 
 /*
  * A reload the store refused (it was away: a PostgreSQL restart) is made
- * again after 1 s, then twice as long each time, up to 10 s, until it
- * succeeds; the policies in use go on meanwhile.
+ * again until it succeeds (lib/retry.h); the policies in use go on
+ * meanwhile.
  */
-static void
-policy_retry(struct loop *l, void *arg)
+static int
+policy_retry(void *arg)
 {
-	struct idle *ix = arg;
-
-	(void)l;
-	if ((ix->policy_backoff *= 2) > 10000)
-		ix->policy_backoff = 10000;
-	if (policy_reload(ix) == 0) {
-		log_info("policies reloaded: the store answers again");
-		ix->policy_backoff = 1000;
-	}
+	return policy_reload(arg);
 }
 
 void
 policy_reload_later(struct idle *ix)
 {
-	if (ix->policy_backoff == 0) {
-		loop_timer_init(&ix->policy_timer, policy_retry, ix);
-		ix->policy_backoff = 1000;
-	}
-	if (!loop_timer_armed(&ix->policy_timer))
-		loop_timer_at(ix->loop, &ix->policy_timer,
-		    loop_now_ms(ix->loop) + ix->policy_backoff);
+	if (ix->policy_retry.fn == NULL)
+		retry_init(&ix->policy_retry, ix->loop, policy_retry, ix,
+		    "policies");
+	retry_later(&ix->policy_retry);
 }
 
 /* A ready (from the snapshot or the stream): the period starts now. */

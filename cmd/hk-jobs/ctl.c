@@ -188,8 +188,9 @@ ctl_handle(struct conn *c, const json_t *msg)
 	/* hk apply, stop and start: jobs and schedules may have changed. */
 	if (strcmp(op, "reload") == 0 || strcmp(op, "stop") == 0 ||
 	    strcmp(op, "start") == 0) {
-		declared_dispatch(c->jx);
-		sched_load(c->jx);
+		if (jobs_reload(c->jx) == -1)
+			return error_reply("unable to read jobs and schedules "
+			    "from the store: asked again until it answers", 0);
 		return json_pack("{s:b}", "ok", 1);
 	}
 	return error_reply("unknown op", 1);

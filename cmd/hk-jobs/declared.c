@@ -45,7 +45,7 @@ run_req_decode(const char *spec_json, struct run_req *rq)
 }
 
 /* Every job with a run_id not yet run: at start and at each reload. */
-void
+int
 declared_dispatch(struct jobs *jx)
 {
 	struct store_job *jobs;
@@ -53,12 +53,13 @@ declared_dispatch(struct jobs *jx)
 
 	if (store_job_list(jx->store, NULL, &jobs, &n) == -1) {
 		log_warnx("jobs: unable to list: %s", store_error(jx->store));
-		return;
+		return -1;
 	}
 	for (i = 0; i < n && !jx->stopping; i++)
 		if (jobs[i].run_id > jobs[i].done_run_id)
 			declared_start(jx, &jobs[i]);
 	store_job_free(jobs, n);
+	return 0;
 }
 
 static void

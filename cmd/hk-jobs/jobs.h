@@ -18,6 +18,7 @@
 #include "cron.h"
 #include "loop.h"
 #include "owed.h"
+#include "retry.h"
 #include "metrics.h"
 #include "store.h"
 
@@ -123,6 +124,7 @@ struct jobs {
 	struct metrics_srv	*metrics;	/* stats.c */
 	uint64_t		 m_ended[RUN_PHASES];	/* by phase */
 	struct owed		*owed;		/* record.c */
+	struct retry		 reload_retry;	/* main.c: jobs_reload */
 };
 
 /* run.c: phases, rows and the end of a run */
@@ -140,6 +142,9 @@ const char	*run_phase_name(enum run_phase);
 void		 run_recover(struct jobs *);
 void		 run_prune(struct loop *, void *);
 
+/* main.c */
+int		 jobs_reload(struct jobs *);
+
 /* record.c: run records, owed to a store that was away (lib/owed.h) */
 int		 record_init(struct jobs *);
 int		 record_put(struct jobs *, const struct store_run *);
@@ -149,13 +154,13 @@ int		 req_start(struct run *, char *, size_t);
 void		 req_close(struct run *);
 
 /* declared.c: [jobs.NAME], a run per new run_id */
-void		 declared_dispatch(struct jobs *);
+int		 declared_dispatch(struct jobs *);
 struct run	*declared_find(struct jobs *, const char *);
 json_t		*run_req_decode(const char *, struct run_req *);
 
 /* schedule.c: [services.X.schedules.NAME] */
 int		 sched_init(struct jobs *, char *, size_t);
-void		 sched_load(struct jobs *);
+int		 sched_load(struct jobs *);
 void		 sched_close(struct jobs *);
 
 /* stats.c: GET /metrics on [metrics] jobs */

@@ -32,6 +32,7 @@ static void	usage(int) __attribute__((noreturn));
 static void	setup(struct jobs *);
 static void	on_signal(struct loop *, int, void *);
 static void	teardown(struct jobs *);
+static int	reload_retry(void *);
 
 static void
 usage(int code)
@@ -60,6 +61,8 @@ setup(struct jobs *jx)
 		    jx->cfg.state, err);
 	if (record_init(jx) == -1)
 		fatal(EX_OSERR, "unable to set up");
+	retry_init(&jx->reload_retry, jx->loop, reload_retry, jx,
+	    "jobs and schedules");
 	if (mkdir(jx->cfg.runtime_dir, 0755) == -1 && errno != EEXIST)
 		fatal(EX_OSERR, "unable to create %s", jx->cfg.runtime_dir);
 	/* runtime_dir is at most 80 bytes (hakopod.toml(5)): a name fits. */
@@ -76,8 +79,7 @@ setup(struct jobs *jx)
 		fatalx(EX_OSERR, "unable to set up schedules: %s", err);
 	loop_timer_init(&jx->prune_timer, run_prune, jx);
 	loop_timer_at(jx->loop, &jx->prune_timer, loop_now_ms(jx->loop));
-	declared_dispatch(jx);
-	sched_load(jx);
+	(void)jobs_reload(jx);
 }
 
 /*
@@ -94,8 +96,7 @@ on_signal(struct loop *l, int sig, void *arg)
 		log_info("reloading");
 		notify_reloading();
 		(void)config_reload(&jx->cfg, jx->config_path);
-		declared_dispatch(jx);
-		sched_load(jx);
+		(void)jobs_reload(jx);
 		notify_ready(-1);
 		return;
 	}
@@ -110,6 +111,29 @@ on_signal(struct loop *l, int sig, void *arg)
 	loop_stop(l);
 }
 
+/*
+ * The jobs' new run_ids started and the schedules read again; what the
+ * store refused (it was away: a PostgreSQL restart) is asked again until
+ * it answers (lib/retry.h).
+ */
+int
+jobs_reload(struct jobs *jx)
+{
+	int r = declared_dispatch(jx);
+
+	if (sched_load(jx) == -1)
+		r = -1;
+	if (r == -1)
+		retry_later(&jx->reload_retry);
+	return r;
+}
+
+static int
+reload_retry(void *arg)
+{
+	return jobs_reload(arg);
+}
+
 static void
 teardown(struct jobs *jx)
 {
@@ -122,6 +146,7 @@ teardown(struct jobs *jx)
 		free(c);
 	}
 	loop_timer_cancel(jx->loop, &jx->prune_timer);
+	retry_cancel(&jx->reload_retry);
 	stats_close(jx);
 	sched_close(jx);
 	owed_free(jx->owed);

@@ -155,7 +155,7 @@ sched_plan(struct jobs *jx, struct sched *s, int64_t now)
 }
 
 /* At start, and whenever hk apply may have changed the schedules. */
-void
+int
 sched_load(struct jobs *jx)
 {
 	struct store_schedule *rows;
@@ -166,12 +166,12 @@ sched_load(struct jobs *jx)
 	if (store_schedule_list(jx->store, NULL, &rows, &n) == -1) {
 		log_warnx("schedules: unable to list: %s",
 		    store_error(jx->store));
-		return;
+		return -1;
 	}
 	if (n > 0 && (v = calloc(n, sizeof(*v))) == NULL) {
 		log_warn("schedules");
 		store_schedule_free(rows, n);
-		return;
+		return -1;
 	}
 	if (n == 0)
 		v = NULL;
@@ -196,6 +196,7 @@ sched_load(struct jobs *jx)
 	jx->scheds = v;
 	jx->nscheds = k;
 	sched_arm(jx);
+	return 0;
 }
 
 /* The timerfd at the earliest next firing, or disarmed if none. */

@@ -15,6 +15,7 @@
 
 static void	update(struct service *, struct svc *);
 static void	stop_fire(struct loop *, void *);
+static int	reload_retry(void *);
 
 static void
 update(struct service *s, struct svc *nw)
@@ -34,6 +35,17 @@ update(struct service *s, struct svc *nw)
 	s->retry_at = 0;
 }
 
+static int
+reload_retry(void *arg)
+{
+	return scale_reload(arg, 1);
+}
+
+/*
+ * Reads the services again; one the store refused (it was away: a
+ * PostgreSQL restart) is made again until it succeeds (lib/retry.h), the
+ * services as they were going on meanwhile.
+ */
 int
 scale_reload(struct scale *sc, int converge)
 {
@@ -45,6 +57,12 @@ scale_reload(struct scale *sc, int converge)
 
 	if (svc_load_all(sc->store, &all, &n, err, sizeof(err)) == -1) {
 		log_warnx("unable to read services: %s", err);
+		if (converge) {		/* at start, hk-scale exits instead */
+			if (sc->reload_retry.fn == NULL)
+				retry_init(&sc->reload_retry, sc->loop,
+				    reload_retry, sc, "services");
+			retry_later(&sc->reload_retry);
+		}
 		return -1;
 	}
 	if ((partial = err[0] != '\0'))

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "loop.h"
 #include "owed.h"
+#include "retry.h"
 #include "metrics.h"
 #include "spec.h"
 #include "srctree.h"
@@ -313,6 +314,7 @@ struct scale {
 	struct metrics_hist	 m_ready;
 	struct freezer		 fz;		/* freezer.c */
 	struct owed		*owed;		/* row_due.c */
+	struct retry		 reload_retry;	/* reload.c */
 };
 
 /* freezer.c: the exec backend's cgroups */
