@@ -199,8 +199,8 @@ lite_wal(struct store *s, char *mode, size_t size)
 static int
 lite_create(struct store *s, const char *path)
 {
-	char *copy, *dir;
-	struct stat st;
+	char *copy;
+	struct stat dir, st;
 	int fd, r = 0;
 
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
@@ -209,18 +209,20 @@ lite_create(struct store *s, const char *path)
 	if ((copy = strdup(path)) == NULL)
 		r = -1;
 	else {
-		dir = dirname(copy);
+		/* fchown only where it changes something: a unit's system
+		 * call filter (@privileged) refuses it even then */
 		if (fchmod(fd, 0640) == -1 || (geteuid() == 0 &&
-		    (stat(dir, &st) == -1 ||
-		    fchown(fd, st.st_uid, st.st_gid) == -1)))
+		    (stat(dirname(copy), &dir) == -1 ||
+		    fstat(fd, &st) == -1 || ((st.st_uid != dir.st_uid ||
+		    st.st_gid != dir.st_gid) &&
+		    fchown(fd, dir.st_uid, dir.st_gid) == -1))))
 			r = -1;
 		free(copy);
 	}
-	if (r == -1) {
+	/* Not removed on failure: another program may have it open. */
+	if (r == -1)
 		store_seterr(s, 0, "sqlite: %s: unable to make it 0640, its "
 		    "directory's: %s", path, strerror(errno));
-		(void)unlink(path);
-	}
 	close(fd);
 	return r;
 }
