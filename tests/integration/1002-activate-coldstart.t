@@ -189,6 +189,10 @@ is "$(gw_ctl '{"op":"fence","service":"fn/cold","idle_seconds":3600}' \
 
 # hk-scale goes away (killed: its instances live on): wakes are
 # impossible, warm services still work; a new hk-scale adopts them.
+# fn/never, failed at its deadline, sleeps again once its backoff is
+# over: the gateway answers a wake of it from then on.
+wait_t 20 state_is fn/never sleeping
+ok $? "fn/never sleeps again after its failure's backoff"
 kill -KILL "$scale_pid"
 wait "$scale_pid" 2>/dev/null
 wait_t 5 grep -q 'hk-scale unavailable' "$T/gw.log"

@@ -26,7 +26,7 @@ GW_LOG = "$W/slow.inv"
 startup_timeout_seconds = 10
 
 [services.quick]
-command = ["python3", "$BE"]
+command = ["sh", "$GW_FN/held", "$T/quick", "python3", "$BE"]
 public = true
 [services.quick.serverless]
 startup_timeout_seconds = 10
@@ -113,11 +113,18 @@ is "$(conn quick)" "conn 1" \
 is "$(conn quick)" "conn 1" "... which the gateway keeps, as any other, for the next request"
 put_to_sleep fn/quick
 ok $? "fn/quick sleeps again"
+# The three are parked before it starts (fn/held): a busy machine could
+# otherwise spread them so that each finds the last one's connection.
+touch "$T/quick.hold"
 bursts=
 for i in 1 2 3; do
 	conn quick >"$T/burst.$i" &
 	bursts="$bursts $!"
 done
+wait_t 20 sh -c "[ \"\$(python3 '$GW_FN/gw-ctl.py' '$T/run/activate.sock' \
+    '{\"op\":\"status\"}' services.fn/quick.parked)\" = 3 ]"
+ok $? "three requests park while it starts"
+touch "$T/quick.go"
 wait $bursts
 is "$(cat "$T/burst.1" "$T/burst.2" "$T/burst.3" | sort | head -n 1)" "conn 1" \
     "three requests wake it: one of them takes the probe's connection"
