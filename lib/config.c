@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "config_impl.h"
+#include "cw.h"
 #include "log.h"
 #include "proxyproto.h"
 #include "spec.h"
@@ -38,9 +39,6 @@
 #include "toml.h"
 #include "user.h"
 
-#define REASON_LEN	(SRCTREE_ERR_LEN + 256)	/* config.h: CONFIG_DIAG_LEN */
-_Static_assert(CONFIG_DIAG_LEN >= 4096 + KEYPATH_LEN + REASON_LEN + 64,
-    "a diagnostic holds a file, a key and a reason whole");
 #define IMAGE_MAX	255	/* an image reference (lib/engine's bound) */
 #define HOST_MAX	253	/* a DNS name */
 #define RUNTIME_DIR_MAX	80	/* leaves room for "/<name>.sock" in sun_path */
@@ -340,12 +338,6 @@ static const struct {
 
 
 
-static int	 is_digit(int);
-static int	 is_lower(int);
-static int	 is_alpha(int);
-static void	 show(char *, size_t, const char *, size_t, int);
-static int	 file_read(const char *, int, char **, size_t *, int *,
-		    struct config_diag *);
 static int	 valid_host(const char *, int);
 static int	 check_addr(const char *, char *, size_t);
 static int	 valid_image(const char *);
@@ -381,9 +373,6 @@ static void	 node_print(FILE *, const char *, const char *, const char *,
 		    const char *);
 static int	 server_cross(struct server_config *, const char *,
 		    struct config_diag *);
-static void	 dl_add(struct dlist *, int, const char *);
-static int	 dent_cmp(const void *, const void *);
-static void	 dl_flush(struct dlist *, struct config_diag *);
 static int	 path_norm(const char *, char *, size_t);
 static int	 file_dir(const char *, char *, size_t);
 static void	 app_root(struct actx *, const struct toml_value *);
@@ -443,208 +432,6 @@ static char	*spec_json(struct actx *, const struct service_spec *,
 		    const struct toml_kv *const *, const char *);
 
 /*
- * Small helpers.
- */
-
-static int
-is_digit(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int
-is_lower(int c)
-{
-	return c >= 'a' && c <= 'z';
-}
-
-static int
-is_alpha(int c)
-{
-	return is_lower(c) || (c >= 'A' && c <= 'Z');
-}
-
-/* Keys may hold NUL: compare with the length. */
-int
-key_is(const struct toml_kv *kv, const char *name)
-{
-	size_t n = strlen(name);
-
-	return kv->keylen == n && memcmp(kv->key, name, n) == 0;
-}
-
-/*
- * Writes a key (or, with quote set, a value) as TOML would: bare if it can
- * be, else quoted with escapes.  At most KEYSHOW_MAX bytes of it are shown.
- */
-static void
-show(char *dst, size_t dstsz, const char *s, size_t len, int quote)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o, n;
-	unsigned char c;
-	int bare = len > 0 && !quote;
-
-	for (i = 0; bare && i < len; i++) {
-		c = s[i];
-		if (!is_alpha(c) && !is_digit(c) && c != '_' && c != '-')
-			bare = 0;
-	}
-	n = len;
-	if (n > KEYSHOW_MAX) {
-		n = KEYSHOW_MAX;
-		/* do not cut a UTF-8 sequence */
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	}
-	o = 0;
-	dst[0] = '\0';
-	if (dstsz < 16)
-		return;
-	if (!bare)
-		dst[o++] = '"';
-	for (i = 0; i < n && o + 10 < dstsz; i++) {
-		c = s[i];
-		if (c == '"' || c == '\\') {
-			dst[o++] = '\\';
-			dst[o++] = c;
-		} else if (c < 0x20 || c == 0x7f) {
-			dst[o++] = '\\';
-			dst[o++] = 'u';
-			dst[o++] = '0';
-			dst[o++] = '0';
-			dst[o++] = hex[c >> 4];
-			dst[o++] = hex[c & 0xf];
-		} else
-			dst[o++] = c;
-	}
-	if (i < len && o + 4 < dstsz) {
-		memcpy(dst + o, "...", 3);
-		o += 3;
-	}
-	if (!bare)
-		dst[o++] = '"';
-	dst[o] = '\0';
-}
-
-/* dst (KEYPATH_LEN) = prefix "." key, the key shown as TOML would. */
-void
-kpath(char *dst, const char *prefix, const char *key, size_t len)
-{
-	char k[KEYSHOW_MAX * 6 + 8];
-
-	show(k, sizeof(k), key, len, 0);
-	dst[0] = '\0';
-	if (prefix != NULL && *prefix != '\0') {
-		(void)strlcpy(dst, prefix, KEYPATH_LEN);
-		(void)strlcat(dst, ".", KEYPATH_LEN);
-	}
-	if (strlcat(dst, k, KEYPATH_LEN) >= KEYPATH_LEN)
-		memcpy(dst + KEYPATH_LEN - 4, "...", 4);
-}
-
-void
-kpath_s(char *dst, const char *prefix, const char *key)
-{
-	kpath(dst, prefix, key, strlen(key));
-}
-
-void
-config_diag_add(struct config_diag *d, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (d == NULL)
-		return;
-	if (d->count < CONFIG_DIAG_MAX) {
-		va_start(ap, fmt);
-		n = vsnprintf(d->msg[d->count], CONFIG_DIAG_LEN, fmt, ap);
-		va_end(ap);
-		if (n >= CONFIG_DIAG_LEN)
-			memcpy(d->msg[d->count] + CONFIG_DIAG_LEN - 4, "...",
-			    4);
-	}
-	d->count++;
-}
-
-/*
- * Reads a whole file of at most CONFIG_MAX_FILE bytes.  The size of a
- * regular file is checked with fstat() before reading, and the read itself
- * is bounded (a file may grow meanwhile, and a pipe has no size).  Returns
- * 0; 1 when absent_ok and the file does not exist (no diagnostic); or -1
- * with a diagnostic, and *unreadable set when the file could not be opened
- * or read (66 rather than 65 or 78: a file too large is invalid input).
- */
-static int
-file_read(const char *path, int absent_ok, char **bufp, size_t *lenp,
-    int *unreadable, struct config_diag *d)
-{
-	struct stat st;
-	char *buf = NULL, *nb;
-	size_t len = 0, cap;
-	ssize_t n;
-	int fd;
-
-	*unreadable = 0;
-	*bufp = NULL;
-	*lenp = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
-		if (absent_ok && errno == ENOENT)
-			return 1;
-		config_diag_add(d, "%s: unable to open: %s", path,
-		    strerror(errno));
-		*unreadable = 1;
-		return -1;
-	}
-	if (fstat(fd, &st) == -1) {
-		config_diag_add(d, "%s: unable to stat: %s", path,
-		    strerror(errno));
-		*unreadable = 1;
-		goto fail;
-	}
-	if (S_ISREG(st.st_mode) && st.st_size > CONFIG_MAX_FILE)
-		goto big;
-	/* room for one byte more than expected, to see the end */
-	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 4096;
-	for (;;) {
-		if (len == cap || buf == NULL) {
-			if (buf != NULL)
-				cap = cap > CONFIG_MAX_FILE / 2 ?
-				    CONFIG_MAX_FILE + 1 : cap * 2;
-			if ((nb = realloc(buf, cap)) == NULL)
-				goto rfail;
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			goto rfail;
-		if (n == 0)
-			break;
-		len += n;
-		if (len > CONFIG_MAX_FILE)
-			goto big;
-	}
-	(void)close(fd);
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-rfail:
-	config_diag_add(d, "%s: unable to read: %s", path, strerror(errno));
-	*unreadable = 1;
-	goto fail;
-big:
-	config_diag_add(d, "%s: too large: over %d bytes", path,
-	    CONFIG_MAX_FILE);
-fail:
-	free(buf);
-	(void)close(fd);
-	return -1;
-}
-
-/*
  * A DNS name: 1..253 bytes, labels of 1..63 letters, digits and '-' that
  * neither start nor end with '-', the last label not all digits.  Upper-case
  * letters only when anycase is set.
@@ -671,10 +458,10 @@ valid_host(const char *s, int anycase)
 		}
 		if (lab == 0 && c == '-')
 			return 0;
-		if (!is_lower(c) && !is_digit(c) && c != '-' &&
-		    !(anycase && is_alpha(c)))
+		if (!cw_is_lower(c) && !cw_is_digit(c) && c != '-' &&
+		    !(anycase && cw_is_alpha(c)))
 			return 0;
-		if (!is_digit(c))
+		if (!cw_is_digit(c))
 			alldig = 0;
 		if (++lab > 63)
 			return 0;
@@ -692,8 +479,8 @@ valid_image(const char *s)
 	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-:/@");
 
-	return s[n] == '\0' && (is_alpha((unsigned char)s[0]) ||
-	    is_digit((unsigned char)s[0]));
+	return s[n] == '\0' && (cw_is_alpha((unsigned char)s[0]) ||
+	    cw_is_digit((unsigned char)s[0]));
 }
 
 void
@@ -758,7 +545,7 @@ check_addr(const char *s, char *why, size_t whysz)
 	memcpy(host, s, hl);
 	host[hl] = '\0';
 	for (p = port; *p != '\0'; p++)
-		if (!is_digit((unsigned char)*p))
+		if (!cw_is_digit((unsigned char)*p))
 			goto badport;
 	if (strtonum(port, 1, 65535, NULL) == 0)
 		goto badport;
@@ -1219,7 +1006,7 @@ server_set_text(struct server_config *cfg, size_t i, const char *s,
 	}
 	if (r->type == KT_INT) {
 		for (p = s; *p != '\0'; p++)
-			if (!is_digit((unsigned char)*p))
+			if (!cw_is_digit((unsigned char)*p))
 				break;
 		if (*s == '\0' || *p != '\0') {
 			(void)snprintf(why, whysz, "must be an integer");
@@ -1286,7 +1073,7 @@ server_set_list(struct server_config *cfg, size_t i,
 static void
 server_defaults(struct server_config *cfg)
 {
-	char why[REASON_LEN];
+	char why[CW_REASON_LEN];
 	size_t i;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -1305,13 +1092,13 @@ server_file_key(struct server_config *cfg, const struct toml_kv *kv,
     const char *file, struct config_diag *d)
 {
 	const struct toml_value *v = kv->value;
-	char key[KEYPATH_LEN], why[REASON_LEN];
+	char key[CW_KEYPATH_LEN], why[CW_REASON_LEN];
 	ssize_t i;
 	int rc;
 
-	kpath(key, "server", kv->key, kv->keylen);
+	cw_kpath(key, "server", kv->key, kv->keylen);
 	if ((i = server_key_find(kv->key, kv->keylen)) == -1) {
-		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+		cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
 		    v->type == TOML_TABLE ? "unknown table" : "unknown key");
 		return -1;
 	}
@@ -1347,7 +1134,7 @@ server_file_key(struct server_config *cfg, const struct toml_kv *kv,
 		rc = server_set_text(cfg, i, v->u.string.ptr, why,
 		    sizeof(why));
 	if (rc == -1) {
-		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key, why);
+		cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key, why);
 		return -1;
 	}
 	cfg->source[i] = CONFIG_SRC_FILE;
@@ -1361,30 +1148,30 @@ server_walk(struct server_config *cfg, const struct toml_value *root,
 {
 	const struct toml_kv *kv;
 	const struct toml_value *srv;
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 	size_t i, j;
 	int rc = 0;
 
 	for (i = 0; i < root->u.table.len; i++) {
 		kv = &root->u.table.items[i];
-		if (key_is(kv, "nodes")) {
+		if (cw_key_is(kv, "nodes")) {
 			if (nodes_walk(cfg, kv, file, d) == -1)
 				rc = -1;
 			continue;
 		}
-		if (key_is(kv, "vet")) {
+		if (cw_key_is(kv, "vet")) {
 			if (vet_walk(&cfg->vet, kv, file, d) == -1)
 				rc = -1;
 			continue;
 		}
-		if (key_is(kv, "metrics")) {
+		if (cw_key_is(kv, "metrics")) {
 			if (metrics_walk(&cfg->metrics, kv, file, d) == -1)
 				rc = -1;
 			continue;
 		}
-		if (!key_is(kv, "server")) {
-			kpath(key, NULL, kv->key, kv->keylen);
-			config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+		if (!cw_key_is(kv, "server")) {
+			cw_kpath(key, NULL, kv->key, kv->keylen);
+			cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
 			    kv->value->type == TOML_TABLE ? "unknown table" :
 			    "unknown key");
 			rc = -1;
@@ -1392,7 +1179,7 @@ server_walk(struct server_config *cfg, const struct toml_value *root,
 		}
 		srv = kv->value;
 		if (srv->type != TOML_TABLE) {
-			config_diag_add(d, "%s:%d: server: must be a table",
+			cw_diag_add(d, "%s:%d: server: must be a table",
 			    file, kv->line);
 			rc = -1;
 			continue;
@@ -1409,7 +1196,7 @@ server_walk(struct server_config *cfg, const struct toml_value *root,
 static int
 server_env(struct server_config *cfg, struct config_diag *d)
 {
-	char why[REASON_LEN];
+	char why[CW_REASON_LEN];
 	const char *v;
 	size_t i;
 	int rc = 0;
@@ -1419,7 +1206,7 @@ server_env(struct server_config *cfg, struct config_diag *d)
 		    (v = getenv(server_keys[i].env)) == NULL || *v == '\0')
 			continue;
 		if (server_set_text(cfg, i, v, why, sizeof(why)) == -1) {
-			config_diag_add(d, "%s: server.%s: %s",
+			cw_diag_add(d, "%s: server.%s: %s",
 			    server_keys[i].env, server_keys[i].name, why);
 			rc = -1;
 			continue;
@@ -1436,15 +1223,15 @@ node_key(struct config_node *n, const struct toml_kv *kv, const char *prefix,
 {
 	const struct node_rule *r;
 	const struct toml_value *v = kv->value;
-	char key[KEYPATH_LEN], why[REASON_LEN];
+	char key[CW_KEYPATH_LEN], why[CW_REASON_LEN];
 	size_t j;
 
-	kpath(key, prefix, kv->key, kv->keylen);
+	cw_kpath(key, prefix, kv->key, kv->keylen);
 	for (j = 0; j < nitems(node_rules); j++)
-		if (key_is(kv, node_rules[j].name))
+		if (cw_key_is(kv, node_rules[j].name))
 			break;
 	if (j == nitems(node_rules)) {
-		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+		cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
 		    v->type == TOML_TABLE ? "unknown table" : "unknown key");
 		return -1;
 	}
@@ -1459,7 +1246,7 @@ node_key(struct config_node *n, const struct toml_kv *kv, const char *prefix,
 		(void)strlcpy((char *)n + r->off, v->u.string.ptr, r->size);
 		return 0;
 	}
-	config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key, why);
+	cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key, why);
 	return -1;
 }
 
@@ -1470,24 +1257,24 @@ node_parse(struct server_config *cfg, const struct toml_kv *kv,
 {
 	const struct toml_value *v = kv->value;
 	struct config_node *n = &cfg->nodes[cfg->nnodes];
-	char key[KEYPATH_LEN], why[REASON_LEN];
+	char key[CW_KEYPATH_LEN], why[CW_REASON_LEN];
 	int seen[nitems(node_rules)], line, rc = 0;
 	size_t i;
 
-	kpath(key, "nodes", kv->key, kv->keylen);
+	cw_kpath(key, "nodes", kv->key, kv->keylen);
 	line = v->line > 0 ? v->line : kv->line;
 	if (strlen(kv->key) != kv->keylen || !valid_host(kv->key, 0)) {
-		config_diag_add(d, "%s:%d: %s: invalid node name", file,
+		cw_diag_add(d, "%s:%d: %s: invalid node name", file,
 		    kv->line, key);
 		return -1;
 	}
 	if (v->type != TOML_TABLE) {
-		config_diag_add(d, "%s:%d: %s: must be a table", file,
+		cw_diag_add(d, "%s:%d: %s: must be a table", file,
 		    kv->line, key);
 		return -1;
 	}
 	if (cfg->nnodes == CONFIG_NODES_MAX) {
-		config_diag_add(d, "%s:%d: %s: too many nodes (at most %d)",
+		cw_diag_add(d, "%s:%d: %s: too many nodes (at most %d)",
 		    file, line, key, CONFIG_NODES_MAX);
 		return -1;
 	}
@@ -1501,14 +1288,14 @@ node_parse(struct server_config *cfg, const struct toml_kv *kv,
 			rc = -1;
 	for (i = 0; i < nitems(node_rules); i++)
 		if (node_rules[i].required && !seen[i]) {
-			config_diag_add(d, "%s:%d: %s: requires %s", file,
+			cw_diag_add(d, "%s:%d: %s: requires %s", file,
 			    line, key, node_rules[i].name);
 			rc = -1;
 		}
 	if (rc == 0 && check_engine_tls(n->container_engine,
 	    n->container_tls_ca, n->container_tls_cert, n->container_tls_key,
 	    why, sizeof(why)) == -1) {
-		config_diag_add(d, "%s:%d: %s: %s", file, line, key, why);
+		cw_diag_add(d, "%s:%d: %s: %s", file, line, key, why);
 		rc = -1;
 	}
 	if (rc == 0)
@@ -1525,7 +1312,7 @@ nodes_walk(struct server_config *cfg, const struct toml_kv *kv,
 	int rc = 0;
 
 	if (v->type != TOML_TABLE) {
-		config_diag_add(d, "%s:%d: nodes: must be a table", file,
+		cw_diag_add(d, "%s:%d: nodes: must be a table", file,
 		    kv->line);
 		return -1;
 	}
@@ -1566,7 +1353,7 @@ config_load_server(struct server_config *cfg, const char *path,
 		path = CONFIG_DEFAULT_PATH;
 		implicit = 1;
 	}
-	switch (file_read(path, implicit, &buf, &len, missing, d)) {
+	switch (cw_read(path, implicit, &buf, &len, missing, d)) {
 	case -1:
 		return -1;
 	case 1:
@@ -1575,7 +1362,7 @@ config_load_server(struct server_config *cfg, const char *path,
 	}
 	if (strlcpy(cfg->path, path, sizeof(cfg->path)) >= sizeof(cfg->path)) {
 		free(buf);
-		config_diag_add(d, "%s: unable to open: %s", path,
+		cw_diag_add(d, "%s: unable to open: %s", path,
 		    strerror(ENAMETOOLONG));
 		*missing = 1;
 		return -1;
@@ -1584,10 +1371,10 @@ config_load_server(struct server_config *cfg, const char *path,
 	free(buf);
 	if (root == NULL) {
 		if (terr.line > 0)
-			config_diag_add(d, "%s:%d: syntax: %s", path,
+			cw_diag_add(d, "%s:%d: syntax: %s", path,
 			    terr.line, terr.msg);
 		else
-			config_diag_add(d, "%s: syntax: %s", path, terr.msg);
+			cw_diag_add(d, "%s: syntax: %s", path, terr.msg);
 		rc = -1;
 	} else {
 		rc = server_walk(cfg, root, path, d);
@@ -1611,7 +1398,7 @@ server_cross(struct server_config *cfg, const char *file,
 	static const char *const tls[] = {
 		"container_tls_ca", "container_tls_cert", "container_tls_key",
 	};
-	char why[REASON_LEN];
+	char why[CW_REASON_LEN];
 	ssize_t k;
 	size_t i;
 	int line = 0;
@@ -1623,7 +1410,7 @@ server_cross(struct server_config *cfg, const char *file,
 	for (i = 0; i < nitems(tls) && line == 0; i++)
 		if ((k = server_key_find(tls[i], strlen(tls[i]))) != -1)
 			line = cfg->line[k];
-	config_diag_add(d, "%s:%d: server: %s", file, line, why);
+	cw_diag_add(d, "%s:%d: server: %s", file, line, why);
 	return -1;
 }
 
@@ -1631,18 +1418,18 @@ int
 config_set_flag(struct server_config *cfg, const char *key, const char *val,
     struct config_diag *d)
 {
-	char why[REASON_LEN], k[KEYPATH_LEN];
+	char why[CW_REASON_LEN], k[CW_KEYPATH_LEN];
 	ssize_t i;
 
 	if (strncmp(key, "server.", 7) == 0)
 		key += 7;
 	if ((i = server_key_find(key, strlen(key))) == -1) {
-		kpath_s(k, "server", key);
-		config_diag_add(d, "command line: %s: unknown key", k);
+		cw_kpath_s(k, "server", key);
+		cw_diag_add(d, "command line: %s: unknown key", k);
 		return -1;
 	}
 	if (server_set_text(cfg, i, val, why, sizeof(why)) == -1) {
-		config_diag_add(d, "command line: server.%s: %s",
+		cw_diag_add(d, "command line: server.%s: %s",
 		    server_keys[i].name, why);
 		return -1;
 	}
@@ -1718,84 +1505,10 @@ config_valid_name_n(const char *s, size_t len)
 	    s[len - 1] == '-')
 		return 0;
 	for (i = 0; i < len; i++)
-		if (!is_lower((unsigned char)s[i]) &&
-		    !is_digit((unsigned char)s[i]) && s[i] != '-')
+		if (!cw_is_lower((unsigned char)s[i]) &&
+		    !cw_is_digit((unsigned char)s[i]) && s[i] != '-')
 			return 0;
 	return 1;
-}
-
-static int
-dent_cmp(const void *a, const void *b)
-{
-	const struct dent *x = a, *y = b;
-
-	if (x->line != y->line)
-		return x->line < y->line ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static void
-dl_add(struct dlist *dl, int line, const char *msg)
-{
-	struct dent *e;
-	size_t i, worst;
-
-	dl->count++;
-	if (dl->n < CONFIG_DIAG_MAX)
-		e = &dl->d[dl->n++];
-	else {
-		/* keep the lowest lines: replace the last one if later */
-		worst = 0;
-		for (i = 1; i < dl->n; i++)
-			if (dent_cmp(&dl->d[i], &dl->d[worst]) > 0)
-				worst = i;
-		if (line >= dl->d[worst].line)
-			return;
-		e = &dl->d[worst];
-	}
-	e->line = line;
-	e->seq = dl->seq++;
-	(void)strlcpy(e->msg, msg, sizeof(e->msg));
-}
-
-static void
-dl_flush(struct dlist *dl, struct config_diag *d)
-{
-	size_t i;
-
-	if (d == NULL)
-		return;
-	qsort(dl->d, dl->n, sizeof(dl->d[0]), dent_cmp);
-	for (i = 0; i < dl->n; i++)
-		config_diag_add(d, "%s", dl->d[i].msg);
-	d->count += dl->count - dl->n;
-}
-
-void
-adiag(struct actx *c, int line, const char *key, const char *fmt, ...)
-{
-	char reason[REASON_LEN], msg[CONFIG_DIAG_LEN];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	n = snprintf(msg, sizeof(msg), "%s:%d: %s: %s", c->file, line, key,
-	    reason);
-	if (n >= (int)sizeof(msg))
-		memcpy(msg + sizeof(msg) - 4, "...", 4);
-	dl_add(&c->dl, line, msg);
-}
-
-char *
-xstrndup(struct actx *c, const char *s, size_t len)
-{
-	char *p;
-
-	if ((p = strndup(s, len)) == NULL)
-		c->oom = 1;
-	return p;
 }
 
 /* Normalizes an absolute path lexically: no ".", "..", "//" or final '/'. */
@@ -1862,62 +1575,6 @@ file_dir(const char *path, char *out, size_t outsz)
 	return rc;
 }
 
-/* A string value without NUL of at most max bytes, or NULL (diagnosed). */
-const char *
-cfg_str(struct actx *c, const struct toml_kv *kv, const char *key,
-    size_t max)
-{
-	const struct toml_value *v = kv->value;
-
-	if (v->type != TOML_STRING) {
-		adiag(c, kv->line, key, "must be a string");
-		return NULL;
-	}
-	if (strlen(v->u.string.ptr) != v->u.string.len) {
-		adiag(c, kv->line, key, "must not contain NUL");
-		return NULL;
-	}
-	if (v->u.string.len == 0) {
-		adiag(c, kv->line, key, "must not be empty");
-		return NULL;
-	}
-	if (v->u.string.len > max) {
-		adiag(c, kv->line, key, "too long (at most %zu bytes)", max);
-		return NULL;
-	}
-	return v->u.string.ptr;
-}
-
-int
-cfg_int(struct actx *c, const struct toml_kv *kv, const char *key,
-    int64_t min, int64_t max, int64_t *out)
-{
-	const struct toml_value *v = kv->value;
-
-	if (v->type != TOML_INTEGER) {
-		adiag(c, kv->line, key, "must be an integer");
-		return -1;
-	}
-	if (v->u.integer < min || v->u.integer > max) {
-		adiag(c, kv->line, key, "must be between %lld and %lld",
-		    (long long)min, (long long)max);
-		return -1;
-	}
-	*out = v->u.integer;
-	return 0;
-}
-
-int
-cfg_bool(struct actx *c, const struct toml_kv *kv, const char *key, int *out)
-{
-	if (kv->value->type != TOML_BOOL) {
-		adiag(c, kv->line, key, "must be a boolean");
-		return -1;
-	}
-	*out = kv->value->u.boolean != 0;
-	return 0;
-}
-
 static void
 svc_command(struct actx *c, const struct toml_kv *kv, const char *key,
     struct service_spec *s)
@@ -1926,36 +1583,37 @@ svc_command(struct actx *c, const struct toml_kv *kv, const char *key,
 	size_t i;
 
 	if (v->type != TOML_ARRAY) {
-		adiag(c, kv->line, key, "must be an array of strings");
+		cw_diag(&c->w, kv->line, key, "must be an array of strings");
 		return;
 	}
 	if (v->u.array.len == 0) {
-		adiag(c, kv->line, key, "must not be empty");
+		cw_diag(&c->w, kv->line, key, "must not be empty");
 		return;
 	}
 	for (i = 0; i < v->u.array.len; i++) {
 		e = v->u.array.items[i];
 		if (e->type != TOML_STRING) {
-			adiag(c, e->line, key, "must be an array of strings");
+			cw_diag(&c->w, e->line, key, "must be an array "
+			    "of strings");
 			return;
 		}
 		if (strlen(e->u.string.ptr) != e->u.string.len) {
-			adiag(c, e->line, key, "must not contain NUL");
+			cw_diag(&c->w, e->line, key, "must not contain NUL");
 			return;
 		}
 	}
 	if (v->u.array.items[0]->u.string.len == 0) {
-		adiag(c, kv->line, key, "program name must not be empty");
+		cw_diag(&c->w, kv->line, key, "program name must not be empty");
 		return;
 	}
 	s->command = calloc(v->u.array.len + 1, sizeof(*s->command));
 	if (s->command == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return;
 	}
 	for (i = 0; i < v->u.array.len; i++) {
 		e = v->u.array.items[i];
-		if ((s->command[i] = xstrndup(c, e->u.string.ptr,
+		if ((s->command[i] = cw_strndup(&c->w, e->u.string.ptr,
 		    e->u.string.len)) == NULL)
 			return;
 		s->ncommand++;
@@ -1970,22 +1628,22 @@ svc_path(struct actx *c, const struct toml_kv *kv, const char *key)
 	const char *d;
 	int rc;
 
-	if ((d = cfg_str(c, kv, key, PATH_MAX - 1)) == NULL)
+	if ((d = cw_str(&c->w, kv, key, PATH_MAX - 1)) == NULL)
 		return NULL;
 	if (*d == '/')
 		rc = path_norm(d, out, sizeof(out));
 	else if (asprintf(&tmp, "%s/%s", c->dir, d) == -1) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return NULL;
 	} else
 		rc = path_norm(tmp, out, sizeof(out));
 	free(tmp);
 	if (rc == -1) {
-		adiag(c, kv->line, key, "too long (at most %d bytes)",
+		cw_diag(&c->w, kv->line, key, "too long (at most %d bytes)",
 		    PATH_MAX - 1);
 		return NULL;
 	}
-	return xstrndup(c, out, strlen(out));
+	return cw_strndup(&c->w, out, strlen(out));
 }
 
 static void
@@ -2009,10 +1667,11 @@ svc_source(struct actx *c, const struct toml_kv *kv, const char *key,
 	if ((s->source = svc_path(c, kv, key)) == NULL)
 		return;
 	if (srctree_read(s->source, &t, err, sizeof(err)) == -1) {
-		adiag(c, kv->line, key, "%s", err);
+		cw_diag(&c->w, kv->line, key, "%s", err);
 		return;
 	}
-	if ((s->code_hash = xstrndup(c, t.hash, strlen(t.hash))) == NULL) {
+	if ((s->code_hash = cw_strndup(&c->w, t.hash,
+	    strlen(t.hash))) == NULL) {
 		srctree_free(&t);
 		return;
 	}
@@ -2040,37 +1699,38 @@ svc_secrets(struct actx *c, const struct toml_kv *kv, const char *key,
 
 	s->secrets_line = kv->line;
 	if (v->type != TOML_ARRAY) {
-		adiag(c, kv->line, key, "must be an array of names");
+		cw_diag(&c->w, kv->line, key, "must be an array of names");
 		return;
 	}
 	if (v->u.array.len > SECRETS_MAX) {
-		adiag(c, kv->line, key, "at most %d secrets", SECRETS_MAX);
+		cw_diag(&c->w, kv->line, key, "at most %d secrets",
+		    SECRETS_MAX);
 		return;
 	}
 	if ((s->secrets = calloc(v->u.array.len + 1,
 	    sizeof(*s->secrets))) == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return;
 	}
 	for (i = 0; i < v->u.array.len; i++) {
 		e = v->u.array.items[i];
 		if (e->type != TOML_STRING || strlen(e->u.string.ptr) !=
 		    e->u.string.len || !secret_valid_name(e->u.string.ptr)) {
-			adiag(c, e->line, key, "not a secret name (letters, "
-			    "digits and _, not starting with a digit, at "
-			    "most %d bytes)", SECRET_NAME_MAX);
+			cw_diag(&c->w, e->line, key, "not a secret name "
+			    "(letters, digits and _, not starting with a "
+			    "digit, at most %d bytes)", SECRET_NAME_MAX);
 			continue;
 		}
 		for (n = 0; n < s->nsecrets; n++)
 			if (strcmp(s->secrets[n], e->u.string.ptr) == 0)
 				break;
 		if (n < s->nsecrets) {
-			adiag(c, e->line, key, "\"%s\" named twice",
+			cw_diag(&c->w, e->line, key, "\"%s\" named twice",
 			    e->u.string.ptr);
 			continue;
 		}
-		if ((s->secrets[s->nsecrets] = xstrndup(c, e->u.string.ptr,
-		    e->u.string.len)) == NULL)
+		if ((s->secrets[s->nsecrets] = cw_strndup(&c->w,
+		    e->u.string.ptr, e->u.string.len)) == NULL)
 			return;
 		s->nsecrets++;
 	}
@@ -2088,45 +1748,46 @@ static void
 svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
     const char *prefix, const struct service_spec *s)
 {
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 	size_t i, j;
 	int bad;
 
 	if (slot[SK_SECRETS_ENV] != NULL && slot[SK_SECRETS] == NULL) {
-		kpath_s(key, prefix, "secrets_env");
-		adiag(c, slot[SK_SECRETS_ENV]->line, key, "requires secrets");
+		cw_kpath_s(key, prefix, "secrets_env");
+		cw_diag(&c->w, slot[SK_SECRETS_ENV]->line, key,
+		    "requires secrets");
 	}
 	if (slot[SK_SECRETS] == NULL)
 		return;
-	kpath_s(key, prefix, "secrets");
+	cw_kpath_s(key, prefix, "secrets");
 	if (s->backend == BACKEND_CONTAINER && s->node_name != NULL)
-		adiag(c, slot[SK_SECRETS]->line, key, "not allowed with "
+		cw_diag(&c->w, slot[SK_SECRETS]->line, key, "not allowed with "
 		    "node_name \"%s\" (the files are on the default node "
 		    "only)", s->node_name);
 	if (s->secrets_env && s->backend != BACKEND_EXEC) {
-		kpath_s(key, prefix, "secrets_env");
-		adiag(c, slot[SK_SECRETS_ENV]->line, key, "not with backend "
-		    "\"%s\" (%s): read the files of $CREDENTIALS_DIRECTORY",
-		    config_backend_name(s->backend),
+		cw_kpath_s(key, prefix, "secrets_env");
+		cw_diag(&c->w, slot[SK_SECRETS_ENV]->line, key, "not with "
+		    "backend \"%s\" (%s): read the files of "
+		    "$CREDENTIALS_DIRECTORY", config_backend_name(s->backend),
 		    s->backend == BACKEND_S6 ? "its run script is a file" :
 		    s->backend == BACKEND_CONTAINER ? "the engine keeps a "
 		    "container's environment, shown by podman inspect" :
-		    "systemd keeps a unit's environment, shown by systemctl "
-		    "show");
-		kpath_s(key, prefix, "secrets");
+		    "systemd keeps a unit's environment, shown by "
+		    "systemctl show");
+		cw_kpath_s(key, prefix, "secrets");
 	}
 	for (i = 0; s->secrets_env && i < s->nsecrets; i++) {
 		for (j = 0; j < s->nenv; j++)
 			if (strcmp(s->secrets[i], s->env[j].name) == 0)
-				adiag(c, slot[SK_SECRETS]->line, key, "\"%s\" "
-				    "is also in environment (secrets_env)",
-				    s->secrets[i]);
+				cw_diag(&c->w, slot[SK_SECRETS]->line, key,
+				    "\"%s\" is also in environment "
+				    "(secrets_env)", s->secrets[i]);
 		bad = strcmp(s->secrets[i], "HOST") == 0;
 		for (j = 0; j < nitems(env_reserved); j++)
 			if (strcmp(s->secrets[i], env_reserved[j]) == 0)
 				bad = 1;
 		if (bad)
-			adiag(c, slot[SK_SECRETS]->line, key, "\"%s\" is "
+			cw_diag(&c->w, slot[SK_SECRETS]->line, key, "\"%s\" is "
 			    "reserved (set by hk; secrets_env)",
 			    s->secrets[i]);
 	}
@@ -2138,54 +1799,54 @@ svc_environment(struct actx *c, const struct toml_kv *kv, const char *key,
 {
 	const struct toml_value *v = kv->value;
 	const struct toml_kv *e;
-	char ek[KEYPATH_LEN];
+	char ek[CW_KEYPATH_LEN];
 	size_t i, j;
 	int bad;
 
 	if (v->type != TOML_TABLE) {
-		adiag(c, kv->line, key, "must be a table");
+		cw_diag(&c->w, kv->line, key, "must be a table");
 		return;
 	}
 	if (v->u.table.len == 0)
 		return;
 	if ((s->env = calloc(v->u.table.len, sizeof(*s->env))) == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return;
 	}
 	for (i = 0; i < v->u.table.len; i++) {
 		e = &v->u.table.items[i];
-		kpath(ek, key, e->key, e->keylen);
+		cw_kpath(ek, key, e->key, e->keylen);
 		bad = e->keylen == 0 || e->keylen > ENV_NAME_MAX ||
-		    is_digit((unsigned char)e->key[0]);
+		    cw_is_digit((unsigned char)e->key[0]);
 		for (j = 0; !bad && j < e->keylen; j++)
-			if (!is_alpha((unsigned char)e->key[j]) &&
-			    !is_digit((unsigned char)e->key[j]) &&
+			if (!cw_is_alpha((unsigned char)e->key[j]) &&
+			    !cw_is_digit((unsigned char)e->key[j]) &&
 			    e->key[j] != '_')
 				bad = 1;
 		if (bad) {
-			adiag(c, e->line, ek, "invalid variable name");
+			cw_diag(&c->w, e->line, ek, "invalid variable name");
 			continue;
 		}
 		for (j = 0; j < nitems(env_reserved); j++)
-			if (key_is(e, env_reserved[j]))
+			if (cw_key_is(e, env_reserved[j]))
 				bad = 1;
 		if (bad) {
-			adiag(c, e->line, ek, "reserved (set by hk)");
+			cw_diag(&c->w, e->line, ek, "reserved (set by hk)");
 			continue;
 		}
 		if (e->value->type != TOML_STRING) {
-			adiag(c, e->line, ek, "must be a string");
+			cw_diag(&c->w, e->line, ek, "must be a string");
 			continue;
 		}
 		if (strlen(e->value->u.string.ptr) != e->value->u.string.len) {
-			adiag(c, e->line, ek, "must not contain NUL");
+			cw_diag(&c->w, e->line, ek, "must not contain NUL");
 			continue;
 		}
-		s->env[s->nenv].name = xstrndup(c, e->key, e->keylen);
-		s->env[s->nenv].value = xstrndup(c, e->value->u.string.ptr,
-		    e->value->u.string.len);
+		s->env[s->nenv].name = cw_strndup(&c->w, e->key, e->keylen);
+		s->env[s->nenv].value = cw_strndup(&c->w,
+		    e->value->u.string.ptr, e->value->u.string.len);
 		s->nenv++;
-		if (c->oom)
+		if (c->w.oom)
 			return;
 	}
 }
@@ -2201,7 +1862,7 @@ host_note(struct actx *c, const char *host, const struct toml_kv *svc,
 	if (c->nhosts == c->caphosts) {
 		cap = c->caphosts == 0 ? 16 : c->caphosts * 2;
 		if ((h = reallocarray(c->hosts, cap, sizeof(*h))) == NULL) {
-			c->oom = 1;
+			c->w.oom = 1;
 			return;
 		}
 		c->hosts = h;
@@ -2220,29 +1881,31 @@ svc_hosts(struct actx *c, const struct toml_kv *skv, const struct toml_kv *kv,
     const char *key, struct service_spec *s)
 {
 	const struct toml_value *v = kv->value, *e;
-	char shown[KEYSHOW_MAX * 6 + 8], *h;
+	char shown[CW_KEYSHOW_MAX * 6 + 8], *h;
 	struct in_addr a4;
 	size_t i, j;
 
 	if (v->type != TOML_ARRAY) {
-		adiag(c, kv->line, key, "must be an array of strings");
+		cw_diag(&c->w, kv->line, key, "must be an array of strings");
 		return;
 	}
 	if (v->u.array.len == 0) {
-		adiag(c, kv->line, key, "must not be empty");
+		cw_diag(&c->w, kv->line, key, "must not be empty");
 		return;
 	}
 	if ((s->hosts = calloc(v->u.array.len, sizeof(*s->hosts))) == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return;
 	}
 	for (i = 0; i < v->u.array.len; i++) {
 		e = v->u.array.items[i];
 		if (e->type != TOML_STRING) {
-			adiag(c, e->line, key, "must be an array of strings");
+			cw_diag(&c->w, e->line, key, "must be an array "
+			    "of strings");
 			continue;
 		}
-		if ((h = xstrndup(c, e->u.string.ptr, e->u.string.len)) == NULL)
+		if ((h = cw_strndup(&c->w, e->u.string.ptr,
+		    e->u.string.len)) == NULL)
 			return;
 		for (j = 0; h[j] != '\0'; j++)
 			if (h[j] >= 'A' && h[j] <= 'Z')
@@ -2250,16 +1913,16 @@ svc_hosts(struct actx *c, const struct toml_kv *skv, const struct toml_kv *kv,
 		/* An IPv4 literal is a Host a client may send too. */
 		if (j != e->u.string.len || (!valid_host(h, 0) &&
 		    inet_pton(AF_INET, h, &a4) != 1)) {
-			show(shown, sizeof(shown), e->u.string.ptr,
+			cw_show(shown, sizeof(shown), e->u.string.ptr,
 			    e->u.string.len, 1);
-			adiag(c, e->line, key, "invalid host %s", shown);
+			cw_diag(&c->w, e->line, key, "invalid host %s", shown);
 			free(h);
 			continue;
 		}
 		if (c->srv != NULL && config_gateway_host(c->srv, h)) {
-			adiag(c, e->line, key, "%s: the gateway's own address "
-			    "(serverless_address): it routes by /fn/ path only, "
-			    "for runs and for clients alike", h);
+			cw_diag(&c->w, e->line, key, "%s: the gateway's own "
+			    "address (serverless_address): it routes by /fn/ "
+			    "path only, for runs and for clients alike", h);
 			free(h);
 			continue;
 		}
@@ -2280,11 +1943,11 @@ svc_default_host(struct actx *c, const struct toml_kv *skv, const char *key,
 		return;		/* already diagnosed */
 	if ((s->hosts = calloc(1, sizeof(*s->hosts))) == NULL ||
 	    asprintf(&h, "%s.%s.%s", s->name, c->app->name, base) == -1) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return;
 	}
 	if (!valid_host(h, 0)) {
-		adiag(c, s->line, key,
+		cw_diag(&c->w, s->line, key,
 		    "default host is longer than %d bytes: set hosts",
 		    HOST_MAX);
 		free(h);
@@ -2300,7 +1963,7 @@ svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
 {
 	const char *r, *p;
 
-	if ((r = cfg_str(c, kv, key, 5 + READY_PATH_MAX)) == NULL)
+	if ((r = cw_str(&c->w, kv, key, 5 + READY_PATH_MAX)) == NULL)
 		return;
 	if (strcmp(r, "tcp") == 0)
 		s->readiness = READY_TCP;
@@ -2315,12 +1978,12 @@ svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
 			if (*p <= ' ' || *p >= 0x7f)
 				goto bad;
 		s->readiness = READY_HTTP;
-		s->readiness_path = xstrndup(c, r + 5, strlen(r + 5));
+		s->readiness_path = cw_strndup(&c->w, r + 5, strlen(r + 5));
 	} else
 		goto bad;
 	return;
 bad:
-	adiag(c, kv->line, key,
+	cw_diag(&c->w, kv->line, key,
 	    "must be tcp, http:/PATH, notify, socket or healthcheck");
 }
 
@@ -2330,7 +1993,7 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 {
 	const struct toml_value *v = kv->value;
 	const struct toml_kv *e;
-	char pk[KEYPATH_LEN];
+	char pk[CW_KEYPATH_LEN];
 	size_t i, j;
 	int64_t n;
 	int *f;
@@ -2339,28 +2002,28 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 		*(int *)((char *)&s->policy + policy_keys[j].off) =
 		    policy_keys[j].def;
 	if (v->type != TOML_TABLE) {
-		adiag(c, kv->line, key, "must be a table");
+		cw_diag(&c->w, kv->line, key, "must be a table");
 		return;
 	}
 	s->serverless = 1;
 	for (i = 0; i < v->u.table.len; i++) {
 		e = &v->u.table.items[i];
-		kpath(pk, key, e->key, e->keylen);
+		cw_kpath(pk, key, e->key, e->keylen);
 		for (j = 0; j < nitems(policy_keys); j++)
-			if (key_is(e, policy_keys[j].name))
+			if (cw_key_is(e, policy_keys[j].name))
 				break;
 		if (j == nitems(policy_keys)) {
-			adiag(c, e->line, pk, "%s",
+			cw_diag(&c->w, e->line, pk, "%s",
 			    e->value->type == TOML_TABLE ? "unknown table" :
 			    "unknown key");
 			continue;
 		}
 		f = (int *)((char *)&s->policy + policy_keys[j].off);
 		if (policy_keys[j].flags & PK_BOOL)
-			(void)cfg_bool(c, e, pk, f);
+			(void)cw_bool(&c->w, e, pk, f);
 		else if (policy_keys[j].flags & PK_ENUM)
 			policy_enum(c, e, pk, policy_keys[j].names, f);
-		else if (cfg_int(c, e, pk, policy_keys[j].min,
+		else if (cw_int(&c->w, e, pk, policy_keys[j].min,
 		    policy_keys[j].max, &n) == 0)
 			*f = (int)n;
 	}
@@ -2375,7 +2038,7 @@ policy_enum(struct actx *c, const struct toml_kv *e, const char *key,
 	char list[128];
 	size_t i;
 
-	if ((str = cfg_str(c, e, key, 32)) == NULL)
+	if ((str = cw_str(&c->w, e, key, 32)) == NULL)
 		return;
 	list[0] = '\0';
 	for (i = 0; names[i] != NULL; i++) {
@@ -2390,7 +2053,7 @@ policy_enum(struct actx *c, const struct toml_kv *e, const char *key,
 		strlcat(list, names[i], sizeof(list));
 		strlcat(list, "\"", sizeof(list));
 	}
-	adiag(c, e->line, key, "\"%s\": must be %s", str, list);
+	cw_diag(&c->w, e->line, key, "\"%s\": must be %s", str, list);
 }
 
 /*
@@ -2405,18 +2068,18 @@ svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
 	char why[USER_ERR_LEN];
 	const char *str;
 
-	if ((str = cfg_str(c, kv, key, USER_SPEC_MAX)) == NULL)
+	if ((str = cw_str(&c->w, kv, key, USER_SPEC_MAX)) == NULL)
 		return;
 	if (user_resolve(str, &u, why, sizeof(why)) == -1) {
-		adiag(c, kv->line, key, "%s", why);
+		cw_diag(&c->w, kv->line, key, "%s", why);
 		return;
 	}
 	if (u.uid == 0 && (c->srv == NULL || !c->srv->allow_root_services)) {
-		adiag(c, kv->line, key, "\"%s\" is uid 0: allowed only with "
-		    "server.allow_root_services = true", str);
+		cw_diag(&c->w, kv->line, key, "\"%s\" is uid 0: allowed only "
+		    "with server.allow_root_services = true", str);
 		return;
 	}
-	s->user = xstrndup(c, str, strlen(str));
+	s->user = cw_strndup(&c->w, str, strlen(str));
 }
 
 /*
@@ -2432,7 +2095,7 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 {
 	const struct toml_kv *b = slot[SK_BACKEND];
 	const char *name;
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 
 	if ((slot[SK_IMAGE] != NULL && s->image == NULL) ||
 	    (slot[SK_COMMAND] != NULL && s->command == NULL) ||
@@ -2444,32 +2107,33 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 		s->backend = s->image != NULL ? BACKEND_CONTAINER :
 		    BACKEND_EXEC;
 	name = config_backend_name(s->backend);
-	kpath_s(key, prefix, b != NULL ? "backend" : "image");
+	cw_kpath_s(key, prefix, b != NULL ? "backend" : "image");
 	if (b != NULL && (s->backend == BACKEND_EXEC ||
 	    s->backend == BACKEND_SYSTEMD) && s->command == NULL)
-		adiag(c, b->line, key, "%s requires command", name);
+		cw_diag(&c->w, b->line, key, "%s requires command", name);
 	else if (b != NULL && s->backend == BACKEND_CONTAINER &&
 	    s->image == NULL)
-		adiag(c, b->line, key, "container requires image");
+		cw_diag(&c->w, b->line, key, "container requires image");
 	else if (b != NULL && s->backend == BACKEND_S6 && s->command == NULL)
-		adiag(c, b->line, key, "s6 requires command");
+		cw_diag(&c->w, b->line, key, "s6 requires command");
 	else if (b != NULL && s->backend == BACKEND_S6 &&
 	    (c->srv == NULL || c->srv->s6_scandir[0] == '\0'))
-		adiag(c, b->line, key, "s6 requires server.s6_scandir (unset)");
+		cw_diag(&c->w, b->line, key, "s6 requires "
+		    "server.s6_scandir (unset)");
 	else if (config_backend_available(s->backend))
 		return 0;
 	else if (b != NULL)
-		adiag(c, b->line, key, "\"%s\" is not available in this build",
-		    name);
+		cw_diag(&c->w, b->line, key, "\"%s\" is not available in "
+		    "this build", name);
 	else if (s->command == NULL)
-		adiag(c, slot[SK_IMAGE]->line, key, "an image alone means "
-		    "backend \"%s\", which is not available in this build",
-		    name);
+		cw_diag(&c->w, slot[SK_IMAGE]->line, key, "an image alone "
+		    "means backend \"%s\", which is not available in "
+		    "this build", name);
 	else
-		adiag(c, slot[SK_IMAGE]->line, key, "image and command mean "
-		    "backend \"%s\" (command run in the image), which is not "
-		    "available in this build: set backend = \"exec\" to run "
-		    "command on this host", name);
+		cw_diag(&c->w, slot[SK_IMAGE]->line, key, "image and command "
+		    "mean backend \"%s\" (command run in the image), which is "
+		    "not available in this build: set backend = \"exec\" to "
+		    "run command on this host", name);
 	return -1;
 }
 
@@ -2484,20 +2148,20 @@ static void
 svc_placement(struct actx *c, const struct toml_kv *const *slot,
     const char *prefix, const struct service_spec *s)
 {
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 
 	if ((s->backend == BACKEND_SYSTEMD || s->backend == BACKEND_S6) &&
 	    s->readiness == READY_SOCKET) {
-		kpath_s(key, prefix, "readiness");
-		adiag(c, slot[SK_READINESS]->line, key, "\"socket\" needs "
-		    "backend \"exec\", which hands its command a listener: "
-		    "use tcp, http:/PATH or notify with \"%s\"",
+		cw_kpath_s(key, prefix, "readiness");
+		cw_diag(&c->w, slot[SK_READINESS]->line, key, "\"socket\" "
+		    "needs backend \"exec\", which hands its command a "
+		    "listener: use tcp, http:/PATH or notify with \"%s\"",
 		    config_backend_name(s->backend));
 	}
 	if (s->node_name == NULL || s->backend == BACKEND_CONTAINER)
 		return;
-	kpath_s(key, prefix, "node_name");
-	adiag(c, slot[SK_NODE_NAME]->line, key, "backend \"%s\" runs its "
+	cw_kpath_s(key, prefix, "node_name");
+	cw_diag(&c->w, slot[SK_NODE_NAME]->line, key, "backend \"%s\" runs its "
 	    "command on this host, not on node \"%s\"",
 	    config_backend_name(s->backend), s->node_name);
 }
@@ -2512,20 +2176,20 @@ svc_env_host(struct actx *c, const struct toml_kv *const *slot,
     const char *prefix, const struct service_spec *s)
 {
 	const struct toml_kv *env = slot[SK_ENVIRONMENT], *e;
-	char key[KEYPATH_LEN], ek[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN], ek[CW_KEYPATH_LEN];
 	size_t i;
 
 	if (s->backend == BACKEND_CONTAINER || env == NULL ||
 	    env->value->type != TOML_TABLE)
 		return;
-	kpath_s(key, prefix, "environment");
+	cw_kpath_s(key, prefix, "environment");
 	for (i = 0; i < env->value->u.table.len; i++) {
 		e = &env->value->u.table.items[i];
-		if (!key_is(e, "HOST"))
+		if (!cw_key_is(e, "HOST"))
 			continue;
-		kpath(ek, key, e->key, e->keylen);
-		adiag(c, e->line, ek, "reserved with backend \"%s\" (set by "
-		    "hk: 127.0.0.1)", config_backend_name(s->backend));
+		cw_kpath(ek, key, e->key, e->keylen);
+		cw_diag(&c->w, e->line, ek, "reserved with backend \"%s\" (set "
+		    "by hk: 127.0.0.1)", config_backend_name(s->backend));
 	}
 }
 
@@ -2541,22 +2205,22 @@ svc_container(struct actx *c, const struct toml_kv *const *slot,
 {
 	const struct config_node *n = NULL;
 	const char *engine, *ca, *what;
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 	int line;
 
-	kpath_s(key, prefix, "readiness");
+	cw_kpath_s(key, prefix, "readiness");
 	if (s->backend != BACKEND_CONTAINER) {
 		if (s->readiness == READY_HEALTH)
-			adiag(c, slot[SK_READINESS]->line, key, "healthcheck "
-			    "(the image's HEALTHCHECK) requires backend "
-			    "\"container\"");
+			cw_diag(&c->w, slot[SK_READINESS]->line, key,
+			    "healthcheck (the image's HEALTHCHECK) requires "
+			    "backend \"container\"");
 		return;
 	}
 	if (s->readiness == READY_NOTIFY || s->readiness == READY_SOCKET)
-		adiag(c, slot[SK_READINESS]->line, key, "%s is not available "
-		    "with backend \"container\" (tcp, http:/PATH or "
-		    "healthcheck)", s->readiness == READY_NOTIFY ? "notify" :
-		    "socket");
+		cw_diag(&c->w, slot[SK_READINESS]->line, key, "%s is not "
+		    "available with backend \"container\" (tcp, http:/PATH or "
+		    "healthcheck)",
+		    s->readiness == READY_NOTIFY ? "notify" : "socket");
 	if (c->srv == NULL)
 		return;
 	if (s->node_name != NULL &&
@@ -2564,24 +2228,24 @@ svc_container(struct actx *c, const struct toml_kv *const *slot,
 		engine = n->container_engine;
 		ca = n->container_tls_ca;
 		line = slot[SK_NODE_NAME]->line;
-		kpath_s(key, prefix, "node_name");
+		cw_kpath_s(key, prefix, "node_name");
 	} else {
 		engine = c->srv->container_engine;
 		ca = c->srv->container_tls_ca;
 		what = slot[SK_BACKEND] != NULL ? "backend" : "image";
 		line = slot[SK_BACKEND] != NULL ? slot[SK_BACKEND]->line :
 		    slot[SK_IMAGE]->line;
-		kpath_s(key, prefix, what);
+		cw_kpath_s(key, prefix, what);
 	}
 	if (*engine == '\0' && n != NULL)
-		adiag(c, line, key, "node \"%s\" has no container_engine",
+		cw_diag(&c->w, line, key, "node \"%s\" has no container_engine",
 		    n->name);
 	else if (*engine == '\0')
-		adiag(c, line, key, "backend \"container\" needs "
+		cw_diag(&c->w, line, key, "backend \"container\" needs "
 		    "server.container_engine (unset)");
 	else if (strncmp(engine, "tcp://", 6) == 0 && *ca == '\0')
-		adiag(c, line, key, "%s%s%s container_engine %s has no TLS "
-		    "files (container_tls_ca, container_tls_cert, "
+		cw_diag(&c->w, line, key, "%s%s%s container_engine %s has no "
+		    "TLS files (container_tls_ca, container_tls_cert, "
 		    "container_tls_key)", n != NULL ? "node \"" : "server",
 		    n != NULL ? n->name : "", n != NULL ? "\":" : ":", engine);
 }
@@ -2592,7 +2256,7 @@ svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
     const char *prefix, struct service_spec *s)
 {
 	const struct toml_kv *sl = slot[SK_SERVERLESS];
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 	int64_t max;
 	size_t k;
 	int line;
@@ -2600,28 +2264,28 @@ svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
 	for (k = 0; k < SK_COUNT; k++) {
 		if (!svc_keys[k].ordinary || slot[k] == NULL)
 			continue;
-		kpath_s(key, prefix, svc_keys[k].name);
+		cw_kpath_s(key, prefix, svc_keys[k].name);
 		if (k != SK_BACKEND_HTTP2)
-			adiag(c, slot[k]->line, key,
+			cw_diag(&c->w, slot[k]->line, key,
 			    "not allowed with [serverless]");
 		else if (slot[k]->value->type == TOML_BOOL &&
 		    slot[k]->value->u.boolean)
-			adiag(c, slot[k]->line, key, "not allowed with "
+			cw_diag(&c->w, slot[k]->line, key, "not allowed with "
 			    "[serverless] (the gateway speaks HTTP/1.1)");
 	}
 	if (!s->public_) {
 		line = slot[SK_PUBLIC] != NULL ? slot[SK_PUBLIC]->line :
 		    sl->line;
-		kpath_s(key, prefix, "public");
-		adiag(c, line, key, "serverless requires public = true");
+		cw_kpath_s(key, prefix, "public");
+		cw_diag(&c->w, line, key, "serverless requires public = true");
 	}
-	kpath_s(key, prefix, "serverless");
+	cw_kpath_s(key, prefix, "serverless");
 	if (c->srv == NULL || c->srv->serverless_address[0] == '\0')
-		adiag(c, sl->line, key,
+		cw_diag(&c->w, sl->line, key,
 		    "requires server.serverless_address (unset)");
 	max = c->srv != NULL ? c->srv->max_serverless_services : 512;
 	if (++c->nserverless == (size_t)max + 1)
-		adiag(c, sl->line, key,
+		cw_diag(&c->w, sl->line, key,
 		    "exceeds server.max_serverless_services (%lld)",
 		    (long long)max);
 }
@@ -2636,30 +2300,31 @@ svc_suspend_rules(struct actx *c, const struct toml_kv *sl,
     const char *prefix, const struct service_spec *s)
 {
 	const struct toml_kv *e, *action = NULL, *max = NULL;
-	char sl_key[KEYPATH_LEN], key[KEYPATH_LEN];
+	char sl_key[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
 	size_t i;
 
 	if (sl == NULL || sl->value->type != TOML_TABLE)
 		return;
 	for (i = 0; i < sl->value->u.table.len; i++) {
 		e = &sl->value->u.table.items[i];
-		if (key_is(e, "idle_action"))
+		if (cw_key_is(e, "idle_action"))
 			action = e;
-		else if (key_is(e, "suspend_max_seconds"))
+		else if (cw_key_is(e, "suspend_max_seconds"))
 			max = e;
 	}
 	if (s->policy.idle_action == IDLE_SUSPEND && action != NULL &&
 	    s->backend < BACKEND_COUNT &&
 	    !config_backend_suspends(s->backend)) {
-		kpath_s(sl_key, prefix, "serverless");
-		kpath_s(key, sl_key, "idle_action");
-		adiag(c, action->line, key, "\"suspend\" is not supported "
-		    "with backend \"%s\"", config_backend_name(s->backend));
+		cw_kpath_s(sl_key, prefix, "serverless");
+		cw_kpath_s(key, sl_key, "idle_action");
+		cw_diag(&c->w, action->line, key, "\"suspend\" is not "
+		    "supported with backend \"%s\"",
+		    config_backend_name(s->backend));
 	}
 	if (max != NULL && s->policy.idle_action != IDLE_SUSPEND) {
-		kpath_s(sl_key, prefix, "serverless");
-		kpath_s(key, sl_key, "suspend_max_seconds");
-		adiag(c, max->line, key, "only with idle_action = "
+		cw_kpath_s(sl_key, prefix, "serverless");
+		cw_kpath_s(key, sl_key, "suspend_max_seconds");
+		cw_diag(&c->w, max->line, key, "only with idle_action = "
 		    "\"suspend\"");
 	}
 }
@@ -2669,23 +2334,23 @@ static void
 svc_value(struct actx *c, int k, const struct toml_kv *skv,
     const struct toml_kv *kv, int sless, struct service_spec *s)
 {
-	char prefix[KEYPATH_LEN], key[KEYPATH_LEN];
+	char prefix[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
 	const char *str;
 	size_t i;
 	int64_t n;
 
-	kpath(prefix, "services", skv->key, skv->keylen);
-	kpath_s(key, prefix, svc_keys[k].name);
+	cw_kpath(prefix, "services", skv->key, skv->keylen);
+	cw_kpath_s(key, prefix, svc_keys[k].name);
 	switch (k) {
 	case SK_IMAGE:
-		if ((str = cfg_str(c, kv, key, IMAGE_MAX)) == NULL)
+		if ((str = cw_str(&c->w, kv, key, IMAGE_MAX)) == NULL)
 			break;
 		if (!valid_image(str))
-			adiag(c, kv->line, key, "not an image reference "
+			cw_diag(&c->w, kv->line, key, "not an image reference "
 			    "(letters, digits and _.-:/@, starting with a "
 			    "letter or digit)");
 		else
-			s->image = xstrndup(c, str, strlen(str));
+			s->image = cw_strndup(&c->w, str, strlen(str));
 		break;
 	case SK_COMMAND:
 		svc_command(c, kv, key, s);
@@ -2706,32 +2371,33 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		svc_schedules(c, skv, kv, key, s);
 		break;
 	case SK_SECRETS_ENV:
-		(void)cfg_bool(c, kv, key, &s->secrets_env);
+		(void)cw_bool(&c->w, kv, key, &s->secrets_env);
 		break;
 	case SK_PORT:
-		if (cfg_int(c, kv, key, 0, 65535, &n) == 0)
+		if (cw_int(&c->w, kv, key, 0, 65535, &n) == 0)
 			s->port = (int)n;
 		break;
 	case SK_PUBLIC:
-		(void)cfg_bool(c, kv, key, &s->public_);
+		(void)cw_bool(&c->w, kv, key, &s->public_);
 		break;
 	case SK_SIZE:
-		if ((str = cfg_str(c, kv, key, SIZE_MAX)) == NULL)
+		if ((str = cw_str(&c->w, kv, key, SIZE_MAX)) == NULL)
 			break;
 		for (i = 0; i < nitems(sizes); i++)
 			if (strcmp(str, sizes[i].name) == 0)
 				break;
 		if (i == nitems(sizes))
-			adiag(c, kv->line, key,
+			cw_diag(&c->w, kv->line, key,
 			    "must be small, medium or large");
 		else
-			s->size = xstrndup(c, str, strlen(str));
+			s->size = cw_strndup(&c->w, str, strlen(str));
 		break;
 	case SK_REPLICAS:
 		if (sless && (kv->value->type != TOML_INTEGER ||
 		    kv->value->u.integer != 1))
-			adiag(c, kv->line, key, "must be 1 with [serverless]");
-		else if (cfg_int(c, kv, key, 1, REPLICAS_MAX, &n) == 0)
+			cw_diag(&c->w, kv->line, key, "must be 1 with "
+			    "[serverless]");
+		else if (cw_int(&c->w, kv, key, 1, REPLICAS_MAX, &n) == 0)
 			s->replicas = (int)n;
 		break;
 	case SK_HOSTS:
@@ -2741,22 +2407,22 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		svc_readiness(c, kv, key, s);
 		break;
 	case SK_NODE_NAME:
-		if ((str = cfg_str(c, kv, key, HOST_MAX)) == NULL)
+		if ((str = cw_str(&c->w, kv, key, HOST_MAX)) == NULL)
 			break;
 		if (!valid_host(str, 0))
-			adiag(c, kv->line, key, "invalid node name");
+			cw_diag(&c->w, kv->line, key, "invalid node name");
 		else if (c->srv == NULL || config_node_find(c->srv, str) ==
 		    NULL)
-			adiag(c, kv->line, key, "no node \"%s\" in the operator "
-			    "configuration", str);
+			cw_diag(&c->w, kv->line, key, "no node \"%s\" in the "
+			    "operator configuration", str);
 		else
-			s->node_name = xstrndup(c, str, strlen(str));
+			s->node_name = cw_strndup(&c->w, str, strlen(str));
 		break;
 	case SK_BACKEND:
-		if ((str = cfg_str(c, kv, key, SIZE_MAX)) == NULL)
+		if ((str = cw_str(&c->w, kv, key, SIZE_MAX)) == NULL)
 			break;
 		if ((n = config_backend_find(str)) == -1)
-			adiag(c, kv->line, key,
+			cw_diag(&c->w, kv->line, key,
 			    "must be exec, container, s6 or systemd");
 		else
 			s->backend = (enum backend_kind)n;
@@ -2769,7 +2435,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		break;
 	case SK_BACKEND_HTTP2:
 		if (kv->value->type != TOML_BOOL)
-			adiag(c, kv->line, key, "must be a boolean");
+			cw_diag(&c->w, kv->line, key, "must be a boolean");
 		break;
 	default:
 		break;	/* ordinary-only: any type, kept as is */
@@ -2782,35 +2448,36 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 {
 	const struct toml_kv *slot[SK_COUNT] = { NULL }, *kv;
 	const struct toml_value *sv = skv->value;
-	char prefix[KEYPATH_LEN], key[KEYPATH_LEN];
+	char prefix[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
 	size_t i, k;
 	int sless;
 
-	kpath(prefix, "services", skv->key, skv->keylen);
+	cw_kpath(prefix, "services", skv->key, skv->keylen);
 	s->line = sv->line > 0 ? sv->line : skv->line;
 	s->replicas = 1;
 	s->backend = BACKEND_COUNT;	/* none given (yet) */
 	s->readiness = READY_TCP;
 	if (strlen(skv->key) != skv->keylen || !config_valid_name(skv->key))
-		adiag(c, skv->line, prefix, NAME_REASON);
+		cw_diag(&c->w, skv->line, prefix, NAME_REASON);
 	else
 		(void)strlcpy(s->name, skv->key, sizeof(s->name));
 	if (sv->type != TOML_TABLE) {
-		adiag(c, skv->line, prefix, "must be a table");
+		cw_diag(&c->w, skv->line, prefix, "must be a table");
 		return;
 	}
 	for (i = 0; i < sv->u.table.len; i++) {
 		kv = &sv->u.table.items[i];
 		for (k = 0; k < SK_COUNT; k++)
-			if (key_is(kv, svc_keys[k].name))
+			if (cw_key_is(kv, svc_keys[k].name))
 				break;
 		if (k < SK_COUNT) {
 			slot[k] = kv;
 			continue;
 		}
-		kpath(key, prefix, kv->key, kv->keylen);
-		adiag(c, kv->line, key, "%s", kv->value->type == TOML_TABLE ?
-		    "unknown table" : "unknown key");
+		cw_kpath(key, prefix, kv->key, kv->keylen);
+		cw_diag(&c->w, kv->line, key, "%s",
+		    kv->value->type == TOML_TABLE ? "unknown table" :
+		    "unknown key");
 	}
 	sless = slot[SK_SERVERLESS] != NULL &&
 	    slot[SK_SERVERLESS]->value->type == TOML_TABLE;
@@ -2818,7 +2485,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		if (slot[k] != NULL)
 			svc_value(c, k, skv, slot[k], sless, s);
 	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
-		adiag(c, s->line, prefix, "requires image or command");
+		cw_diag(&c->w, s->line, prefix, "requires image or command");
 	else if (svc_backend(c, slot, prefix, s) == 0) {
 		svc_placement(c, slot, prefix, s);
 		svc_container(c, slot, prefix, s);
@@ -2831,24 +2498,24 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	 */
 	if (slot[SK_SOURCE] != NULL && s->backend == BACKEND_CONTAINER &&
 	    s->node_name != NULL) {
-		kpath_s(key, prefix, "source");
-		adiag(c, slot[SK_SOURCE]->line, key, "not allowed with "
+		cw_kpath_s(key, prefix, "source");
+		cw_diag(&c->w, slot[SK_SOURCE]->line, key, "not allowed with "
 		    "node_name \"%s\" (the copy is on the default node "
 		    "only)", s->node_name);
 	}
 	if (slot[SK_SOURCE] != NULL && slot[SK_DIRECTORY] != NULL) {
-		kpath_s(key, prefix, "directory");
-		adiag(c, slot[SK_DIRECTORY]->line, key, "not allowed with "
-		    "source (the source is the working directory)");
+		cw_kpath_s(key, prefix, "directory");
+		cw_diag(&c->w, slot[SK_DIRECTORY]->line, key, "not allowed "
+		    "with source (the source is the working directory)");
 	}
 	/* With a source, hk-scale says where it runs (spec.h). */
 	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL &&
 	    slot[SK_SOURCE] == NULL)
-		s->directory = xstrndup(c, c->dir, strlen(c->dir));
+		s->directory = cw_strndup(&c->w, c->dir, strlen(c->dir));
 	if (s->size == NULL && slot[SK_SIZE] == NULL)
-		s->size = xstrndup(c, "small", 5);
+		s->size = cw_strndup(&c->w, "small", 5);
 	if (slot[SK_HOSTS] == NULL) {
-		kpath_s(key, prefix, "hosts");
+		cw_kpath_s(key, prefix, "hosts");
 		svc_default_host(c, skv, key, s);
 	}
 	if (s->serverless) {
@@ -2856,7 +2523,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		svc_suspend_rules(c, slot[SK_SERVERLESS], prefix, s);
 	}
 	svc_schedules_check(c, prefix, slot[SK_SCHEDULES], s);
-	if (!c->oom)
+	if (!c->w.oom)
 		s->spec_json = spec_json(c, s, slot, prefix);
 }
 
@@ -2876,8 +2543,8 @@ static void
 hosts_check(struct actx *c)
 {
 	const struct toml_kv *s, *first;
-	char key[KEYPATH_LEN], other[KEYPATH_LEN];
-	char shown[KEYSHOW_MAX * 6 + 8];
+	char key[CW_KEYPATH_LEN], other[CW_KEYPATH_LEN];
+	char shown[CW_KEYSHOW_MAX * 6 + 8];
 	size_t i, f;
 
 	if (c->nhosts < 2)
@@ -2890,13 +2557,13 @@ hosts_check(struct actx *c)
 		}
 		s = c->hosts[i].svc;
 		first = c->hosts[f].svc;
-		kpath(other, "services", s->key, s->keylen);
-		kpath_s(key, other, "hosts");
-		kpath(other, "services", first->key, first->keylen);
-		show(shown, sizeof(shown), c->hosts[i].host,
+		cw_kpath(other, "services", s->key, s->keylen);
+		cw_kpath_s(key, other, "hosts");
+		cw_kpath(other, "services", first->key, first->keylen);
+		cw_show(shown, sizeof(shown), c->hosts[i].host,
 		    strlen(c->hosts[i].host), 1);
-		adiag(c, c->hosts[i].line, key, "duplicate host %s (also %s)",
-		    shown, other);
+		cw_diag(&c->w, c->hosts[i].line, key, "duplicate host %s "
+		    "(also %s)", shown, other);
 	}
 }
 
@@ -2906,40 +2573,41 @@ app_root(struct actx *c, const struct toml_value *root)
 	const struct toml_kv *kv, *ver = NULL, *name = NULL, *svcs = NULL;
 	const struct toml_kv *jobs = NULL;
 	const struct toml_value *sv;
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 	size_t i;
 
 	for (i = 0; i < root->u.table.len; i++) {
 		kv = &root->u.table.items[i];
-		if (key_is(kv, "schema_version"))
+		if (cw_key_is(kv, "schema_version"))
 			ver = kv;
-		else if (key_is(kv, "name"))
+		else if (cw_key_is(kv, "name"))
 			name = kv;
-		else if (key_is(kv, "services"))
+		else if (cw_key_is(kv, "services"))
 			svcs = kv;
-		else if (key_is(kv, "jobs"))
+		else if (cw_key_is(kv, "jobs"))
 			jobs = kv;
 		else {
-			kpath(key, NULL, kv->key, kv->keylen);
-			adiag(c, kv->line, key, "%s",
+			cw_kpath(key, NULL, kv->key, kv->keylen);
+			cw_diag(&c->w, kv->line, key, "%s",
 			    kv->value->type == TOML_TABLE ? "unknown table" :
 			    "unknown key");
 		}
 	}
 	if (ver == NULL)
-		adiag(c, 1, "schema_version", "missing");
+		cw_diag(&c->w, 1, "schema_version", "missing");
 	else if (ver->value->type != TOML_INTEGER)
-		adiag(c, ver->line, "schema_version", "must be an integer");
+		cw_diag(&c->w, ver->line, "schema_version",
+		    "must be an integer");
 	else if (ver->value->u.integer != 1)
-		adiag(c, ver->line, "schema_version", "must be 1");
+		cw_diag(&c->w, ver->line, "schema_version", "must be 1");
 	if (name == NULL)
-		adiag(c, 1, "name", "missing");
+		cw_diag(&c->w, 1, "name", "missing");
 	else if (name->value->type != TOML_STRING)
-		adiag(c, name->line, "name", "must be a string");
+		cw_diag(&c->w, name->line, "name", "must be a string");
 	else if (strlen(name->value->u.string.ptr) !=
 	    name->value->u.string.len ||
 	    !config_valid_name(name->value->u.string.ptr))
-		adiag(c, name->line, "name", NAME_REASON);
+		cw_diag(&c->w, name->line, "name", NAME_REASON);
 	else
 		(void)strlcpy(c->app->name, name->value->u.string.ptr,
 		    sizeof(c->app->name));
@@ -2949,82 +2617,28 @@ app_root(struct actx *c, const struct toml_value *root)
 		return;
 	sv = svcs->value;
 	if (sv->type != TOML_TABLE) {
-		adiag(c, svcs->line, "services", "must be a table");
+		cw_diag(&c->w, svcs->line, "services", "must be a table");
 		return;
 	}
 	if (sv->u.table.len == 0)
 		return;
 	c->app->services = calloc(sv->u.table.len, sizeof(*c->app->services));
 	if (c->app->services == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return;
 	}
-	for (i = 0; i < sv->u.table.len && !c->oom; i++) {
+	for (i = 0; i < sv->u.table.len && !c->w.oom; i++) {
 		svc_parse(c, &sv->u.table.items[i],
 		    &c->app->services[c->app->nservices]);
 		c->app->nservices++;
 	}
-	if (!c->oom)
+	if (!c->w.oom)
 		hosts_check(c);
 }
 
 /*
  * spec_json.
  */
-
-/* Any TOML value as JSON; floats that JSON lacks become strings. */
-json_t *
-toml_to_json(const struct toml_value *v, int depth, int *deep)
-{
-	const struct toml_kv *kv;
-	json_t *j, *e;
-	size_t i;
-
-	if (depth > JSON_DEPTH_MAX) {
-		*deep = 1;
-		return NULL;
-	}
-	switch (v->type) {
-	case TOML_TABLE:
-		if ((j = json_object()) == NULL)
-			return NULL;
-		for (i = 0; i < v->u.table.len; i++) {
-			kv = &v->u.table.items[i];
-			if ((e = toml_to_json(kv->value, depth + 1, deep)) ==
-			    NULL || json_object_setn_new(j, kv->key,
-			    kv->keylen, e) == -1) {
-				json_decref(j);
-				return NULL;
-			}
-		}
-		return j;
-	case TOML_ARRAY:
-		if ((j = json_array()) == NULL)
-			return NULL;
-		for (i = 0; i < v->u.array.len; i++) {
-			e = toml_to_json(v->u.array.items[i], depth + 1, deep);
-			if (e == NULL || json_array_append_new(j, e) == -1) {
-				json_decref(j);
-				return NULL;
-			}
-		}
-		return j;
-	case TOML_STRING:
-		return json_stringn(v->u.string.ptr, v->u.string.len);
-	case TOML_INTEGER:
-		return json_integer(v->u.integer);
-	case TOML_FLOAT:
-		if (isnan(v->u.floating))
-			return json_string("nan");
-		if (isinf(v->u.floating))
-			return json_string(v->u.floating > 0 ? "inf" : "-inf");
-		return json_real(v->u.floating);
-	case TOML_BOOL:
-		return json_boolean(v->u.boolean);
-	default:
-		return json_string(v->u.datetime);
-	}
-}
 
 static json_t *
 json_str_or_null(const char *s)
@@ -3056,7 +2670,7 @@ static int
 spec_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
     const char *prefix)
 {
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 	json_t *e;
 	size_t k;
 	int deep = 0;
@@ -3064,19 +2678,19 @@ spec_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
 	for (k = 0; k < SK_COUNT; k++) {
 		if (!svc_keys[k].ordinary || slot[k] == NULL)
 			continue;
-		if ((e = toml_to_json(slot[k]->value, 0, &deep)) == NULL) {
+		if ((e = cw_json(slot[k]->value, 0, &deep)) == NULL) {
 			if (!deep) {
-				c->oom = 1;
+				c->w.oom = 1;
 				return -1;
 			}
-			kpath_s(key, prefix, svc_keys[k].name);
-			adiag(c, slot[k]->line, key,
+			cw_kpath_s(key, prefix, svc_keys[k].name);
+			cw_diag(&c->w, slot[k]->line, key,
 			    "nested too deeply (at most %d levels)",
-			    JSON_DEPTH_MAX);
+			    CW_JSON_DEPTH_MAX);
 			return -1;
 		}
 		if (json_object_set_new(o, svc_keys[k].name, e) == -1) {
-			c->oom = 1;
+			c->w.oom = 1;
 			return -1;
 		}
 	}
@@ -3086,7 +2700,7 @@ spec_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
 /*
  * The canonical JSON of a service: every field with its default filled in,
  * keys sorted, compact; no line numbers.  Unchanged input gives the same
- * bytes.  NULL on failure (diagnosed, or c->oom).
+ * bytes.  NULL on failure (diagnosed, or c->w.oom).
  */
 static char *
 spec_json(struct actx *c, const struct service_spec *s,
@@ -3103,7 +2717,7 @@ spec_json(struct actx *c, const struct service_spec *s,
 	int err = 0, v;
 
 	if ((o = json_object()) == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return NULL;
 	}
 	err |= json_object_set_new(o, "name", json_string(s->name));
@@ -3159,10 +2773,10 @@ spec_json(struct actx *c, const struct service_spec *s,
 	if (s->nsecrets > 0)
 		err |= spec_secrets_put(o, s);
 	if (err != 0)
-		c->oom = 1;
+		c->w.oom = 1;
 	else if (spec_extras(c, o, slot, prefix) == 0 &&
 	    (out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT)) == NULL)
-		c->oom = 1;
+		c->w.oom = 1;
 	json_decref(o);
 	return out;
 }
@@ -3178,40 +2792,40 @@ app_parse(struct app_config *app, const char *path, const char *buf,
 
 	memset(app, 0, sizeof(*app));
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		config_diag_add(d, "%s: %s", path, strerror(errno));
+		cw_diag_add(d, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	c->file = path;
+	c->w.file = path;
 	c->srv = srv;
 	c->app = app;
 	if ((app->path = strdup(path)) == NULL) {
-		config_diag_add(d, "%s: %s", path, strerror(errno));
+		cw_diag_add(d, "%s: %s", path, strerror(errno));
 		free(c);
 		return -1;
 	}
 	if (file_dir(path, c->dir, sizeof(c->dir)) == -1) {
-		config_diag_add(d, "%s: unable to resolve its directory: %s",
+		cw_diag_add(d, "%s: unable to resolve its directory: %s",
 		    path, strerror(errno != 0 ? errno : ENAMETOOLONG));
 		rc = -1;
 		goto out;
 	}
 	if ((root = toml_parse(buf, len, &terr)) == NULL) {
 		if (terr.line > 0)
-			config_diag_add(d, "%s:%d: syntax: %s", path,
+			cw_diag_add(d, "%s:%d: syntax: %s", path,
 			    terr.line, terr.msg);
 		else
-			config_diag_add(d, "%s: syntax: %s", path, terr.msg);
+			cw_diag_add(d, "%s: syntax: %s", path, terr.msg);
 		rc = -1;
 		goto out;
 	}
 	app_root(c, root);
-	if (!c->oom)
+	if (!c->w.oom)
 		app_jobs_check(c);
 	toml_free(root);
-	if (c->oom)
-		config_diag_add(d, "%s: %s", path, strerror(ENOMEM));
-	dl_flush(&c->dl, d);
-	if (c->oom || c->dl.count > 0)
+	if (c->w.oom)
+		cw_diag_add(d, "%s: %s", path, strerror(ENOMEM));
+	cw_flush(&c->w.dl, d);
+	if (c->w.oom || c->w.dl.count > 0)
 		rc = -1;
 out:
 	free(c->hosts);
@@ -3233,7 +2847,7 @@ app_load(struct app_config *app, const char *path,
 		missing = &dummy;
 	*missing = 0;
 	memset(app, 0, sizeof(*app));
-	if (file_read(path, 0, &buf, &len, missing, d) != 0)
+	if (cw_read(path, 0, &buf, &len, missing, d) != 0)
 		return -1;
 	rc = app_parse(app, path, buf, len, srv, d);
 	free(buf);

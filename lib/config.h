@@ -45,9 +45,6 @@ struct config_diag {
 	char	msg[CONFIG_DIAG_MAX][CONFIG_DIAG_LEN];
 };
 
-void	config_diag_add(struct config_diag *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
-
 /* Where an operator setting's effective value came from. */
 enum config_source {
 	CONFIG_SRC_DEFAULT,

@@ -14,35 +14,15 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "cw.h"
 #include "toml.h"
 
 #ifndef nitems
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 
-#define KEYPATH_LEN	384	/* a dotted key path in a message */
-#define KEYSHOW_MAX	64	/* bytes of one key (or value) shown */
-#define JSON_DEPTH_MAX	64	/* nesting kept in spec_json */
-
 #define NAME_REASON	"must be 1 to 63 of a-z, 0-9 and '-', " \
 			"starting and ending with a letter or digit"
-
-/*
- * Diagnostics of one application file, kept in line order: the
- * CONFIG_DIAG_MAX with the lowest lines are kept, all are counted.
- */
-struct dent {
-	int		 line;
-	unsigned	 seq;
-	char		 msg[CONFIG_DIAG_LEN];
-};
-
-struct dlist {
-	size_t		 count;
-	size_t		 n;
-	unsigned	 seq;
-	struct dent	 d[CONFIG_DIAG_MAX];
-};
 
 /* One host of the file, for the duplicate check. */
 struct hostref {
@@ -53,7 +33,7 @@ struct hostref {
 };
 
 struct actx {
-	const char			*file;	/* as given, for messages */
+	struct cw			 w;	/* the file, its diagnostics */
 	const struct server_config	*srv;
 	char				 dir[PATH_MAX];	/* of the file */
 	struct app_config		*app;
@@ -61,26 +41,7 @@ struct actx {
 	struct hostref			*hosts;
 	size_t				 nhosts;
 	size_t				 caphosts;
-	int				 oom;
-	struct dlist			 dl;
 };
-
-int	 key_is(const struct toml_kv *, const char *);
-/* dst (KEYPATH_LEN) = prefix "." key, the key shown as TOML would. */
-void	 kpath(char *, const char *, const char *, size_t);
-void	 kpath_s(char *, const char *, const char *);
-/* One diagnostic "file:line: key: reason" (c->oom on no memory). */
-void	 adiag(struct actx *, int, const char *, const char *, ...)
-	    __attribute__((format(printf, 4, 5)));
-char	*xstrndup(struct actx *, const char *, size_t);
-/* The value of kv, checked, or NULL/-1 with a diagnostic. */
-const char *cfg_str(struct actx *, const struct toml_kv *, const char *,
-	    size_t);
-int	 cfg_int(struct actx *, const struct toml_kv *, const char *,
-	    int64_t, int64_t, int64_t *);
-int	 cfg_bool(struct actx *, const struct toml_kv *, const char *, int *);
-/* Any TOML value as JSON; *deep set past JSON_DEPTH_MAX levels. */
-json_t	*toml_to_json(const struct toml_value *, int, int *);
 
 /* config_vet.c: [vet] of hakopod.toml */
 void	 vet_defaults(struct config_vet *);

@@ -32,27 +32,27 @@ metrics_key(struct config_metrics *m, const struct toml_kv *kv,
     const char *file, struct config_diag *d)
 {
 	const struct toml_value *v = kv->value;
-	char key[KEYPATH_LEN], why[256];
+	char key[CW_KEYPATH_LEN], why[256];
 	size_t i;
 
-	kpath(key, "metrics", kv->key, kv->keylen);
+	cw_kpath(key, "metrics", kv->key, kv->keylen);
 	for (i = 0; i < METRICS_DAEMONS; i++)
-		if (key_is(kv, daemons[i]))
+		if (cw_key_is(kv, daemons[i]))
 			break;
 	if (i == METRICS_DAEMONS) {
-		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+		cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
 		    v->type == TOML_TABLE ? "unknown table" : "unknown key");
 		return -1;
 	}
 	if (v->type != TOML_STRING || strlen(v->u.string.ptr) !=
 	    v->u.string.len) {
-		config_diag_add(d, "%s:%d: %s: must be a string", file,
+		cw_diag_add(d, "%s:%d: %s: must be a string", file,
 		    kv->line, key);
 		return -1;
 	}
 	if (v->u.string.len >= sizeof(m->listen[i]) ||
 	    config_check_addr(v->u.string.ptr, why, sizeof(why)) == -1) {
-		config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+		cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
 		    v->u.string.len >= sizeof(m->listen[i]) ? "too long" :
 		    why);
 		return -1;
@@ -71,7 +71,7 @@ metrics_walk(struct config_metrics *m, const struct toml_kv *kv,
 	int rc = 0;
 
 	if (t->type != TOML_TABLE) {
-		config_diag_add(d, "%s:%d: metrics: must be a table", file,
+		cw_diag_add(d, "%s:%d: metrics: must be a table", file,
 		    kv->line);
 		return -1;
 	}
@@ -123,7 +123,7 @@ metrics_cross(const struct server_config *cfg, const char *file,
 	for (i = 0; i < 2; i++)
 		if (*pub[i] != '\0' && strchr(pub[i], ':') != NULL &&
 		    same_listener(m, pub[i])) {
-			config_diag_add(d, "%s:%d: metrics.activate: must not "
+			cw_diag_add(d, "%s:%d: metrics.activate: must not "
 			    "be the gateway's public listener (server.%s = "
 			    "\"%s\"): use a private address", file,
 			    cfg->metrics.line[METRICS_ACTIVATE], i == 0 ?

@@ -84,26 +84,27 @@ run_slots(struct actx *c, const struct toml_kv *kv, const char *prefix,
 {
 	const struct toml_value *v = kv->value;
 	const struct toml_kv *e;
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 	size_t i, k;
 
 	if (v->type != TOML_TABLE) {
-		adiag(c, kv->line, prefix, "must be a table");
+		cw_diag(&c->w, kv->line, prefix, "must be a table");
 		return -1;
 	}
 	for (i = 0; i < v->u.table.len; i++) {
 		e = &v->u.table.items[i];
 		for (k = 0; k < RK_COUNT; k++)
 			if ((run_keys[k].used_by & kind) &&
-			    key_is(e, run_keys[k].name))
+			    cw_key_is(e, run_keys[k].name))
 				break;
 		if (k < RK_COUNT) {
 			slot[k] = e;
 			continue;
 		}
-		kpath(key, prefix, e->key, e->keylen);
-		adiag(c, e->line, key, "%s", e->value->type == TOML_TABLE ?
-		    "unknown table" : "unknown key");
+		cw_kpath(key, prefix, e->key, e->keylen);
+		cw_diag(&c->w, e->line, key, "%s",
+		    e->value->type == TOML_TABLE ? "unknown table" :
+		    "unknown key");
 	}
 	return 0;
 }
@@ -147,21 +148,21 @@ run_event(struct actx *c, const struct toml_kv *kv, const char *key)
 		j = json_loadb(v->u.string.ptr, v->u.string.len,
 		    JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
 		if (j == NULL)
-			adiag(c, kv->line, key, "not JSON: %s (column %d)",
-			    je.text, je.column);
+			cw_diag(&c->w, kv->line, key, "not JSON: %s "
+			    "(column %d)", je.text, je.column);
 		return j;
 	}
 	if (v->type != TOML_TABLE) {
-		adiag(c, kv->line, key, "must be a table, or a string "
+		cw_diag(&c->w, kv->line, key, "must be a table, or a string "
 		    "holding JSON");
 		return NULL;
 	}
-	if ((j = toml_to_json(v, 0, &deep)) == NULL) {
+	if ((j = cw_json(v, 0, &deep)) == NULL) {
 		if (deep)
-			adiag(c, kv->line, key, "nested deeper than %d levels",
-			    JSON_DEPTH_MAX);
+			cw_diag(&c->w, kv->line, key, "nested deeper than "
+			    "%d levels", CW_JSON_DEPTH_MAX);
 		else
-			c->oom = 1;
+			c->w.oom = 1;
 	}
 	return j;
 }
@@ -175,7 +176,7 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
     const char *prefix)
 {
 	const char *method = "POST", *path = "/", *s;
-	char key[KEYPATH_LEN], *text;
+	char key[CW_KEYPATH_LEN], *text;
 	json_t *o, *event;
 	int64_t timeout = 0;
 	int bad = 0;
@@ -183,7 +184,7 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 	if (slot[RK_EVENT] == NULL)
 		event = json_object();
 	else {
-		kpath_s(key, prefix, "event");
+		cw_kpath_s(key, prefix, "event");
 		event = run_event(c, slot[RK_EVENT], key);
 	}
 	if (event == NULL)
@@ -191,22 +192,22 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 	text = json_dumps(event, JSON_COMPACT | JSON_ENCODE_ANY);
 	json_decref(event);
 	if (text == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return NULL;
 	}
 	if (strlen(text) > CONFIG_EVENT_MAX) {
-		kpath_s(key, prefix, "event");
-		adiag(c, slot[RK_EVENT]->line, key, "%zu bytes as JSON, more "
-		    "than %d", strlen(text), CONFIG_EVENT_MAX);
+		cw_kpath_s(key, prefix, "event");
+		cw_diag(&c->w, slot[RK_EVENT]->line, key, "%zu bytes as JSON, "
+		    "more than %d", strlen(text), CONFIG_EVENT_MAX);
 		bad = 1;
 	}
 	if (slot[RK_METHOD] != NULL) {
-		kpath_s(key, prefix, "method");
-		if ((s = cfg_str(c, slot[RK_METHOD], key, METHOD_MAX)) ==
+		cw_kpath_s(key, prefix, "method");
+		if ((s = cw_str(&c->w, slot[RK_METHOD], key, METHOD_MAX)) ==
 		    NULL)
 			bad = 1;
 		else if (!config_valid_method(s)) {
-			adiag(c, slot[RK_METHOD]->line, key, "must be an "
+			cw_diag(&c->w, slot[RK_METHOD]->line, key, "must be an "
 			    "upper-case method of at most %d letters, as POST",
 			    METHOD_MAX);
 			bad = 1;
@@ -214,19 +215,20 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 			method = s;
 	}
 	if (slot[RK_PATH] != NULL) {
-		kpath_s(key, prefix, "path");
-		if ((s = cfg_str(c, slot[RK_PATH], key, RUN_PATH_MAX)) == NULL)
+		cw_kpath_s(key, prefix, "path");
+		if ((s = cw_str(&c->w, slot[RK_PATH], key,
+		    RUN_PATH_MAX)) == NULL)
 			bad = 1;
 		else if (!config_valid_path(s)) {
-			adiag(c, slot[RK_PATH]->line, key, "must start with "
-			    "'/' and hold visible ASCII only");
+			cw_diag(&c->w, slot[RK_PATH]->line, key, "must start "
+			    "with '/' and hold visible ASCII only");
 			bad = 1;
 		} else
 			path = s;
 	}
 	if (slot[RK_TIMEOUT] != NULL) {
-		kpath_s(key, prefix, "timeout_seconds");
-		if (cfg_int(c, slot[RK_TIMEOUT], key, 1,
+		cw_kpath_s(key, prefix, "timeout_seconds");
+		if (cw_int(&c->w, slot[RK_TIMEOUT], key, 1,
 		    CONFIG_RUN_TIMEOUT_MAX, &timeout) == -1)
 			bad = 1;
 	}
@@ -234,7 +236,7 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 	    "method", method, "path", path, "timeout_seconds",
 	    (json_int_t)timeout);
 	if (!bad && o == NULL)
-		c->oom = 1;
+		c->w.oom = 1;
 	free(text);
 	return o;
 }
@@ -247,7 +249,7 @@ spec_text(struct actx *c, json_t *o)
 	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	if (text == NULL)
-		c->oom = 1;
+		c->w.oom = 1;
 	return text;
 }
 
@@ -263,17 +265,18 @@ app_jobs(struct actx *c, const struct toml_kv *kv)
 	size_t i;
 
 	if (v->type != TOML_TABLE) {
-		adiag(c, kv->line, "jobs", "must be a table of [jobs.NAME]");
+		cw_diag(&c->w, kv->line, "jobs", "must be a table of "
+		    "[jobs.NAME]");
 		return;
 	}
 	if (v->u.table.len == 0)
 		return;
 	if ((c->app->jobs = calloc(v->u.table.len,
 	    sizeof(*c->app->jobs))) == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return;
 	}
-	for (i = 0; i < v->u.table.len && !c->oom; i++)
+	for (i = 0; i < v->u.table.len && !c->w.oom; i++)
 		job_parse(c, &v->u.table.items[i],
 		    &c->app->jobs[c->app->njobs++]);
 }
@@ -282,35 +285,36 @@ static void
 job_parse(struct actx *c, const struct toml_kv *kv, struct job_spec *j)
 {
 	const struct toml_kv *slot[RK_COUNT] = { NULL };
-	char prefix[KEYPATH_LEN], key[KEYPATH_LEN];
+	char prefix[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
 	const char *s;
 	json_t *o;
 
-	kpath(prefix, "jobs", kv->key, kv->keylen);
+	cw_kpath(prefix, "jobs", kv->key, kv->keylen);
 	j->line = kv->value->line > 0 ? kv->value->line : kv->line;
 	j->run_id_line = j->line;
 	if (strlen(kv->key) != kv->keylen || !config_valid_name(kv->key))
-		adiag(c, kv->line, prefix, NAME_REASON);
+		cw_diag(&c->w, kv->line, prefix, NAME_REASON);
 	else
 		(void)strlcpy(j->name, kv->key, sizeof(j->name));
 	if (run_slots(c, kv, prefix, FOR_JOB, slot) == -1)
 		return;
-	kpath_s(key, prefix, "service");
+	cw_kpath_s(key, prefix, "service");
 	if (slot[RK_SERVICE] == NULL)
-		adiag(c, j->line, key, "missing: the serverless service of "
-		    "this app that the run is sent to");
-	else if ((s = cfg_str(c, slot[RK_SERVICE], key, CONFIG_NAME_MAX)) !=
+		cw_diag(&c->w, j->line, key, "missing: the serverless service "
+		    "of this app that the run is sent to");
+	else if ((s = cw_str(&c->w, slot[RK_SERVICE], key, CONFIG_NAME_MAX)) !=
 	    NULL) {
 		j->service_line = slot[RK_SERVICE]->line;
 		if (!config_valid_name(s))
-			adiag(c, slot[RK_SERVICE]->line, key, NAME_REASON);
+			cw_diag(&c->w, slot[RK_SERVICE]->line, key,
+			    NAME_REASON);
 		else
 			(void)strlcpy(j->service, s, sizeof(j->service));
 	}
 	if (slot[RK_RUN_ID] != NULL) {
-		kpath_s(key, prefix, "run_id");
+		cw_kpath_s(key, prefix, "run_id");
 		j->run_id_line = slot[RK_RUN_ID]->line;
-		(void)cfg_int(c, slot[RK_RUN_ID], key, 0, INT64_MAX,
+		(void)cw_int(&c->w, slot[RK_RUN_ID], key, 0, INT64_MAX,
 		    &j->run_id);
 	}
 	if ((o = run_common(c, slot, prefix)) != NULL)
@@ -323,7 +327,7 @@ app_jobs_check(struct actx *c)
 {
 	const struct service_spec *sp;
 	const struct job_spec *j;
-	char key[KEYPATH_LEN], prefix[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN], prefix[CW_KEYPATH_LEN];
 	size_t i, k;
 
 	for (i = 0; i < c->app->njobs; i++) {
@@ -333,16 +337,16 @@ app_jobs_check(struct actx *c)
 		for (k = 0; k < c->app->nservices; k++)
 			if (strcmp(c->app->services[k].name, j->service) == 0)
 				break;
-		kpath_s(prefix, "jobs", j->name);
-		kpath_s(key, prefix, "service");
+		cw_kpath_s(prefix, "jobs", j->name);
+		cw_kpath_s(key, prefix, "service");
 		sp = k < c->app->nservices ? &c->app->services[k] : NULL;
 		if (sp == NULL)
-			adiag(c, j->service_line, key, "no service \"%s\" in "
-			    "this file", j->service);
+			cw_diag(&c->w, j->service_line, key, "no service "
+			    "\"%s\" in this file", j->service);
 		else if (!sp->serverless)
-			adiag(c, j->service_line, key, "service \"%s\" has no "
-			    "[serverless] table: a run is sent through the "
-			    "gateway's /fn/ route", j->service);
+			cw_diag(&c->w, j->service_line, key, "service \"%s\" "
+			    "has no [serverless] table: a run is sent through "
+			    "the gateway's /fn/ route", j->service);
 	}
 }
 
@@ -351,52 +355,52 @@ static int
 schedule_keys(struct actx *c, const struct toml_kv *const *slot,
     const char *prefix, json_t *o)
 {
-	char key[KEYPATH_LEN], why[256];
+	char key[CW_KEYPATH_LEN], why[256];
 	const char *s, *tz = "UTC", *conc = "forbid";
 	struct cron cr;
 	int enabled = 1, catch_up = 0, bad = 0;
 
-	kpath_s(key, prefix, "cron");
-	if ((s = cfg_str(c, slot[RK_CRON], key, CRON_EXPR_MAX)) == NULL)
+	cw_kpath_s(key, prefix, "cron");
+	if ((s = cw_str(&c->w, slot[RK_CRON], key, CRON_EXPR_MAX)) == NULL)
 		bad = 1;
 	else if (cron_parse(&cr, s, why, sizeof(why)) == -1) {
-		adiag(c, slot[RK_CRON]->line, key, "%s", why);
+		cw_diag(&c->w, slot[RK_CRON]->line, key, "%s", why);
 		bad = 1;
 	} else if (cron_next(&cr, NULL, (int64_t)time(NULL)) == -1) {
-		adiag(c, slot[RK_CRON]->line, key, "never fires (no such "
+		cw_diag(&c->w, slot[RK_CRON]->line, key, "never fires (no such "
 		    "day in any month it names)");
 		bad = 1;
 	} else
 		bad |= json_object_set_new(o, "cron", json_string(s));
 	if (slot[RK_TIMEZONE] != NULL) {
-		kpath_s(key, prefix, "timezone");
-		if ((s = cfg_str(c, slot[RK_TIMEZONE], key, CRON_TZ_MAX)) ==
+		cw_kpath_s(key, prefix, "timezone");
+		if ((s = cw_str(&c->w, slot[RK_TIMEZONE], key, CRON_TZ_MAX)) ==
 		    NULL)
 			bad = 1;
 		else if (cron_tz_valid(s, why, sizeof(why)) == -1) {
-			adiag(c, slot[RK_TIMEZONE]->line, key, "%s", why);
+			cw_diag(&c->w, slot[RK_TIMEZONE]->line, key, "%s", why);
 			bad = 1;
 		} else
 			tz = s;
 	}
 	if (slot[RK_CONCURRENCY] != NULL) {
-		kpath_s(key, prefix, "concurrency");
-		if ((s = cfg_str(c, slot[RK_CONCURRENCY], key, 16)) == NULL)
+		cw_kpath_s(key, prefix, "concurrency");
+		if ((s = cw_str(&c->w, slot[RK_CONCURRENCY], key, 16)) == NULL)
 			bad = 1;
 		else if (strcmp(s, "forbid") != 0 && strcmp(s, "allow") != 0) {
-			adiag(c, slot[RK_CONCURRENCY]->line, key,
+			cw_diag(&c->w, slot[RK_CONCURRENCY]->line, key,
 			    "must be \"forbid\" or \"allow\"");
 			bad = 1;
 		} else
 			conc = s;
 	}
-	kpath_s(key, prefix, "enabled");
+	cw_kpath_s(key, prefix, "enabled");
 	if (slot[RK_ENABLED] != NULL &&
-	    cfg_bool(c, slot[RK_ENABLED], key, &enabled) == -1)
+	    cw_bool(&c->w, slot[RK_ENABLED], key, &enabled) == -1)
 		bad = 1;
-	kpath_s(key, prefix, "catch_up");
+	cw_kpath_s(key, prefix, "catch_up");
 	if (slot[RK_CATCH_UP] != NULL &&
-	    cfg_bool(c, slot[RK_CATCH_UP], key, &catch_up) == -1)
+	    cw_bool(&c->w, slot[RK_CATCH_UP], key, &catch_up) == -1)
 		bad = 1;
 	bad |= json_object_set_new(o, "timezone", json_string(tz));
 	bad |= json_object_set_new(o, "concurrency", json_string(conc));
@@ -411,13 +415,13 @@ svc_schedules(struct actx *c, const struct toml_kv *skv,
     const struct toml_kv *kv, const char *key, struct service_spec *s)
 {
 	const struct toml_value *v = kv->value;
-	char prefix[KEYPATH_LEN];
+	char prefix[CW_KEYPATH_LEN];
 	size_t i;
 
 	(void)skv;
 	s->schedules_line = kv->line;
 	if (v->type != TOML_TABLE) {
-		adiag(c, kv->line, key, "must be a table of "
+		cw_diag(&c->w, kv->line, key, "must be a table of "
 		    "[%s.NAME]", key);
 		return;
 	}
@@ -425,11 +429,11 @@ svc_schedules(struct actx *c, const struct toml_kv *skv,
 		return;
 	if ((s->schedules = calloc(v->u.table.len,
 	    sizeof(*s->schedules))) == NULL) {
-		c->oom = 1;
+		c->w.oom = 1;
 		return;
 	}
-	for (i = 0; i < v->u.table.len && !c->oom; i++) {
-		kpath(prefix, key, v->u.table.items[i].key,
+	for (i = 0; i < v->u.table.len && !c->w.oom; i++) {
+		cw_kpath(prefix, key, v->u.table.items[i].key,
 		    v->u.table.items[i].keylen);
 		schedule_parse(c, &v->u.table.items[i], prefix,
 		    &s->schedules[s->nschedules++]);
@@ -445,17 +449,17 @@ schedule_parse(struct actx *c, const struct toml_kv *kv, const char *prefix,
 
 	sc->line = kv->value->line > 0 ? kv->value->line : kv->line;
 	if (strlen(kv->key) != kv->keylen || !config_valid_name(kv->key))
-		adiag(c, kv->line, prefix, NAME_REASON);
+		cw_diag(&c->w, kv->line, prefix, NAME_REASON);
 	else
 		(void)strlcpy(sc->name, kv->key, sizeof(sc->name));
 	if (run_slots(c, kv, prefix, FOR_SCHEDULE, slot) == -1)
 		return;
 	/* "cron" missing is said on the table's line. */
 	if (slot[RK_CRON] == NULL) {
-		char key[KEYPATH_LEN];
+		char key[CW_KEYPATH_LEN];
 
-		kpath_s(key, prefix, "cron");
-		adiag(c, sc->line, key, "missing: when it fires, as "
+		cw_kpath_s(key, prefix, "cron");
+		cw_diag(&c->w, sc->line, key, "missing: when it fires, as "
 		    "\"*/5 * * * *\" or \"@daily\"");
 	}
 	if ((o = run_common(c, slot, prefix)) == NULL)
@@ -472,12 +476,12 @@ void
 svc_schedules_check(struct actx *c, const char *prefix,
     const struct toml_kv *kv, struct service_spec *s)
 {
-	char key[KEYPATH_LEN];
+	char key[CW_KEYPATH_LEN];
 
 	if (kv == NULL || s->serverless)
 		return;
-	kpath_s(key, prefix, "schedules");
-	adiag(c, kv->line, key, "needs [serverless]: a schedule's run is "
+	cw_kpath_s(key, prefix, "schedules");
+	cw_diag(&c->w, kv->line, key, "needs [serverless]: a schedule's run is "
 	    "sent through the gateway's /fn/ route");
 }
 

@@ -63,17 +63,17 @@ vet_str(const struct toml_kv *kv, char *dst, size_t size, int abs,
 
 	if (v->type != TOML_STRING || strlen(v->u.string.ptr) !=
 	    v->u.string.len) {
-		config_diag_add(d, "%s:%d: %s: must be a string", file,
+		cw_diag_add(d, "%s:%d: %s: must be a string", file,
 		    kv->line, key);
 		return -1;
 	}
 	if (v->u.string.len == 0 || v->u.string.len >= size) {
-		config_diag_add(d, "%s:%d: %s: must be 1 to %zu bytes", file,
+		cw_diag_add(d, "%s:%d: %s: must be 1 to %zu bytes", file,
 		    kv->line, key, size - 1);
 		return -1;
 	}
 	if (abs && v->u.string.ptr[0] != '/') {
-		config_diag_add(d, "%s:%d: %s: must be an absolute path",
+		cw_diag_add(d, "%s:%d: %s: must be an absolute path",
 		    file, kv->line, key);
 		return -1;
 	}
@@ -106,7 +106,7 @@ vet_exts(struct config_vet *v, const struct toml_kv *kv, const char *key,
 
 	if (a->type != TOML_ARRAY || a->u.array.len == 0 ||
 	    a->u.array.len > CONFIG_EXTS_MAX) {
-		config_diag_add(d, "%s:%d: %s: must be an array of 1 to %d "
+		cw_diag_add(d, "%s:%d: %s: must be an array of 1 to %d "
 		    "extensions", file, kv->line, key, CONFIG_EXTS_MAX);
 		return -1;
 	}
@@ -114,7 +114,7 @@ vet_exts(struct config_vet *v, const struct toml_kv *kv, const char *key,
 		e = a->u.array.items[i];
 		if (e->type != TOML_STRING || !valid_ext(e->u.string.ptr,
 		    e->u.string.len)) {
-			config_diag_add(d, "%s:%d: %s: each must be a dot and "
+			cw_diag_add(d, "%s:%d: %s: each must be a dot and "
 			    "1 to %d letters, digits, '.', '_' or '-', as "
 			    "\".py\"", file, kv->line, key, CONFIG_EXT_MAX - 1);
 			return -1;
@@ -203,27 +203,27 @@ static int
 vet_key(struct config_vet *v, const struct toml_kv *kv, const char *file,
     struct config_diag *d)
 {
-	char key[KEYPATH_LEN], why[256];
+	char key[CW_KEYPATH_LEN], why[256];
 	const struct toml_value *val = kv->value;
 
-	kpath(key, "vet", kv->key, kv->keylen);
-	if (key_is(kv, "enabled")) {
+	cw_kpath(key, "vet", kv->key, kv->keylen);
+	if (cw_key_is(kv, "enabled")) {
 		if (val->type != TOML_BOOL) {
-			config_diag_add(d, "%s:%d: %s: must be a boolean",
+			cw_diag_add(d, "%s:%d: %s: must be a boolean",
 			    file, kv->line, key);
 			return -1;
 		}
 		v->enabled = val->u.boolean != 0;
 		return 0;
 	}
-	if (key_is(kv, "timeout_seconds") || key_is(kv, "max_bytes")) {
-		int t = key_is(kv, "timeout_seconds");
+	if (cw_key_is(kv, "timeout_seconds") || cw_key_is(kv, "max_bytes")) {
+		int t = cw_key_is(kv, "timeout_seconds");
 		int64_t lo = t ? 1 : VET_BYTES_MIN;
 		int64_t hi = t ? VET_TIMEOUT_MAX : VET_BYTES_MAX;
 
 		if (val->type != TOML_INTEGER || val->u.integer < lo ||
 		    val->u.integer > hi) {
-			config_diag_add(d, "%s:%d: %s: must be an integer "
+			cw_diag_add(d, "%s:%d: %s: must be an integer "
 			    "between %lld and %lld", file, kv->line, key,
 			    (long long)lo, (long long)hi);
 			return -1;
@@ -231,31 +231,31 @@ vet_key(struct config_vet *v, const struct toml_kv *kv, const char *file,
 		*(t ? &v->timeout_seconds : &v->max_bytes) = val->u.integer;
 		return 0;
 	}
-	if (key_is(kv, "endpoint")) {
+	if (cw_key_is(kv, "endpoint")) {
 		if (vet_str(kv, v->endpoint, sizeof(v->endpoint), 0, key, file,
 		    d) == -1)
 			return -1;
 		if (check_endpoint(v->endpoint, why, sizeof(why)) == -1) {
-			config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+			cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
 			    why);
 			return -1;
 		}
 		return 0;
 	}
-	if (key_is(kv, "model"))
+	if (cw_key_is(kv, "model"))
 		return vet_str(kv, v->model, sizeof(v->model), 0, key, file, d);
-	if (key_is(kv, "api_key_file"))
+	if (cw_key_is(kv, "api_key_file"))
 		return vet_str(kv, v->api_key_file, sizeof(v->api_key_file), 1,
 		    key, file, d);
-	if (key_is(kv, "ca_file"))
+	if (cw_key_is(kv, "ca_file"))
 		return vet_str(kv, v->ca_file, sizeof(v->ca_file), 1, key,
 		    file, d);
-	if (key_is(kv, "prompt_file"))
+	if (cw_key_is(kv, "prompt_file"))
 		return vet_str(kv, v->prompt_file, sizeof(v->prompt_file), 1,
 		    key, file, d);
-	if (key_is(kv, "extensions"))
+	if (cw_key_is(kv, "extensions"))
 		return vet_exts(v, kv, key, file, d);
-	config_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
+	cw_diag_add(d, "%s:%d: %s: %s", file, kv->line, key,
 	    val->type == TOML_TABLE ? "unknown table" : "unknown key");
 	return -1;
 }
@@ -269,7 +269,7 @@ vet_walk(struct config_vet *v, const struct toml_kv *kv, const char *file,
 	int rc = 0;
 
 	if (t->type != TOML_TABLE) {
-		config_diag_add(d, "%s:%d: vet: must be a table", file,
+		cw_diag_add(d, "%s:%d: vet: must be a table", file,
 		    kv->line);
 		return -1;
 	}
@@ -280,7 +280,7 @@ vet_walk(struct config_vet *v, const struct toml_kv *kv, const char *file,
 			rc = -1;
 	if (rc == 0 && v->enabled && (v->endpoint[0] == '\0' ||
 	    v->model[0] == '\0')) {
-		config_diag_add(d, "%s:%d: vet: enabled = true requires %s",
+		cw_diag_add(d, "%s:%d: vet: enabled = true requires %s",
 		    file, v->line, v->endpoint[0] == '\0' ? "endpoint" :
 		    "model");
 		rc = -1;
