@@ -261,64 +261,11 @@ static const struct {
 	[SK_VOLUMES] =			{ "volumes", 1 },
 };
 
-/*
- * [services.NAME.serverless], alphabetical: name, range, default, and
- * flags: PK_BOOL a boolean (range 0..1, TOML true/false), PK_SPARSE an
- * integer added after specs were first stored, PK_ENUM a string naming
- * one of names[] (range 0..n-1; stored as that string).  All three go
- * into spec_json only when not their default, so that a stored spec keeps
- * its bytes (and its service its revision) when hk learns a key.
- */
-#define PK_BOOL		1
-#define PK_SPARSE	2
-#define PK_ENUM		4
-
-static const char *const idle_actions[] = { "stop", "suspend", NULL };
-
-static const struct policy_key {
-	const char	*name;
-	int		 min;
-	int		 max;
-	int		 def;
-	int		 flags;
-	size_t		 off;
-	const char *const *names;	/* PK_ENUM */
-} policy_keys[] = {
-	{ "idle_action", IDLE_STOP, IDLE_SUSPEND, IDLE_STOP, PK_ENUM,
-	    offsetof(struct serverless_policy, idle_action), idle_actions },
-	{ "idle_seconds", 30, 86400, 300, 0,
-	    offsetof(struct serverless_policy, idle_seconds), NULL },
-	{ "max_concurrency", 1, 64, 16, 0,
-	    offsetof(struct serverless_policy, max_concurrency), NULL },
-	{ "min_replicas", 0, 1, 0, 0,
-	    offsetof(struct serverless_policy, min_replicas), NULL },
-	{ "request_buffering", 0, 1, 1, PK_BOOL,
-	    offsetof(struct serverless_policy, request_buffering), NULL },
-	{ "request_timeout_seconds", 1, 300, 60, 0,
-	    offsetof(struct serverless_policy, request_timeout_seconds), NULL },
-	{ "startup_timeout_seconds", 5, 300, 60, 0,
-	    offsetof(struct serverless_policy, startup_timeout_seconds), NULL },
-	{ "suspend_max_seconds", 30, 604800, 3600, PK_SPARSE,
-	    offsetof(struct serverless_policy, suspend_max_seconds), NULL },
-	{ "waiting_page_after_ms", 0, 300000, 0, PK_SPARSE,
-	    offsetof(struct serverless_policy, waiting_page_after_ms), NULL },
-};
-
 /* Variables hk itself gives the process. */
 static const char *const env_reserved[] = {
 	"CREDENTIALS_DIRECTORY", "LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID", "NOTIFY_SOCKET", "PORT",
 };
 
-/* The sizes of hk.toml(5): an instance's memory and CPUs (billionths). */
-static const struct {
-	const char	*name;
-	int64_t		 memory;
-	int64_t		 nano_cpus;
-} sizes[] = {
-	{ "small", 512LL << 20, 1000000000LL },
-	{ "medium", 2048LL << 20, 2000000000LL },
-	{ "large", 8192LL << 20, 4000000000LL },
-};
 
 /*
  * The backends hk.toml(5) names, and whether this build's hk-scale has
@@ -424,11 +371,9 @@ static void	 host_note(struct actx *, const char *,
 		    const struct toml_kv *, int);
 static int	 hostref_cmp(const void *, const void *);
 static void	 hosts_check(struct actx *);
-static json_t	*json_str_or_null(const char *);
-static json_t	*json_strv(char *const *, size_t, int);
-static int	 spec_extras(struct actx *, json_t *,
+static int	 svc_extras(struct actx *, json_t *,
 		    const struct toml_kv *const *, const char *);
-static char	*spec_json(struct actx *, const struct service_spec *,
+static char	*svc_json(struct actx *, const struct service_spec *,
 		    const struct toml_kv *const *, const char *);
 
 /*
@@ -1442,25 +1387,6 @@ config_set_flag(struct server_config *cfg, const char *key, const char *val,
  */
 
 
-/*
- * The limits of a size (hk.toml(5)): 0 and both set, or -1 for a size
- * that is not one (a spec stored by a newer hk).  NULL is the default.
- */
-int
-config_size_limits(const char *size, int64_t *memory, int64_t *nano_cpus)
-{
-	size_t i;
-
-	if (size == NULL)
-		size = "small";
-	for (i = 0; i < nitems(sizes); i++)
-		if (strcmp(size, sizes[i].name) == 0) {
-			*memory = sizes[i].memory;
-			*nano_cpus = sizes[i].nano_cpus;
-			return 0;
-		}
-	return -1;
-}
 const char *
 config_backend_name(enum backend_kind k)
 {
@@ -1992,15 +1918,16 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
     struct service_spec *s)
 {
 	const struct toml_value *v = kv->value;
+	const struct spec_policy_key *keys;
 	const struct toml_kv *e;
 	char pk[CW_KEYPATH_LEN];
-	size_t i, j;
+	size_t i, j, nkeys;
 	int64_t n;
 	int *f;
 
-	for (j = 0; j < nitems(policy_keys); j++)
-		*(int *)((char *)&s->policy + policy_keys[j].off) =
-		    policy_keys[j].def;
+	keys = spec_policy_keys(&nkeys);
+	for (j = 0; j < nkeys; j++)
+		*(int *)((char *)&s->policy + keys[j].off) = keys[j].def;
 	if (v->type != TOML_TABLE) {
 		cw_diag(&c->w, kv->line, key, "must be a table");
 		return;
@@ -2009,27 +1936,27 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 	for (i = 0; i < v->u.table.len; i++) {
 		e = &v->u.table.items[i];
 		cw_kpath(pk, key, e->key, e->keylen);
-		for (j = 0; j < nitems(policy_keys); j++)
-			if (cw_key_is(e, policy_keys[j].name))
+		for (j = 0; j < nkeys; j++)
+			if (cw_key_is(e, keys[j].name))
 				break;
-		if (j == nitems(policy_keys)) {
+		if (j == nkeys) {
 			cw_diag(&c->w, e->line, pk, "%s",
 			    e->value->type == TOML_TABLE ? "unknown table" :
 			    "unknown key");
 			continue;
 		}
-		f = (int *)((char *)&s->policy + policy_keys[j].off);
-		if (policy_keys[j].flags & PK_BOOL)
+		f = (int *)((char *)&s->policy + keys[j].off);
+		if (keys[j].flags & SPEC_PK_BOOL)
 			(void)cw_bool(&c->w, e, pk, f);
-		else if (policy_keys[j].flags & PK_ENUM)
-			policy_enum(c, e, pk, policy_keys[j].names, f);
-		else if (cw_int(&c->w, e, pk, policy_keys[j].min,
-		    policy_keys[j].max, &n) == 0)
+		else if (keys[j].flags & SPEC_PK_ENUM)
+			policy_enum(c, e, pk, keys[j].names, f);
+		else if (cw_int(&c->w, e, pk, keys[j].min, keys[j].max,
+		    &n) == 0)
 			*f = (int)n;
 	}
 }
 
-/* A PK_ENUM key: its index in names, or a diagnostic naming them. */
+/* A SPEC_PK_ENUM key: its index in names, or a diagnostic naming them. */
 static void
 policy_enum(struct actx *c, const struct toml_kv *e, const char *key,
     const char *const *names, int *f)
@@ -2336,8 +2263,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 {
 	char prefix[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
 	const char *str;
-	size_t i;
-	int64_t n;
+	int64_t n, mem, cpus;
 
 	cw_kpath(prefix, "services", skv->key, skv->keylen);
 	cw_kpath_s(key, prefix, svc_keys[k].name);
@@ -2383,10 +2309,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	case SK_SIZE:
 		if ((str = cw_str(&c->w, kv, key, SIZE_MAX)) == NULL)
 			break;
-		for (i = 0; i < nitems(sizes); i++)
-			if (strcmp(str, sizes[i].name) == 0)
-				break;
-		if (i == nitems(sizes))
+		if (spec_size_limits(str, &mem, &cpus) == -1)
 			cw_diag(&c->w, kv->line, key,
 			    "must be small, medium or large");
 		else
@@ -2524,7 +2447,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	}
 	svc_schedules_check(c, prefix, slot[SK_SCHEDULES], s);
 	if (!c->w.oom)
-		s->spec_json = spec_json(c, s, slot, prefix);
+		s->spec_json = svc_json(c, s, slot, prefix);
 }
 
 static int
@@ -2640,34 +2563,9 @@ app_root(struct actx *c, const struct toml_value *root)
  * spec_json.
  */
 
-static json_t *
-json_str_or_null(const char *s)
-{
-	return s != NULL ? json_string(s) : json_null();
-}
-
-/* An array of strings; JSON null for a NULL array when nullable. */
-static json_t *
-json_strv(char *const *v, size_t n, int nullable)
-{
-	json_t *a;
-	size_t i;
-
-	if (v == NULL && nullable)
-		return json_null();
-	if ((a = json_array()) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (json_array_append_new(a, json_string(v[i])) == -1) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
-}
-
 /* The ordinary-only keys, as written; -1 on failure (diagnosed or oom). */
 static int
-spec_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
+svc_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
     const char *prefix)
 {
 	char key[CW_KEYPATH_LEN];
@@ -2698,83 +2596,22 @@ spec_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
 }
 
 /*
- * The canonical JSON of a service: every field with its default filled in,
- * keys sorted, compact; no line numbers.  Unchanged input gives the same
- * bytes.  NULL on failure (diagnosed, or c->w.oom).
+ * The canonical JSON of a service (spec_encode()) with its ordinary-only
+ * keys, keys sorted, compact; no line numbers.  Unchanged input gives the
+ * same bytes.  NULL on failure (diagnosed, or c->w.oom).
  */
 static char *
-spec_json(struct actx *c, const struct service_spec *s,
+svc_json(struct actx *c, const struct service_spec *s,
     const struct toml_kv *const *slot, const char *prefix)
 {
-	static const char *const ready[] = {
-		[READY_TCP] = "tcp", [READY_HTTP] = "http",
-		[READY_NOTIFY] = "notify", [READY_SOCKET] = "socket",
-		[READY_HEALTH] = "healthcheck",
-	};
-	char *out = NULL, *rd = NULL;
-	json_t *o, *e;
-	size_t i;
-	int err = 0, v;
+	char *out = NULL;
+	json_t *o;
 
-	if ((o = json_object()) == NULL) {
+	if ((o = spec_encode(s)) == NULL) {
 		c->w.oom = 1;
 		return NULL;
 	}
-	err |= json_object_set_new(o, "name", json_string(s->name));
-	err |= json_object_set_new(o, "image", json_str_or_null(s->image));
-	err |= json_object_set_new(o, "command",
-	    json_strv(s->command, s->ncommand, 1));
-	err |= json_object_set_new(o, "directory",
-	    json_str_or_null(s->directory));
-	e = json_object();
-	for (i = 0; i < s->nenv; i++)
-		err |= json_object_set_new(e, s->env[i].name,
-		    json_string(s->env[i].value));
-	err |= json_object_set_new(o, "environment", e);
-	err |= json_object_set_new(o, "port", json_integer(s->port));
-	err |= json_object_set_new(o, "public", json_boolean(s->public_));
-	err |= json_object_set_new(o, "size", json_str_or_null(s->size));
-	err |= json_object_set_new(o, "replicas", json_integer(s->replicas));
-	err |= json_object_set_new(o, "hosts",
-	    json_strv(s->hosts, s->nhosts, 0));
-	if (s->readiness == READY_HTTP && s->readiness_path != NULL &&
-	    asprintf(&rd, "http:%s", s->readiness_path) == -1)
-		err = -1;
-	err |= json_object_set_new(o, "readiness",
-	    json_string(rd != NULL ? rd : ready[s->readiness]));
-	free(rd);
-	err |= json_object_set_new(o, "node_name",
-	    json_str_or_null(s->node_name));
-	/* Only where a stored spec without it would mean another one. */
-	if (s->backend != spec_backend_default(s))
-		err |= json_object_set_new(o, "backend",
-		    json_string(config_backend_name(s->backend)));
-	e = s->serverless ? json_object() : json_null();
-	for (i = 0; s->serverless && i < nitems(policy_keys); i++) {
-		v = *(const int *)((const char *)&s->policy +
-		    policy_keys[i].off);
-		/* kept only when not its default (PK_SPARSE) */
-		if (policy_keys[i].flags != 0 && v == policy_keys[i].def)
-			continue;
-		err |= json_object_set_new(e, policy_keys[i].name,
-		    (policy_keys[i].flags & PK_BOOL) ? json_boolean(v) :
-		    (policy_keys[i].flags & PK_ENUM) ?
-		    json_string(policy_keys[i].names[v]) : json_integer(v));
-	}
-	err |= json_object_set_new(o, "serverless", e);
-	/* Only when set, so that specs of before it keep their bytes. */
-	if (s->user != NULL)
-		err |= json_object_set_new(o, "user", json_string(s->user));
-	/* The hash, not the path: moving the tree is not a new revision. */
-	if (s->code_hash != NULL)
-		err |= json_object_set_new(o, "code_hash",
-		    json_string(s->code_hash));
-	/* Names; hk apply adds each one's digest (spec_set_secrets()). */
-	if (s->nsecrets > 0)
-		err |= spec_secrets_put(o, s);
-	if (err != 0)
-		c->w.oom = 1;
-	else if (spec_extras(c, o, slot, prefix) == 0 &&
+	if (svc_extras(c, o, slot, prefix) == 0 &&
 	    (out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT)) == NULL)
 		c->w.oom = 1;
 	json_decref(o);

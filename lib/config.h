@@ -230,41 +230,9 @@ enum backend_kind {
 };
 
 const char	*config_backend_name(enum backend_kind);
-int		 config_size_limits(const char *, int64_t *, int64_t *);
 int		 config_backend_find(const char *);	/* -1: no such */
 int		 config_backend_available(enum backend_kind);
 int		 config_backend_suspends(enum backend_kind);
-
-/* Application config. */
-enum readiness_kind {
-	READY_TCP,
-	READY_HTTP,	/* readiness_path holds "/path" */
-	READY_NOTIFY,
-	READY_SOCKET,
-	READY_HEALTH,	/* the image's HEALTHCHECK (container only) */
-};
-
-struct serverless_policy {
-	int	min_replicas;			/* 0 or 1, default 0 */
-	int	idle_seconds;			/* 30..86400, 300 */
-	int	startup_timeout_seconds;	/* 5..300, 60 */
-	int	request_timeout_seconds;	/* 1..300, 60 */
-	int	max_concurrency;		/* 1..64, 16 */
-	int	request_buffering;	/* 0 or 1, 1: bodies read whole first */
-	int	waiting_page_after_ms;	/* 0..300000, 0 = no waiting page */
-	int	idle_action;		/* IDLE_STOP (default), IDLE_SUSPEND */
-	int	suspend_max_seconds;	/* 30..604800, 3600: then stopped */
-};
-
-enum idle_action {
-	IDLE_STOP,
-	IDLE_SUSPEND,
-};
-
-struct service_env {
-	char	*name;
-	char	*value;
-};
 
 /*
  * What a run sends, for [jobs.NAME] and [services.X.schedules.NAME]
@@ -284,64 +252,6 @@ struct job_spec {
 	int64_t		 run_id;	/* >= 0, default 0 */
 	int		 run_id_line;	/* of run_id, else of the table */
 	char		*spec_json;
-};
-
-struct schedule_spec {
-	char		 name[CONFIG_NAME_MAX + 1];
-	int		 line;		/* of [services.X.schedules.NAME] */
-	char		*spec_json;
-};
-
-struct service_spec {
-	char			 name[CONFIG_NAME_MAX + 1];
-	int			 line;		/* of [services.NAME] */
-	char			*image;		/* NULL if absent */
-	char			**command;	/* argv, NULL-terminated; NULL if absent */
-	size_t			 ncommand;
-	char			*directory;	/* absolute; default: the file's dir */
-	/*
-	 * "source": read by app_load/app_parse into its archive (srctree.h);
-	 * only code_hash goes into spec_json.  hk-scale sets directory to
-	 * where it wrote the archive out.
-	 */
-	char			*source;	/* absolute; NULL if absent */
-	char			*code_hash;	/* hex SHA-256; NULL if absent */
-	unsigned char		*code;		/* the archive */
-	size_t			 code_len;
-	struct service_env	*env;		/* [services.X.environment] */
-	size_t			 nenv;
-	/*
-	 * "secrets": names, sorted; digests (secret.h) NULL from the file,
-	 * filled by hk apply from the store (spec_set_secrets(), spec.h)
-	 * and by spec_decode() from a stored spec.  Never a value.
-	 */
-	char			**secrets;
-	char			**secret_digests;
-	size_t			 nsecrets;
-	int			 secrets_env;	/* also as variables */
-	int			 secrets_line;	/* of "secrets" */
-	int			 port;		/* 0..65535; 0 = hk assigns */
-	int			 public_;	/* "public" */
-	char			*size;		/* default "small" */
-	int			 replicas;	/* default 1 */
-	char			**hosts;	/* lower-cased; default one host */
-	size_t			 nhosts;
-	enum readiness_kind	 readiness;
-	char			*readiness_path;
-	char			*node_name;	/* NULL if absent */
-	enum backend_kind	 backend;	/* given, or by default */
-	char			*user;	/* "USER[:GROUP]"; NULL: service_user */
-	int			 serverless;	/* has [serverless] */
-	struct serverless_policy policy;
-	/* [services.X.schedules.NAME], in file order; not in spec_json */
-	struct schedule_spec	*schedules;
-	size_t			 nschedules;
-	int			 schedules_line;
-	/*
-	 * Canonical JSON of everything above (keys sorted, defaults filled
-	 * in): what the store keeps, and what "changed" is decided on.
-	 */
-	char			*spec_json;
 };
 
 struct app_config {

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "cw.h"
+#include "spec.h"
 #include "toml.h"
 
 #ifndef nitems

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "config_impl.h"
 #include "cron.h"
+#include "spec.h"
 #include "toml.h"
 
 #define METHOD_MAX	CONFIG_METHOD_MAX

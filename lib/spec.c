@@ -1,11 +1,15 @@
 /*
- * spec.c - a service spec read back from its canonical JSON (see spec.h).
+ * spec.c - a service spec and its canonical JSON, both ways (see spec.h):
+ * spec_encode() writes it from a spec that app.c has validated, and
+ * spec_decode() reads it back from the store, with the tables both need
+ * ([serverless]'s keys, the sizes).
  *
- * The JSON was written by config.c from a validated file, but the store is
- * shared and may be edited by hand: every field is type-checked again and a
- * bad one rejects the whole spec rather than half-filling it.
+ * The store is shared and may be edited by hand: every field is
+ * type-checked again and a bad one rejects the whole spec rather than
+ * half-filling it.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,47 @@ static int	decode_env(json_t *, struct service_spec *);
 static int	decode_backend(json_t *, struct service_spec *);
 static int	decode_secrets(json_t *, struct service_spec *);
 static void	free_strings(char **, size_t);
+static json_t	*json_str_or_null(const char *);
+static json_t	*json_strv(char *const *, size_t, int);
+
+#ifndef nitems
+#define nitems(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+static const char *const idle_actions[] = { "stop", "suspend", NULL };
+
+/* [services.NAME.serverless]: spec.h says what each column holds. */
+static const struct spec_policy_key policy_keys[] = {
+	{ "idle_action", IDLE_STOP, IDLE_SUSPEND, IDLE_STOP, SPEC_PK_ENUM,
+	    offsetof(struct serverless_policy, idle_action), idle_actions },
+	{ "idle_seconds", 30, 86400, 300, 0,
+	    offsetof(struct serverless_policy, idle_seconds), NULL },
+	{ "max_concurrency", 1, 64, 16, 0,
+	    offsetof(struct serverless_policy, max_concurrency), NULL },
+	{ "min_replicas", 0, 1, 0, 0,
+	    offsetof(struct serverless_policy, min_replicas), NULL },
+	{ "request_buffering", 0, 1, 1, SPEC_PK_BOOL,
+	    offsetof(struct serverless_policy, request_buffering), NULL },
+	{ "request_timeout_seconds", 1, 300, 60, 0,
+	    offsetof(struct serverless_policy, request_timeout_seconds), NULL },
+	{ "startup_timeout_seconds", 5, 300, 60, 0,
+	    offsetof(struct serverless_policy, startup_timeout_seconds), NULL },
+	{ "suspend_max_seconds", 30, 604800, 3600, SPEC_PK_SPARSE,
+	    offsetof(struct serverless_policy, suspend_max_seconds), NULL },
+	{ "waiting_page_after_ms", 0, 300000, 0, SPEC_PK_SPARSE,
+	    offsetof(struct serverless_policy, waiting_page_after_ms), NULL },
+};
+
+/* The sizes of hk.toml(5): an instance's memory and CPUs (billionths). */
+static const struct {
+	const char	*name;
+	int64_t		 memory;
+	int64_t		 nano_cpus;
+} sizes[] = {
+	{ "small", 512LL << 20, 1000000000LL },
+	{ "medium", 2048LL << 20, 2000000000LL },
+	{ "large", 8192LL << 20, 4000000000LL },
+};
 
 static char *
 opt_string(json_t *o, const char *key, int *bad)
@@ -152,8 +197,8 @@ decode_env(json_t *o, struct service_spec *s)
 
 /*
  * Every spec stored before backends had names ran on exec when it could
- * (it had a command), and config.c writes "backend" only where this rule
- * says otherwise: those specs keep their bytes and their revision.
+ * (it had a command), and spec_encode() writes "backend" only where this
+ * rule says otherwise: those specs keep their bytes and their revision.
  */
 enum backend_kind
 spec_backend_default(const struct service_spec *s)
@@ -399,4 +444,134 @@ spec_set_secrets(struct service_spec *s, char *const *digests)
 	free(s->spec_json);
 	s->spec_json = out;
 	return 0;
+}
+
+const struct spec_policy_key *
+spec_policy_keys(size_t *n)
+{
+	*n = nitems(policy_keys);
+	return policy_keys;
+}
+
+/*
+ * The limits of a size (hk.toml(5)): 0 and both set, or -1 for a size
+ * that is not one (a spec stored by a newer hk).  NULL is the default.
+ */
+int
+spec_size_limits(const char *size, int64_t *memory, int64_t *nano_cpus)
+{
+	size_t i;
+
+	if (size == NULL)
+		size = "small";
+	for (i = 0; i < nitems(sizes); i++)
+		if (strcmp(size, sizes[i].name) == 0) {
+			*memory = sizes[i].memory;
+			*nano_cpus = sizes[i].nano_cpus;
+			return 0;
+		}
+	return -1;
+}
+
+static json_t *
+json_str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+/* An array of strings; JSON null for a NULL array when nullable. */
+static json_t *
+json_strv(char *const *v, size_t n, int nullable)
+{
+	json_t *a;
+	size_t i;
+
+	if (v == NULL && nullable)
+		return json_null();
+	if ((a = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (json_array_append_new(a, json_string(v[i])) == -1) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/*
+ * The canonical JSON of a service: every field with its default filled in;
+ * no line numbers.  Unchanged input gives the same bytes.
+ */
+json_t *
+spec_encode(const struct service_spec *s)
+{
+	static const char *const ready[] = {
+		[READY_TCP] = "tcp", [READY_HTTP] = "http",
+		[READY_NOTIFY] = "notify", [READY_SOCKET] = "socket",
+		[READY_HEALTH] = "healthcheck",
+	};
+	char *rd = NULL;
+	json_t *o, *e;
+	size_t i;
+	int err = 0, v;
+
+	if ((o = json_object()) == NULL)
+		return NULL;
+	err |= json_object_set_new(o, "name", json_string(s->name));
+	err |= json_object_set_new(o, "image", json_str_or_null(s->image));
+	err |= json_object_set_new(o, "command",
+	    json_strv(s->command, s->ncommand, 1));
+	err |= json_object_set_new(o, "directory",
+	    json_str_or_null(s->directory));
+	e = json_object();
+	for (i = 0; i < s->nenv; i++)
+		err |= json_object_set_new(e, s->env[i].name,
+		    json_string(s->env[i].value));
+	err |= json_object_set_new(o, "environment", e);
+	err |= json_object_set_new(o, "port", json_integer(s->port));
+	err |= json_object_set_new(o, "public", json_boolean(s->public_));
+	err |= json_object_set_new(o, "size", json_str_or_null(s->size));
+	err |= json_object_set_new(o, "replicas", json_integer(s->replicas));
+	err |= json_object_set_new(o, "hosts",
+	    json_strv(s->hosts, s->nhosts, 0));
+	if (s->readiness == READY_HTTP && s->readiness_path != NULL &&
+	    asprintf(&rd, "http:%s", s->readiness_path) == -1)
+		err = -1;
+	err |= json_object_set_new(o, "readiness",
+	    json_string(rd != NULL ? rd : ready[s->readiness]));
+	free(rd);
+	err |= json_object_set_new(o, "node_name",
+	    json_str_or_null(s->node_name));
+	/* Only where a stored spec without it would mean another one. */
+	if (s->backend != spec_backend_default(s))
+		err |= json_object_set_new(o, "backend",
+		    json_string(config_backend_name(s->backend)));
+	e = s->serverless ? json_object() : json_null();
+	for (i = 0; s->serverless && i < nitems(policy_keys); i++) {
+		v = *(const int *)((const char *)&s->policy +
+		    policy_keys[i].off);
+		/* kept only when not its default (SPEC_PK_SPARSE) */
+		if (policy_keys[i].flags != 0 && v == policy_keys[i].def)
+			continue;
+		err |= json_object_set_new(e, policy_keys[i].name,
+		    (policy_keys[i].flags & SPEC_PK_BOOL) ? json_boolean(v) :
+		    (policy_keys[i].flags & SPEC_PK_ENUM) ?
+		    json_string(policy_keys[i].names[v]) : json_integer(v));
+	}
+	err |= json_object_set_new(o, "serverless", e);
+	/* Only when set, so that specs of before it keep their bytes. */
+	if (s->user != NULL)
+		err |= json_object_set_new(o, "user", json_string(s->user));
+	/* The hash, not the path: moving the tree is not a new revision. */
+	if (s->code_hash != NULL)
+		err |= json_object_set_new(o, "code_hash",
+		    json_string(s->code_hash));
+	/* Names; hk apply adds each one's digest (spec_set_secrets()). */
+	if (s->nsecrets > 0)
+		err |= spec_secrets_put(o, s);
+	if (err != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }

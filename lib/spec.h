@@ -1,8 +1,9 @@
 /*
- * spec.h - the services of the installation as the daemons see them: read
- * back from the store, where "hk apply" wrote each service's canonical
- * spec_json (config.h), into the same struct service_spec that config
- * builds.
+ * spec.h - a service's spec: what the walk of an application file
+ * (app_parse()) builds from [services.NAME], and what the store keeps,
+ * its canonical JSON (spec_json), written by spec_encode() when "hk
+ * apply" stores it and read back by spec_decode() into the same struct
+ * service_spec, as the daemons see the services of the installation.
  */
 #ifndef HK_SPEC_H
 #define HK_SPEC_H
@@ -17,6 +18,121 @@
 
 #define SPEC_ERR_LEN	256
 
+enum readiness_kind {
+	READY_TCP,
+	READY_HTTP,	/* readiness_path holds "/path" */
+	READY_NOTIFY,
+	READY_SOCKET,
+	READY_HEALTH,	/* the image's HEALTHCHECK (container only) */
+};
+
+struct serverless_policy {
+	int	min_replicas;			/* 0 or 1, default 0 */
+	int	idle_seconds;			/* 30..86400, 300 */
+	int	startup_timeout_seconds;	/* 5..300, 60 */
+	int	request_timeout_seconds;	/* 1..300, 60 */
+	int	max_concurrency;		/* 1..64, 16 */
+	int	request_buffering;	/* 0 or 1, 1: bodies read whole first */
+	int	waiting_page_after_ms;	/* 0..300000, 0 = no waiting page */
+	int	idle_action;		/* IDLE_STOP (default), IDLE_SUSPEND */
+	int	suspend_max_seconds;	/* 30..604800, 3600: then stopped */
+};
+
+enum idle_action {
+	IDLE_STOP,
+	IDLE_SUSPEND,
+};
+
+struct service_env {
+	char	*name;
+	char	*value;
+};
+
+/* [services.X.schedules.NAME]: what a run sends, as a job_spec. */
+struct schedule_spec {
+	char		 name[CONFIG_NAME_MAX + 1];
+	int		 line;		/* of [services.X.schedules.NAME] */
+	char		*spec_json;
+};
+
+struct service_spec {
+	char			 name[CONFIG_NAME_MAX + 1];
+	int			 line;		/* of [services.NAME] */
+	char			*image;		/* NULL if absent */
+	char			**command;	/* argv, NULL-terminated; NULL if absent */
+	size_t			 ncommand;
+	char			*directory;	/* absolute; default: the file's dir */
+	/*
+	 * "source": read by app_load/app_parse into its archive (srctree.h);
+	 * only code_hash goes into spec_json.  hk-scale sets directory to
+	 * where it wrote the archive out.
+	 */
+	char			*source;	/* absolute; NULL if absent */
+	char			*code_hash;	/* hex SHA-256; NULL if absent */
+	unsigned char		*code;		/* the archive */
+	size_t			 code_len;
+	struct service_env	*env;		/* [services.X.environment] */
+	size_t			 nenv;
+	/*
+	 * "secrets": names, sorted; digests (secret.h) NULL from the file,
+	 * filled by hk apply from the store (spec_set_secrets(), spec.h)
+	 * and by spec_decode() from a stored spec.  Never a value.
+	 */
+	char			**secrets;
+	char			**secret_digests;
+	size_t			 nsecrets;
+	int			 secrets_env;	/* also as variables */
+	int			 secrets_line;	/* of "secrets" */
+	int			 port;		/* 0..65535; 0 = hk assigns */
+	int			 public_;	/* "public" */
+	char			*size;		/* default "small" */
+	int			 replicas;	/* default 1 */
+	char			**hosts;	/* lower-cased; default one host */
+	size_t			 nhosts;
+	enum readiness_kind	 readiness;
+	char			*readiness_path;
+	char			*node_name;	/* NULL if absent */
+	enum backend_kind	 backend;	/* given, or by default */
+	char			*user;	/* "USER[:GROUP]"; NULL: service_user */
+	int			 serverless;	/* has [serverless] */
+	struct serverless_policy policy;
+	/* [services.X.schedules.NAME], in file order; not in spec_json */
+	struct schedule_spec	*schedules;
+	size_t			 nschedules;
+	int			 schedules_line;
+	/*
+	 * Canonical JSON of everything above (keys sorted, defaults filled
+	 * in): what the store keeps, and what "changed" is decided on.
+	 */
+	char			*spec_json;
+};
+
+/*
+ * [services.NAME.serverless], alphabetical: name, range, default, and
+ * flags: SPEC_PK_BOOL a boolean (range 0..1, TOML true/false),
+ * SPEC_PK_SPARSE an integer added after specs were first stored,
+ * SPEC_PK_ENUM a string naming one of names[] (range 0..n-1; stored as
+ * that string).  All three go into spec_json only when not their
+ * default, so that a stored spec keeps its bytes (and its service its
+ * revision) when hk learns a key.
+ */
+#define SPEC_PK_BOOL	1
+#define SPEC_PK_SPARSE	2
+#define SPEC_PK_ENUM	4
+
+struct spec_policy_key {
+	const char	*name;
+	int		 min;
+	int		 max;
+	int		 def;
+	int		 flags;
+	size_t		 off;	/* in struct serverless_policy */
+	const char *const *names;	/* SPEC_PK_ENUM */
+};
+
+/* The keys of [serverless], *n of them: what is checked, and written. */
+const struct spec_policy_key *spec_policy_keys(size_t *);
+
 /* One service of the installation. */
 struct svc {
 	char			 app[STORE_NAME_MAX + 1];
@@ -27,6 +143,14 @@ struct svc {
 	struct service_spec	 spec;
 };
 
+/*
+ * The canonical JSON of a service, as an object: every field with its
+ * default filled in, no line numbers; what is stored is that object,
+ * with what spec_json keeps as written (the ordinary-only keys of
+ * hk.toml(5)), dumped with JSON_SORT_KEYS | JSON_COMPACT.  NULL: no
+ * memory.
+ */
+json_t	*spec_encode(const struct service_spec *);
 /* Decodes spec_json; 0, or -1 with a reason (spec left empty). */
 int	spec_decode(const char *, struct service_spec *, char *, size_t);
 void	spec_clear(struct service_spec *);
@@ -35,6 +159,11 @@ void	spec_clear(struct service_spec *);
  * command, else container.
  */
 enum backend_kind spec_backend_default(const struct service_spec *);
+/*
+ * The limits of a size (hk.toml(5)): 0 and both set, or -1 for a size
+ * that is not one (a spec stored by a newer hk).  NULL is the default.
+ */
+int	spec_size_limits(const char *, int64_t *, int64_t *);
 
 /*
  * Secrets in a spec: "secrets" an object of name and digest (secret.h;

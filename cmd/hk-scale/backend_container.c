@@ -367,7 +367,7 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	e->port = in->port;
 	if (x->node->net != CT_NET_HOST)
 		e->host_ip = x->node->address;
-	if (config_size_limits(sp->size, &e->memory, &e->nano_cpus) == -1)
+	if (spec_size_limits(sp->size, &e->memory, &e->nano_cpus) == -1)
 		e->memory = e->nano_cpus = 0;	/* a newer hk's: none */
 	e->nofile = CT_NOFILE;
 	e->nproc = CT_NPROC;

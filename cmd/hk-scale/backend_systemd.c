@@ -538,7 +538,7 @@ start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
 	    (uint64_t)in->sc->grace * 1000000)) < 0 ||
 	    (r = PROP(m, "CollectMode", "s", "inactive-or-failed")) < 0)
 		return r;
-	if (config_size_limits(sp->size, &memory, &nano_cpus) == 0 &&
+	if (spec_size_limits(sp->size, &memory, &nano_cpus) == 0 &&
 	    ((r = PROP(m, "MemoryMax", "t", (uint64_t)memory)) < 0 ||
 	    (r = PROP(m, "CPUQuotaPerSecUSec", "t",
 	    (uint64_t)nano_cpus / 1000)) < 0))

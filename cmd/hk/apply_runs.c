@@ -21,6 +21,7 @@
 #include "hk.h"
 #include "ipc.h"
 #include "log.h"
+#include "spec.h"
 #include "store.h"
 
 #define JOB_REPLY_MS	5000

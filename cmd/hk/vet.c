@@ -26,6 +26,7 @@
 #include "config.h"
 #include "hk.h"
 #include "log.h"
+#include "spec.h"
 #include "srctree.h"
 #include "store.h"
 #include "vet.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "spec.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
