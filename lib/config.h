@@ -1,6 +1,6 @@
 /*
- * config.h - the operator config (hakopod.toml) and the application config
- * (schema_version 1, what "hk apply" takes).
+ * config.h - the operator config (hakopod.toml); the application config
+ * (hk.toml) is app.h's, and the two share struct config_diag.
  *
  * Operator config precedence: command-line flag > HAKOPOD_* environment >
  * hakopod.toml > built-in default.  One key table drives parsing, range
@@ -234,61 +234,16 @@ int		 config_backend_find(const char *);	/* -1: no such */
 int		 config_backend_available(enum backend_kind);
 int		 config_backend_suspends(enum backend_kind);
 
-/*
- * What a run sends, for [jobs.NAME] and [services.X.schedules.NAME]
- * (hk.toml(5)); spec_json is its canonical JSON, what the store keeps:
- * {"event": TEXT, "method", "path", "timeout_seconds"}, the event as the
- * JSON text that is sent, and for a schedule also "cron", "timezone",
- * "enabled", "concurrency", "catch_up".
- */
-#define CONFIG_EVENT_MAX	65536	/* bytes of an event as JSON */
-#define CONFIG_RUN_TIMEOUT_MAX	600	/* s: timeout_seconds */
-
-struct job_spec {
-	char		 name[CONFIG_NAME_MAX + 1];
-	int		 line;		/* of [jobs.NAME] */
-	char		 service[CONFIG_NAME_MAX + 1];
-	int		 service_line;
-	int64_t		 run_id;	/* >= 0, default 0 */
-	int		 run_id_line;	/* of run_id, else of the table */
-	char		*spec_json;
-};
-
-struct app_config {
-	char			 name[CONFIG_NAME_MAX + 1];
-	int			 name_line;	/* of "name = ..." */
-	char			*path;
-	struct service_spec	*services;	/* in file order */
-	size_t			 nservices;
-	struct job_spec		*jobs;		/* [jobs.NAME], in file order */
-	size_t			 njobs;
-};
-
-/*
- * Loads and validates an application file against the operator config
- * (serverless_address, max_serverless_services, base_domain).  Returns 0,
- * or -1 with every diagnostic found; *missing as for config_load_server.
- */
-int	app_load(struct app_config *, const char *, const struct server_config *,
-	    struct config_diag *, int *);
-/* The same from a buffer (for tests and fuzzing); path is used in messages. */
-int	app_parse(struct app_config *, const char *, const char *, size_t,
-	    const struct server_config *, struct config_diag *);
-void	app_free(struct app_config *);
-size_t	app_count_serverless(const struct app_config *);
-
-/*
- * What a run sends (config_runs.c; hk-jobs checks hk invoke's the same):
- * a method of 1..CONFIG_METHOD_MAX upper-case letters, and a path in
- * origin-form, "/" then visible ASCII, at most CONFIG_PATH_MAX bytes.
- */
-#define CONFIG_METHOD_MAX	15	/* the store's STORE_METHOD_MAX */
-#define CONFIG_PATH_MAX		1023	/* the store's STORE_PATH_MAX */
-int	config_valid_method(const char *);
-int	config_valid_path(const char *);
-
 /* A "name": a-z, 0-9 and '-', 1..63 bytes, starting and ending alnum. */
 int	config_valid_name(const char *);
 int	config_valid_name_n(const char *, size_t);	/* not terminated */
+
+/*
+ * A DNS name: 1..CONFIG_HOST_MAX bytes, labels of 1..63 letters, digits
+ * and '-' that neither start nor end with '-', the last label not all
+ * digits; upper-case letters only when the second argument is set.
+ */
+#define CONFIG_HOST_MAX		253
+int	config_valid_host(const char *, int);
 
 #endif

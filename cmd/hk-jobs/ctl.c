@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "app.h"
 #include "ipc.h"
 #include "jobs.h"
 #include "log.h"
@@ -233,9 +234,9 @@ op_invoke(struct conn *c, const json_t *msg)
 		return error_reply(je.text, 1);
 	if (split_service(id, app, svc) == -1)
 		return error_reply("service: not APP/SERVICE", 1);
-	if (!config_valid_path(path))
+	if (!app_valid_path(path))
 		return error_reply("path: not /... of visible ASCII", 1);
-	if (!config_valid_method(method))
+	if (!app_valid_method(method))
 		return error_reply("method: not an upper-case token", 1);
 	if (event == NULL)
 		event = empty = json_object();

@@ -20,7 +20,7 @@
 static void	declared_start(struct jobs *, const struct store_job *);
 
 /*
- * A stored spec_json (config_runs.c) as a request; rq points into the
+ * A stored spec_json (app_runs.c) as a request; rq points into the
  * JSON returned, which the caller releases once the run is made.
  */
 json_t *

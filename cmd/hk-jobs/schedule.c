@@ -76,7 +76,7 @@ sched_clear(struct sched *v, size_t n)
 	free(v);
 }
 
-/* The stored spec_json (config_runs.c); -1 if it is unreadable. */
+/* The stored spec_json (app_runs.c); -1 if it is unreadable. */
 static int
 sched_decode(struct sched *s)
 {

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "app.h"
 #include "config.h"
 #include "store.h"
 #include "table.h"

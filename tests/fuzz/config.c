@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "app.h"
 #include "config.h"
 #include "spec.h"
 

@@ -1,6 +1,6 @@
 /*
- * config.c - unit tests of lib/config.c: the operator config (hakopod.toml)
- * and the application config (hk.toml(5)).
+ * config.c - unit tests of lib/config.c, the operator config (hakopod.toml),
+ * and of lib/app.c, the application config (hk.toml(5)).
  *
  * Table-driven: each rule has a small TOML text and the exact diagnostic it
  * must give.  Application texts go to app_parse() under the name
@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "config.h"
 #include "spec.h"
 #include "tap.h"
@@ -1963,7 +1964,7 @@ test_stability(void)
 	app_free(&x);
 }
 
-/* What config writes, lib/spec.c reads back. */
+/* What app.c writes (spec_encode()), spec_decode() reads back. */
 static void
 test_spec_decode(void)
 {

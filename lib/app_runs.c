@@ -1,5 +1,5 @@
 /*
- * config_runs.c - the runs an application file declares (hk.toml(5)):
+ * app_runs.c - the runs an application file declares (hk.toml(5)):
  * [jobs.NAME], one run per new run_id at hk apply, and
  * [services.X.schedules.NAME], cron firings; hk-jobs(8) sends both as a
  * client's request through the gateway.
@@ -16,14 +16,16 @@
 
 #include <jansson.h>
 
+#include "app.h"
+#include "app_impl.h"
 #include "config.h"
-#include "config_impl.h"
 #include "cron.h"
+#include "cw.h"
 #include "spec.h"
 #include "toml.h"
 
-#define METHOD_MAX	CONFIG_METHOD_MAX
-#define RUN_PATH_MAX	CONFIG_PATH_MAX
+#define METHOD_MAX	APP_METHOD_MAX
+#define RUN_PATH_MAX	APP_PATH_MAX
 
 enum run_key {
 	RK_CATCH_UP,
@@ -112,7 +114,7 @@ run_slots(struct actx *c, const struct toml_kv *kv, const char *prefix,
 
 /* A token of upper-case letters, as a method is (RFC 9110). */
 int
-config_valid_method(const char *m)
+app_valid_method(const char *m)
 {
 	size_t i;
 
@@ -124,7 +126,7 @@ config_valid_method(const char *m)
 
 /* Origin-form: "/", then visible ASCII; nothing to break the head. */
 int
-config_valid_path(const char *p)
+app_valid_path(const char *p)
 {
 	size_t i;
 
@@ -196,10 +198,10 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 		c->w.oom = 1;
 		return NULL;
 	}
-	if (strlen(text) > CONFIG_EVENT_MAX) {
+	if (strlen(text) > APP_EVENT_MAX) {
 		cw_kpath_s(key, prefix, "event");
 		cw_diag(&c->w, slot[RK_EVENT]->line, key, "%zu bytes as JSON, "
-		    "more than %d", strlen(text), CONFIG_EVENT_MAX);
+		    "more than %d", strlen(text), APP_EVENT_MAX);
 		bad = 1;
 	}
 	if (slot[RK_METHOD] != NULL) {
@@ -207,7 +209,7 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 		if ((s = cw_str(&c->w, slot[RK_METHOD], key, METHOD_MAX)) ==
 		    NULL)
 			bad = 1;
-		else if (!config_valid_method(s)) {
+		else if (!app_valid_method(s)) {
 			cw_diag(&c->w, slot[RK_METHOD]->line, key, "must be an "
 			    "upper-case method of at most %d letters, as POST",
 			    METHOD_MAX);
@@ -220,7 +222,7 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 		if ((s = cw_str(&c->w, slot[RK_PATH], key,
 		    RUN_PATH_MAX)) == NULL)
 			bad = 1;
-		else if (!config_valid_path(s)) {
+		else if (!app_valid_path(s)) {
 			cw_diag(&c->w, slot[RK_PATH]->line, key, "must start "
 			    "with '/' and hold visible ASCII only");
 			bad = 1;
@@ -230,7 +232,7 @@ run_common(struct actx *c, const struct toml_kv *const *slot,
 	if (slot[RK_TIMEOUT] != NULL) {
 		cw_kpath_s(key, prefix, "timeout_seconds");
 		if (cw_int(&c->w, slot[RK_TIMEOUT], key, 1,
-		    CONFIG_RUN_TIMEOUT_MAX, &timeout) == -1)
+		    APP_RUN_TIMEOUT_MAX, &timeout) == -1)
 			bad = 1;
 	}
 	o = bad ? NULL : json_pack("{s:s, s:s, s:s, s:I}", "event", text,
@@ -412,7 +414,7 @@ schedule_keys(struct actx *c, const struct toml_kv *const *slot,
 
 /* [services.X.schedules]: a table of schedules. */
 void
-svc_schedules(struct actx *c, const struct toml_kv *skv,
+app_schedules(struct actx *c, const struct toml_kv *skv,
     const struct toml_kv *kv, const char *key, struct service_spec *s)
 {
 	const struct toml_value *v = kv->value;
@@ -474,7 +476,7 @@ schedule_parse(struct actx *c, const struct toml_kv *kv, const char *prefix,
 
 /* After the service's keys: only a serverless service has schedules. */
 void
-svc_schedules_check(struct actx *c, const char *prefix,
+app_schedules_check(struct actx *c, const char *prefix,
     const struct toml_kv *kv, struct service_spec *s)
 {
 	char key[CW_KEYPATH_LEN];
@@ -487,7 +489,7 @@ svc_schedules_check(struct actx *c, const char *prefix,
 }
 
 void
-job_clear(struct job_spec *j)
+app_job_clear(struct job_spec *j)
 {
 	free(j->spec_json);
 	memset(j, 0, sizeof(*j));

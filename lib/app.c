@@ -1,0 +1,1457 @@
+/*
+ * app.c - the application config, hk.toml (see app.h and hk.toml(5)):
+ * its root, each [services.NAME] with the rules between its keys, the
+ * hosts of the file and its services' canonical JSON; the runs it
+ * declares are app_runs.c's.
+ *
+ * The file is read whole (at most CONFIG_MAX_FILE bytes, checked before
+ * reading), parsed by lib/toml.c and walked here, against the operator
+ * config.  Every problem becomes one diagnostic "file:line: key: reason";
+ * the walk goes on after a problem so that one run reports all of them.
+ */
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "app.h"
+#include "app_impl.h"
+#include "config.h"
+#include "cw.h"
+#include "secret.h"
+#include "spec.h"
+#include "srctree.h"
+#include "toml.h"
+#include "user.h"
+
+#define IMAGE_MAX	255	/* an image reference (lib/engine's bound) */
+#define ENV_NAME_MAX	255
+#define READY_PATH_MAX	1024
+#define REPLICAS_MAX	64
+#define SECRETS_MAX	64	/* names in a service's secrets */
+
+/*
+ * The application config: keys of [services.NAME], alphabetical.
+ */
+enum svc_key {
+	SK_AUTOSCALE,
+	SK_BACKEND,
+	SK_BACKEND_CERTIFICATE,
+	SK_BACKEND_HTTP2,
+	SK_COMMAND,
+	SK_DIRECTORY,
+	SK_ENVIRONMENT,
+	SK_GPU,
+	SK_HOSTS,
+	SK_IMAGE,
+	SK_JOBS,
+	SK_NODE_NAME,
+	SK_PORT,
+	SK_PORTS,
+	SK_PUBLIC,
+	SK_READINESS,
+	SK_REPLICAS,
+	SK_SCHEDULES,
+	SK_SECRETS,
+	SK_SECRETS_ENV,
+	SK_SERVERLESS,
+	SK_SIZE,
+	SK_SOURCE,
+	SK_TCP_PORTS,
+	SK_USER,
+	SK_VOLUMES,
+	SK_COUNT
+};
+
+static const struct {
+	const char	*name;
+	int		 ordinary;	/* only ordinary services may use it */
+} svc_keys[SK_COUNT] = {
+	[SK_AUTOSCALE] =		{ "autoscale", 1 },
+	[SK_BACKEND] =			{ "backend", 0 },
+	[SK_BACKEND_CERTIFICATE] =	{ "backend_certificate", 1 },
+	[SK_BACKEND_HTTP2] =		{ "backend_http2", 1 },
+	[SK_COMMAND] =			{ "command", 0 },
+	[SK_DIRECTORY] =		{ "directory", 0 },
+	[SK_ENVIRONMENT] =		{ "environment", 0 },
+	[SK_GPU] =			{ "gpu", 1 },
+	[SK_HOSTS] =			{ "hosts", 0 },
+	[SK_IMAGE] =			{ "image", 0 },
+	[SK_JOBS] =			{ "jobs", 1 },
+	[SK_NODE_NAME] =		{ "node_name", 0 },
+	[SK_PORT] =			{ "port", 0 },
+	[SK_PORTS] =			{ "ports", 1 },
+	[SK_PUBLIC] =			{ "public", 0 },
+	[SK_READINESS] =		{ "readiness", 0 },
+	[SK_REPLICAS] =			{ "replicas", 0 },
+	[SK_SCHEDULES] =		{ "schedules", 0 },
+	[SK_SECRETS] =			{ "secrets", 0 },
+	[SK_SECRETS_ENV] =		{ "secrets_env", 0 },
+	[SK_SERVERLESS] =		{ "serverless", 0 },
+	[SK_SIZE] =			{ "size", 0 },
+	[SK_SOURCE] =			{ "source", 0 },
+	[SK_TCP_PORTS] =		{ "tcp_ports", 1 },
+	[SK_USER] =			{ "user", 0 },
+	[SK_VOLUMES] =			{ "volumes", 1 },
+};
+
+/* Variables hk itself gives the process. */
+static const char *const env_reserved[] = {
+	"CREDENTIALS_DIRECTORY", "LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID", "NOTIFY_SOCKET", "PORT",
+};
+
+static int	 valid_image(const char *);
+static int	 path_norm(const char *, char *, size_t);
+static int	 file_dir(const char *, char *, size_t);
+static void	 app_root(struct actx *, const struct toml_value *);
+static void	 svc_parse(struct actx *, const struct toml_kv *,
+		    struct service_spec *);
+static void	 svc_value(struct actx *, int, const struct toml_kv *,
+		    const struct toml_kv *, int, struct service_spec *);
+static void	 svc_command(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_source(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static char	*svc_path(struct actx *, const struct toml_kv *, const char *);
+static void	 svc_directory(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_secrets(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_secret_rules(struct actx *,
+		    const struct toml_kv *const *, const char *,
+		    const struct service_spec *);
+static void	 svc_environment(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_hosts(struct actx *, const struct toml_kv *,
+		    const struct toml_kv *, const char *,
+		    struct service_spec *);
+static void	 svc_default_host(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_readiness(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_policy(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 policy_enum(struct actx *, const struct toml_kv *,
+		    const char *, const char *const *, int *);
+static void	 svc_suspend_rules(struct actx *, const struct toml_kv *,
+		    const char *, const struct service_spec *);
+static void	 svc_user(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static int	 svc_backend(struct actx *, const struct toml_kv *const *,
+		    const char *, struct service_spec *);
+static void	 svc_placement(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
+static void	 svc_env_host(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
+static void	 svc_container(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
+static void	 svc_serverless_rules(struct actx *,
+		    const struct toml_kv *const *, const char *,
+		    struct service_spec *);
+static void	 host_note(struct actx *, const char *,
+		    const struct toml_kv *, int);
+static int	 hostref_cmp(const void *, const void *);
+static void	 hosts_check(struct actx *);
+static int	 svc_extras(struct actx *, json_t *,
+		    const struct toml_kv *const *, const char *);
+static char	*svc_json(struct actx *, const struct service_spec *,
+		    const struct toml_kv *const *, const char *);
+
+/*
+ * An image reference as an engine takes it: [registry[:port]/]name[:tag]
+ * [@digest], in the characters those may hold; the engine judges the rest.
+ */
+static int
+valid_image(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-:/@");
+
+	return s[n] == '\0' && (cw_is_alpha((unsigned char)s[0]) ||
+	    cw_is_digit((unsigned char)s[0]));
+}
+
+/* Normalizes an absolute path lexically: no ".", "..", "//" or final '/'. */
+static int
+path_norm(const char *in, char *out, size_t outsz)
+{
+	const char *p = in, *e;
+	size_t o = 0, n;
+
+	if (*in != '/' || outsz < 2)
+		return -1;
+	while (*p != '\0') {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		for (e = p; *e != '\0' && *e != '/'; e++)
+			;
+		n = e - p;
+		if (n == 1 && p[0] == '.')
+			;
+		else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;
+		} else {
+			if (o + 1 + n + 1 > outsz)
+				return -1;
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
+/* The absolute directory holding the file path names. */
+static int
+file_dir(const char *path, char *out, size_t outsz)
+{
+	char cwd[PATH_MAX], *tmp;
+	const char *slash;
+	size_t dl;
+	int rc;
+
+	slash = strrchr(path, '/');
+	dl = slash == NULL ? 0 : (size_t)(slash - path);
+	if (path[0] == '/') {
+		if ((tmp = strndup(path, dl == 0 ? 1 : dl)) == NULL)
+			return -1;
+	} else {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return -1;
+		if (asprintf(&tmp, "%s/%.*s", cwd, (int)dl, path) == -1)
+			return -1;
+	}
+	rc = path_norm(tmp, out, outsz);
+	free(tmp);
+	return rc;
+}
+
+static void
+svc_command(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value, *e;
+	size_t i;
+
+	if (v->type != TOML_ARRAY) {
+		cw_diag(&c->w, kv->line, key, "must be an array of strings");
+		return;
+	}
+	if (v->u.array.len == 0) {
+		cw_diag(&c->w, kv->line, key, "must not be empty");
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if (e->type != TOML_STRING) {
+			cw_diag(&c->w, e->line, key, "must be an array "
+			    "of strings");
+			return;
+		}
+		if (strlen(e->u.string.ptr) != e->u.string.len) {
+			cw_diag(&c->w, e->line, key, "must not contain NUL");
+			return;
+		}
+	}
+	if (v->u.array.items[0]->u.string.len == 0) {
+		cw_diag(&c->w, kv->line, key, "program name must not be empty");
+		return;
+	}
+	s->command = calloc(v->u.array.len + 1, sizeof(*s->command));
+	if (s->command == NULL) {
+		c->w.oom = 1;
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if ((s->command[i] = cw_strndup(&c->w, e->u.string.ptr,
+		    e->u.string.len)) == NULL)
+			return;
+		s->ncommand++;
+	}
+}
+
+/* A path, relative ones resolved against the file's directory; or NULL. */
+static char *
+svc_path(struct actx *c, const struct toml_kv *kv, const char *key)
+{
+	char out[PATH_MAX], *tmp = NULL;
+	const char *d;
+	int rc;
+
+	if ((d = cw_str(&c->w, kv, key, PATH_MAX - 1)) == NULL)
+		return NULL;
+	if (*d == '/')
+		rc = path_norm(d, out, sizeof(out));
+	else if (asprintf(&tmp, "%s/%s", c->dir, d) == -1) {
+		c->w.oom = 1;
+		return NULL;
+	} else
+		rc = path_norm(tmp, out, sizeof(out));
+	free(tmp);
+	if (rc == -1) {
+		cw_diag(&c->w, kv->line, key, "too long (at most %d bytes)",
+		    PATH_MAX - 1);
+		return NULL;
+	}
+	return cw_strndup(&c->w, out, strlen(out));
+}
+
+static void
+svc_directory(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	s->directory = svc_path(c, kv, key);
+}
+
+/*
+ * The source is read here, once: what is hashed is what apply stores,
+ * and validate reports what apply would refuse.
+ */
+static void
+svc_source(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	struct srctree t;
+	char err[SRCTREE_ERR_LEN];
+
+	if ((s->source = svc_path(c, kv, key)) == NULL)
+		return;
+	if (srctree_read(s->source, &t, err, sizeof(err)) == -1) {
+		cw_diag(&c->w, kv->line, key, "%s", err);
+		return;
+	}
+	if ((s->code_hash = cw_strndup(&c->w, t.hash,
+	    strlen(t.hash))) == NULL) {
+		srctree_free(&t);
+		return;
+	}
+	s->code = t.data;
+	s->code_len = t.len;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The names of the secrets the service gets, each once, sorted: the
+ * spec's bytes do not depend on their order.  Whether each exists is the
+ * store's to say (hk apply, and hk validate when it reaches the store).
+ */
+static void
+svc_secrets(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value, *e;
+	size_t i, n;
+
+	s->secrets_line = kv->line;
+	if (v->type != TOML_ARRAY) {
+		cw_diag(&c->w, kv->line, key, "must be an array of names");
+		return;
+	}
+	if (v->u.array.len > SECRETS_MAX) {
+		cw_diag(&c->w, kv->line, key, "at most %d secrets",
+		    SECRETS_MAX);
+		return;
+	}
+	if ((s->secrets = calloc(v->u.array.len + 1,
+	    sizeof(*s->secrets))) == NULL) {
+		c->w.oom = 1;
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if (e->type != TOML_STRING || strlen(e->u.string.ptr) !=
+		    e->u.string.len || !secret_valid_name(e->u.string.ptr)) {
+			cw_diag(&c->w, e->line, key, "not a secret name "
+			    "(letters, digits and _, not starting with a "
+			    "digit, at most %d bytes)", SECRET_NAME_MAX);
+			continue;
+		}
+		for (n = 0; n < s->nsecrets; n++)
+			if (strcmp(s->secrets[n], e->u.string.ptr) == 0)
+				break;
+		if (n < s->nsecrets) {
+			cw_diag(&c->w, e->line, key, "\"%s\" named twice",
+			    e->u.string.ptr);
+			continue;
+		}
+		if ((s->secrets[s->nsecrets] = cw_strndup(&c->w,
+		    e->u.string.ptr, e->u.string.len)) == NULL)
+			return;
+		s->nsecrets++;
+	}
+	qsort(s->secrets, s->nsecrets, sizeof(*s->secrets), name_cmp);
+}
+
+/*
+ * Delivery: as files by every backend (hk-scale(8)); a container's
+ * directory is on hk-scale's host, the default node.  As variables only
+ * by exec: s6's run script is a file, the engine keeps a container's
+ * environment (podman inspect), systemd a unit's (systemctl show).  A
+ * variable's name must not be one the environment or hk sets.
+ */
+static void
+svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[CW_KEYPATH_LEN];
+	size_t i, j;
+	int bad;
+
+	if (slot[SK_SECRETS_ENV] != NULL && slot[SK_SECRETS] == NULL) {
+		cw_kpath_s(key, prefix, "secrets_env");
+		cw_diag(&c->w, slot[SK_SECRETS_ENV]->line, key,
+		    "requires secrets");
+	}
+	if (slot[SK_SECRETS] == NULL)
+		return;
+	cw_kpath_s(key, prefix, "secrets");
+	if (s->backend == BACKEND_CONTAINER && s->node_name != NULL)
+		cw_diag(&c->w, slot[SK_SECRETS]->line, key, "not allowed with "
+		    "node_name \"%s\" (the files are on the default node "
+		    "only)", s->node_name);
+	if (s->secrets_env && s->backend != BACKEND_EXEC) {
+		cw_kpath_s(key, prefix, "secrets_env");
+		cw_diag(&c->w, slot[SK_SECRETS_ENV]->line, key, "not with "
+		    "backend \"%s\" (%s): read the files of "
+		    "$CREDENTIALS_DIRECTORY", config_backend_name(s->backend),
+		    s->backend == BACKEND_S6 ? "its run script is a file" :
+		    s->backend == BACKEND_CONTAINER ? "the engine keeps a "
+		    "container's environment, shown by podman inspect" :
+		    "systemd keeps a unit's environment, shown by "
+		    "systemctl show");
+		cw_kpath_s(key, prefix, "secrets");
+	}
+	for (i = 0; s->secrets_env && i < s->nsecrets; i++) {
+		for (j = 0; j < s->nenv; j++)
+			if (strcmp(s->secrets[i], s->env[j].name) == 0)
+				cw_diag(&c->w, slot[SK_SECRETS]->line, key,
+				    "\"%s\" is also in environment "
+				    "(secrets_env)", s->secrets[i]);
+		bad = strcmp(s->secrets[i], "HOST") == 0;
+		for (j = 0; j < nitems(env_reserved); j++)
+			if (strcmp(s->secrets[i], env_reserved[j]) == 0)
+				bad = 1;
+		if (bad)
+			cw_diag(&c->w, slot[SK_SECRETS]->line, key, "\"%s\" is "
+			    "reserved (set by hk; secrets_env)",
+			    s->secrets[i]);
+	}
+}
+
+static void
+svc_environment(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value;
+	const struct toml_kv *e;
+	char ek[CW_KEYPATH_LEN];
+	size_t i, j;
+	int bad;
+
+	if (v->type != TOML_TABLE) {
+		cw_diag(&c->w, kv->line, key, "must be a table");
+		return;
+	}
+	if (v->u.table.len == 0)
+		return;
+	if ((s->env = calloc(v->u.table.len, sizeof(*s->env))) == NULL) {
+		c->w.oom = 1;
+		return;
+	}
+	for (i = 0; i < v->u.table.len; i++) {
+		e = &v->u.table.items[i];
+		cw_kpath(ek, key, e->key, e->keylen);
+		bad = e->keylen == 0 || e->keylen > ENV_NAME_MAX ||
+		    cw_is_digit((unsigned char)e->key[0]);
+		for (j = 0; !bad && j < e->keylen; j++)
+			if (!cw_is_alpha((unsigned char)e->key[j]) &&
+			    !cw_is_digit((unsigned char)e->key[j]) &&
+			    e->key[j] != '_')
+				bad = 1;
+		if (bad) {
+			cw_diag(&c->w, e->line, ek, "invalid variable name");
+			continue;
+		}
+		for (j = 0; j < nitems(env_reserved); j++)
+			if (cw_key_is(e, env_reserved[j]))
+				bad = 1;
+		if (bad) {
+			cw_diag(&c->w, e->line, ek, "reserved (set by hk)");
+			continue;
+		}
+		if (e->value->type != TOML_STRING) {
+			cw_diag(&c->w, e->line, ek, "must be a string");
+			continue;
+		}
+		if (strlen(e->value->u.string.ptr) != e->value->u.string.len) {
+			cw_diag(&c->w, e->line, ek, "must not contain NUL");
+			continue;
+		}
+		s->env[s->nenv].name = cw_strndup(&c->w, e->key, e->keylen);
+		s->env[s->nenv].value = cw_strndup(&c->w,
+		    e->value->u.string.ptr, e->value->u.string.len);
+		s->nenv++;
+		if (c->w.oom)
+			return;
+	}
+}
+
+/* Remembers a host of the file for the duplicate check. */
+static void
+host_note(struct actx *c, const char *host, const struct toml_kv *svc,
+    int line)
+{
+	struct hostref *h;
+	size_t cap;
+
+	if (c->nhosts == c->caphosts) {
+		cap = c->caphosts == 0 ? 16 : c->caphosts * 2;
+		if ((h = reallocarray(c->hosts, cap, sizeof(*h))) == NULL) {
+			c->w.oom = 1;
+			return;
+		}
+		c->hosts = h;
+		c->caphosts = cap;
+	}
+	h = &c->hosts[c->nhosts];
+	h->host = host;
+	h->svc = svc;
+	h->seq = c->nhosts;
+	h->line = line;
+	c->nhosts++;
+}
+
+static void
+svc_hosts(struct actx *c, const struct toml_kv *skv, const struct toml_kv *kv,
+    const char *key, struct service_spec *s)
+{
+	const struct toml_value *v = kv->value, *e;
+	char shown[CW_KEYSHOW_MAX * 6 + 8], *h;
+	struct in_addr a4;
+	size_t i, j;
+
+	if (v->type != TOML_ARRAY) {
+		cw_diag(&c->w, kv->line, key, "must be an array of strings");
+		return;
+	}
+	if (v->u.array.len == 0) {
+		cw_diag(&c->w, kv->line, key, "must not be empty");
+		return;
+	}
+	if ((s->hosts = calloc(v->u.array.len, sizeof(*s->hosts))) == NULL) {
+		c->w.oom = 1;
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if (e->type != TOML_STRING) {
+			cw_diag(&c->w, e->line, key, "must be an array "
+			    "of strings");
+			continue;
+		}
+		if ((h = cw_strndup(&c->w, e->u.string.ptr,
+		    e->u.string.len)) == NULL)
+			return;
+		for (j = 0; h[j] != '\0'; j++)
+			if (h[j] >= 'A' && h[j] <= 'Z')
+				h[j] += 'a' - 'A';
+		/* An IPv4 literal is a Host a client may send too. */
+		if (j != e->u.string.len || (!config_valid_host(h, 0) &&
+		    inet_pton(AF_INET, h, &a4) != 1)) {
+			cw_show(shown, sizeof(shown), e->u.string.ptr,
+			    e->u.string.len, 1);
+			cw_diag(&c->w, e->line, key, "invalid host %s", shown);
+			free(h);
+			continue;
+		}
+		if (c->srv != NULL && config_gateway_host(c->srv, h)) {
+			cw_diag(&c->w, e->line, key, "%s: the gateway's own "
+			    "address (serverless_address): it routes by /fn/ "
+			    "path only, for runs and for clients alike", h);
+			free(h);
+			continue;
+		}
+		s->hosts[s->nhosts++] = h;
+		host_note(c, h, skv, e->line);
+	}
+}
+
+/* <service>.<app>.<base_domain> */
+static void
+svc_default_host(struct actx *c, const struct toml_kv *skv, const char *key,
+    struct service_spec *s)
+{
+	const char *base = c->srv != NULL ? c->srv->base_domain : "localhost";
+	char *h;
+
+	if (s->name[0] == '\0' || c->app->name[0] == '\0')
+		return;		/* already diagnosed */
+	if ((s->hosts = calloc(1, sizeof(*s->hosts))) == NULL ||
+	    asprintf(&h, "%s.%s.%s", s->name, c->app->name, base) == -1) {
+		c->w.oom = 1;
+		return;
+	}
+	if (!config_valid_host(h, 0)) {
+		cw_diag(&c->w, s->line, key,
+		    "default host is longer than %d bytes: set hosts",
+		    CONFIG_HOST_MAX);
+		free(h);
+		return;
+	}
+	s->hosts[s->nhosts++] = h;
+	host_note(c, h, skv, s->line);
+}
+
+static void
+svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const char *r, *p;
+
+	if ((r = cw_str(&c->w, kv, key, 5 + READY_PATH_MAX)) == NULL)
+		return;
+	if (strcmp(r, "tcp") == 0)
+		s->readiness = READY_TCP;
+	else if (strcmp(r, "notify") == 0)
+		s->readiness = READY_NOTIFY;
+	else if (strcmp(r, "socket") == 0)
+		s->readiness = READY_SOCKET;
+	else if (strcmp(r, "healthcheck") == 0)
+		s->readiness = READY_HEALTH;
+	else if (strncmp(r, "http:/", 6) == 0) {
+		for (p = r + 5; *p != '\0'; p++)
+			if (*p <= ' ' || *p >= 0x7f)
+				goto bad;
+		s->readiness = READY_HTTP;
+		s->readiness_path = cw_strndup(&c->w, r + 5, strlen(r + 5));
+	} else
+		goto bad;
+	return;
+bad:
+	cw_diag(&c->w, kv->line, key,
+	    "must be tcp, http:/PATH, notify, socket or healthcheck");
+}
+
+static void
+svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value;
+	const struct spec_policy_key *keys;
+	const struct toml_kv *e;
+	char pk[CW_KEYPATH_LEN];
+	size_t i, j, nkeys;
+	int64_t n;
+	int *f;
+
+	keys = spec_policy_keys(&nkeys);
+	for (j = 0; j < nkeys; j++)
+		*(int *)((char *)&s->policy + keys[j].off) = keys[j].def;
+	if (v->type != TOML_TABLE) {
+		cw_diag(&c->w, kv->line, key, "must be a table");
+		return;
+	}
+	s->serverless = 1;
+	for (i = 0; i < v->u.table.len; i++) {
+		e = &v->u.table.items[i];
+		cw_kpath(pk, key, e->key, e->keylen);
+		for (j = 0; j < nkeys; j++)
+			if (cw_key_is(e, keys[j].name))
+				break;
+		if (j == nkeys) {
+			cw_diag(&c->w, e->line, pk, "%s",
+			    e->value->type == TOML_TABLE ? "unknown table" :
+			    "unknown key");
+			continue;
+		}
+		f = (int *)((char *)&s->policy + keys[j].off);
+		if (keys[j].flags & SPEC_PK_BOOL)
+			(void)cw_bool(&c->w, e, pk, f);
+		else if (keys[j].flags & SPEC_PK_ENUM)
+			policy_enum(c, e, pk, keys[j].names, f);
+		else if (cw_int(&c->w, e, pk, keys[j].min, keys[j].max,
+		    &n) == 0)
+			*f = (int)n;
+	}
+}
+
+/* A SPEC_PK_ENUM key: its index in names, or a diagnostic naming them. */
+static void
+policy_enum(struct actx *c, const struct toml_kv *e, const char *key,
+    const char *const *names, int *f)
+{
+	const char *str;
+	char list[128];
+	size_t i;
+
+	if ((str = cw_str(&c->w, e, key, 32)) == NULL)
+		return;
+	list[0] = '\0';
+	for (i = 0; names[i] != NULL; i++) {
+		if (strcmp(str, names[i]) == 0) {
+			*f = (int)i;
+			return;
+		}
+		if (i > 0)
+			strlcat(list, names[i + 1] == NULL ? " or " : ", ",
+			    sizeof(list));
+		strlcat(list, "\"", sizeof(list));
+		strlcat(list, names[i], sizeof(list));
+		strlcat(list, "\"", sizeof(list));
+	}
+	cw_diag(&c->w, e->line, key, "\"%s\": must be %s", str, list);
+}
+
+/*
+ * A user of this host, checked now rather than at the first wake; uid 0
+ * only where the operator allows root services.
+ */
+static void
+svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	struct user_ids u;
+	char why[USER_ERR_LEN];
+	const char *str;
+
+	if ((str = cw_str(&c->w, kv, key, USER_SPEC_MAX)) == NULL)
+		return;
+	if (user_resolve(str, &u, why, sizeof(why)) == -1) {
+		cw_diag(&c->w, kv->line, key, "%s", why);
+		return;
+	}
+	if (u.uid == 0 && (c->srv == NULL || !c->srv->allow_root_services)) {
+		cw_diag(&c->w, kv->line, key, "\"%s\" is uid 0: allowed only "
+		    "with server.allow_root_services = true", str);
+		return;
+	}
+	s->user = cw_strndup(&c->w, str, strlen(str));
+}
+
+/*
+ * The backend: as given, else container for an image (with a command, run
+ * in it, as compose and Kubernetes read the two), else exec.  A backend
+ * that cannot run the service, or that this build lacks, is refused here
+ * rather than at the first wake.  Nothing is said when image, command or
+ * backend was itself refused.  0 when the backend can run the service.
+ */
+static int
+svc_backend(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, struct service_spec *s)
+{
+	const struct toml_kv *b = slot[SK_BACKEND];
+	const char *name;
+	char key[CW_KEYPATH_LEN];
+
+	if ((slot[SK_IMAGE] != NULL && s->image == NULL) ||
+	    (slot[SK_COMMAND] != NULL && s->command == NULL) ||
+	    (b != NULL && s->backend == BACKEND_COUNT)) {
+		s->backend = BACKEND_EXEC;	/* diagnosed already */
+		return -1;
+	}
+	if (b == NULL)
+		s->backend = s->image != NULL ? BACKEND_CONTAINER :
+		    BACKEND_EXEC;
+	name = config_backend_name(s->backend);
+	cw_kpath_s(key, prefix, b != NULL ? "backend" : "image");
+	if (b != NULL && (s->backend == BACKEND_EXEC ||
+	    s->backend == BACKEND_SYSTEMD) && s->command == NULL)
+		cw_diag(&c->w, b->line, key, "%s requires command", name);
+	else if (b != NULL && s->backend == BACKEND_CONTAINER &&
+	    s->image == NULL)
+		cw_diag(&c->w, b->line, key, "container requires image");
+	else if (b != NULL && s->backend == BACKEND_S6 && s->command == NULL)
+		cw_diag(&c->w, b->line, key, "s6 requires command");
+	else if (b != NULL && s->backend == BACKEND_S6 &&
+	    (c->srv == NULL || c->srv->s6_scandir[0] == '\0'))
+		cw_diag(&c->w, b->line, key, "s6 requires "
+		    "server.s6_scandir (unset)");
+	else if (config_backend_available(s->backend))
+		return 0;
+	else if (b != NULL)
+		cw_diag(&c->w, b->line, key, "\"%s\" is not available in "
+		    "this build", name);
+	else if (s->command == NULL)
+		cw_diag(&c->w, slot[SK_IMAGE]->line, key, "an image alone "
+		    "means backend \"%s\", which is not available in "
+		    "this build", name);
+	else
+		cw_diag(&c->w, slot[SK_IMAGE]->line, key, "image and command "
+		    "mean backend \"%s\" (command run in the image), which is "
+		    "not available in this build: set backend = \"exec\" to "
+		    "run command on this host", name);
+	return -1;
+}
+
+/*
+ * node_name names a node of the operator configuration (svc_value() saw
+ * to that); the exec, s6 and systemd backends run commands on this host,
+ * the default node, and on no other.  Neither s6 nor systemd has a
+ * listener to hand over (readiness "socket": the exec backend binds it
+ * itself).
+ */
+static void
+svc_placement(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[CW_KEYPATH_LEN];
+
+	if ((s->backend == BACKEND_SYSTEMD || s->backend == BACKEND_S6) &&
+	    s->readiness == READY_SOCKET) {
+		cw_kpath_s(key, prefix, "readiness");
+		cw_diag(&c->w, slot[SK_READINESS]->line, key, "\"socket\" "
+		    "needs backend \"exec\", which hands its command a "
+		    "listener: use tcp, http:/PATH or notify with \"%s\"",
+		    config_backend_name(s->backend));
+	}
+	if (s->node_name == NULL || s->backend == BACKEND_CONTAINER)
+		return;
+	cw_kpath_s(key, prefix, "node_name");
+	cw_diag(&c->w, slot[SK_NODE_NAME]->line, key, "backend \"%s\" runs its "
+	    "command on this host, not on node \"%s\"",
+	    config_backend_name(s->backend), s->node_name);
+}
+
+/*
+ * HOST is hk's on this host: exec, s6 and systemd give the command
+ * HOST=127.0.0.1, so that it listens on loopback alone.  A container
+ * listens where its image says, and may be given HOST like any variable.
+ */
+static void
+svc_env_host(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct toml_kv *env = slot[SK_ENVIRONMENT], *e;
+	char key[CW_KEYPATH_LEN], ek[CW_KEYPATH_LEN];
+	size_t i;
+
+	if (s->backend == BACKEND_CONTAINER || env == NULL ||
+	    env->value->type != TOML_TABLE)
+		return;
+	cw_kpath_s(key, prefix, "environment");
+	for (i = 0; i < env->value->u.table.len; i++) {
+		e = &env->value->u.table.items[i];
+		if (!cw_key_is(e, "HOST"))
+			continue;
+		cw_kpath(ek, key, e->key, e->keylen);
+		cw_diag(&c->w, e->line, ek, "reserved with backend \"%s\" (set "
+		    "by hk: 127.0.0.1)", config_backend_name(s->backend));
+	}
+}
+
+/*
+ * A container needs an engine on the node it runs on, reached with TLS
+ * over TCP, and a readiness it can have (no NOTIFY_SOCKET nor inherited
+ * listener crosses into a container); healthcheck, the image's
+ * HEALTHCHECK, is a container's alone.
+ */
+static void
+svc_container(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct config_node *n = NULL;
+	const char *engine, *ca, *what;
+	char key[CW_KEYPATH_LEN];
+	int line;
+
+	cw_kpath_s(key, prefix, "readiness");
+	if (s->backend != BACKEND_CONTAINER) {
+		if (s->readiness == READY_HEALTH)
+			cw_diag(&c->w, slot[SK_READINESS]->line, key,
+			    "healthcheck (the image's HEALTHCHECK) requires "
+			    "backend \"container\"");
+		return;
+	}
+	if (s->readiness == READY_NOTIFY || s->readiness == READY_SOCKET)
+		cw_diag(&c->w, slot[SK_READINESS]->line, key, "%s is not "
+		    "available with backend \"container\" (tcp, http:/PATH or "
+		    "healthcheck)",
+		    s->readiness == READY_NOTIFY ? "notify" : "socket");
+	if (c->srv == NULL)
+		return;
+	if (s->node_name != NULL &&
+	    (n = config_node_find(c->srv, s->node_name)) != NULL) {
+		engine = n->container_engine;
+		ca = n->container_tls_ca;
+		line = slot[SK_NODE_NAME]->line;
+		cw_kpath_s(key, prefix, "node_name");
+	} else {
+		engine = c->srv->container_engine;
+		ca = c->srv->container_tls_ca;
+		what = slot[SK_BACKEND] != NULL ? "backend" : "image";
+		line = slot[SK_BACKEND] != NULL ? slot[SK_BACKEND]->line :
+		    slot[SK_IMAGE]->line;
+		cw_kpath_s(key, prefix, what);
+	}
+	if (*engine == '\0' && n != NULL)
+		cw_diag(&c->w, line, key, "node \"%s\" has no container_engine",
+		    n->name);
+	else if (*engine == '\0')
+		cw_diag(&c->w, line, key, "backend \"container\" needs "
+		    "server.container_engine (unset)");
+	else if (strncmp(engine, "tcp://", 6) == 0 && *ca == '\0')
+		cw_diag(&c->w, line, key, "%s%s%s container_engine %s has no "
+		    "TLS files (container_tls_ca, container_tls_cert, "
+		    "container_tls_key)", n != NULL ? "node \"" : "server",
+		    n != NULL ? n->name : "", n != NULL ? "\":" : ":", engine);
+}
+
+/* What a serverless service may not be or have. */
+static void
+svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, struct service_spec *s)
+{
+	const struct toml_kv *sl = slot[SK_SERVERLESS];
+	char key[CW_KEYPATH_LEN];
+	int64_t max;
+	size_t k;
+	int line;
+
+	for (k = 0; k < SK_COUNT; k++) {
+		if (!svc_keys[k].ordinary || slot[k] == NULL)
+			continue;
+		cw_kpath_s(key, prefix, svc_keys[k].name);
+		if (k != SK_BACKEND_HTTP2)
+			cw_diag(&c->w, slot[k]->line, key,
+			    "not allowed with [serverless]");
+		else if (slot[k]->value->type == TOML_BOOL &&
+		    slot[k]->value->u.boolean)
+			cw_diag(&c->w, slot[k]->line, key, "not allowed with "
+			    "[serverless] (the gateway speaks HTTP/1.1)");
+	}
+	if (!s->public_) {
+		line = slot[SK_PUBLIC] != NULL ? slot[SK_PUBLIC]->line :
+		    sl->line;
+		cw_kpath_s(key, prefix, "public");
+		cw_diag(&c->w, line, key, "serverless requires public = true");
+	}
+	cw_kpath_s(key, prefix, "serverless");
+	if (c->srv == NULL || c->srv->serverless_address[0] == '\0')
+		cw_diag(&c->w, sl->line, key,
+		    "requires server.serverless_address (unset)");
+	max = c->srv != NULL ? c->srv->max_serverless_services : 512;
+	if (++c->nserverless == (size_t)max + 1)
+		cw_diag(&c->w, sl->line, key,
+		    "exceeds server.max_serverless_services (%lld)",
+		    (long long)max);
+}
+
+/*
+ * idle_action = "suspend" needs a backend that can freeze an instance;
+ * suspend_max_seconds means nothing without it, and is refused rather
+ * than ignored.
+ */
+static void
+svc_suspend_rules(struct actx *c, const struct toml_kv *sl,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct toml_kv *e, *action = NULL, *max = NULL;
+	char sl_key[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
+	size_t i;
+
+	if (sl == NULL || sl->value->type != TOML_TABLE)
+		return;
+	for (i = 0; i < sl->value->u.table.len; i++) {
+		e = &sl->value->u.table.items[i];
+		if (cw_key_is(e, "idle_action"))
+			action = e;
+		else if (cw_key_is(e, "suspend_max_seconds"))
+			max = e;
+	}
+	if (s->policy.idle_action == IDLE_SUSPEND && action != NULL &&
+	    s->backend < BACKEND_COUNT &&
+	    !config_backend_suspends(s->backend)) {
+		cw_kpath_s(sl_key, prefix, "serverless");
+		cw_kpath_s(key, sl_key, "idle_action");
+		cw_diag(&c->w, action->line, key, "\"suspend\" is not "
+		    "supported with backend \"%s\"",
+		    config_backend_name(s->backend));
+	}
+	if (max != NULL && s->policy.idle_action != IDLE_SUSPEND) {
+		cw_kpath_s(sl_key, prefix, "serverless");
+		cw_kpath_s(key, sl_key, "suspend_max_seconds");
+		cw_diag(&c->w, max->line, key, "only with idle_action = "
+		    "\"suspend\"");
+	}
+}
+
+/* One key of a service, in slot k; sless: the service has [serverless]. */
+static void
+svc_value(struct actx *c, int k, const struct toml_kv *skv,
+    const struct toml_kv *kv, int sless, struct service_spec *s)
+{
+	char prefix[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
+	const char *str;
+	int64_t n, mem, cpus;
+
+	cw_kpath(prefix, "services", skv->key, skv->keylen);
+	cw_kpath_s(key, prefix, svc_keys[k].name);
+	switch (k) {
+	case SK_IMAGE:
+		if ((str = cw_str(&c->w, kv, key, IMAGE_MAX)) == NULL)
+			break;
+		if (!valid_image(str))
+			cw_diag(&c->w, kv->line, key, "not an image reference "
+			    "(letters, digits and _.-:/@, starting with a "
+			    "letter or digit)");
+		else
+			s->image = cw_strndup(&c->w, str, strlen(str));
+		break;
+	case SK_COMMAND:
+		svc_command(c, kv, key, s);
+		break;
+	case SK_DIRECTORY:
+		svc_directory(c, kv, key, s);
+		break;
+	case SK_SOURCE:
+		svc_source(c, kv, key, s);
+		break;
+	case SK_ENVIRONMENT:
+		svc_environment(c, kv, key, s);
+		break;
+	case SK_SECRETS:
+		svc_secrets(c, kv, key, s);
+		break;
+	case SK_SCHEDULES:
+		app_schedules(c, skv, kv, key, s);
+		break;
+	case SK_SECRETS_ENV:
+		(void)cw_bool(&c->w, kv, key, &s->secrets_env);
+		break;
+	case SK_PORT:
+		if (cw_int(&c->w, kv, key, 0, 65535, &n) == 0)
+			s->port = (int)n;
+		break;
+	case SK_PUBLIC:
+		(void)cw_bool(&c->w, kv, key, &s->public_);
+		break;
+	case SK_SIZE:
+		if ((str = cw_str(&c->w, kv, key, SIZE_MAX)) == NULL)
+			break;
+		if (spec_size_limits(str, &mem, &cpus) == -1)
+			cw_diag(&c->w, kv->line, key,
+			    "must be small, medium or large");
+		else
+			s->size = cw_strndup(&c->w, str, strlen(str));
+		break;
+	case SK_REPLICAS:
+		if (sless && (kv->value->type != TOML_INTEGER ||
+		    kv->value->u.integer != 1))
+			cw_diag(&c->w, kv->line, key, "must be 1 with "
+			    "[serverless]");
+		else if (cw_int(&c->w, kv, key, 1, REPLICAS_MAX, &n) == 0)
+			s->replicas = (int)n;
+		break;
+	case SK_HOSTS:
+		svc_hosts(c, skv, kv, key, s);
+		break;
+	case SK_READINESS:
+		svc_readiness(c, kv, key, s);
+		break;
+	case SK_NODE_NAME:
+		if ((str = cw_str(&c->w, kv, key, CONFIG_HOST_MAX)) == NULL)
+			break;
+		if (!config_valid_host(str, 0))
+			cw_diag(&c->w, kv->line, key, "invalid node name");
+		else if (c->srv == NULL || config_node_find(c->srv, str) ==
+		    NULL)
+			cw_diag(&c->w, kv->line, key, "no node \"%s\" in the "
+			    "operator configuration", str);
+		else
+			s->node_name = cw_strndup(&c->w, str, strlen(str));
+		break;
+	case SK_BACKEND:
+		if ((str = cw_str(&c->w, kv, key, SIZE_MAX)) == NULL)
+			break;
+		if ((n = config_backend_find(str)) == -1)
+			cw_diag(&c->w, kv->line, key,
+			    "must be exec, container, s6 or systemd");
+		else
+			s->backend = (enum backend_kind)n;
+		break;
+	case SK_SERVERLESS:
+		svc_policy(c, kv, key, s);
+		break;
+	case SK_USER:
+		svc_user(c, kv, key, s);
+		break;
+	case SK_BACKEND_HTTP2:
+		if (kv->value->type != TOML_BOOL)
+			cw_diag(&c->w, kv->line, key, "must be a boolean");
+		break;
+	default:
+		break;	/* ordinary-only: any type, kept as is */
+	}
+}
+
+/* One [services.NAME]; s->name is "" when NAME is not a valid name. */
+static void
+svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
+{
+	const struct toml_kv *slot[SK_COUNT] = { NULL }, *kv;
+	const struct toml_value *sv = skv->value;
+	char prefix[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
+	size_t i, k;
+	int sless;
+
+	cw_kpath(prefix, "services", skv->key, skv->keylen);
+	s->line = sv->line > 0 ? sv->line : skv->line;
+	s->replicas = 1;
+	s->backend = BACKEND_COUNT;	/* none given (yet) */
+	s->readiness = READY_TCP;
+	if (strlen(skv->key) != skv->keylen || !config_valid_name(skv->key))
+		cw_diag(&c->w, skv->line, prefix, NAME_REASON);
+	else
+		(void)strlcpy(s->name, skv->key, sizeof(s->name));
+	if (sv->type != TOML_TABLE) {
+		cw_diag(&c->w, skv->line, prefix, "must be a table");
+		return;
+	}
+	for (i = 0; i < sv->u.table.len; i++) {
+		kv = &sv->u.table.items[i];
+		for (k = 0; k < SK_COUNT; k++)
+			if (cw_key_is(kv, svc_keys[k].name))
+				break;
+		if (k < SK_COUNT) {
+			slot[k] = kv;
+			continue;
+		}
+		cw_kpath(key, prefix, kv->key, kv->keylen);
+		cw_diag(&c->w, kv->line, key, "%s",
+		    kv->value->type == TOML_TABLE ? "unknown table" :
+		    "unknown key");
+	}
+	sless = slot[SK_SERVERLESS] != NULL &&
+	    slot[SK_SERVERLESS]->value->type == TOML_TABLE;
+	for (k = 0; k < SK_COUNT; k++)
+		if (slot[k] != NULL)
+			svc_value(c, k, skv, slot[k], sless, s);
+	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
+		cw_diag(&c->w, s->line, prefix, "requires image or command");
+	else if (svc_backend(c, slot, prefix, s) == 0) {
+		svc_placement(c, slot, prefix, s);
+		svc_container(c, slot, prefix, s);
+		svc_env_host(c, slot, prefix, s);
+	}
+	svc_secret_rules(c, slot, prefix, s);
+	/*
+	 * The copy a container bind-mounts is written by hk-scale on its
+	 * own host, the default node: another node's engine has none.
+	 */
+	if (slot[SK_SOURCE] != NULL && s->backend == BACKEND_CONTAINER &&
+	    s->node_name != NULL) {
+		cw_kpath_s(key, prefix, "source");
+		cw_diag(&c->w, slot[SK_SOURCE]->line, key, "not allowed with "
+		    "node_name \"%s\" (the copy is on the default node "
+		    "only)", s->node_name);
+	}
+	if (slot[SK_SOURCE] != NULL && slot[SK_DIRECTORY] != NULL) {
+		cw_kpath_s(key, prefix, "directory");
+		cw_diag(&c->w, slot[SK_DIRECTORY]->line, key, "not allowed "
+		    "with source (the source is the working directory)");
+	}
+	/* With a source, hk-scale says where it runs (spec.h). */
+	if (s->directory == NULL && slot[SK_DIRECTORY] == NULL &&
+	    slot[SK_SOURCE] == NULL)
+		s->directory = cw_strndup(&c->w, c->dir, strlen(c->dir));
+	if (s->size == NULL && slot[SK_SIZE] == NULL)
+		s->size = cw_strndup(&c->w, "small", 5);
+	if (slot[SK_HOSTS] == NULL) {
+		cw_kpath_s(key, prefix, "hosts");
+		svc_default_host(c, skv, key, s);
+	}
+	if (s->serverless) {
+		svc_serverless_rules(c, slot, prefix, s);
+		svc_suspend_rules(c, slot[SK_SERVERLESS], prefix, s);
+	}
+	app_schedules_check(c, prefix, slot[SK_SCHEDULES], s);
+	if (!c->w.oom)
+		s->spec_json = svc_json(c, s, slot, prefix);
+}
+
+static int
+hostref_cmp(const void *a, const void *b)
+{
+	const struct hostref *x = a, *y = b;
+	int r;
+
+	if ((r = strcmp(x->host, y->host)) != 0)
+		return r;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A host may appear once in the file; the later use is the error. */
+static void
+hosts_check(struct actx *c)
+{
+	const struct toml_kv *s, *first;
+	char key[CW_KEYPATH_LEN], other[CW_KEYPATH_LEN];
+	char shown[CW_KEYSHOW_MAX * 6 + 8];
+	size_t i, f;
+
+	if (c->nhosts < 2)
+		return;
+	qsort(c->hosts, c->nhosts, sizeof(c->hosts[0]), hostref_cmp);
+	for (i = 1, f = 0; i < c->nhosts; i++) {
+		if (strcmp(c->hosts[i].host, c->hosts[f].host) != 0) {
+			f = i;
+			continue;
+		}
+		s = c->hosts[i].svc;
+		first = c->hosts[f].svc;
+		cw_kpath(other, "services", s->key, s->keylen);
+		cw_kpath_s(key, other, "hosts");
+		cw_kpath(other, "services", first->key, first->keylen);
+		cw_show(shown, sizeof(shown), c->hosts[i].host,
+		    strlen(c->hosts[i].host), 1);
+		cw_diag(&c->w, c->hosts[i].line, key, "duplicate host %s "
+		    "(also %s)", shown, other);
+	}
+}
+
+static void
+app_root(struct actx *c, const struct toml_value *root)
+{
+	const struct toml_kv *kv, *ver = NULL, *name = NULL, *svcs = NULL;
+	const struct toml_kv *jobs = NULL;
+	const struct toml_value *sv;
+	char key[CW_KEYPATH_LEN];
+	size_t i;
+
+	for (i = 0; i < root->u.table.len; i++) {
+		kv = &root->u.table.items[i];
+		if (cw_key_is(kv, "schema_version"))
+			ver = kv;
+		else if (cw_key_is(kv, "name"))
+			name = kv;
+		else if (cw_key_is(kv, "services"))
+			svcs = kv;
+		else if (cw_key_is(kv, "jobs"))
+			jobs = kv;
+		else {
+			cw_kpath(key, NULL, kv->key, kv->keylen);
+			cw_diag(&c->w, kv->line, key, "%s",
+			    kv->value->type == TOML_TABLE ? "unknown table" :
+			    "unknown key");
+		}
+	}
+	if (ver == NULL)
+		cw_diag(&c->w, 1, "schema_version", "missing");
+	else if (ver->value->type != TOML_INTEGER)
+		cw_diag(&c->w, ver->line, "schema_version",
+		    "must be an integer");
+	else if (ver->value->u.integer != 1)
+		cw_diag(&c->w, ver->line, "schema_version", "must be 1");
+	if (name == NULL)
+		cw_diag(&c->w, 1, "name", "missing");
+	else if (name->value->type != TOML_STRING)
+		cw_diag(&c->w, name->line, "name", "must be a string");
+	else if (strlen(name->value->u.string.ptr) !=
+	    name->value->u.string.len ||
+	    !config_valid_name(name->value->u.string.ptr))
+		cw_diag(&c->w, name->line, "name", NAME_REASON);
+	else
+		(void)strlcpy(c->app->name, name->value->u.string.ptr,
+		    sizeof(c->app->name));
+	if (jobs != NULL)
+		app_jobs(c, jobs);
+	if (svcs == NULL)
+		return;
+	sv = svcs->value;
+	if (sv->type != TOML_TABLE) {
+		cw_diag(&c->w, svcs->line, "services", "must be a table");
+		return;
+	}
+	if (sv->u.table.len == 0)
+		return;
+	c->app->services = calloc(sv->u.table.len, sizeof(*c->app->services));
+	if (c->app->services == NULL) {
+		c->w.oom = 1;
+		return;
+	}
+	for (i = 0; i < sv->u.table.len && !c->w.oom; i++) {
+		svc_parse(c, &sv->u.table.items[i],
+		    &c->app->services[c->app->nservices]);
+		c->app->nservices++;
+	}
+	if (!c->w.oom)
+		hosts_check(c);
+}
+/* The ordinary-only keys, as written; -1 on failure (diagnosed or oom). */
+static int
+svc_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
+    const char *prefix)
+{
+	char key[CW_KEYPATH_LEN];
+	json_t *e;
+	size_t k;
+	int deep = 0;
+
+	for (k = 0; k < SK_COUNT; k++) {
+		if (!svc_keys[k].ordinary || slot[k] == NULL)
+			continue;
+		if ((e = cw_json(slot[k]->value, 0, &deep)) == NULL) {
+			if (!deep) {
+				c->w.oom = 1;
+				return -1;
+			}
+			cw_kpath_s(key, prefix, svc_keys[k].name);
+			cw_diag(&c->w, slot[k]->line, key,
+			    "nested too deeply (at most %d levels)",
+			    CW_JSON_DEPTH_MAX);
+			return -1;
+		}
+		if (json_object_set_new(o, svc_keys[k].name, e) == -1) {
+			c->w.oom = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The canonical JSON of a service (spec_encode()) with its ordinary-only
+ * keys, keys sorted, compact; no line numbers.  Unchanged input gives the
+ * same bytes.  NULL on failure (diagnosed, or c->w.oom).
+ */
+static char *
+svc_json(struct actx *c, const struct service_spec *s,
+    const struct toml_kv *const *slot, const char *prefix)
+{
+	char *out = NULL;
+	json_t *o;
+
+	if ((o = spec_encode(s)) == NULL) {
+		c->w.oom = 1;
+		return NULL;
+	}
+	if (svc_extras(c, o, slot, prefix) == 0 &&
+	    (out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT)) == NULL)
+		c->w.oom = 1;
+	json_decref(o);
+	return out;
+}
+
+int
+app_parse(struct app_config *app, const char *path, const char *buf,
+    size_t len, const struct server_config *srv, struct config_diag *d)
+{
+	struct toml_value *root;
+	struct toml_error terr;
+	struct actx *c;
+	int rc = 0;
+
+	memset(app, 0, sizeof(*app));
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		cw_diag_add(d, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	c->w.file = path;
+	c->srv = srv;
+	c->app = app;
+	if ((app->path = strdup(path)) == NULL) {
+		cw_diag_add(d, "%s: %s", path, strerror(errno));
+		free(c);
+		return -1;
+	}
+	if (file_dir(path, c->dir, sizeof(c->dir)) == -1) {
+		cw_diag_add(d, "%s: unable to resolve its directory: %s",
+		    path, strerror(errno != 0 ? errno : ENAMETOOLONG));
+		rc = -1;
+		goto out;
+	}
+	if ((root = toml_parse(buf, len, &terr)) == NULL) {
+		if (terr.line > 0)
+			cw_diag_add(d, "%s:%d: syntax: %s", path,
+			    terr.line, terr.msg);
+		else
+			cw_diag_add(d, "%s: syntax: %s", path, terr.msg);
+		rc = -1;
+		goto out;
+	}
+	app_root(c, root);
+	if (!c->w.oom)
+		app_jobs_check(c);
+	toml_free(root);
+	if (c->w.oom)
+		cw_diag_add(d, "%s: %s", path, strerror(ENOMEM));
+	cw_flush(&c->w.dl, d);
+	if (c->w.oom || c->w.dl.count > 0)
+		rc = -1;
+out:
+	free(c->hosts);
+	free(c);
+	if (rc == -1)
+		app_free(app);
+	return rc;
+}
+
+int
+app_load(struct app_config *app, const char *path,
+    const struct server_config *srv, struct config_diag *d, int *missing)
+{
+	char *buf;
+	size_t len;
+	int rc, dummy;
+
+	if (missing == NULL)
+		missing = &dummy;
+	*missing = 0;
+	memset(app, 0, sizeof(*app));
+	if (cw_read(path, 0, &buf, &len, missing, d) != 0)
+		return -1;
+	rc = app_parse(app, path, buf, len, srv, d);
+	free(buf);
+	return rc;
+}
+
+void
+app_free(struct app_config *app)
+{
+	size_t i;
+
+	if (app == NULL)
+		return;
+	for (i = 0; i < app->nservices; i++)
+		spec_clear(&app->services[i]);
+	free(app->services);
+	for (i = 0; i < app->njobs; i++)
+		app_job_clear(&app->jobs[i]);
+	free(app->jobs);
+	free(app->path);
+	memset(app, 0, sizeof(*app));
+}
+
+size_t
+app_count_serverless(const struct app_config *app)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < app->nservices; i++)
+		if (app->services[i].serverless)
+			n++;
+	return n;
+}
