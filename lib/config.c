@@ -507,8 +507,8 @@ config_print(FILE *fp, const struct server_config *cfg)
 		node_print(fp, n->name, "container_tls_key",
 		    n->container_tls_key, "");
 	}
-	vet_print(fp, &cfg->vet);
-	metrics_print(fp, &cfg->metrics);
+	config_vet_print(fp, &cfg->vet);
+	config_metrics_print(fp, &cfg->metrics);
 }
 
 /* "a,b" as a TOML array of strings, as the file gives it. */
@@ -872,7 +872,7 @@ server_defaults(struct server_config *cfg)
 			abort();	/* the table itself is wrong */
 		cfg->source[i] = CONFIG_SRC_DEFAULT;
 	}
-	vet_defaults(&cfg->vet);
+	config_vet_defaults(&cfg->vet);
 }
 
 /* One key of [server] as written in the file. */
@@ -949,12 +949,13 @@ server_walk(struct server_config *cfg, const struct toml_value *root,
 			continue;
 		}
 		if (cw_key_is(kv, "vet")) {
-			if (vet_walk(&cfg->vet, kv, file, d) == -1)
+			if (config_vet_walk(&cfg->vet, kv, file, d) == -1)
 				rc = -1;
 			continue;
 		}
 		if (cw_key_is(kv, "metrics")) {
-			if (metrics_walk(&cfg->metrics, kv, file, d) == -1)
+			if (config_metrics_walk(&cfg->metrics, kv, file,
+			    d) == -1)
 				rc = -1;
 			continue;
 		}
@@ -1174,7 +1175,7 @@ config_load_server(struct server_config *cfg, const char *path,
 	/* a key refused has no value: the rules between keys would lie */
 	if (rc == 0 && server_cross(cfg, path, d) == -1)
 		rc = -1;
-	if (rc == 0 && metrics_cross(cfg, path, d) == -1)
+	if (rc == 0 && config_metrics_cross(cfg, path, d) == -1)
 		rc = -1;
 	return rc;
 }

@@ -17,17 +17,17 @@
 #endif
 
 /* config_vet.c: [vet] of hakopod.toml */
-void	 vet_defaults(struct config_vet *);
-int	 vet_walk(struct config_vet *, const struct toml_kv *, const char *,
-	    struct config_diag *);
-void	 vet_print(FILE *, const struct config_vet *);
+void	 config_vet_defaults(struct config_vet *);
+int	 config_vet_walk(struct config_vet *, const struct toml_kv *,
+	    const char *, struct config_diag *);
+void	 config_vet_print(FILE *, const struct config_vet *);
 
 /* config_metrics.c: [metrics] of hakopod.toml */
-int	 metrics_walk(struct config_metrics *, const struct toml_kv *,
+int	 config_metrics_walk(struct config_metrics *, const struct toml_kv *,
 	    const char *, struct config_diag *);
-int	 metrics_cross(const struct server_config *, const char *,
+int	 config_metrics_cross(const struct server_config *, const char *,
 	    struct config_diag *);
-void	 metrics_print(FILE *, const struct config_metrics *);
+void	 config_metrics_print(FILE *, const struct config_metrics *);
 /* config.c: host:port as [server]'s addresses are checked */
 int	 config_check_addr(const char *, char *, size_t);
 

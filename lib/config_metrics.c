@@ -63,7 +63,7 @@ metrics_key(struct config_metrics *m, const struct toml_kv *kv,
 }
 
 int
-metrics_walk(struct config_metrics *m, const struct toml_kv *kv,
+config_metrics_walk(struct config_metrics *m, const struct toml_kv *kv,
     const char *file, struct config_diag *d)
 {
 	const struct toml_value *t = kv->value;
@@ -110,7 +110,7 @@ same_listener(const char *a, const char *b)
 
 /* After [server] and the environment: the gateway's public addresses. */
 int
-metrics_cross(const struct server_config *cfg, const char *file,
+config_metrics_cross(const struct server_config *cfg, const char *file,
     struct config_diag *d)
 {
 	const char *m = cfg->metrics.listen[METRICS_ACTIVATE];
@@ -142,7 +142,7 @@ config_metrics_listen(const struct server_config *cfg,
 }
 
 void
-metrics_print(FILE *fp, const struct config_metrics *m)
+config_metrics_print(FILE *fp, const struct config_metrics *m)
 {
 	size_t i;
 

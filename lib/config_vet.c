@@ -39,7 +39,7 @@ static int	check_endpoint(const char *, char *, size_t);
 static int	loopback_host(const char *, size_t);
 
 void
-vet_defaults(struct config_vet *v)
+config_vet_defaults(struct config_vet *v)
 {
 	size_t i;
 
@@ -261,8 +261,8 @@ vet_key(struct config_vet *v, const struct toml_kv *kv, const char *file,
 }
 
 int
-vet_walk(struct config_vet *v, const struct toml_kv *kv, const char *file,
-    struct config_diag *d)
+config_vet_walk(struct config_vet *v, const struct toml_kv *kv,
+    const char *file, struct config_diag *d)
 {
 	const struct toml_value *t = kv->value;
 	size_t i;
@@ -290,7 +290,7 @@ vet_walk(struct config_vet *v, const struct toml_kv *kv, const char *file,
 
 /* As "-n -v" prints the keys; the key file's name, never its content. */
 void
-vet_print(FILE *fp, const struct config_vet *v)
+config_vet_print(FILE *fp, const struct config_vet *v)
 {
 	const char *src = v->given ? "file" : "default";
 	size_t i;
