@@ -190,7 +190,7 @@ const struct backend backend_s6 = {
 
 static const char *const finish_script =
     "#!/bin/sh\n"
-    "# Written by hk-scale (hk-scale(8), The s6 backend).  What is left of\n"
+    "# Written by hk-scale (hk-backends(7), The s6 backend).  What is left of\n"
     "# the service's process group goes with it, and s6 restarts nothing:\n"
     "# hk-scale decides (125).\n"
     "if read g <hk-pgid; then\n"
@@ -359,7 +359,7 @@ write_run(struct inst *in, const struct user_ids *u, int sw, char *err,
 		return -1;
 	}
 	fprintf(f, "#!/bin/sh\n# %s revision %lld, written by hk-scale at each "
-	    "start: edits are lost\n# (hk-scale(8), The s6 backend).\n"
+	    "start: edits are lost\n# (hk-backends(7), The s6 backend).\n"
 	    "exec </dev/null >hk-output 2>&1\necho $$ >hk-pgid\n"
 	    "exec setpriv", in->id, (long long)in->revision);
 	if (sw) {
