@@ -111,7 +111,7 @@ $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(LIBHK)
 $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
-# scripts/bench-floor's blind relay, built with the tests so that it
+# bench/bench-floor's blind relay, built with the tests so that it
 # cannot rot between benchmark runs; liburing is its own.
 RELAY =		$(BUILD)/tests/bench/relay
 $(RELAY): $(BUILD)/tests/bench/relay.o
@@ -144,7 +144,7 @@ demo: all
 BENCH_DIR ?=	$(CURDIR)/../shared/bench
 bench: all $(RELAY)
 	scripts/deps --bench
-	HK_BENCH_DIR="$(BENCH_DIR)" scripts/bench $(BENCH)
+	HK_BENCH_DIR="$(BENCH_DIR)" bench/bench $(BENCH)
 
 lint:
 	@command -v mandoc >/dev/null || { echo 'lint: mandoc missing' >&2; exit 1; }

@@ -2,7 +2,7 @@
  * fast.c - request batches as JSON, without jansson.
  *
  * The gateway sends its records packed (packed.c); a sender of JSON
- * batches in bulk (a script, scripts/bench-events) would find jansson's
+ * batches in bulk (a script, bench/bench-events) would find jansson's
  * general parser most of the cost of taking them.  This reads the plain
  * shape, as the gateway once wrote it:
  *

@@ -1,5 +1,5 @@
 /*
- * relay - the least a proxy can do, for scripts/bench-floor: every client
+ * relay - the least a proxy can do, for bench/bench-floor: every client
  * connection gets a backend connection of its own, and bytes are copied
  * both ways blind: no HTTP, no routing, no limits, no log.  Whatever it
  * serves beside HAProxy on a machine is the most any proxy built the same

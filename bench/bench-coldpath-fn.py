@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench-coldpath-fn.py - the function of scripts/bench-coldpath (Python).
+"""bench-coldpath-fn.py - the function of bench/bench-coldpath (Python).
 
 Appends "start T" to the file named by its argument (argv[1]; hk-scale
 passes no environment of its own to a service) as its first statement, listens on

@@ -1,6 +1,6 @@
 """benchstat - the statistics the paired bench scripts share.
 
-Imported by the Python parts of scripts/bench-*, which put this
+Imported by the Python parts of bench/bench-*, which put this
 directory on sys.path first.
 """
 

@@ -1,7 +1,7 @@
 # bench-lib.sh - what the bench scripts share.  Sourced, never run:
 #
 #	prog=bench-NAME
-#	. "$top/scripts/bench-lib.sh"
+#	. "$top/bench/bench-lib.sh"
 #
 # It defines functions and nothing else; bench_scratch sets the scratch
 # directory ($dir) and the exit trap that stops what the script started.

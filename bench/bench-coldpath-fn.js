@@ -1,4 +1,4 @@
-// bench-coldpath-fn.js - the function of scripts/bench-coldpath (Node).
+// bench-coldpath-fn.js - the function of bench/bench-coldpath (Node).
 //
 // Appends "start T" to the file named by its argument as its first statement, listens on
 // 127.0.0.1:$PORT after $LISTEN_DELAY_MS (default 70) more milliseconds,
