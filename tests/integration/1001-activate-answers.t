@@ -6,7 +6,7 @@
 # activate.sock (status, fence, reload, stop, start, unknown op), SIGHUP,
 # SIGTERM and an inherited listener (systemd socket activation).
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 write_app() {	# write_app EXTRA: app "fn" with api (serverless), web, db
 	cat >"$T/app.toml" <<APP

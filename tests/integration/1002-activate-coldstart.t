@@ -6,7 +6,7 @@
 # retried within the startup deadline, fence and down, hk-scale going
 # away (killed) and coming back, and the request records hk-events keeps.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/gw-backend.py
 gw_config "max_concurrent_requests = 16" "max_concurrent_starts = 4"

@@ -6,7 +6,7 @@
 # chunked body streams, 429, 503 at max_concurrent_requests, the request
 # deadline (504, or a cut stream), an Upgrade tunnel, and the drain.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/gw-backend.py
 gw_config "max_concurrent_requests = 5" "max_concurrent_starts = 3"

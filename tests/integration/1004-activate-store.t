@@ -4,7 +4,7 @@
 # hk stop / hk start, a reload over activate.sock, and a store that cannot
 # be opened (exit 69).
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 for engine in $(engines); do
 	new_store "$engine" gw

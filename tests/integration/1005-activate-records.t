@@ -5,7 +5,7 @@
 # is recorded without a service; request_log = false, applied by SIGHUP,
 # stops the records, and true brings them back.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 # nrec: request records in the store.
 nrec() {

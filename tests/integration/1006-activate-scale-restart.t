@@ -7,7 +7,7 @@
 # longer than the 5 s grace gets 503 "activation unavailable": the parked
 # request at the end of the grace, a new one at once.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 EX=$HK_TOP/etc/examples/functions
 gw_config

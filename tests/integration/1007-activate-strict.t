@@ -9,7 +9,7 @@
 # (request_buffering = false) the backend never gets a complete request.
 # The same requests well-formed are answered 200, so the test can fail.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/gw-backend.py
 gw_config

@@ -10,7 +10,7 @@
 # service wakes; a body that does not arrive in time is 408; a spool that
 # cannot be written is 503.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/echo-cl.py
 LIMIT=1048576

@@ -5,7 +5,7 @@
 # each store).  No client socket is left in CLOSE-WAIT, and new requests
 # are served rather than refused with 429.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/gw-backend.py
 

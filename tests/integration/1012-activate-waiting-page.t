@@ -8,7 +8,7 @@
 # recorded; SIGHUP re-reads the page; a service without the key makes
 # browsers wait too; hk validate checks the range.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/gw-backend.py
 PAGE=$T/page.html

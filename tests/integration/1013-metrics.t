@@ -9,7 +9,7 @@
 # missing tool fails, never skips.  One store (SQLite): what is counted
 # does not depend on it.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 DAEMONS="activate scale idle events jobs"
 

@@ -7,7 +7,7 @@
 # the wake_id.  With cold_start_header, the woken response says what it
 # waited (Hk-Cold-Start: MS); a warm one does not; without it, none does.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/gw-backend.py
 MPORT=$(free_port)

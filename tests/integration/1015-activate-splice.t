@@ -7,7 +7,7 @@
 # anyone else, and a client or a backend that cuts a body short leaves
 # no pipe behind (fn/gw-backend.py's /bytes, /cut and /extra).
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/gw-backend.py
 gw_config

@@ -4,7 +4,7 @@
 # scale.sock, the instance row in the store, the child in its own process
 # group with its output in our log, events, and a clean SIGTERM.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 # The command line.
 run hk-scale -h

@@ -4,7 +4,7 @@
 # failures: a command that exits at once, a deadline missed, the failure
 # backoff; readiness of hk-scale itself through NOTIFY_SOCKET.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 new_store sqlite ready
 scale_operator "$T/hakopod.toml" "$STORE" "max_concurrent_starts = 8"

@@ -9,7 +9,7 @@
 # that waits in the queue past its own deadline fails without being
 # started.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 new_store sqlite queue
 scale_operator "$T/hakopod.toml" "$STORE" "max_concurrent_starts = 2"

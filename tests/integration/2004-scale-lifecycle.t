@@ -5,7 +5,7 @@
 # start; a hk-scale killed with SIGKILL whose successor adopts what still
 # runs (and forgets what does not), then stops it all on SIGTERM.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 # life/cold, once $T/cold.hold exists, starts only once $T/cold.go does
 # too (fn/held): a cold start that lasts until the test releases it.

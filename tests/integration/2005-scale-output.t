@@ -7,7 +7,7 @@
 # stream, as under a supervisor; the next hk-scale adopts them.  A relay
 # ends at EOF, once its instance is gone, and hk-scale reaps its own.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 # relays PPID: the pids of the output relays whose parent is PPID
 relays() {

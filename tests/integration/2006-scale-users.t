@@ -9,7 +9,7 @@
 # reason reaches the event and the gateway's 503.  An instance stays
 # stoppable and adoptable across a restart of hk-scale.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 FN=$HK_TOP/tests/integration/fn
 NOBODY=$(id -u nobody)

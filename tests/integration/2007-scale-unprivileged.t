@@ -7,7 +7,7 @@
 # capabilities, instances run as hk-scale's own user and a service naming
 # another user fails to start, saying why.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 for tool in setpriv runuser; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }

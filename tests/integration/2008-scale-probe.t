@@ -6,7 +6,7 @@
 # answer over 64 KiB, or one whose body never ends, is cut (with a
 # warning) and its 2xx status still makes the instance ready.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 # quiet SERVICE: nothing in its output says that a connection was reset
 quiet() {

@@ -5,7 +5,7 @@
 # is never dropped by the kernel before the service accepts it.  The
 # example hello.py serves the socket it is handed without listening anew.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 new_store sqlite backlog
 scale_operator "$T/hakopod.toml" "$STORE"

@@ -8,7 +8,7 @@
 # whose spec this hk-scale cannot read is left alone at a restart, with
 # its process.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 # sql ENGINE STATEMENT
 sql() {

@@ -13,8 +13,8 @@
 # fn/web (scale-http.py's SCALE_TERM_GATE) until the wake that waits for
 # it is seen; hk-scale's grace period (30 s) outlasts both.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
-. tests/integration/fn/s6-lib.sh
+. tests/integration/lib/scale.sh
+. tests/integration/lib/s6.sh
 
 s6_require
 

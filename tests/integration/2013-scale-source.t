@@ -8,7 +8,7 @@
 # no spec names any more (pruned by hk apply).  Bad sources are refused
 # with PATH: reason, exit 65, nothing applied.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 write_src() {	# write_src DIR BODY: a handler answering BODY
 	mkdir -p "$1/lib"

@@ -11,8 +11,8 @@
 # every hk output, and not found.  The s6 backend, on SQLite, under a
 # real s6-svscan: the same files; its run script names no value.  TAP lines name digests, never values.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
-. tests/integration/fn/s6-lib.sh
+. tests/integration/lib/gw.sh
+. tests/integration/lib/s6.sh
 
 SFN=$HK_TOP/tests/integration/fn/secret-http.py
 

@@ -6,7 +6,7 @@
 # (service_log_size x service_log_files), and hk-scale's stderr has only
 # hk-scale's own messages.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 plan 21
 

@@ -14,8 +14,8 @@
 # time_unit_ms = 10: idle_seconds = 50 lasts 500 ms, suspend_max_seconds
 # = 100 1 s; fn/fz's (604800) outlasts any run, however slow.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
-. tests/integration/fn/s6-lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/s6.sh
 
 s6_require
 

@@ -6,7 +6,7 @@
 # the start recorded first, then its exit; never a row that says running
 # for a process that is gone.  On SQLite and PostgreSQL.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 cat >"$T/brief.py" <<'EOF'
 import os, socket, sys, time

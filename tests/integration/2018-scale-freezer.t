@@ -7,7 +7,7 @@
 # unprivileged user who may make no cgroup.  What each way does to a
 # suspended instance is 3005-idle-suspend.t's.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 for tool in unshare setpriv; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }

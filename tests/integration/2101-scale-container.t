@@ -15,8 +15,8 @@
 # replaces the old container once it is ready.
 # time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
-. tests/integration/fn/ct-lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/ct.sh
 
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")

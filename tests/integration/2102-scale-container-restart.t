@@ -15,8 +15,8 @@
 # long enough, and on a busy machine the forwarder's close of one that
 # finds nothing behind it came later than that (hk.toml(5), readiness).
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
-. tests/integration/fn/ct-lib.sh
+. tests/integration/lib/scale.sh
+. tests/integration/lib/ct.sh
 
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")

@@ -9,8 +9,8 @@
 # Each node's hk-scale sees only its own containers, though both podman
 # services share one storage and one events log.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
-. tests/integration/fn/ct-lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/ct.sh
 
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")

@@ -13,8 +13,8 @@
 # TLS reason.  hk validate refuses a tcp:// engine without TLS files.
 # time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
-. tests/integration/fn/ct-lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/ct.sh
 
 missing=
 for t in socat openssl curl; do

@@ -10,8 +10,8 @@
 # A container placed on another node with a source is refused.
 # time_unit_ms = 10: idle_seconds = 1000 lasts 10 s.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
-. tests/integration/fn/ct-lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/ct.sh
 
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")

@@ -13,8 +13,8 @@
 # instance's directory goes, and one no row describes.  TAP lines name
 # digests, never values.  time_unit_ms = 10: idle_seconds = 1000 lasts 10 s.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
-. tests/integration/fn/ct-lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/ct.sh
 
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")

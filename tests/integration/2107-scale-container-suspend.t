@@ -14,8 +14,8 @@
 # (10 s here), and so does SIGTERM of hk-scale; suspend_max_seconds over,
 # the container is removed and the service sleeps.  time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
-. tests/integration/fn/ct-lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/ct.sh
 
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")

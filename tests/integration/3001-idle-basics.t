@@ -4,7 +4,7 @@
 # start, errors), readiness while hk-scale is absent, and the subscription
 # made once it appears.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 run hk-idle -h
 is "$rc $out" "0 usage: hk-idle [-nv] [-d fd] [-f config]" \

@@ -11,7 +11,7 @@
 # until $T/slow.end exists (idle-fn.py's until=), whatever the scheduler
 # does; a look that fails says what it saw.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 # look SERVICE PID: sets $saw to what the test sees of SERVICE: whether
 # its instance PID is up, hk-scale's state, the gateway's active requests

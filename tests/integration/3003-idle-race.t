@@ -8,7 +8,7 @@
 #     its deadline (request_timeout_seconds = 3) and get 504.
 # The service did go to sleep and wake during the run.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 race() {
 	a=$1

@@ -6,7 +6,7 @@
 # is completed when it starts; with the gateway absent nothing sleeps, and
 # hk-idle says so once.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 new_store sqlite restarts
 idle_setup "$STORE"

@@ -18,7 +18,7 @@
 # its event; a ticker that runs again is waited for.  The grace period is
 # 10 s, so that a stop's SIGTERM has that long before any kill.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 start_scale() {
 	daemon scale hk-scale -v -g 10

@@ -6,7 +6,7 @@
 # datagrams and records are refused and counted, never harmful; "tail"
 # and "tail -f"; SIGTERM exits 0 with the counters.
 . tests/integration/lib.sh
-. tests/integration/fn/ev-lib.sh
+. tests/integration/lib/ev.sh
 
 # The command line.
 run hk-events -h

@@ -4,8 +4,8 @@
 # the ManualStop, ManualStart and Applied events that hk writes itself,
 # all in "hk-events list" (and through "hk events", which execs it).
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
-. tests/integration/fn/ev-lib.sh
+. tests/integration/lib/scale.sh
+. tests/integration/lib/ev.sh
 
 for engine in $(engines); do
 	new_store "$engine" sources

@@ -6,7 +6,7 @@
 # records go by whole batches (a batch is what one write took): each send
 # below waits until it is in, so that it is a batch of its own.
 . tests/integration/lib.sh
-. tests/integration/fn/ev-lib.sh
+. tests/integration/lib/ev.sh
 
 DAY=86400000
 retention() {	# retention EVENTS_ROWS REQUESTS_ROWS

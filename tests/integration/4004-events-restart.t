@@ -4,7 +4,7 @@
 # (it counts its drops, as lib/evsink.c does); the restarted daemon takes
 # the socket back and records again.
 . tests/integration/lib.sh
-. tests/integration/fn/ev-lib.sh
+. tests/integration/lib/ev.sh
 
 for engine in $(engines); do
 	new_store "$engine" restart

@@ -6,7 +6,7 @@
 # unknown host and a refused request, are found nowhere in the store (a
 # full dump) nor in any log; the requests themselves are recorded.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 EX=$HK_TOP/etc/examples/functions
 Q=SECRETquery7731 A=SECRETauth5521 C=SECRETcookie9043 P=SECRETproxy1180

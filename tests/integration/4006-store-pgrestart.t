@@ -23,7 +23,7 @@
 # (scripts/pg start, in $T, its own socket directory and port), not the
 # shared one of make check.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 as_pg() {
 	if [ "$(id -u)" = 0 ]; then

@@ -15,7 +15,7 @@ if [ -z "${HK_NETNS:-}" ]; then
 	HK_NETNS=1 exec unshare --net "$0" "$@"
 fi
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 ip link set lo up
 ok $? "a network namespace of its own, loopback up"

@@ -5,7 +5,7 @@
 # exit 0, 75, 75.  Unchanged and stopped services are not waited for.
 # Against both stores.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 plan_per=14
 n=0

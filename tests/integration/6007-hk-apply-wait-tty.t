@@ -5,7 +5,7 @@
 # through script -e (0 ready, 75 failed).  Piped, no control sequence.
 # The display does not depend on the store: SQLite only.
 . tests/integration/lib.sh
-. tests/integration/fn/scale-lib.sh
+. tests/integration/lib/scale.sh
 
 command -v script >/dev/null
 ok $? "script(1) is installed"

@@ -12,7 +12,7 @@
 # stopped (SIGSTOP) while the test reads a running state and continued
 # after; so a busy machine that makes the test slow changes nothing.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 # idle_hold / idle_release: hk-idle stopped, continued (also at exit: a
 # stopped process does not die of the SIGTERM that ends the test's).

@@ -9,7 +9,7 @@
 # must be answered, four times, and the gateway must still wake a
 # service through hk-scale (its subscription kept).
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 idle_setup "sqlite://$T/state.db"
 idle_apply "$(fn_svc a)"

@@ -7,7 +7,7 @@
 # invocations; hk-jobs killed during a run records it Failed at its next
 # start and never runs it again; bad input is refused.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 command -v python3 >/dev/null
 ok $? "python3 is installed (the function)"

@@ -5,7 +5,7 @@
 # the run and says how it ended; a run_id applied while hk-jobs is down
 # runs once it starts, once; timeout_seconds fails a slow run.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 # jobs_app RUN_ID [EXTRA]: the function fn/echo (jobs-fn.py) and the job
 # "seed" with run_id RUN_ID.  Line 11 is run_id.

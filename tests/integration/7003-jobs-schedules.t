@@ -18,7 +18,7 @@
 # lines of those runs); and a firing the test places after an apply is
 # checked to come after it.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 # sched_app SCHEDULES: fn/echo (jobs-fn.py) with those schedule tables
 sched_app() {

@@ -7,7 +7,7 @@
 # the gateway says so, and its address routes by /fn/ path only, for runs
 # and for clients.  On both stores.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 # calls APP/SVC ID: how many times that service's handler saw run ID
 calls() { grep -c "service=$1: jobs-fn: $2 " "$(outlog)"; }

@@ -6,7 +6,7 @@
 # SIGKILL is started again by the next request; a revision applied during
 # a cold start is the one that answers.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 EX=$HK_TOP/etc/examples/functions
 gw_config "max_concurrent_starts = 2"

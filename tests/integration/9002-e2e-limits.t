@@ -8,7 +8,7 @@
 # streaming response cut at the deadline; keep-alive reuse, chunked both
 # ways, Expect: 100-continue and an Upgrade tunnel through a real start.
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 BE=$GW_FN/gw-backend.py
 gw_config "max_concurrent_starts = 2" "max_concurrent_requests = 3"

@@ -6,7 +6,7 @@
 # lines counted) in one start, and sleeps again after its idle period.
 # time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 py=$(runuser -u nobody -- sh -c 'command -v python3')
 runuser -u nobody -- "${py:-python3}" -c 'import fastapi, uvicorn' \

@@ -8,8 +8,8 @@
 # three times; it wakes again after that.  time_unit_ms = 10:
 # idle_seconds = 30 lasts 300 ms.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
-. tests/integration/fn/s6-lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/s6.sh
 
 s6_require
 EX=$HK_TOP/etc/examples/functions

@@ -13,7 +13,7 @@
 # X-Forwarded-For is replaced; a header sent in pieces is read whole.
 # After hk stop, public traffic through HAProxy leaves it stopped.
 . tests/integration/lib.sh
-. tests/integration/fn/idle-lib.sh
+. tests/integration/lib/idle.sh
 
 for t in haproxy openssl curl python3; do
 	command -v $t >/dev/null

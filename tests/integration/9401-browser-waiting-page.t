@@ -18,7 +18,7 @@ if [ -z "${HK_9401_NETNS:-}" ]; then
 	exit 1
 fi
 . tests/integration/lib.sh
-. tests/integration/fn/gw-lib.sh
+. tests/integration/lib/gw.sh
 
 OUT=${HK_TEST_OUT:-$HK_BUILD/test-output}/9401-browser-waiting-page
 PY=/usr/bin/python3	# Debian's, which has python3-selenium

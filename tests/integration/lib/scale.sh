@@ -1,4 +1,4 @@
-# scale-lib.sh - sourced by the 2xxx tests after lib.sh: an operator config,
+# lib/scale.sh - sourced by the 2xxx tests after lib.sh: an operator config,
 # an application file, and a real client of scale.sock.
 FN=$HK_TOP/tests/integration/fn
 SOCK=$T/run/scale.sock

@@ -1,4 +1,4 @@
-# idle-lib.sh - shell helpers of the hk-idle tests (3*-idle-*.t), sourced
+# lib/idle.sh - shell helpers of the hk-idle tests (3*-idle-*.t), sourced
 # after tests/integration/lib.sh.  Every daemon is real: hk-scale (exec
 # backend), hk-activate, hk-idle and hk-events.  Time is shortened with
 # time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.

@@ -1,4 +1,4 @@
-# ct-lib.sh - sourced by the container backend's tests after lib.sh: the
+# lib/ct.sh - sourced by the container backend's tests after lib.sh: the
 # podman API service (make check's, HK_TEST_ENGINE, or one of the test's
 # own), the test image, and the containers of the test's installations,
 # found by their hk.installation label and removed by ID at the end.
@@ -89,7 +89,7 @@ ct_inspect() {
 	podman container inspect --format "$2" "$1" 2>/dev/null
 }
 
-# ct_asleep SERVICE: hk-scale and the gateway say it sleeps (idle-lib.sh).
+# ct_asleep SERVICE: hk-scale and the gateway say it sleeps (lib/idle.sh).
 ct_asleep() {
 	scale_is "$1" sleeping && gw_is "$1" sleeping
 }

@@ -1,4 +1,4 @@
-# ev-lib.sh - helpers of the 4xxx tests (hk-events), sourced after lib.sh.
+# lib/ev.sh - helpers of the 4xxx tests (hk-events), sourced after lib.sh.
 EV_FN=$HK_TOP/tests/integration/fn
 mkdir -p "$T/run"
 

@@ -1,4 +1,4 @@
-# gw-lib.sh - shell helpers of the hk-activate tests (1*-activate-*.t and
+# lib/gw.sh - shell helpers of the hk-activate tests (1*-activate-*.t and
 # 9*-e2e-*.t), sourced after tests/integration/lib.sh.
 
 WAIT_PAUSE=0.05	# the pace these tests have always polled at

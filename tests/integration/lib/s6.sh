@@ -1,4 +1,4 @@
-# s6-lib.sh - sourced by the tests of the s6 backend after lib.sh: a real
+# lib/s6.sh - sourced by the tests of the s6 backend after lib.sh: a real
 # s6-svscan of the test's own on a scan directory in $T, stopped by its
 # pid.  A missing s6 program (or setpriv, or env) fails the test.
 
