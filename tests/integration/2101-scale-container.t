@@ -22,19 +22,7 @@ ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")
 ok $? "the test image is there: $IMAGE"
 
-STORE=sqlite://$T/state.db
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-cat >"$T/hakopod.toml" <<CONF
-[server]
-serverless_address = "127.0.0.1:$PORT"
-state = "$STORE"
-runtime_dir = "$RUN"
-time_unit_ms = 10
-container_engine = "$U"
-container_network = "slirp4netns"
-CONF
-export HAKOPOD_CONFIG=$T/hakopod.toml
+ct_config "time_unit_ms = 10"
 
 # Seed 000's example, word for word but for the image.
 cat >"$T/app.toml" <<APP

@@ -24,16 +24,8 @@ for a in 127.0.0.2 127.0.0.3; do
 	ok $? "$a is an address of this host (127.0.0.0/8)"
 done
 
-STORE=sqlite://$T/state.db
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-cat >"$T/hakopod.toml" <<CONF
-[server]
-serverless_address = "127.0.0.1:$PORT"
-state = "$STORE"
-runtime_dir = "$RUN"
-container_engine = "$U"
-container_network = "slirp4netns"
+ct_config
+cat >>"$T/hakopod.toml" <<CONF
 
 [nodes.node-2]
 address = "127.0.0.2"
@@ -48,7 +40,6 @@ container_network = "slirp4netns"
 [nodes.bare]
 address = "127.0.0.4"
 CONF
-export HAKOPOD_CONFIG=$T/hakopod.toml
 run hk-scale -n
 is "$rc $err" "0 configuration OK" "the operator configuration with three nodes"
 

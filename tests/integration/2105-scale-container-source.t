@@ -23,23 +23,13 @@ write_src() {	# write_src DIR BODY: fn/src-app.py answering BODY
 	echo "$2" >"$1/body.txt"
 }
 
-STORE=sqlite://$T/state.db
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-cat >"$T/hakopod.toml" <<CONF
-[server]
-serverless_address = "127.0.0.1:$PORT"
-state = "$STORE"
-runtime_dir = "$RUN"
-time_unit_ms = 10
-container_engine = "$U"
-container_network = "slirp4netns"
+ct_config "time_unit_ms = 10"
+cat >>"$T/hakopod.toml" <<CONF
 
 [nodes.other]
 address = "127.0.0.2"
 container_engine = "$U"
 CONF
-export HAKOPOD_CONFIG=$T/hakopod.toml
 
 mkdir -p "$T/app"
 write_src "$T/app/code" v1

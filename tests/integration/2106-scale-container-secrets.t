@@ -29,24 +29,13 @@ body_is() {	# body_is HOST PATH WANT (for wait_t)
 }
 
 nobody=$(id -un nobody 2>/dev/null || echo nobody)
-STORE=sqlite://$T/state.db
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-cat >"$T/hakopod.toml" <<CONF
-[server]
-serverless_address = "127.0.0.1:$PORT"
-state = "$STORE"
-runtime_dir = "$RUN"
-time_unit_ms = 10
-container_engine = "$U"
-container_network = "slirp4netns"
-secret_key_file = "$T/secret.key"
+ct_config "time_unit_ms = 10" "secret_key_file = \"$T/secret.key\""
+cat >>"$T/hakopod.toml" <<CONF
 
 [nodes.other]
 address = "127.0.0.2"
 container_engine = "$U"
 CONF
-export HAKOPOD_CONFIG=$T/hakopod.toml
 
 mkdir -p "$T/app/code"
 cp "$IFN/ct-secret.py" "$T/app/code/app.py"

@@ -10,24 +10,13 @@
 # 200, by Python and by Node.  The exposure systemd-analyze security gives
 # each unit, in the container and offline, is printed.
 . tests/integration/lib.sh
-WAIT_PAUSE=0.1	# wait_t polls through podman exec
+. tests/integration/lib/systemd.sh
 
 for tool in podman systemd-analyze curl; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
 done
 UNITS="hk-events hk-scale hk-activate hk-idle hk-jobs"
-
-CT=${HK_SYSTEMD_CT:-}
-own_ct=
-if [ -z "$CT" ]; then
-	CT=$("$HK_TOP/scripts/systemd-ct" start)
-	own_ct=$CT
-fi
-[ -n "$CT" ]
-ok $? "a container runs systemd as PID 1"
-[ -n "$CT" ] || done_testing
-
-ct() { podman exec -i "$CT" "$@"; }
+sd_container || done_testing
 ct_done() {
 	# shellcheck disable=SC2086
 	ct systemctl stop $UNITS >/dev/null 2>&1
@@ -86,16 +75,9 @@ public = true
 readiness = "http:/"
 [services.js.serverless]
 APP
-# Under SANITIZE=1: LeakSanitizer stops the world with ptrace(2) at exit,
-# which the units' system call filter refuses by design; the rest of the
-# suite looks for leaks outside the sandbox.
-if ldd "$HK_BUILD/bin/hk-scale" | grep -q libasan; then
-	for u in $UNITS; do
-		ct mkdir -p "/etc/systemd/system/$u.service.d"
-		printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' |
-		    ct sh -c "cat >/etc/systemd/system/$u.service.d/asan.conf"
-	done
-fi
+for u in $UNITS; do
+	sd_asan "$u"
+done
 ct systemctl daemon-reload
 # shellcheck disable=SC2086
 run ct systemctl start $UNITS

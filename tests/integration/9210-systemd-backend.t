@@ -31,24 +31,13 @@
 # looks at an awake instance, hk-idle is held (hold_idle), so that a busy
 # machine's slowness does not put it to sleep meanwhile.
 . tests/integration/lib.sh
-WAIT_PAUSE=0.1	# wait_t polls through podman exec
+. tests/integration/lib/systemd.sh
 
 for tool in podman curl; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
 done
 UNITS="events scale activate idle"
-
-CT=${HK_SYSTEMD_CT:-}
-own_ct=
-if [ -z "$CT" ]; then
-	CT=$("$HK_TOP/scripts/systemd-ct" start)
-	own_ct=$CT
-fi
-[ -n "$CT" ]
-ok $? "a container runs systemd as PID 1"
-[ -n "$CT" ] || done_testing
-
-ct() { podman exec -i "$CT" "$@"; }
+sd_container || done_testing
 N=
 ct_stop() {	# the daemons of this run, and whatever they left
 	[ -n "$N" ] || return 0
@@ -224,22 +213,7 @@ secret_key_file = "/etc/$N/secret.key"
 CONF
 	echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" |
 	    ct sh -c "cat >/etc/$N/api.env"
-	for u in $UNITS; do
-		sed -e "s|@BINDIR@|$CT_BUILD/bin|g" \
-		    -e "s|^User=hakopod|User=$2|" \
-		    -e "s|^Group=hakopod|Group=$2|" \
-		    -e "s|^EnvironmentFile=.*|EnvironmentFile=/etc/$N/api.env|" \
-		    -e "s|^RuntimeDirectory=hakopod|RuntimeDirectory=$N|" \
-		    -e "s|^StateDirectory=hakopod|StateDirectory=$N|" \
-		    "$HK_TOP/etc/systemd/hk-$u.service" |
-		    ct sh -c "cat >/etc/systemd/system/$N-$u.service"
-		# LeakSanitizer's ptrace(2) is refused by the filter (9200)
-		if ldd "$HK_BUILD/bin/hk-scale" | grep -q libasan; then
-			ct mkdir -p "/etc/systemd/system/$N-$u.service.d"
-			printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' |
-			    ct sh -c "cat >/etc/systemd/system/$N-$u.service.d/asan.conf"
-		fi
-	done
+	sd_units "$N" "$2"
 }
 
 # stack_start E: the four units, ready (Type=notify)

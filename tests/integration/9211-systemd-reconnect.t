@@ -10,18 +10,14 @@
 # itself, without a system call filter, so that under SANITIZE=1
 # LeakSanitizer looks at it too: it must stop with success.
 . tests/integration/lib.sh
-WAIT_PAUSE=0.1	# wait_t polls through podman exec
+. tests/integration/lib/systemd.sh
 
 for tool in podman; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
 done
-CT=$("$HK_TOP/scripts/systemd-ct" start)
-[ -n "$CT" ]
-ok $? "a container of its own runs systemd as PID 1"
-[ -n "$CT" ] || done_testing
+sd_container own || done_testing
 trap '"$HK_TOP/scripts/systemd-ct" stop "$CT"; _cleanup' EXIT
 
-ct() { podman exec -i "$CT" "$@"; }
 B=$CT_BUILD/bin
 FN=$CT_TOP/tests/integration/fn
 journal() { ct journalctl -u hk-rc-scale -o cat --no-pager 2>/dev/null; }

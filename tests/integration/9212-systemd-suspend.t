@@ -20,19 +20,15 @@
 # time_unit_ms = 20: idle_seconds = 50 lasts 1 s, suspend_max_seconds =
 # 100 2 s.
 . tests/integration/lib.sh
-WAIT_PAUSE=0.1	# wait_t polls through podman exec
+. tests/integration/lib/systemd.sh
 
 for tool in podman curl; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
 done
 UNITS="events scale activate idle"
-CT=$("$HK_TOP/scripts/systemd-ct" start cgroup2)
-[ -n "$CT" ]
-ok $? "a container of its own runs systemd as PID 1 on cgroup2"
-[ -n "$CT" ] || done_testing
+sd_container own cgroup2 || done_testing
 trap '"$HK_TOP/scripts/systemd-ct" stop "$CT"; _cleanup' EXIT
 
-ct() { podman exec -i "$CT" "$@"; }
 N=hkz$$
 APP=sz$$
 FN=$CT_TOP/tests/integration/fn
@@ -96,20 +92,7 @@ runtime_dir = "/run/$N"
 time_unit_ms = 20
 CONF
 echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" | ct sh -c "cat >/etc/$N/api.env"
-for u in $UNITS; do
-	sed -e "s|@BINDIR@|$CT_BUILD/bin|g" \
-	    -e "s|^User=hakopod|User=root|" -e "s|^Group=hakopod|Group=root|" \
-	    -e "s|^EnvironmentFile=.*|EnvironmentFile=/etc/$N/api.env|" \
-	    -e "s|^RuntimeDirectory=hakopod|RuntimeDirectory=$N|" \
-	    -e "s|^StateDirectory=hakopod|StateDirectory=$N|" \
-	    "$HK_TOP/etc/systemd/hk-$u.service" |
-	    ct sh -c "cat >/etc/systemd/system/$N-$u.service"
-	if ldd "$HK_BUILD/bin/hk-scale" | grep -q libasan; then
-		ct mkdir -p "/etc/systemd/system/$N-$u.service.d"
-		printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' |
-		    ct sh -c "cat >/etc/systemd/system/$N-$u.service.d/asan.conf"
-	fi
-done
+sd_units "$N" root
 ct sh -c "cat >/etc/$N/app.toml" <<APP
 schema_version = 1
 name = "$APP"

@@ -29,6 +29,29 @@ ct_engine_own() {
 	echo "unix://$1/podman.sock"
 }
 
+# ct_config [LINE ...]: $T/hakopod.toml of an installation on the engine
+# $U: the gateway on a free port ($PORT, reached at $URL), a SQLite store
+# in $T ($STORE), the runtime directory $RUN, the containers' network
+# slirp4netns; each LINE one more key of [server].  A test appends its
+# nodes' tables to the file.  HAKOPOD_CONFIG names it.
+ct_config() {
+	STORE=sqlite://$T/state.db
+	PORT=$(free_port)
+	URL=http://127.0.0.1:$PORT
+	{
+		echo '[server]'
+		echo "serverless_address = \"127.0.0.1:$PORT\""
+		echo "state = \"$STORE\""
+		echo "runtime_dir = \"$RUN\""
+		for _l in "$@"; do
+			printf '%s\n' "$_l"
+		done
+		echo "container_engine = \"$U\""
+		echo 'container_network = "slirp4netns"'
+	} >"$T/hakopod.toml"
+	export HAKOPOD_CONFIG=$T/hakopod.toml
+}
+
 # The installations whose containers are removed at exit.
 CT_INSTALLS=
 ct_cleanup() {
