@@ -5,19 +5,19 @@
  * connection.  A request head is at most REQ_MAX bytes and must arrive
  * within READ_MS; at most CONNS_MAX scrapers at once, more are closed at
  * once.  Everything is non-blocking on the daemon's own loop: a slow
- * scraper waits for its own socket, never the daemon.
+ * scraper waits for its own socket, never the daemon.  The address is
+ * bound as the gateway's own listener is (listen_tcp, listen.h).
  */
 #include <sys/socket.h>
 #include <sys/types.h>
 
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "listen.h"
 #include "loop.h"
 #include "metrics.h"
 
@@ -25,6 +25,7 @@
 #define READ_MS		5000	/* to send it */
 #define WRITE_MS	10000	/* to take the answer */
 #define CONNS_MAX	8
+#define BACKLOG		16	/* scrapers waiting for an accept */
 #define CTYPE		"text/plain; version=0.0.4; charset=utf-8"
 
 struct mconn {
@@ -45,7 +46,6 @@ struct metrics_srv {
 	struct mconn		 conns[CONNS_MAX];
 };
 
-static int	bind_addr(const char *, char *, size_t, int *);
 static void	on_accept(struct loop *, int, int, void *);
 static void	on_read(struct loop *, int, int, void *);
 static void	on_write(struct loop *, int, int, void *);
@@ -54,50 +54,6 @@ static void	mconn_close(struct mconn *);
 static void	respond(struct mconn *);
 static int	answer(struct mconn *, int, const char *, const char *,
 		    size_t);
-
-/* host:port, a bracketed IPv6 host too; as the gateway's own listener. */
-static int
-bind_addr(const char *addr, char *err, size_t errlen, int *bad)
-{
-	struct addrinfo hints, *res;
-	char host[CONFIG_ADDR_MAX + 1];
-	const char *colon;
-	size_t hl;
-	int fd, one = 1, r;
-
-	*bad = 1;
-	if ((colon = strrchr(addr, ':')) == NULL ||
-	    (hl = (size_t)(colon - addr)) >= sizeof(host)) {
-		(void)snprintf(err, errlen, "%s: not host:port", addr);
-		return -1;
-	}
-	memcpy(host, addr, hl);
-	host[hl] = '\0';
-	if (hl > 1 && host[0] == '[' && host[hl - 1] == ']') {
-		memmove(host, host + 1, hl - 2);
-		host[hl - 2] = '\0';
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((r = getaddrinfo(host, colon + 1, &hints, &res)) != 0) {
-		(void)snprintf(err, errlen, "%s: %s", addr, gai_strerror(r));
-		return -1;
-	}
-	*bad = 0;
-	fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0);
-	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
-	    sizeof(one)) == -1 || bind(fd, res->ai_addr,
-	    res->ai_addrlen) == -1 || listen(fd, 16) == -1) {
-		(void)snprintf(err, errlen, "%s: %s", addr, strerror(errno));
-		if (fd != -1)
-			close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
 
 struct metrics_srv *
 metrics_listen(struct loop *l, const char *addr, metrics_collect_fn *fn,
@@ -120,7 +76,7 @@ metrics_listen(struct loop *l, const char *addr, metrics_collect_fn *fn,
 		loop_timer_init(&s->conns[i].timer, on_deadline,
 		    &s->conns[i]);
 	}
-	if ((s->fd = bind_addr(addr, err, errlen, bad)) == -1 ||
+	if ((s->fd = listen_tcp(addr, BACKLOG, err, errlen, bad)) == -1 ||
 	    loop_add_fd(l, s->fd, LOOP_READ, on_accept, s) == -1) {
 		if (s->fd != -1) {
 			(void)snprintf(err, errlen, "%s", strerror(errno));

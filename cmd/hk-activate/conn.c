@@ -15,8 +15,6 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +22,7 @@
 #include <unistd.h>
 
 #include "activate.h"
+#include "listen.h"
 #include "log.h"
 
 #define ACCEPT_BURST	64
@@ -35,6 +34,7 @@
  * request 1.1-1.2 before, 0.40-0.42 after; context switches halved).
  */
 #define DEFER_ACCEPT_S	1
+#define LISTEN_BACKLOG	1024
 
 static char	gw_scratch[16384];	/* input dropped while lingering */
 
@@ -51,8 +51,6 @@ static void	conn_parse_error(struct conn *);
 static void	conn_body_done(struct conn *);
 static size_t	parse_room(const struct conn *, size_t);
 static void	accept_resume(struct loop *, void *);
-static int	listener_inherit(void);
-static int	listener_bind(const char *, char *, size_t, int *);
 static void	conn_linger(struct conn *);
 static size_t	skip_crlf(struct conn *);
 static int	client_wants_read(const struct conn *);
@@ -93,85 +91,9 @@ conn_count(void)
 }
 
 /*
- * systemd socket activation: one inherited listener on fd 3.  -1 when
- * there is none, -2 (errno set) when it cannot be used.
- */
-static int
-listener_inherit(void)
-{
-	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-	int fl;
-
-	if (pid == NULL || fds == NULL ||
-	    strtonum(pid, 1, INT32_MAX, NULL) != getpid())
-		return -1;
-	unsetenv("LISTEN_PID");
-	unsetenv("LISTEN_FDS");
-	unsetenv("LISTEN_FDNAMES");
-	if (strcmp(fds, "1") != 0) {
-		log_warnx("LISTEN_FDS=%s: only one listener is used", fds);
-		return -1;
-	}
-	if ((fl = fcntl(3, F_GETFL)) == -1 ||
-	    fcntl(3, F_SETFL, fl | O_NONBLOCK) == -1 ||
-	    fcntl(3, F_SETFD, FD_CLOEXEC) == -1)
-		return -2;
-	log_info("listening on the inherited socket (fd 3); "
-	    "serverless_listen is ignored");
-	return 3;
-}
-
-/* -1 with a reason; *bad says the address itself is wrong. */
-static int
-listener_bind(const char *addr, char *err, size_t errlen, int *bad)
-{
-	struct addrinfo hints, *res;
-	char host[CONFIG_ADDR_MAX + 1];
-	const char *colon;
-	size_t hl;
-	int fd, one = 1, r;
-
-	*bad = 1;
-	if ((colon = strrchr(addr, ':')) == NULL ||
-	    (hl = (size_t)(colon - addr)) >= sizeof(host)) {
-		snprintf(err, errlen, "%s: not host:port", addr);
-		return -1;
-	}
-	memcpy(host, addr, hl);
-	host[hl] = '\0';
-	if (hl > 1 && host[0] == '[' && host[hl - 1] == ']') {
-		memmove(host, host + 1, hl - 2);
-		host[hl - 2] = '\0';
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((r = getaddrinfo(host, colon + 1, &hints, &res)) != 0) {
-		snprintf(err, errlen, "%s: %s", addr, gai_strerror(r));
-		return -1;
-	}
-	*bad = 0;
-	fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0);
-	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
-	    sizeof(one)) == -1 || bind(fd, res->ai_addr,
-	    res->ai_addrlen) == -1 || listen(fd, 1024) == -1) {
-		snprintf(err, errlen, "%s: %s", addr, strerror(errno));
-		if (fd != -1)
-			close(fd);
-		fd = -1;
-	} else {
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT,
-		    &(int){ DEFER_ACCEPT_S }, sizeof(int));
-		log_info("listening on %s", addr);
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
-/*
- * The client listener: inherited, else bound.  -1 with a reason; *bad
- * tells a wrong address (a configuration error) from a failed call.
+ * The client listener: the one systemd passed, else bound, with a
+ * deferred accept.  -1 with a reason; *bad tells a wrong address (a
+ * configuration error) from a failed call.
  */
 int
 conn_listen(const char *addr, char *err, size_t errlen, int *bad)
@@ -180,12 +102,19 @@ conn_listen(const char *addr, char *err, size_t errlen, int *bad)
 	int fd, secs = 0;
 
 	*bad = 0;
-	if ((fd = listener_inherit()) == -2) {
+	if ((fd = listen_inherit()) == -2) {
 		snprintf(err, errlen, "inherited fd 3: %s", strerror(errno));
 		return -1;
 	}
-	if (fd == -1)
-		fd = listener_bind(addr, err, errlen, bad);
+	if (fd != -1)
+		log_info("listening on the inherited socket (fd 3); "
+		    "serverless_listen is ignored");
+	else if ((fd = listen_tcp(addr, LISTEN_BACKLOG, err, errlen,
+	    bad)) != -1) {
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT,
+		    &(int){ DEFER_ACCEPT_S }, sizeof(int));
+		log_info("listening on %s", addr);
+	}
 	gw->lfd_deferred = fd != -1 && getsockopt(fd, IPPROTO_TCP,
 	    TCP_DEFER_ACCEPT, &secs, &len) == 0 && secs > 0;
 	return fd;
