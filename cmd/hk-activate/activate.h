@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <http_parser.h>
 
@@ -276,6 +277,16 @@ struct gw {
 
 extern struct gw	*gw;
 
+/* The wall clock, ms: what records and hk-idle's idle_since are in. */
+static inline int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* conn.c */
 int	conn_listen(const char *, char *, size_t, int *);
 void	conn_accept(struct loop *, int, int, void *);
@@ -299,7 +310,6 @@ void	conn_free_all(void);
 int	conn_trust_load(char *, size_t);
 void	conn_trim(void);
 size_t	conn_count(void);
-int64_t	wall_ms(void);
 
 /* body.c */
 int	body_store(struct conn *, const char *, size_t);

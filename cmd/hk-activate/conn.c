@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "activate.h"
@@ -59,15 +58,6 @@ static void	answer_begin(struct conn *, int);
 static void	answer_end(struct conn *, int);
 static int	proxy_front(struct conn *);
 static void	proxy_refuse(struct conn *, const char *);
-
-int64_t
-wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void
 conn_set_state(struct conn *c, enum conn_state s)
