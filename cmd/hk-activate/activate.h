@@ -87,6 +87,7 @@ struct xbuf {
 
 struct service;
 struct conn;
+struct park_verdict;
 TAILQ_HEAD(parkq, conn);
 TAILQ_HEAD(connq, conn);
 
@@ -287,12 +288,17 @@ wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* conn.c */
+/*
+ * conn.c: client connections.  conn_resume carries out what park.c
+ * decides, at the dispatch and for a request leaving the queue: it is the
+ * one function park.c calls.  upstream.c tells conn.c what befalls a
+ * request (conn_park, conn_fail, conn_abort...).
+ */
 int	conn_listen(const char *, char *, size_t, int *);
 void	conn_accept(struct loop *, int, int, void *);
-void	conn_set_state(struct conn *, enum conn_state);
+void	conn_resume(struct conn *, const struct park_verdict *);
+void	conn_park(struct conn *);
 void	conn_update(struct conn *);
-void	conn_answer(struct conn *, int, const char *, int);
 void	conn_answer_html(struct conn *, int, const char *, size_t, int);
 void	conn_close(struct conn *);
 void	conn_parse(struct conn *);
@@ -302,8 +308,6 @@ void	conn_abort(struct conn *, const char *);
 void	conn_close_idle(void);
 void	conn_fail(struct conn *, int, const char *);
 void	conn_tunnel(struct conn *);
-void	conn_admit(struct conn *);
-void	conn_go(struct conn *);
 void	conn_flush(struct conn *);
 int	conn_unsent(const struct conn *);
 void	conn_free_all(void);
@@ -362,20 +366,42 @@ void	route_free(void);
 int	route_set_desired(const char *, char *, size_t);
 RB_PROTOTYPE(svc_tree, service, rb, svc_cmp)
 
-/* park.c */
-int	park_dispatch(struct conn *);
+/*
+ * park.c: the limits, the cold-start queue and each service's instance.
+ * It decides, and conn.c acts: park_dispatch's verdict, and every request
+ * leaving the queue taken off it (park_unlink) and handed to conn_resume.
+ * park_dispatch, park_enter, park_unlink, park_timer and park_release
+ * are conn.c's; park_refused upstream.c's; the rest ctl.c's, for what
+ * hk-scale, hk-idle and hk say.
+ */
+enum park_kind {
+	PARK_ANSWER,	/* the gateway's own answer */
+	PARK_FORWARD,	/* the endpoint is known: to the backend */
+	PARK_WAIT,	/* parked for a cold start (at the dispatch only) */
+};
+
+struct park_verdict {
+	enum park_kind	 kind;
+	int		 status;	/* PARK_ANSWER: the answer */
+	int		 retry;		/* its Retry-After; 0 none */
+	const char	*msg;
+	const char	*outcome;	/* for the records; NULL: by status */
+	char		 buf[REASON_MAX + 32];	/* msg, when it is made up */
+};
+
+void	park_dispatch(struct conn *, struct park_verdict *);
+void	park_enter(struct conn *);
 void	park_unlink(struct conn *);
-void	park_requeue(struct conn *);
+void	park_timer(struct conn *);
+void	park_release(struct conn *);
+void	park_refused(struct service *, const char *);
 void	park_ready(struct service *, const char *, int64_t, int *);
 void	park_down(struct service *, const char *);
 void	park_failed(struct service *, const char *, int);
-void	park_refused(struct service *, const char *);
 void	park_wake_again(struct service *);
 void	park_answer_all(struct service *, int, const char *, int);
 void	park_wake_reply(struct service *, int, const char *);
-void	park_release(struct conn *);
 int	park_fence(struct service *, int64_t, int64_t *);
-void	park_timer(struct conn *);
 const char *park_state_name(const struct service *);
 
 /* ctl.c */

@@ -4,9 +4,12 @@
  * buffer drains, write responses and the gateway's own answers, keep-alive.
  *
  * A connection is in one state at a time and on that state's list
- * (pgbouncer).  Writes happen only when the loop reports the socket
- * writable, so no path recurses.  A closed connection goes to a free list
- * with fd -1; callers test conn_gone() after a call that may close it.
+ * (pgbouncer).  conn.c acts, park.c decides: the dispatch asks
+ * park_dispatch for a verdict and carries it out (conn_resume), and a
+ * request comes back from the park by conn_resume alone.  Writes happen
+ * only when the loop reports the socket writable, so no path recurses.  A
+ * closed connection goes to a free list with fd -1; callers test c->fd
+ * after a call that may close it.
  */
 #include <sys/socket.h>
 
@@ -44,7 +47,11 @@ static void	client_read(struct conn *);
 static void	client_write(struct conn *);
 static void	client_eof(struct conn *);
 static void	conn_timeout(struct loop *, void *);
+static void	conn_set_state(struct conn *, enum conn_state);
+static void	conn_answer(struct conn *, int, const char *, int);
 static void	conn_dispatch(struct conn *);
+static void	conn_admit(struct conn *);
+static void	conn_go(struct conn *);
 static void	conn_facts(struct conn *);
 static void	conn_parse_error(struct conn *);
 static void	conn_body_done(struct conn *);
@@ -59,7 +66,7 @@ static void	answer_end(struct conn *, int);
 static int	proxy_front(struct conn *);
 static void	proxy_refuse(struct conn *, const char *);
 
-void
+static void
 conn_set_state(struct conn *c, enum conn_state s)
 {
 	TAILQ_REMOVE(&gw->conns[c->state], c, entry);
@@ -288,7 +295,7 @@ conn_fail(struct conn *c, int status, const char *msg)
 	conn_answer(c, status, msg, 0);
 }
 
-void
+static void
 conn_answer(struct conn *c, int status, const char *msg, int retry)
 {
 	answer_begin(c, status);
@@ -740,7 +747,7 @@ conn_body_done(struct conn *c)
  * from now on, under the request deadline, while its service wakes if it
  * must; the gateway sends the 100 Continue a client may wait for.
  */
-void
+static void
 conn_admit(struct conn *c)
 {
 	struct service *svc = c->svc;
@@ -758,7 +765,7 @@ conn_admit(struct conn *c)
 }
 
 /* The endpoint is known: forward now, or once the body is whole. */
-void
+static void
 conn_go(struct conn *c)
 {
 	if (!c->buffering || c->req_done) {
@@ -819,6 +826,7 @@ conn_facts(struct conn *c)
 static void
 conn_dispatch(struct conn *c)
 {
+	struct park_verdict v;
 	int st;
 
 	conn_facts(c);
@@ -839,7 +847,47 @@ conn_dispatch(struct conn *c)
 	}
 	if (gw->draining)
 		c->close_after = 1;
-	park_dispatch(c);
+	park_dispatch(c, &v);
+	if (v.kind != PARK_ANSWER)
+		conn_admit(c);		/* its slots are taken */
+	conn_resume(c, &v);
+}
+
+/*
+ * A verdict of the park carried out: the gateway's answer, the request
+ * forwarded (or its body read first), or parked.  The one way back from
+ * park.c: a request leaves the queue by it, whatever the outcome, once
+ * park.c has taken it off (park_unlink); the dispatch uses it too.
+ */
+void
+conn_resume(struct conn *c, const struct park_verdict *v)
+{
+	switch (v->kind) {
+	case PARK_ANSWER:
+		if (v->outcome != NULL)
+			c->outcome = v->outcome;
+		conn_answer(c, v->status, v->msg, v->retry);
+		break;
+	case PARK_FORWARD:
+		conn_go(c);
+		break;
+	case PARK_WAIT:
+		conn_park(c);
+		break;
+	}
+}
+
+/*
+ * The request waits for its endpoint: dispatched to a service not ready,
+ * or back from the backend side (conn_refused, an endpoint gone).
+ */
+void
+conn_park(struct conn *c)
+{
+	conn_set_state(c, CS_PARKED);
+	park_enter(c);
+	if (c->fd != -1)
+		conn_update(c);
 }
 
 /* The endpoint is known: the request goes to the backend, once. */

@@ -1,12 +1,16 @@
 /*
- * park.c - limits and the cold-start queue.
+ * park.c - limits and the cold-start queue: what the gateway decides for
+ * a request, and what it knows of each service's instance.
  *
- * A routed request takes its slots (installation and service), then either
- * goes to the ready endpoint or is parked, in arrival order, with the
- * deadline now + startup_timeout_seconds; the first parked request of a
- * cold start sends the one wake.  hk-scale's ready forwards the queue, its
- * failed answers it at once, and a fence (hk-idle) makes the service park
- * again until the instance is down and a fresh one is ready.
+ * park_dispatch decides and conn.c acts: a routed request is answered by
+ * the limits, or takes its slots (installation and service) and goes to
+ * the ready endpoint or waits, in arrival order, with the deadline now +
+ * startup_timeout_seconds; the first parked request of a cold start sends
+ * the one wake.  hk-scale's ready forwards the queue, its failed answers
+ * it at once, and a fence (hk-idle) makes the service park again until
+ * the instance is down and a fresh one is ready.  A request leaves the
+ * queue one way, whatever the outcome: taken off it here, then handed to
+ * conn_resume with its verdict, the one function of conn.c called here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +21,11 @@
 #define REFUSED_BACKOFF_MS	200	/* before waking after a refusal */
 #define DEADLINE_SLACK_MS	500	/* a failure this near: 504 */
 
-static void	park(struct conn *);
+static int	answer(struct park_verdict *, int, const char *, int,
+		    const char *);
+static int	limits(const struct conn *, const struct service *, int64_t,
+		    struct park_verdict *);
+static void	waited(struct conn *);
 static void	wake_now(struct service *);
 static void	wake_timer(struct loop *, void *);
 static void	clean_reason(char *, size_t, const char *);
@@ -53,73 +61,87 @@ park_state_name(const struct service *svc)
 	}
 }
 
-/* Route, limits (DESIGN.md "Limits and answers"), then forward or park. */
-int
-park_dispatch(struct conn *c)
+/* A verdict to answer; 1, for limits(). */
+static int
+answer(struct park_verdict *v, int status, const char *msg, int retry,
+    const char *outcome)
+{
+	v->kind = PARK_ANSWER;
+	v->status = status;
+	v->msg = msg;
+	v->retry = retry;
+	v->outcome = outcome;
+	return 1;
+}
+
+/*
+ * Route, limits (DESIGN.md "Limits and answers"), then forward or park:
+ * the verdict, for conn.c to carry out.  A request let through holds its
+ * slots from here on (park_release) and has its startup deadline.
+ */
+void
+park_dispatch(struct conn *c, struct park_verdict *v)
 {
 	struct service *svc;
-	int64_t now = loop_now_ms(gw->loop), left;
-	char msg[REASON_MAX + 32];
+	int64_t now = loop_now_ms(gw->loop);
 
 	svc = route_lookup(c->host, c->head.buf + c->head.url_off,
 	    c->head.url_len, &c->strip);
 	if (svc == NULL) {
-		conn_answer(c, 404, "no such service", 0);
-		return 0;
+		answer(v, 404, "no such service", 0, NULL);
+		return;
 	}
 	c->svc = svc;
-	if (svc->stopped) {
-		conn_answer(c, 503, "service stopped", 0);
-		return 0;
-	}
-	if (svc->state != SVC_RUNNING && svc->failed_until > now) {
-		left = (svc->failed_until - now + 999) / 1000;
-		snprintf(msg, sizeof(msg), "service failed to start: %s",
-		    svc->reason);
-		conn_answer(c, 503, msg, (int)left);
-		return 0;
-	}
-	if (gw->cfg.max_body_bytes >= 0 &&
-	    c->body_len > (uint64_t)gw->cfg.max_body_bytes) {
-		c->outcome = "too_large";
-		conn_answer(c, 413, "request body too large", 0);
-		return 0;
-	}
-	if (gw->inflight >= (size_t)gw->cfg.max_concurrent_requests) {
-		conn_answer(c, 503, "gateway at capacity", 1);
-		return 0;
-	}
-	if (svc->active >= svc->policy.max_concurrency) {
-		conn_answer(c, 429, "service at its concurrency limit", 1);
-		return 0;
-	}
-	if (svc->state != SVC_RUNNING && !ctl_scale_up() &&
-	    !ctl_scale_grace()) {
-		conn_answer(c, 503, "activation unavailable", 1);
-		return 0;
-	}
+	if (limits(c, svc, now, v))
+		return;
 	c->counted = 1;
 	svc->active++;
 	gw->inflight++;
 	c->start_deadline = now +
 	    (int64_t)svc->policy.startup_timeout_seconds * 1000;
-	conn_admit(c);
-	if (svc->state == SVC_RUNNING)
-		conn_go(c);
-	else
-		park(c);
+	v->kind = svc->state == SVC_RUNNING ? PARK_FORWARD : PARK_WAIT;
+}
+
+/* 1 with the answer in v when a limit refuses the request, else 0. */
+static int
+limits(const struct conn *c, const struct service *svc, int64_t now,
+    struct park_verdict *v)
+{
+	if (svc->stopped)
+		return answer(v, 503, "service stopped", 0, NULL);
+	if (svc->state != SVC_RUNNING && svc->failed_until > now) {
+		snprintf(v->buf, sizeof(v->buf), "service failed to start: %s",
+		    svc->reason);
+		return answer(v, 503, v->buf,
+		    (int)((svc->failed_until - now + 999) / 1000), NULL);
+	}
+	if (gw->cfg.max_body_bytes >= 0 &&
+	    c->body_len > (uint64_t)gw->cfg.max_body_bytes)
+		return answer(v, 413, "request body too large", 0,
+		    "too_large");
+	if (gw->inflight >= (size_t)gw->cfg.max_concurrent_requests)
+		return answer(v, 503, "gateway at capacity", 1, NULL);
+	if (svc->active >= svc->policy.max_concurrency)
+		return answer(v, 429, "service at its concurrency limit", 1,
+		    NULL);
+	if (svc->state != SVC_RUNNING && !ctl_scale_up() &&
+	    !ctl_scale_grace())
+		return answer(v, 503, "activation unavailable", 1, NULL);
 	return 0;
 }
 
-/* Queued by arrival (a refused request goes back to its own place). */
-static void
-park(struct conn *c)
+/*
+ * c, made CS_PARKED by conn_park, joins its service's queue by arrival (a
+ * refused request goes back to its own place).  The first of a cold start
+ * sends the wake; a refused send answers the queue, c with it.
+ */
+void
+park_enter(struct conn *c)
 {
 	struct service *svc = c->svc;
 	struct conn *p;
 	int64_t now = loop_now_ms(gw->loop);
 
-	conn_set_state(c, CS_PARKED);
 	c->cold = 1;
 	c->t_park_us = loop_clock_us();
 	TAILQ_FOREACH_REVERSE(p, &svc->parked, parkq, park)
@@ -139,8 +161,6 @@ park(struct conn *c)
 	    (int64_t)svc->policy.startup_timeout_seconds * 1000))
 		wake_now(svc);
 	c->wake_id = svc->wake_id;
-	if (c->fd != -1)
-		conn_update(c);
 }
 
 /*
@@ -159,19 +179,26 @@ park_timer(struct conn *c)
 	loop_timer_at(gw->loop, &c->timer, at);
 }
 
-void
-park_requeue(struct conn *c)
+/* Off the queue: the wait it ends is counted (records, metrics). */
+static void
+waited(struct conn *c)
 {
-	park(c);
+	c->wait_us += loop_clock_us() - c->t_park_us;
+	c->t_park_us = 0;
 }
 
+/*
+ * c leaves its queue.  t_park_us is set only while it is on it, so that
+ * a request park.c took off already (before conn_resume) is left alone.
+ */
 void
 park_unlink(struct conn *c)
 {
+	if (c->t_park_us == 0)
+		return;
 	TAILQ_REMOVE(&c->svc->parked, c, park);
 	c->svc->nparked--;
-	c->wait_us += loop_clock_us() - c->t_park_us;
-	c->t_park_us = 0;
+	waited(c);
 }
 
 void
@@ -240,20 +267,29 @@ wake_timer(struct loop *l, void *arg)
 	}
 }
 
+/* The same answer to every parked request. */
 void
 park_answer_all(struct service *svc, int status, const char *msg, int retry)
 {
+	struct park_verdict v;
 	struct conn *c;
 
+	answer(&v, status, msg, retry, "unavailable");
 	while ((c = TAILQ_FIRST(&svc->parked)) != NULL) {
-		c->outcome = "unavailable";
-		conn_answer(c, status, msg, retry);
+		park_unlink(c);
+		conn_resume(c, &v);
 	}
 }
 
+/*
+ * The queue goes on in arrival order.  It is taken whole first, so that
+ * a request refused on the way, parked again (up_refused), waits for
+ * the next ready rather than coming round in this one.
+ */
 void
 park_ready(struct service *svc, const char *ep, int64_t rev, int *gift)
 {
+	struct park_verdict v = { .kind = PARK_FORWARD };
 	struct parkq q;
 	struct conn *c;
 
@@ -288,11 +324,9 @@ park_ready(struct service *svc, const char *ep, int64_t rev, int *gift)
 	svc->nparked = 0;
 	while ((c = TAILQ_FIRST(&q)) != NULL) {
 		TAILQ_REMOVE(&q, c, park);
-		c->wait_us += loop_clock_us() - c->t_park_us;
-		c->t_park_us = 0;
+		waited(c);
 		c->wake_id = svc->wake_id;	/* a later wake may have served */
-		conn_set_state(c, CS_FORWARD);	/* off the parked queue */
-		conn_go(c);
+		conn_resume(c, &v);
 	}
 	upstream_gift_drop(svc);
 }
@@ -361,14 +395,16 @@ park_failed(struct service *svc, const char *reason, int retry)
 static void
 park_deadline_due(struct service *svc)
 {
+	struct park_verdict v;
 	struct conn *c, *next;
 	int64_t now = loop_now_ms(gw->loop);
 
+	answer(&v, 504, "startup deadline exceeded", 0, "startup_timeout");
 	for (c = TAILQ_FIRST(&svc->parked); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, park);
 		if (c->start_deadline - now <= DEADLINE_SLACK_MS) {
-			c->outcome = "startup_timeout";
-			conn_answer(c, 504, "startup deadline exceeded", 0);
+			park_unlink(c);
+			conn_resume(c, &v);
 		}
 	}
 }

@@ -239,7 +239,7 @@ kick_fire(struct loop *l, void *arg)
 			return;
 		upstream_unwait(c);
 		if (svc->state != SVC_RUNNING) {
-			park_requeue(c);
+			conn_park(c);
 			continue;
 		}
 		up_start(c, 1);
@@ -638,7 +638,7 @@ up_refused(struct conn *c)
 	if (svc->state == SVC_RUNNING && gen == svc->gen)
 		park_refused(svc, "connection refused");
 	if (loop_now_ms(gw->loop) < c->start_deadline)
-		park_requeue(c);
+		conn_park(c);
 	else
 		conn_fail(c, 502, "the service refused the connection");
 }
