@@ -292,12 +292,13 @@ wall_ms(void)
  * conn.c: client connections.  conn_resume carries out what park.c
  * decides, at the dispatch and for a request leaving the queue: it is the
  * one function park.c calls.  upstream.c tells conn.c what befalls a
- * request (conn_park, conn_fail, conn_abort...).
+ * request (conn_park, conn_refused, conn_fail, conn_abort...).
  */
 int	conn_listen(const char *, char *, size_t, int *);
 void	conn_accept(struct loop *, int, int, void *);
 void	conn_resume(struct conn *, const struct park_verdict *);
 void	conn_park(struct conn *);
+void	conn_refused(struct conn *, uint64_t);
 void	conn_update(struct conn *);
 void	conn_answer_html(struct conn *, int, const char *, size_t, int);
 void	conn_close(struct conn *);
@@ -344,7 +345,11 @@ ssize_t	splice_in(struct conn *, int);
 int	splice_out(struct conn *);
 void	splice_free_all(void);
 
-/* upstream.c */
+/*
+ * upstream.c: backend connections, pooled and paced per service.  What
+ * befalls a request it tells conn.c; park.c and ctl.c change a service's
+ * endpoint through it (upstream_endpoint, upstream_pool_drop, the gift).
+ */
 void	upstream_start(struct conn *);
 void	upstream_release(struct conn *, int);
 void	upstream_update(struct conn *);
@@ -370,9 +375,9 @@ RB_PROTOTYPE(svc_tree, service, rb, svc_cmp)
  * park.c: the limits, the cold-start queue and each service's instance.
  * It decides, and conn.c acts: park_dispatch's verdict, and every request
  * leaving the queue taken off it (park_unlink) and handed to conn_resume.
- * park_dispatch, park_enter, park_unlink, park_timer and park_release
- * are conn.c's; park_refused upstream.c's; the rest ctl.c's, for what
- * hk-scale, hk-idle and hk say.
+ * park_dispatch, park_enter, park_unlink, park_timer, park_release and
+ * park_refused are conn.c's; the rest ctl.c's, for what hk-scale, hk-idle
+ * and hk say.
  */
 enum park_kind {
 	PARK_ANSWER,	/* the gateway's own answer */
@@ -394,7 +399,7 @@ void	park_enter(struct conn *);
 void	park_unlink(struct conn *);
 void	park_timer(struct conn *);
 void	park_release(struct conn *);
-void	park_refused(struct service *, const char *);
+void	park_refused(struct service *, uint64_t);
 void	park_ready(struct service *, const char *, int64_t, int *);
 void	park_down(struct service *, const char *);
 void	park_failed(struct service *, const char *, int);

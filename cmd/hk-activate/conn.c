@@ -6,10 +6,11 @@
  * A connection is in one state at a time and on that state's list
  * (pgbouncer).  conn.c acts, park.c decides: the dispatch asks
  * park_dispatch for a verdict and carries it out (conn_resume), and a
- * request comes back from the park by conn_resume alone.  Writes happen
- * only when the loop reports the socket writable, so no path recurses.  A
- * closed connection goes to a free list with fd -1; callers test c->fd
- * after a call that may close it.
+ * request comes back from the park by conn_resume alone.  What the backend
+ * side learns of a request (a refused connect, a failure) it tells conn.c,
+ * which owns the connection.  Writes happen only when the loop reports the
+ * socket writable, so no path recurses.  A closed connection goes to a
+ * free list with fd -1; callers test c->fd after a call that may close it.
  */
 #include <sys/socket.h>
 
@@ -888,6 +889,21 @@ conn_park(struct conn *c)
 	park_enter(c);
 	if (c->fd != -1)
 		conn_update(c);
+}
+
+/*
+ * The backend refused the connection before a byte was sent (upstream.c):
+ * not a request yet.  The park learns that the endpoint is gone, and the
+ * request parks again within its startup deadline.
+ */
+void
+conn_refused(struct conn *c, uint64_t gen)
+{
+	park_refused(c->svc, gen);
+	if (loop_now_ms(gw->loop) < c->start_deadline)
+		conn_park(c);
+	else
+		conn_fail(c, 502, "the service refused the connection");
 }
 
 /* The endpoint is known: the request goes to the backend, once. */

@@ -283,7 +283,7 @@ park_answer_all(struct service *svc, int status, const char *msg, int retry)
 
 /*
  * The queue goes on in arrival order.  It is taken whole first, so that
- * a request refused on the way, parked again (up_refused), waits for
+ * a request refused on the way, parked again (conn_refused), waits for
  * the next ready rather than coming round in this one.
  */
 void
@@ -348,11 +348,18 @@ park_down(struct service *svc, const char *reason)
 		wake_now(svc);
 }
 
-/* The connect was refused: the endpoint is gone; wake after a pause. */
+/*
+ * A connection to the endpoint of generation gen was refused
+ * (conn_refused): unless another took its place since, the endpoint is
+ * gone; wake after a pause.
+ */
 void
-park_refused(struct service *svc, const char *why)
+park_refused(struct service *svc, uint64_t gen)
 {
-	log_info("service=%s endpoint=%s: %s", svc->id, svc->endpoint, why);
+	if (svc->state != SVC_RUNNING || gen != svc->gen)
+		return;
+	log_info("service=%s endpoint=%s: connection refused", svc->id,
+	    svc->endpoint);
 	svc->gen++;
 	upstream_pool_drop(svc);
 	svc->endpoint[0] = '\0';

@@ -6,9 +6,11 @@
  * the exchange ended cleanly.  A pool is dropped when its endpoint changes
  * or goes down.
  *
- * A connection refused before any byte was sent is not a request: it goes
- * back to the parked queue and may be tried again within its startup
- * deadline.  Anything later is never retried.
+ * A connection refused before any byte was sent is not a request: conn.c
+ * parks it again (conn_refused), to be tried again within its startup
+ * deadline.  Anything later is never retried.  What befalls a request
+ * here is told to conn.c, which owns the connection: upstream.c calls
+ * nothing of park.c.
  *
  * New connections are paced, so that the gateway is not what overloads a
  * service it just woke: a burst of parked requests released at once would
@@ -635,12 +637,7 @@ up_refused(struct conn *c)
 	log_debug("service=%s endpoint=%s: connection refused", svc->id,
 	    svc->endpoint);
 	upstream_release(c, 0);
-	if (svc->state == SVC_RUNNING && gen == svc->gen)
-		park_refused(svc, "connection refused");
-	if (loop_now_ms(gw->loop) < c->start_deadline)
-		conn_park(c);
-	else
-		conn_fail(c, 502, "the service refused the connection");
+	conn_refused(c, gen);
 }
 
 static void
