@@ -9,6 +9,14 @@
  * (struct service) holds the policy read from the store and what the
  * gateway knows at run time: its endpoint, active requests, parked
  * requests and idle keep-alive connections to its backend.
+ *
+ * The layers, top down: main.c sets up; ctl.c carries out what hk-scale,
+ * hk-idle and hk say, through park.c and route.c; conn.c owns each client
+ * connection and carries out what park.c decides for its request; park.c
+ * decides (limits, the queue, each service's instance) and hands a
+ * request back only through conn_resume; upstream.c owns the backend
+ * connections and tells conn.c what befalls a request; route.c is the
+ * table, and calls up into none of them.
  */
 #ifndef HK_ACTIVATE_H
 #define HK_ACTIVATE_H
@@ -90,6 +98,7 @@ struct conn;
 struct park_verdict;
 TAILQ_HEAD(parkq, conn);
 TAILQ_HEAD(connq, conn);
+STAILQ_HEAD(svc_list, service);
 
 struct upconn {
 	TAILQ_ENTRY(upconn)	 entry;		/* service pool */
@@ -207,6 +216,7 @@ struct service {
 	struct loop_timer	 timer;		/* delayed wake */
 	uint64_t		 m_requests[5];	/* by class, stats.c */
 	uint64_t		 m_connect_fail;
+	STAILQ_ENTRY(service)	 drop;		/* route_reload's dropped */
 };
 
 RB_HEAD(svc_tree, service);
@@ -244,7 +254,6 @@ struct gw {
 	struct svc_tree		 services;
 	struct route		*routes;
 	size_t			 nroutes;
-	struct retry		 route_retry;	/* a reload the store refused */
 
 	/* ctl.c */
 	int			 ctl_fd;
@@ -258,6 +267,7 @@ struct gw {
 	int			 scale_was_up;	/* subscribed since last loss */
 	int64_t			 scale_lost_at;	/* loop ms; 0 = never up */
 	struct loop_timer	 grace_timer;	/* end of the restart grace */
+	struct retry		 reload_retry;	/* a reload the store refused */
 
 	/* stats.c: what GET /metrics shows besides the services' own */
 	struct metrics_srv	*metrics;
@@ -362,13 +372,16 @@ void	upstream_unwait(struct conn *);
 int	upstream_endpoint(const char *, struct sockaddr_storage *,
 	    socklen_t *);
 
-/* route.c */
-int	route_reload(char *, size_t);
-void	route_reload_later(void);
+/*
+ * route.c: the table, from the store.  A reload gives back the services
+ * it no longer serves (removed, or stopped), a stop or start the service:
+ * ctl.c acts on them; route.c answers no request.
+ */
+int	route_reload(struct svc_list *, char *, size_t);
 struct service *route_lookup(const char *, const char *, size_t, size_t *);
 struct service *route_service(const char *);
 void	route_free(void);
-int	route_set_desired(const char *, char *, size_t);
+int	route_set_desired(const char *, struct service **, char *, size_t);
 RB_PROTOTYPE(svc_tree, service, rb, svc_cmp)
 
 /*
@@ -406,11 +419,13 @@ void	park_failed(struct service *, const char *, int);
 void	park_wake_again(struct service *);
 void	park_answer_all(struct service *, int, const char *, int);
 void	park_wake_reply(struct service *, int, const char *);
+void	park_desired(struct service *);
 int	park_fence(struct service *, int64_t, int64_t *);
 const char *park_state_name(const struct service *);
 
-/* ctl.c */
+/* ctl.c: the Unix sockets; reloads, stop and start carried out. */
 int	ctl_listen(char *, size_t);
+int	ctl_reload(char *, size_t);
 void	ctl_scale_connect(void);
 int	ctl_scale_up(void);
 int	ctl_scale_grace(void);

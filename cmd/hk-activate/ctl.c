@@ -7,6 +7,11 @@
  * meanwhile are answered 503.  activate.sock keeps at most IPC_CONNS_MAX
  * connections: a new one past that closes the one idle the longest, so
  * that the operator always gets in.
+ *
+ * Reloads (a SIGHUP too) and stop/start are carried out here: route.c
+ * reads the store and names the services it no longer serves, and the
+ * requests parked for them are answered; a reload the store refused is
+ * made again until it succeeds (lib/retry.h).
  */
 #include <sys/socket.h>
 
@@ -51,6 +56,9 @@ static void	sub_message(const json_t *, int *);
 static void	wake_read(struct loop *, int, int, void *);
 static int	set_nonblock(int);
 static void	forget_endpoints(void);
+static int	reload_routes(char *, size_t);
+static void	reload_later(void);
+static int	reload_retry(void *);
 
 static char	msgbuf[IPC_MSG_MAX + 1];
 static struct service *wakeq[WAKEQ_MAX];
@@ -151,12 +159,8 @@ ctl_handle(const json_t *msg)
 	if (strcmp(op, "fence") == 0)
 		return op_fence(msg);
 	if (strcmp(op, "reload") == 0) {
-		if (route_reload(err, sizeof(err)) == -1) {
-			log_warnx("unable to reload routes: %s: tried again "
-			    "until the store answers", err);
-			route_reload_later();
+		if (ctl_reload(err, sizeof(err)) == -1)
 			return error_reply(err);
-		}
 		return json_pack("{s:b}", "ok", 1);
 	}
 	if (strcmp(op, "stop") == 0 || strcmp(op, "start") == 0)
@@ -232,12 +236,70 @@ op_desired(const json_t *msg)
 {
 	const char *id = json_string_value(json_object_get(msg, "service"));
 	char err[STORE_ERR_LEN];
+	struct service *s;
+	int r;
 
 	if (id == NULL)
 		return error_reply("service missing");
-	if (route_set_desired(id, err, sizeof(err)) == -1)
+	if ((r = route_set_desired(id, &s, err, sizeof(err))) != 0) {
+		if (r == -2)
+			reload_later();	/* takes the desired state then */
 		return error_reply(err);
+	}
+	park_desired(s);
 	return json_pack("{s:b}", "ok", 1);
+}
+
+/*
+ * Routes read again (SIGHUP, "reload").  On failure the table in use
+ * serves on, and the reload is made again until the store answers: a
+ * service applied meanwhile is routed then, not at some later reload.
+ */
+int
+ctl_reload(char *err, size_t errlen)
+{
+	if (reload_routes(err, errlen) == 0)
+		return 0;
+	log_warnx("unable to reload routes: %s: tried again until the store "
+	    "answers", err);
+	reload_later();
+	return -1;
+}
+
+/* route_reload, then the requests parked for what it dropped answered. */
+static int
+reload_routes(char *err, size_t errlen)
+{
+	struct svc_list dropped;
+	struct service *s;
+	int r;
+
+	r = route_reload(&dropped, err, errlen);
+	STAILQ_FOREACH(s, &dropped, drop)
+		park_answer_all(s, 503, s->routed ? "service stopped" :
+		    "service removed", 0);
+	return r;
+}
+
+static void
+reload_later(void)
+{
+	if (gw->reload_retry.fn == NULL)
+		retry_init(&gw->reload_retry, gw->loop, reload_retry, NULL,
+		    "routes");
+	retry_later(&gw->reload_retry);
+}
+
+static int
+reload_retry(void *arg)
+{
+	char err[STORE_ERR_LEN + SPEC_ERR_LEN];
+
+	(void)arg;
+	if (reload_routes(err, sizeof(err)) == 0)
+		return 0;
+	log_warnx("unable to reload routes: %s", err);
+	return -1;
 }
 
 static int

@@ -80,11 +80,7 @@ reload(void)
 	page_load(1, 0);
 	if (conn_trust_load(err, sizeof(err)) == -1)
 		log_warnx("server.trusted_proxies: %s: kept as it was", err);
-	if (route_reload(err, sizeof(err)) == -1) {
-		log_warnx("unable to reload routes: %s: tried again until the "
-		    "store answers", err);
-		route_reload_later();
-	}
+	(void)ctl_reload(err, sizeof(err));
 	notify_ready(-1);
 }
 
@@ -150,7 +146,7 @@ setup(void)
 	if ((gw->store = store_open(gw->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
 		    gw->cfg.state, err);
-	if (route_reload(err, sizeof(err)) == -1)
+	if (route_reload(NULL, err, sizeof(err)) == -1)	/* none waits */
 		fatalx(EX_UNAVAILABLE, "unable to load routes: %s", err);
 	if ((gw->ev = evsink_open(gw->cfg.runtime_dir)) == NULL)
 		fatal(EX_OSERR, "unable to open the event sink");

@@ -439,6 +439,20 @@ park_wake_reply(struct service *svc, int ok, const char *error)
 }
 
 /*
+ * hk stop or start has taken effect (route_set_desired): a stopped
+ * service's queue is answered; a started one forgets its last failure, so
+ * that the next request wakes it at once.
+ */
+void
+park_desired(struct service *svc)
+{
+	if (svc->stopped)
+		park_answer_all(svc, 503, "service stopped", 0);
+	else
+		svc->failed_until = 0;
+}
+
+/*
  * hk-idle asks whether the service may sleep: only with nothing active and
  * the last request (or the instance's ready) idle_ms ago.  Then the
  * instance gets no more requests; new ones park for a fresh start.

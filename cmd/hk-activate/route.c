@@ -4,7 +4,9 @@
  * Loaded from the store at start and on reload; a reload never drops a
  * connection: services are kept (with their run-time state) and updated
  * in place, only the host array is rebuilt.  Only public serverless
- * services are routed.
+ * services are routed.  What a reload or a stop means for the requests
+ * that wait is the caller's (ctl.c): route.c returns the services, and
+ * reaches into neither the park nor the connections.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,6 @@ static int	svc_update(struct service *, const struct svc *);
 static int	routes_build(void);
 static struct service *route_path(const char *, size_t, size_t *);
 static int	route_store(char *, size_t);
-static int	route_retry(void *);
 
 RB_GENERATE(svc_tree, service, rb, svc_cmp)
 
@@ -135,15 +136,22 @@ route_store(char *err, size_t errlen)
 	return gw->store == NULL ? -1 : 0;
 }
 
-/* Re-reads the services; on failure the table in use stays as it was. */
+/*
+ * Re-reads the services; on failure the table in use stays as it was.
+ * *dropped (NULL at start, when nothing waits) gets the services no
+ * longer served, removed or stopped, even when the host array could not
+ * be rebuilt after them.
+ */
 int
-route_reload(char *err, size_t errlen)
+route_reload(struct svc_list *dropped, char *err, size_t errlen)
 {
 	struct service *s;
 	struct svc *all;
 	size_t n, i;
 	char why[SPEC_ERR_LEN] = "";
 
+	if (dropped != NULL)
+		STAILQ_INIT(dropped);
 	if (route_store(err, errlen) == -1)
 		return -1;
 	if (svc_load_all(gw->store, &all, &n, why, sizeof(why)) == -1) {
@@ -168,42 +176,14 @@ route_reload(char *err, size_t errlen)
 	}
 	svc_free_all(all, n);
 	RB_FOREACH(s, svc_tree, &gw->services)
-		if ((!s->routed || s->stopped) && s->nparked > 0)
-			park_answer_all(s, 503, s->routed ? "service stopped" :
-			    "service removed", 0);
+		if (dropped != NULL && (!s->routed || s->stopped))
+			STAILQ_INSERT_TAIL(dropped, s, drop);
 	if (routes_build() == -1) {
 		strlcpy(err, "out of memory", errlen);
 		return -1;
 	}
 	log_info("routes: %zu hosts", gw->nroutes);
 	return 0;
-}
-
-/*
- * A reload the store refused (it was away: a PostgreSQL restart) is made
- * again until it succeeds (lib/retry.h): a service applied meanwhile is
- * routed once the store answers, not at some later reload.  The table in
- * use serves meanwhile.
- */
-void
-route_reload_later(void)
-{
-	if (gw->route_retry.fn == NULL)
-		retry_init(&gw->route_retry, gw->loop, route_retry, NULL,
-		    "routes");
-	retry_later(&gw->route_retry);
-}
-
-static int
-route_retry(void *arg)
-{
-	char err[STORE_ERR_LEN + SPEC_ERR_LEN];
-
-	(void)arg;
-	if (route_reload(err, sizeof(err)) == 0)
-		return 0;
-	log_warnx("unable to reload routes: %s", err);
-	return -1;
 }
 
 /* "/fn/<app>/<service>[/...]": the service and the prefix to strip. */
@@ -257,9 +237,14 @@ route_lookup(const char *host, const char *url, size_t len, size_t *strip)
 	return route_path(url, len, strip);
 }
 
-/* "stop"/"start" from hk: the desired state as the store has it now. */
+/*
+ * "stop"/"start" from hk: the desired state as the store has it now, of
+ * the service given in *svc.  -1 with a reason; -2 with one when the
+ * store failed: a reload made later takes the desired state.
+ */
 int
-route_set_desired(const char *id, char *err, size_t errlen)
+route_set_desired(const char *id, struct service **svc, char *err,
+    size_t errlen)
 {
 	struct store_service row;
 	struct service *s;
@@ -280,8 +265,7 @@ route_set_desired(const char *id, char *err, size_t errlen)
 		strlcpy(err, store_error(gw->store), errlen);
 		store_close(gw->store);
 		gw->store = NULL;
-		route_reload_later();	/* takes the desired state then */
-		return -1;
+		return -2;
 	}
 	if (r == 1 || (s = route_service(id)) == NULL) {
 		if (r == 0)
@@ -291,10 +275,7 @@ route_set_desired(const char *id, char *err, size_t errlen)
 	}
 	s->stopped = row.desired == STORE_DESIRED_STOPPED;
 	store_service_clear(&row);
-	if (s->stopped)
-		park_answer_all(s, 503, "service stopped", 0);
-	else
-		s->failed_until = 0;
+	*svc = s;
 	return 0;
 }
 
