@@ -1,5 +1,7 @@
 /*
- * toml.c - TOML 1.0 parser for hk (see toml.h).
+ * toml.c - TOML 1.0 parser for hk (see toml.h): the document, its keys,
+ * tables and arrays; its values' own grammar (strings, numbers, booleans,
+ * dates) is toml_scalar.c's.
  *
  * Two passes over the bytes: the first checks the encoding (UTF-8 without
  * overlongs or surrogates, no NUL, no bare CR), the second is a recursive
@@ -25,6 +27,7 @@
 #include <string.h>
 
 #include "toml.h"
+#include "toml_impl.h"
 
 /* u.table.flags */
 #define TBL_IMPLICIT	0x01	/* made by a [header] path only */
@@ -43,21 +46,6 @@ struct slot {
 	uint64_t		 hash;
 };
 
-struct parser {
-	const char		*p;	/* next byte */
-	const char		*end;
-	int			 line;
-	struct toml_error	*err;
-	int			 failed;
-	struct toml_value	*root;
-	struct toml_value	*cur;	/* table of the last [header] */
-	int			 curdepth;
-	struct slot		*slots;
-	size_t			 nslots;	/* 0 or a power of 2 */
-	size_t			 nused;
-	locale_t		 cloc;	/* "C" for strtod, made when needed */
-};
-
 struct keypart {
 	char	*s;
 	size_t	 len;
@@ -71,43 +59,15 @@ struct keypath {
 	int		 line;
 };
 
-struct sbuf {
-	char	*s;
-	size_t	 len;
-	size_t	 cap;
-};
-
-static int	perr(struct parser *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
-static int	perr_at(struct parser *, int, const char *, ...)
-		    __attribute__((format(printf, 3, 4)));
-static int	enomem(struct parser *);
-static int	peek(const struct parser *, size_t);
-static int	is_ws(int);
-static int	is_term(int);
 static int	is_bare(int);
-static int	is_dec(int);
-static int	is_hex(int);
-static int	is_oct(int);
-static int	is_bin(int);
-static int	hexval(int);
-static int	at_newline(const struct parser *);
-static void	eat_newline(struct parser *);
-static void	skip_ws(struct parser *);
 static int	skip_comment(struct parser *);
 static int	skip_space(struct parser *);
 static int	expect_eol(struct parser *, const char *);
 static size_t	utf8_decode(const unsigned char *, size_t, uint32_t *);
 static int	check_bytes(struct parser *);
-static void	show_char(char *, size_t, const char *, const char *);
 static int	unexpected(struct parser *, const char *);
 static void	key_show(char *, size_t, const struct keypart *, size_t,
 		    int);
-static int	sb_grow(struct parser *, struct sbuf *, size_t);
-static int	sb_add(struct parser *, struct sbuf *, const char *, size_t);
-static int	sb_addc(struct parser *, struct sbuf *, int);
-static int	sb_addcp(struct parser *, struct sbuf *, uint32_t);
-static struct toml_value *val_new(struct parser *, enum toml_type, int);
 static uint64_t	key_hash(const struct toml_value *, const char *,
 		    size_t);
 static int	index_grow(struct parser *);
@@ -123,27 +83,6 @@ static int	keypath_push(struct parser *, struct keypath *,
 		    struct sbuf *);
 static int	scan_bare(struct parser *, struct sbuf *);
 static int	parse_key(struct parser *, struct keypath *);
-static int	parse_escape(struct parser *, struct sbuf *);
-static int	parse_basic(struct parser *, struct sbuf *);
-static int	parse_literal(struct parser *, struct sbuf *);
-static int	ml_quotes(struct parser *, struct sbuf *, int, int *);
-static int	parse_ml_basic(struct parser *, struct sbuf *);
-static int	parse_ml_literal(struct parser *, struct sbuf *);
-static int	parse_string(struct parser *, struct sbuf *, int);
-static struct toml_value *parse_string_value(struct parser *);
-static struct toml_value *parse_bool(struct parser *);
-static int	scan_digits(struct parser *, int (*)(int));
-static struct toml_value *parse_special(struct parser *, const char *, int);
-static struct toml_value *parse_radix(struct parser *, const char *);
-static struct toml_value *parse_float(struct parser *, const char *);
-static struct toml_value *parse_decimal(struct parser *, const char *, int);
-static struct toml_value *parse_number(struct parser *);
-static int	read2(struct parser *, int *);
-static int	days_in_month(int, int);
-static int	parse_date(struct parser *, struct sbuf *);
-static int	parse_time(struct parser *, struct sbuf *);
-static int	parse_offset(struct parser *, struct sbuf *);
-static struct toml_value *parse_datetime(struct parser *, int);
 static struct toml_value *parse_array(struct parser *, int);
 static void	mark_inline(struct toml_value *);
 static struct toml_value *parse_inline(struct parser *, int);
@@ -160,8 +99,8 @@ static int	parse_document(struct parser *);
 
 /* Errors: the first one wins; every caller returns at once. */
 
-static int
-perr_at(struct parser *ps, int line, const char *fmt, ...)
+int
+toml_err_at(struct parser *ps, int line, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -175,8 +114,8 @@ perr_at(struct parser *ps, int line, const char *fmt, ...)
 	return -1;
 }
 
-static int
-perr(struct parser *ps, const char *fmt, ...)
+int
+toml_err(struct parser *ps, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -190,8 +129,8 @@ perr(struct parser *ps, const char *fmt, ...)
 	return -1;
 }
 
-static int
-enomem(struct parser *ps)
+int
+toml_enomem(struct parser *ps)
 {
 	if (ps->failed)
 		return -1;
@@ -204,80 +143,14 @@ enomem(struct parser *ps)
 /* Bytes and characters. */
 
 static int
-peek(const struct parser *ps, size_t off)
-{
-	if ((size_t)(ps->end - ps->p) <= off)
-		return -1;
-	return (unsigned char)ps->p[off];
-}
-
-static int
-is_ws(int c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* What may follow a scalar value. */
-static int
-is_term(int c)
-{
-	return c == -1 || c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
-	    c == ',' || c == ']' || c == '}' || c == '#';
-}
-
-static int
 is_bare(int c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
 	    (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-static int
-is_dec(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int
-is_hex(int c)
-{
-	return hexval(c) >= 0;
-}
-
-static int
-is_oct(int c)
-{
-	return c >= '0' && c <= '7';
-}
-
-static int
-is_bin(int c)
-{
-	return c == '0' || c == '1';
-}
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int
-at_newline(const struct parser *ps)
-{
-	int c = peek(ps, 0);
-
-	return c == '\n' || (c == '\r' && peek(ps, 1) == '\n');
-}
-
-static void
-eat_newline(struct parser *ps)
+void
+toml_eat_newline(struct parser *ps)
 {
 	if (*ps->p == '\r')
 		ps->p++;
@@ -285,8 +158,8 @@ eat_newline(struct parser *ps)
 	ps->line++;
 }
 
-static void
-skip_ws(struct parser *ps)
+void
+toml_skip_ws(struct parser *ps)
 {
 	while (is_ws(peek(ps, 0)))
 		ps->p++;
@@ -301,7 +174,7 @@ skip_comment(struct parser *ps)
 	ps->p++;
 	while ((c = peek(ps, 0)) != -1 && c != '\n' && c != '\r') {
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return perr(ps, "control character in comment");
+			return toml_err(ps, "control character in comment");
 		ps->p++;
 	}
 	return 0;
@@ -312,12 +185,12 @@ static int
 skip_space(struct parser *ps)
 {
 	for (;;) {
-		skip_ws(ps);
+		toml_skip_ws(ps);
 		if (peek(ps, 0) == '#') {
 			if (skip_comment(ps) == -1)
 				return -1;
 		} else if (at_newline(ps))
-			eat_newline(ps);
+			toml_eat_newline(ps);
 		else
 			return 0;
 	}
@@ -327,16 +200,16 @@ skip_space(struct parser *ps)
 static int
 expect_eol(struct parser *ps, const char *what)
 {
-	skip_ws(ps);
+	toml_skip_ws(ps);
 	if (peek(ps, 0) == '#' && skip_comment(ps) == -1)
 		return -1;
 	if (peek(ps, 0) == -1)
 		return 0;
 	if (at_newline(ps)) {
-		eat_newline(ps);
+		toml_eat_newline(ps);
 		return 0;
 	}
-	return perr(ps, "unexpected text after %s", what);
+	return toml_err(ps, "unexpected text after %s", what);
 }
 
 /*
@@ -393,14 +266,14 @@ check_bytes(struct parser *ps)
 			line++;
 			i++;
 		} else if (s[i] == '\0') {
-			return perr_at(ps, line, "NUL byte");
+			return toml_err_at(ps, line, "NUL byte");
 		} else if (s[i] == '\r' && (i + 1 == len || s[i + 1] != '\n')) {
-			return perr_at(ps, line, "carriage return not "
+			return toml_err_at(ps, line, "carriage return not "
 			    "followed by newline");
 		} else if (s[i] < 0x80) {
 			i++;
 		} else if ((n = utf8_decode(s + i, len - i, &cp)) == 0) {
-			return perr_at(ps, line, "invalid UTF-8");
+			return toml_err_at(ps, line, "invalid UTF-8");
 		} else
 			i += n;
 	}
@@ -408,8 +281,8 @@ check_bytes(struct parser *ps)
 }
 
 /* The character at s for a message: 'x' or U+XXXX. */
-static void
-show_char(char *buf, size_t sz, const char *s, const char *end)
+void
+toml_show_char(char *buf, size_t sz, const char *s, const char *end)
 {
 	uint32_t cp;
 
@@ -429,11 +302,11 @@ unexpected(struct parser *ps, const char *where)
 	char c[32];
 
 	if (peek(ps, 0) == -1)
-		return perr(ps, "unexpected end of file %s", where);
+		return toml_err(ps, "unexpected end of file %s", where);
 	if (at_newline(ps))
-		return perr(ps, "unexpected newline %s", where);
-	show_char(c, sizeof(c), ps->p, ps->end);
-	return perr(ps, "unexpected character %s %s", c, where);
+		return toml_err(ps, "unexpected newline %s", where);
+	toml_show_char(c, sizeof(c), ps->p, ps->end);
+	return toml_err(ps, "unexpected character %s %s", c, where);
 }
 
 /*
@@ -505,8 +378,8 @@ key_show(char *buf, size_t sz, const struct keypart *kp, size_t n, int quote)
 
 /* Growing strings; s is NUL-terminated once anything was added. */
 
-static int
-sb_grow(struct parser *ps, struct sbuf *sb, size_t more)
+int
+toml_sb_grow(struct parser *ps, struct sbuf *sb, size_t more)
 {
 	size_t cap;
 	char *s;
@@ -514,21 +387,21 @@ sb_grow(struct parser *ps, struct sbuf *sb, size_t more)
 	if (sb->cap - sb->len > more)
 		return 0;
 	if (more >= SIZE_MAX / 2 - sb->len)
-		return enomem(ps);
+		return toml_enomem(ps);
 	cap = sb->cap ? sb->cap : 32;
 	while (cap - sb->len <= more)
 		cap *= 2;
 	if ((s = realloc(sb->s, cap)) == NULL)
-		return enomem(ps);
+		return toml_enomem(ps);
 	sb->s = s;
 	sb->cap = cap;
 	return 0;
 }
 
-static int
-sb_add(struct parser *ps, struct sbuf *sb, const char *s, size_t len)
+int
+toml_sb_add(struct parser *ps, struct sbuf *sb, const char *s, size_t len)
 {
-	if (sb_grow(ps, sb, len) == -1)
+	if (toml_sb_grow(ps, sb, len) == -1)
 		return -1;
 	memcpy(sb->s + sb->len, s, len);
 	sb->len += len;
@@ -536,41 +409,41 @@ sb_add(struct parser *ps, struct sbuf *sb, const char *s, size_t len)
 	return 0;
 }
 
-static int
-sb_addc(struct parser *ps, struct sbuf *sb, int c)
+int
+toml_sb_addc(struct parser *ps, struct sbuf *sb, int c)
 {
 	char ch = (char)c;
 
-	return sb_add(ps, sb, &ch, 1);
+	return toml_sb_add(ps, sb, &ch, 1);
 }
 
-static int
-sb_addcp(struct parser *ps, struct sbuf *sb, uint32_t cp)
+int
+toml_sb_addcp(struct parser *ps, struct sbuf *sb, uint32_t cp)
 {
 	static const unsigned char lead[] = { 0, 0, 0xc0, 0xe0, 0xf0 };
 	char u[4];
 	size_t n, i;
 
 	if (cp < 0x80)
-		return sb_addc(ps, sb, (int)cp);
+		return toml_sb_addc(ps, sb, (int)cp);
 	n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
 	for (i = n - 1; i > 0; i--) {
 		u[i] = (char)(0x80 | (cp & 0x3f));
 		cp >>= 6;
 	}
 	u[0] = (char)(lead[n] | cp);
-	return sb_add(ps, sb, u, n);
+	return toml_sb_add(ps, sb, u, n);
 }
 
 /* Values, tables and the index. */
 
-static struct toml_value *
-val_new(struct parser *ps, enum toml_type type, int line)
+struct toml_value *
+toml_val_new(struct parser *ps, enum toml_type type, int line)
 {
 	struct toml_value *v;
 
 	if ((v = calloc(1, sizeof(*v))) == NULL) {
-		enomem(ps);
+		toml_enomem(ps);
 		return NULL;
 	}
 	v->type = type;
@@ -605,7 +478,7 @@ index_grow(struct parser *ps)
 		return 0;
 	ncap = ocap ? ocap * 2 : 64;
 	if (ncap < ocap || (ns = calloc(ncap, sizeof(*ns))) == NULL)
-		return enomem(ps);
+		return toml_enomem(ps);
 	for (i = 0; i < ocap; i++) {
 		if (os[i].tbl == NULL)
 			continue;
@@ -684,7 +557,7 @@ tbl_put(struct parser *ps, struct toml_value *t, struct keypart *kp,
 		if ((items = reallocarray(t->u.table.items, cap,
 		    sizeof(*items))) == NULL) {
 			toml_free(v);
-			return enomem(ps);
+			return toml_enomem(ps);
 		}
 		t->u.table.items = items;
 		t->u.table.cap = cap;
@@ -716,7 +589,7 @@ arr_push(struct parser *ps, struct toml_value *a, struct toml_value *v)
 		if ((items = reallocarray(a->u.array.items, cap,
 		    sizeof(*items))) == NULL) {
 			toml_free(v);
-			return enomem(ps);
+			return toml_enomem(ps);
 		}
 		a->u.array.items = items;
 		a->u.array.cap = cap;
@@ -748,14 +621,14 @@ keypath_push(struct parser *ps, struct keypath *kp, struct sbuf *sb)
 	size_t cap;
 
 	if (kp->n >= TOML_MAX_DEPTH)
-		return perr(ps, "key has more than %d parts", TOML_MAX_DEPTH);
-	if (sb->s == NULL && sb_grow(ps, sb, 1) == -1)
+		return toml_err(ps, "key has more than %d parts", TOML_MAX_DEPTH);
+	if (sb->s == NULL && toml_sb_grow(ps, sb, 1) == -1)
 		return -1;
 	sb->s[sb->len] = '\0';
 	if (kp->n == kp->cap) {
 		cap = kp->cap ? kp->cap * 2 : 4;
 		if ((v = reallocarray(kp->v, cap, sizeof(*v))) == NULL)
-			return enomem(ps);
+			return toml_enomem(ps);
 		kp->v = v;
 		kp->cap = cap;
 	}
@@ -775,7 +648,7 @@ scan_bare(struct parser *ps, struct sbuf *sb)
 
 	while (is_bare(peek(ps, 0)))
 		ps->p++;
-	return sb_add(ps, sb, s, ps->p - s);
+	return toml_sb_add(ps, sb, s, ps->p - s);
 }
 
 /* key = part ( ws '.' ws part )*, with the whitespace around it. */
@@ -787,609 +660,26 @@ parse_key(struct parser *ps, struct keypath *kp)
 
 	kp->line = ps->line;
 	for (;;) {
-		skip_ws(ps);
+		toml_skip_ws(ps);
 		c = peek(ps, 0);
 		if (is_bare(c))
 			rc = scan_bare(ps, &sb);
 		else if ((c == '"' || c == '\'') && peek(ps, 1) == c &&
 		    peek(ps, 2) == c)
-			rc = perr(ps, "multi-line string used as a key");
+			rc = toml_err(ps, "multi-line string used as a key");
 		else if (c == '"' || c == '\'')
-			rc = parse_string(ps, &sb, 0);
+			rc = toml_read_string(ps, &sb, 0);
 		else
 			rc = unexpected(ps, "where a key was expected");
 		if (rc == -1 || keypath_push(ps, kp, &sb) == -1) {
 			free(sb.s);
 			return -1;
 		}
-		skip_ws(ps);
+		toml_skip_ws(ps);
 		if (peek(ps, 0) != '.')
 			return 0;
 		ps->p++;
 	}
-}
-
-/* Strings. */
-
-/* At '\\' in a basic string. */
-static int
-parse_escape(struct parser *ps, struct sbuf *sb)
-{
-	static const char from[] = "btnfr\"\\", to[] = "\b\t\n\f\r\"\\";
-	const char *e;
-	uint32_t cp = 0;
-	int c, i, n;
-	char ch[32];
-
-	c = peek(ps, 1);
-	if (c > 0 && (e = strchr(from, c)) != NULL) {
-		ps->p += 2;
-		return sb_addc(ps, sb, to[e - from]);
-	}
-	if (c != 'u' && c != 'U') {
-		if (c > 0x20 && c < 0x7f)
-			return perr(ps, "invalid escape \\%c", c);
-		show_char(ch, sizeof(ch), ps->p + 1, ps->end);
-		return perr(ps, "invalid escape: backslash, %s", ch);
-	}
-	n = c == 'u' ? 4 : 8;
-	for (i = 0; i < n; i++) {
-		if (!is_hex(peek(ps, 2 + i)))
-			return perr(ps, "invalid \\%c escape: %d hex digits "
-			    "expected", c, n);
-		cp = (cp << 4) | hexval(peek(ps, 2 + i));
-	}
-	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return perr(ps, "escape \\%c%0*X is not a unicode scalar value",
-		    c, n, (unsigned int)cp);
-	ps->p += 2 + n;
-	return sb_addcp(ps, sb, cp);
-}
-
-static int
-parse_basic(struct parser *ps, struct sbuf *sb)
-{
-	const char *s;
-	int c;
-
-	ps->p++;
-	for (;;) {
-		s = ps->p;
-		while ((c = peek(ps, 0)) > 0 && c != '"' && c != '\\' &&
-		    (c >= 0x20 || c == '\t') && c != 0x7f)
-			ps->p++;
-		if (sb_add(ps, sb, s, ps->p - s) == -1)
-			return -1;
-		if (c == '"') {
-			ps->p++;
-			return 0;
-		}
-		if (c == -1 || c == '\n' || c == '\r')
-			return perr(ps, "unterminated string");
-		if (c != '\\')
-			return perr(ps, "control character in string");
-		if (parse_escape(ps, sb) == -1)
-			return -1;
-	}
-}
-
-static int
-parse_literal(struct parser *ps, struct sbuf *sb)
-{
-	const char *s;
-	int c;
-
-	s = ++ps->p;
-	while ((c = peek(ps, 0)) > 0 && c != '\'' &&
-	    (c >= 0x20 || c == '\t') && c != 0x7f)
-		ps->p++;
-	if (c == '\'') {
-		if (sb_add(ps, sb, s, ps->p - s) == -1)
-			return -1;
-		ps->p++;
-		return 0;
-	}
-	if (c == -1 || c == '\n' || c == '\r')
-		return perr(ps, "unterminated string");
-	return perr(ps, "control character in string");
-}
-
-/*
- * At a quote q inside a multi-line string: one or two are content, three
- * end it, and four or five are one or two quotes of content, then the end.
- */
-static int
-ml_quotes(struct parser *ps, struct sbuf *sb, int q, int *closed)
-{
-	size_t n = 0;
-
-	while (peek(ps, n) == q)
-		n++;
-	if (n > 5)
-		return perr(ps, "too many quotes in multi-line string");
-	*closed = n >= 3;
-	if (n >= 3 && sb_add(ps, sb, ps->p, n - 3) == -1)
-		return -1;
-	if (n < 3 && sb_add(ps, sb, ps->p, n) == -1)
-		return -1;
-	ps->p += n;
-	return 0;
-}
-
-static int
-parse_ml_basic(struct parser *ps, struct sbuf *sb)
-{
-	const char *s;
-	int c, closed = 0, start = ps->line;
-
-	ps->p += 3;
-	if (at_newline(ps))
-		eat_newline(ps);
-	while (!closed) {
-		s = ps->p;
-		while ((c = peek(ps, 0)) > 0 && c != '"' && c != '\\' &&
-		    (c >= 0x20 || c == '\t') && c != 0x7f)
-			ps->p++;
-		if (sb_add(ps, sb, s, ps->p - s) == -1)
-			return -1;
-		if (c == -1)
-			return perr_at(ps, start, "unterminated string");
-		if (c == '"') {
-			if (ml_quotes(ps, sb, '"', &closed) == -1)
-				return -1;
-		} else if (at_newline(ps)) {
-			eat_newline(ps);
-			if (sb_addc(ps, sb, '\n') == -1)
-				return -1;
-		} else if (c != '\\') {
-			return perr(ps, "control character in string");
-		} else if (is_ws(peek(ps, 1)) || peek(ps, 1) == '\n' ||
-		    peek(ps, 1) == '\r') {
-			/* Line-ending backslash: trim up to the next text. */
-			ps->p++;
-			skip_ws(ps);
-			if (!at_newline(ps))
-				return perr(ps, "invalid escape: backslash, "
-				    "whitespace");
-			while (is_ws(peek(ps, 0)) || at_newline(ps))
-				if (is_ws(peek(ps, 0)))
-					ps->p++;
-				else
-					eat_newline(ps);
-		} else if (parse_escape(ps, sb) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-parse_ml_literal(struct parser *ps, struct sbuf *sb)
-{
-	const char *s;
-	int c, closed = 0, start = ps->line;
-
-	ps->p += 3;
-	if (at_newline(ps))
-		eat_newline(ps);
-	while (!closed) {
-		s = ps->p;
-		while ((c = peek(ps, 0)) > 0 && c != '\'' &&
-		    (c >= 0x20 || c == '\t') && c != 0x7f)
-			ps->p++;
-		if (sb_add(ps, sb, s, ps->p - s) == -1)
-			return -1;
-		if (c == -1)
-			return perr_at(ps, start, "unterminated string");
-		if (c == '\'') {
-			if (ml_quotes(ps, sb, '\'', &closed) == -1)
-				return -1;
-		} else if (at_newline(ps)) {
-			eat_newline(ps);
-			if (sb_addc(ps, sb, '\n') == -1)
-				return -1;
-		} else
-			return perr(ps, "control character in string");
-	}
-	return 0;
-}
-
-/* At a quote; multi-line forms only if ml. CRLF in them becomes LF. */
-static int
-parse_string(struct parser *ps, struct sbuf *sb, int ml)
-{
-	int q = peek(ps, 0);
-
-	if (ml && peek(ps, 1) == q && peek(ps, 2) == q)
-		return q == '"' ? parse_ml_basic(ps, sb) :
-		    parse_ml_literal(ps, sb);
-	return q == '"' ? parse_basic(ps, sb) : parse_literal(ps, sb);
-}
-
-static struct toml_value *
-parse_string_value(struct parser *ps)
-{
-	struct sbuf sb = { NULL, 0, 0 };
-	struct toml_value *v;
-	int line = ps->line;
-
-	if (parse_string(ps, &sb, 1) == -1 ||
-	    (sb.s == NULL && sb_grow(ps, &sb, 1) == -1) ||
-	    (v = val_new(ps, TOML_STRING, line)) == NULL) {
-		free(sb.s);
-		return NULL;
-	}
-	sb.s[sb.len] = '\0';
-	v->u.string.ptr = sb.s;
-	v->u.string.len = sb.len;
-	return v;
-}
-
-/* Scalars. */
-
-static struct toml_value *
-parse_bool(struct parser *ps)
-{
-	struct toml_value *v;
-	size_t n;
-	int b;
-
-	if ((size_t)(ps->end - ps->p) >= 4 && memcmp(ps->p, "true", 4) == 0)
-		n = 4;
-	else if ((size_t)(ps->end - ps->p) >= 5 &&
-	    memcmp(ps->p, "false", 5) == 0)
-		n = 5;
-	else
-		n = 0;
-	b = n == 4;
-	if (n == 0 || !is_term(peek(ps, n))) {
-		perr(ps, "invalid value");
-		return NULL;
-	}
-	if ((v = val_new(ps, TOML_BOOL, ps->line)) == NULL)
-		return NULL;
-	v->u.boolean = b;
-	ps->p += n;
-	return v;
-}
-
-/*
- * Digits, with single underscores between them: 1 if any, 0 if none,
- * -1 for an underscore not between two digits.
- */
-static int
-scan_digits(struct parser *ps, int (*digit)(int))
-{
-	if (!digit(peek(ps, 0)))
-		return 0;
-	ps->p++;
-	for (;;) {
-		if (peek(ps, 0) == '_') {
-			if (!digit(peek(ps, 1)))
-				return -1;
-			ps->p += 2;
-		} else if (digit(peek(ps, 0)))
-			ps->p++;
-		else
-			return 1;
-	}
-}
-
-/* inf or nan, after an optional sign at start. */
-static struct toml_value *
-parse_special(struct parser *ps, const char *start, int sign)
-{
-	struct toml_value *v;
-	double d;
-
-	if ((size_t)(ps->end - ps->p) >= 3 && memcmp(ps->p, "inf", 3) == 0)
-		d = INFINITY;
-	else if ((size_t)(ps->end - ps->p) >= 3 &&
-	    memcmp(ps->p, "nan", 3) == 0)
-		d = NAN;
-	else {
-		ps->p = start;
-		perr(ps, "invalid value");
-		return NULL;
-	}
-	ps->p += 3;
-	if (!is_term(peek(ps, 0))) {
-		perr(ps, "invalid float");
-		return NULL;
-	}
-	if ((v = val_new(ps, TOML_FLOAT, ps->line)) == NULL)
-		return NULL;
-	v->u.floating = sign == '-' ? -d : d;
-	return v;
-}
-
-/* 0x, 0o, 0b integers; at the prefix. */
-static struct toml_value *
-parse_radix(struct parser *ps, const char *start)
-{
-	struct toml_value *v;
-	int (*digit)(int);
-	uint64_t n = 0;
-	int base, rc;
-	const char *s;
-
-	switch (peek(ps, 1)) {
-	case 'x':
-		base = 16;
-		digit = is_hex;
-		break;
-	case 'o':
-		base = 8;
-		digit = is_oct;
-		break;
-	default:
-		base = 2;
-		digit = is_bin;
-		break;
-	}
-	ps->p += 2;
-	if ((rc = scan_digits(ps, digit)) <= 0 || !is_term(peek(ps, 0))) {
-		perr(ps, rc == -1 ? "underscore not between digits" :
-		    "invalid integer");
-		return NULL;
-	}
-	for (s = start + 2; s < ps->p; s++) {
-		if (*s == '_')
-			continue;
-		if (n > ((uint64_t)INT64_MAX - hexval(*s)) / base) {
-			perr(ps, "integer out of range");
-			return NULL;
-		}
-		n = n * base + hexval(*s);
-	}
-	if ((v = val_new(ps, TOML_INTEGER, ps->line)) == NULL)
-		return NULL;
-	v->u.integer = (int64_t)n;
-	return v;
-}
-
-/* A float spelled from start to ps->p; strtod in the C locale. */
-static struct toml_value *
-parse_float(struct parser *ps, const char *start)
-{
-	struct toml_value *v;
-	char *buf, *e;
-	size_t i, n = 0, len = ps->p - start;
-	double d;
-	int whole;
-
-	if (ps->cloc == (locale_t)0 &&
-	    (ps->cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0)) ==
-	    (locale_t)0) {
-		enomem(ps);
-		return NULL;
-	}
-	if ((buf = malloc(len + 1)) == NULL) {
-		enomem(ps);
-		return NULL;
-	}
-	for (i = 0; i < len; i++)
-		if (start[i] != '_')
-			buf[n++] = start[i];
-	buf[n] = '\0';
-	errno = 0;
-	d = strtod_l(buf, &e, ps->cloc);
-	whole = e == buf + n;
-	free(buf);
-	if (!whole || (errno == ERANGE && isinf(d))) {
-		perr(ps, whole ? "float out of range" : "invalid float");
-		return NULL;
-	}
-	if ((v = val_new(ps, TOML_FLOAT, ps->line)) == NULL)
-		return NULL;
-	v->u.floating = d;
-	return v;
-}
-
-/* A decimal integer spelled from digits to ps->p. */
-static struct toml_value *
-parse_decimal(struct parser *ps, const char *digits, int sign)
-{
-	struct toml_value *v;
-	uint64_t n = 0, max;
-	const char *s;
-
-	max = sign == '-' ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (s = digits; s < ps->p; s++) {
-		if (*s == '_')
-			continue;
-		if (n > (max - (*s - '0')) / 10) {
-			perr(ps, "integer out of range");
-			return NULL;
-		}
-		n = n * 10 + (*s - '0');
-	}
-	if ((v = val_new(ps, TOML_INTEGER, ps->line)) == NULL)
-		return NULL;
-	if (sign == '-')
-		v->u.integer = n == (uint64_t)INT64_MAX + 1 ? INT64_MIN :
-		    -(int64_t)n;
-	else
-		v->u.integer = (int64_t)n;
-	return v;
-}
-
-static struct toml_value *
-parse_number(struct parser *ps)
-{
-	const char *start = ps->p, *digits;
-	int sign = 0, isfloat = 0, rc;
-
-	if (peek(ps, 0) == '+' || peek(ps, 0) == '-')
-		sign = *ps->p++;
-	if (peek(ps, 0) == 'i' || peek(ps, 0) == 'n')
-		return parse_special(ps, start, sign);
-	if (!sign && peek(ps, 0) == '0' && (peek(ps, 1) == 'x' ||
-	    peek(ps, 1) == 'o' || peek(ps, 1) == 'b'))
-		return parse_radix(ps, start);
-	digits = ps->p;
-	if ((rc = scan_digits(ps, is_dec)) <= 0)
-		goto bad;
-	if (*digits == '0' && ps->p - digits > 1) {
-		perr(ps, "leading zero in number");
-		return NULL;
-	}
-	if (peek(ps, 0) == '.') {
-		ps->p++;
-		isfloat = 1;
-		if ((rc = scan_digits(ps, is_dec)) <= 0)
-			goto bad;
-	}
-	if (peek(ps, 0) == 'e' || peek(ps, 0) == 'E') {
-		ps->p++;
-		isfloat = 1;
-		if (peek(ps, 0) == '+' || peek(ps, 0) == '-')
-			ps->p++;
-		if ((rc = scan_digits(ps, is_dec)) <= 0)
-			goto bad;
-	}
-	if (!is_term(peek(ps, 0)))
-		goto bad;
-	return isfloat ? parse_float(ps, start) :
-	    parse_decimal(ps, digits, sign);
-bad:
-	perr(ps, rc == -1 ? "underscore not between digits" :
-	    isfloat ? "invalid float" : "invalid number");
-	return NULL;
-}
-
-/* Date-times. */
-
-static int
-read2(struct parser *ps, int *n)
-{
-	if (!is_dec(peek(ps, 0)) || !is_dec(peek(ps, 1)))
-		return -1;
-	*n = (ps->p[0] - '0') * 10 + (ps->p[1] - '0');
-	ps->p += 2;
-	return 0;
-}
-
-static int
-days_in_month(int y, int m)
-{
-	static const int mdays[] = {
-		31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31
-	};
-
-	if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
-		return 29;
-	return mdays[m - 1];
-}
-
-/* YYYY-MM-DD */
-static int
-parse_date(struct parser *ps, struct sbuf *out)
-{
-	const char *s = ps->p;
-	int y, c, m, d;
-
-	if (read2(ps, &c) == -1 || read2(ps, &y) == -1 ||
-	    peek(ps, 0) != '-' || (ps->p++, read2(ps, &m)) == -1 ||
-	    peek(ps, 0) != '-' || (ps->p++, read2(ps, &d)) == -1)
-		return perr(ps, "invalid date");
-	y += c * 100;
-	if (m < 1 || m > 12)
-		return perr(ps, "month out of range in date");
-	if (d < 1 || d > days_in_month(y, m))
-		return perr(ps, "day out of range in date");
-	return sb_add(ps, out, s, ps->p - s);
-}
-
-/* HH:MM:SS[.frac] */
-static int
-parse_time(struct parser *ps, struct sbuf *out)
-{
-	const char *s = ps->p;
-	int h, m, sec;
-
-	if (read2(ps, &h) == -1 || peek(ps, 0) != ':' ||
-	    (ps->p++, read2(ps, &m)) == -1 || peek(ps, 0) != ':' ||
-	    (ps->p++, read2(ps, &sec)) == -1)
-		return perr(ps, "invalid time");
-	if (h > 23 || m > 59 || sec > 60)
-		return perr(ps, "%s out of range in time",
-		    h > 23 ? "hour" : m > 59 ? "minute" : "second");
-	if (peek(ps, 0) == '.') {
-		ps->p++;
-		if (!is_dec(peek(ps, 0)))
-			return perr(ps, "invalid fraction of second");
-		while (is_dec(peek(ps, 0)))
-			ps->p++;
-	}
-	return sb_add(ps, out, s, ps->p - s);
-}
-
-/* Z or +HH:MM, if any. */
-static int
-parse_offset(struct parser *ps, struct sbuf *out)
-{
-	const char *s = ps->p;
-	int h, m, c = peek(ps, 0);
-
-	if (c == 'Z' || c == 'z') {
-		ps->p++;
-		return sb_addc(ps, out, 'Z');
-	}
-	if (c != '+' && c != '-')
-		return 0;
-	ps->p++;
-	if (read2(ps, &h) == -1 || peek(ps, 0) != ':' ||
-	    (ps->p++, read2(ps, &m)) == -1)
-		return perr(ps, "invalid time offset");
-	if (h > 23 || m > 59)
-		return perr(ps, "time offset out of range");
-	return sb_add(ps, out, s, ps->p - s);
-}
-
-/* At a date (date set) or a time; normalized to RFC 3339 text. */
-static struct toml_value *
-parse_datetime(struct parser *ps, int date)
-{
-	struct sbuf out = { NULL, 0, 0 };
-	struct toml_value *v;
-	enum toml_type type = TOML_TIME_LOCAL;
-	int c, line = ps->line, time = !date;
-
-	if (date) {
-		type = TOML_DATE_LOCAL;
-		if (parse_date(ps, &out) == -1)
-			goto fail;
-		c = peek(ps, 0);
-		if (c == 'T' || c == 't' || (c == ' ' && is_dec(peek(ps, 1)) &&
-		    is_dec(peek(ps, 2)) && peek(ps, 3) == ':')) {
-			ps->p++;
-			time = 1;
-			type = TOML_DATETIME_LOCAL;
-			if (sb_addc(ps, &out, 'T') == -1)
-				goto fail;
-		}
-	}
-	if (time && parse_time(ps, &out) == -1)
-		goto fail;
-	if (date && time) {
-		c = peek(ps, 0);
-		if (c == 'Z' || c == 'z' || c == '+' || c == '-')
-			type = TOML_DATETIME;
-		if (parse_offset(ps, &out) == -1)
-			goto fail;
-	}
-	if (!is_term(peek(ps, 0))) {
-		perr(ps, "invalid %s", date && time ? "date-time" :
-		    date ? "date" : "time");
-		goto fail;
-	}
-	if ((v = val_new(ps, type, line)) == NULL)
-		goto fail;
-	v->u.datetime = out.s;
-	return v;
-fail:
-	free(out.s);
-	return NULL;
 }
 
 /* Containers. */
@@ -1401,10 +691,10 @@ parse_array(struct parser *ps, int depth)
 	int c, start = ps->line;
 
 	if (depth > TOML_MAX_DEPTH) {
-		perr(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
+		toml_err(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
 		return NULL;
 	}
-	if ((a = val_new(ps, TOML_ARRAY, ps->line)) == NULL)
+	if ((a = toml_val_new(ps, TOML_ARRAY, ps->line)) == NULL)
 		return NULL;
 	ps->p++;
 	for (;;) {
@@ -1413,7 +703,7 @@ parse_array(struct parser *ps, int depth)
 		if ((c = peek(ps, 0)) == ']')
 			break;
 		if (c == -1) {
-			perr_at(ps, start, "unterminated array");
+			toml_err_at(ps, start, "unterminated array");
 			goto fail;
 		}
 		if ((v = parse_value(ps, depth + 1)) == NULL ||
@@ -1422,7 +712,7 @@ parse_array(struct parser *ps, int depth)
 		if ((c = peek(ps, 0)) == ']')
 			break;
 		if (c == -1) {
-			perr_at(ps, start, "unterminated array");
+			toml_err_at(ps, start, "unterminated array");
 			goto fail;
 		}
 		if (c != ',') {
@@ -1459,23 +749,23 @@ parse_inline(struct parser *ps, int depth)
 	int c;
 
 	if (depth > TOML_MAX_DEPTH) {
-		perr(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
+		toml_err(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
 		return NULL;
 	}
-	if ((t = val_new(ps, TOML_TABLE, ps->line)) == NULL)
+	if ((t = toml_val_new(ps, TOML_TABLE, ps->line)) == NULL)
 		return NULL;
 	ps->p++;
-	skip_ws(ps);
+	toml_skip_ws(ps);
 	if (peek(ps, 0) != '}') {
 		for (;;) {
-			skip_ws(ps);
+			toml_skip_ws(ps);
 			if (at_newline(ps) || peek(ps, 0) == -1) {
 				unexpected(ps, "in inline table");
 				goto fail;
 			}
 			if (parse_keyval(ps, t, depth) == -1)
 				goto fail;
-			skip_ws(ps);
+			toml_skip_ws(ps);
 			if ((c = peek(ps, 0)) == '}')
 				break;
 			if (c != ',') {
@@ -1484,9 +774,9 @@ parse_inline(struct parser *ps, int depth)
 				goto fail;
 			}
 			ps->p++;
-			skip_ws(ps);
+			toml_skip_ws(ps);
 			if (peek(ps, 0) == '}') {
-				perr(ps, "trailing comma in inline table");
+				toml_err(ps, "trailing comma in inline table");
 				goto fail;
 			}
 		}
@@ -1508,30 +798,30 @@ parse_value(struct parser *ps, int depth)
 	switch (c) {
 	case '"':
 	case '\'':
-		return parse_string_value(ps);
+		return toml_read_string_value(ps);
 	case '[':
 		return parse_array(ps, depth);
 	case '{':
 		return parse_inline(ps, depth);
 	case 't':
 	case 'f':
-		return parse_bool(ps);
+		return toml_read_bool(ps);
 	case '+':
 	case '-':
 	case 'i':
 	case 'n':
-		return parse_number(ps);
+		return toml_read_number(ps);
 	}
 	if (is_dec(c)) {
 		if (is_dec(peek(ps, 1)) && is_dec(peek(ps, 2)) &&
 		    is_dec(peek(ps, 3)) && peek(ps, 4) == '-')
-			return parse_datetime(ps, 1);
+			return toml_read_datetime(ps, 1);
 		if (is_dec(peek(ps, 1)) && peek(ps, 2) == ':')
-			return parse_datetime(ps, 0);
-		return parse_number(ps);
+			return toml_read_datetime(ps, 0);
+		return toml_read_number(ps);
 	}
 	if (c == -1 || at_newline(ps) || c == '#')
-		perr(ps, "missing value");
+		toml_err(ps, "missing value");
 	else
 		unexpected(ps, "where a value was expected");
 	return NULL;
@@ -1551,10 +841,10 @@ dotted_step(struct parser *ps, struct toml_value *t, struct keypath *kp,
 	kv = tbl_get(ps, t, kp->v[i].s, kp->v[i].len);
 	if (kv == NULL) {
 		if (depth > TOML_MAX_DEPTH) {
-			perr(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
+			toml_err(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
 			return NULL;
 		}
-		if ((v = val_new(ps, TOML_TABLE, kp->line)) == NULL)
+		if ((v = toml_val_new(ps, TOML_TABLE, kp->line)) == NULL)
 			return NULL;
 		v->u.table.flags = TBL_DOTTED;
 		if (tbl_put(ps, t, &kp->v[i], kp->line, v) == -1)
@@ -1567,11 +857,11 @@ dotted_step(struct parser *ps, struct toml_value *t, struct keypath *kp,
 		return v;
 	key_show(k, sizeof(k), kp->v, i + 1, 1);
 	if (v->type == TOML_TABLE && (v->u.table.flags & TBL_INLINE))
-		perr(ps, "cannot extend inline table %s", k);
+		toml_err(ps, "cannot extend inline table %s", k);
 	else if (v->type == TOML_TABLE)
-		perr(ps, "cannot extend table %s with dotted keys", k);
+		toml_err(ps, "cannot extend table %s with dotted keys", k);
 	else
-		perr(ps, "key %s already defined as %s", k,
+		toml_err(ps, "key %s already defined as %s", k,
 		    toml_type_name(v->type));
 	return NULL;
 }
@@ -1588,23 +878,23 @@ parse_keyval(struct parser *ps, struct toml_value *tbl, int depth)
 
 	if (parse_key(ps, &kp) == -1)
 		goto fail;
-	skip_ws(ps);
+	toml_skip_ws(ps);
 	if (peek(ps, 0) != '=') {
 		if (peek(ps, 0) == -1 || at_newline(ps))
-			perr(ps, "expected '=' after key");
+			toml_err(ps, "expected '=' after key");
 		else
 			unexpected(ps, "after key, expected '='");
 		goto fail;
 	}
 	ps->p++;
-	skip_ws(ps);
+	toml_skip_ws(ps);
 	for (i = 0; i + 1 < kp.n; i++)
 		if ((t = dotted_step(ps, t, &kp, i, depth + 1 + i)) == NULL)
 			goto fail;
 	last = &kp.v[kp.n - 1];
 	if (tbl_get(ps, t, last->s, last->len) != NULL) {
 		key_show(k, sizeof(k), kp.v, kp.n, 1);
-		perr_at(ps, kp.line, "duplicate key %s", k);
+		toml_err_at(ps, kp.line, "duplicate key %s", k);
 		goto fail;
 	}
 	if ((v = parse_value(ps, depth + (int)kp.n)) == NULL ||
@@ -1629,10 +919,10 @@ header_step(struct parser *ps, struct toml_value *t, struct keypath *kp,
 	kv = tbl_get(ps, t, kp->v[i].s, kp->v[i].len);
 	if (kv == NULL) {
 		if (++*depth > TOML_MAX_DEPTH) {
-			perr(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
+			toml_err(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
 			return NULL;
 		}
-		if ((v = val_new(ps, TOML_TABLE, kp->line)) == NULL)
+		if ((v = toml_val_new(ps, TOML_TABLE, kp->line)) == NULL)
 			return NULL;
 		v->u.table.flags = TBL_IMPLICIT;
 		if (tbl_put(ps, t, &kp->v[i], kp->line, v) == -1)
@@ -1650,11 +940,11 @@ header_step(struct parser *ps, struct toml_value *t, struct keypath *kp,
 		return v->u.array.items[v->u.array.len - 1];
 	}
 	if (v->type == TOML_TABLE)
-		perr(ps, "cannot extend inline table %s", k);
+		toml_err(ps, "cannot extend inline table %s", k);
 	else if (v->type == TOML_ARRAY)
-		perr(ps, "cannot extend static array %s", k);
+		toml_err(ps, "cannot extend static array %s", k);
 	else
-		perr(ps, "key %s already defined as %s", k,
+		toml_err(ps, "key %s already defined as %s", k,
 		    toml_type_name(v->type));
 	return NULL;
 }
@@ -1684,26 +974,26 @@ header_last(struct parser *ps, struct toml_value *t, struct keypath *kp,
 		a = v;
 	else if (v != NULL && !aot && v->type == TOML_TABLE) {
 		key_show(k, sizeof(k), kp->v, kp->n, 0);
-		return perr(ps, "table [%s] defined twice", k);
+		return toml_err(ps, "table [%s] defined twice", k);
 	} else if (v != NULL) {
 		key_show(k, sizeof(k), kp->v, kp->n, 1);
 		if (aot && v->type == TOML_ARRAY)
-			return perr(ps, "cannot append to static array %s", k);
-		return perr(ps, "key %s already defined as %s", k,
+			return toml_err(ps, "cannot append to static array %s", k);
+		return toml_err(ps, "key %s already defined as %s", k,
 		    v->type == TOML_ARRAY && (v->u.array.flags & ARR_TABLES) ?
 		    "array of tables" :
 		    toml_type_name(v->type));
 	}
 	if (depth + 1 + aot > TOML_MAX_DEPTH)
-		return perr(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
+		return toml_err(ps, "nesting deeper than %d", TOML_MAX_DEPTH);
 	if (aot && a == NULL) {
-		if ((a = val_new(ps, TOML_ARRAY, kp->line)) == NULL)
+		if ((a = toml_val_new(ps, TOML_ARRAY, kp->line)) == NULL)
 			return -1;
 		a->u.array.flags = ARR_TABLES;
 		if (tbl_put(ps, t, last, kp->line, a) == -1)
 			return -1;
 	}
-	if ((v = val_new(ps, TOML_TABLE, kp->line)) == NULL)
+	if ((v = toml_val_new(ps, TOML_TABLE, kp->line)) == NULL)
 		return -1;
 	v->u.table.flags = TBL_DEFINED;
 	if (aot && arr_push(ps, a, v) == -1)
@@ -1758,7 +1048,7 @@ parse_document(struct parser *ps)
 	    memcmp(ps->p, "\xef\xbb\xbf", 3) == 0)
 		ps->p += 3;
 	for (;;) {
-		skip_ws(ps);
+		toml_skip_ws(ps);
 		c = peek(ps, 0);
 		if (c == -1)
 			return 0;
@@ -1766,7 +1056,7 @@ parse_document(struct parser *ps)
 			if (skip_comment(ps) == -1)
 				return -1;
 		} else if (at_newline(ps))
-			eat_newline(ps);
+			toml_eat_newline(ps);
 		else if (c == '[') {
 			if (parse_header(ps) == -1)
 				return -1;
@@ -1787,14 +1077,14 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	ps.line = 1;
 	ps.err = err;
 	if (buf == NULL && len != 0) {
-		perr_at(&ps, 0, "no input");
+		toml_err_at(&ps, 0, "no input");
 		return NULL;
 	}
 	if (buf == NULL)
 		buf = "";
 	ps.p = buf;
 	ps.end = buf + len;
-	if ((ps.root = val_new(&ps, TOML_TABLE, 1)) == NULL)
+	if ((ps.root = toml_val_new(&ps, TOML_TABLE, 1)) == NULL)
 		return NULL;
 	ps.root->u.table.flags = TBL_DEFINED;
 	ps.cur = ps.root;
