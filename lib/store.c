@@ -667,12 +667,18 @@ static int	 q_int(struct store *, enum store_q, const struct store_arg *,
 static int	 q_rows(struct store *, enum store_q, enum store_q, size_t,
 		    size_t, store_row_fn *, const void *);
 static void	*grow(struct store *, void *, size_t, size_t *, size_t);
+static int	 read_one(struct store *, enum store_q,
+		    const struct store_arg *, size_t,
+		    int (*)(struct store *, void *), void *);
+static int	 read_text_row(struct store *, void *);
 static int	 own_begin(struct store *, int *);
 static int	 own_end(struct store *, int, int);
 static void	 rollback_keep_error(struct store *);
 static int	 migrate(struct store *);
 static int	 read_service(struct store *, struct store_service *);
+static int	 read_service_row(struct store *, void *);
 static int	 read_instance(struct store *, struct store_instance *);
+static int	 read_instance_row(struct store *, void *);
 static store_row_fn event_row;
 static int	 check_event(struct store *, const struct store_event *);
 static int	 read_event(struct store *, struct store_event *);
@@ -698,8 +704,9 @@ static int	 prune(struct store *, enum store_q, size_t, enum store_q,
 static const char *desired_word(enum store_desired);
 static int	 check_lease(struct store *, const char *,
 		    const struct store_lease *);
-static int	 read_lease(struct store *, struct store_lease *);
+static int	 read_lease(struct store *, void *);
 static int	 code_copy(struct store *, unsigned char **, size_t *);
+static int	 read_code_row(struct store *, void *);
 
 void
 store_seterr(struct store *s, int busy, const char *fmt, ...)
@@ -801,6 +808,15 @@ col_dup(struct store *s, int col)
 	if ((d = strdup(t)) == NULL)
 		(void)nomem(s);
 	return d;
+}
+
+/* A read_one() reader: the first column, copied (col_dup) to a char **. */
+static int
+read_text_row(struct store *s, void *p)
+{
+	char **v = p;
+
+	return (*v = col_dup(s, 0)) == NULL ? -1 : 0;
 }
 
 /* Runs a statement, ignoring rows.  0 or -1. */
@@ -922,6 +938,26 @@ read_rows(struct store *s, enum store_q q, const struct store_arg *a,
 	*out = v;
 	*nout = n;
 	return 0;
+}
+
+/*
+ * The first row of query q, read into v by read: 0 read, 1 no row, -1
+ * error.  What every single-row getter does once its arguments are
+ * checked.
+ */
+static int
+read_one(struct store *s, enum store_q q, const struct store_arg *a,
+    size_t na, int (*read)(struct store *, void *), void *v)
+{
+	int r;
+
+	if ((r = s->ops->exec(s, q, a, na)) == 0 &&
+	    (r = s->ops->next(s)) == 1)
+		r = read(s, v);
+	else if (r == 0)
+		r = 1;
+	s->ops->finish(s);
+	return r;
 }
 
 /* A transaction of our own, unless the caller has one open. */
@@ -1254,20 +1290,13 @@ store_service_get(struct store *s, const char *app, const char *name,
     struct store_service *v)
 {
 	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name) };
-	int r;
 
 	call_start(s);
 	memset(v, 0, sizeof(*v));
 	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
 	    check_name(s, "service name", name, STORE_NAME_MAX) == -1)
 		return -1;
-	if ((r = s->ops->exec(s, Q_SERVICE_GET, a, NITEMS(a))) == 0 &&
-	    (r = s->ops->next(s)) == 1)
-		r = read_service(s, v);
-	else if (r == 0)
-		r = 1;
-	s->ops->finish(s);
-	return r;
+	return read_one(s, Q_SERVICE_GET, a, NITEMS(a), read_service_row, v);
 }
 
 static int
@@ -1466,20 +1495,14 @@ store_instance_get(struct store *s, const char *app, const char *service,
     struct store_instance *in)
 {
 	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service) };
-	int r;
 
 	call_start(s);
 	memset(in, 0, sizeof(*in));
 	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
 	    check_name(s, "service name", service, STORE_NAME_MAX) == -1)
 		return -1;
-	if ((r = s->ops->exec(s, Q_INSTANCE_GET, a, NITEMS(a))) == 0 &&
-	    (r = s->ops->next(s)) == 1)
-		r = read_instance(s, in);
-	else if (r == 0)
-		r = 1;
-	s->ops->finish(s);
-	return r;
+	return read_one(s, Q_INSTANCE_GET, a, NITEMS(a), read_instance_row,
+	    in);
 }
 
 int
@@ -2027,20 +2050,12 @@ int
 store_setting_get(struct store *s, const char *key, char **value)
 {
 	struct store_arg a[] = { ARG_TEXT(key) };
-	int r;
 
 	call_start(s);
 	*value = NULL;
 	if (check_name(s, "setting key", key, SETTING_KEY_MAX) == -1)
 		return -1;
-	if ((r = s->ops->exec(s, Q_SETTING_GET, a, NITEMS(a))) == 0) {
-		if ((r = s->ops->next(s)) == 1)
-			r = (*value = col_dup(s, 0)) == NULL ? -1 : 0;
-		else if (r == 0)
-			r = 1;
-	}
-	s->ops->finish(s);
-	return r;
+	return read_one(s, Q_SETTING_GET, a, NITEMS(a), read_text_row, value);
 }
 
 /* A lease name also names a lock file: a plain word, no path. */
@@ -2070,8 +2085,10 @@ check_lease(struct store *s, const char *name, const struct store_lease *l)
 }
 
 static int
-read_lease(struct store *s, struct store_lease *l)
+read_lease(struct store *s, void *p)
 {
+	struct store_lease *l = p;
+
 	memset(l, 0, sizeof(*l));
 	if (col_copy(s, 0, l->name, sizeof(l->name), "lease name") == -1 ||
 	    col_copy(s, 1, l->holder, sizeof(l->holder),
@@ -2216,19 +2233,12 @@ int
 store_lease_get(struct store *s, const char *name, struct store_lease *l)
 {
 	struct store_arg a[] = { ARG_TEXT(name) };
-	int r;
 
 	call_start(s);
 	memset(l, 0, sizeof(*l));
 	if (check_lease(s, name, NULL) == -1)
 		return -1;
-	if ((r = s->ops->exec(s, Q_LEASE_GET, a, NITEMS(a))) == 0 &&
-	    (r = s->ops->next(s)) == 1)
-		r = read_lease(s, l);
-	else if (r == 0)
-		r = 1;
-	s->ops->finish(s);
-	return r;
+	return read_one(s, Q_LEASE_GET, a, NITEMS(a), read_lease, l);
 }
 
 /* The data column of the row at hand, copied. */
@@ -2246,6 +2256,21 @@ code_copy(struct store *s, unsigned char **data, size_t *len)
 		return nomem(s);
 	memcpy(*data, b, *len);
 	return 0;
+}
+
+/* Where read_code_row() puts the data column. */
+struct code_out {
+	unsigned char	**data;
+	size_t		 *len;
+};
+
+/* code_copy() as a read_one() reader, to a struct code_out. */
+static int
+read_code_row(struct store *s, void *p)
+{
+	struct code_out *o = p;
+
+	return code_copy(s, o->data, o->len);
 }
 
 /* Code: hash is 64 hex digits, checked by the caller (lib/srctree.h). */
@@ -2286,21 +2311,14 @@ store_code_get(struct store *s, const char *hash, unsigned char **data,
     size_t *len)
 {
 	struct store_arg a[] = { ARG_TEXT(hash) };
-	int r;
+	struct code_out o = { data, len };
 
 	call_start(s);
 	*data = NULL;
 	*len = 0;
 	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
 		return -1;
-	if ((r = s->ops->exec(s, Q_CODE_GET, a, NITEMS(a))) == 0) {
-		if ((r = s->ops->next(s)) == 1)
-			r = code_copy(s, data, len);
-		else if (r == 0)
-			r = 1;
-	}
-	s->ops->finish(s);
-	return r;
+	return read_one(s, Q_CODE_GET, a, NITEMS(a), read_code_row, &o);
 }
 
 /* Vetted code: a hash judged safe, and by which model. */
@@ -2320,20 +2338,12 @@ int
 store_vetted_get(struct store *s, const char *hash, char **model)
 {
 	struct store_arg a[] = { ARG_TEXT(hash) };
-	int r;
 
 	call_start(s);
 	*model = NULL;
 	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
 		return -1;
-	if ((r = s->ops->exec(s, Q_VETTED_GET, a, NITEMS(a))) == 0) {
-		if ((r = s->ops->next(s)) == 1)
-			r = (*model = col_dup(s, 0)) == NULL ? -1 : 0;
-		else if (r == 0)
-			r = 1;
-	}
-	s->ops->finish(s);
-	return r;
+	return read_one(s, Q_VETTED_GET, a, NITEMS(a), read_text_row, model);
 }
 
 /* Secrets: the sealed bytes only; lib/secret.h seals and opens them. */
@@ -2361,7 +2371,7 @@ store_secret_get(struct store *s, const char *app, const char *name,
     unsigned char **data, size_t *len)
 {
 	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name) };
-	int r;
+	struct code_out o = { data, len };
 
 	call_start(s);
 	*data = NULL;
@@ -2369,14 +2379,7 @@ store_secret_get(struct store *s, const char *app, const char *name,
 	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
 	    check_name(s, "secret name", name, STORE_NAME_MAX) == -1)
 		return -1;
-	if ((r = s->ops->exec(s, Q_SECRET_GET, a, NITEMS(a))) == 0) {
-		if ((r = s->ops->next(s)) == 1)
-			r = code_copy(s, data, len);
-		else if (r == 0)
-			r = 1;
-	}
-	s->ops->finish(s);
-	return r;
+	return read_one(s, Q_SECRET_GET, a, NITEMS(a), read_code_row, &o);
 }
 
 static int
@@ -2517,23 +2520,17 @@ int
 store_run_get(struct store *s, const char *id, struct store_run *out)
 {
 	struct store_arg a[] = { ARG_TEXT(id) };
-	struct store_run *v;
-	size_t n;
+	int r;
 
 	call_start(s);
 	memset(out, 0, sizeof(*out));
 	if (check_name(s, "run id", id, STORE_RUN_ID_MAX) == -1)
 		return -1;
-	if (read_rows(s, Q_RUN_GET, a, NITEMS(a), sizeof(*v), read_run_row,
-	    release_runs, (void **)&v, &n) == -1)
-		return -1;
-	if (n == 0) {
-		free(v);
-		return 1;
-	}
-	*out = v[0];
-	free(v);
-	return 0;
+	/* A row read in part is not left behind: *out stays cleared. */
+	if ((r = read_one(s, Q_RUN_GET, a, NITEMS(a), read_run_row,
+	    out)) == -1)
+		memset(out, 0, sizeof(*out));
+	return r;
 }
 
 int
@@ -2754,20 +2751,13 @@ store_job_get(struct store *s, const char *app, const char *name,
     struct store_job *j)
 {
 	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(name) };
-	int r;
 
 	call_start(s);
 	memset(j, 0, sizeof(*j));
 	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
 	    check_name(s, "job name", name, STORE_NAME_MAX) == -1)
 		return -1;
-	if ((r = s->ops->exec(s, Q_JOB_GET, a, NITEMS(a))) == 0 &&
-	    (r = s->ops->next(s)) == 1)
-		r = read_job_row(s, j);
-	else if (r == 0)
-		r = 1;
-	s->ops->finish(s);
-	return r;
+	return read_one(s, Q_JOB_GET, a, NITEMS(a), read_job_row, j);
 }
 
 int
