@@ -1,10 +1,11 @@
 /*
- * store_impl.h - what store.c shares with its two engines (store_sqlite.c,
+ * store_impl.h - what the store shares with its two engines (store_sqlite.c,
  * store_pg.c).  Private to the store module: programs include store.h.
  *
- * store.c holds the API, the SQL and the migrations, written once; an engine
- * is a table of operations (relayd-style) that runs a numbered statement
- * with bound parameters and walks its rows:
+ * The API, the SQL and the migrations are written once, in the files above
+ * the engines (store.c and those store_tables.h names); an engine is a
+ * table of operations (relayd-style) that runs a numbered statement with
+ * bound parameters and walks its rows:
  *
  *	ops->exec(s, Q_..., args, nargs);
  *	while ((r = ops->next(s)) == 1)
@@ -27,7 +28,7 @@
 #define STORE_STR_(x)		#x
 #define STORE_STR(x)		STORE_STR_(x)
 
-/* Every DML statement the store runs; the SQL is in store.c. */
+/* Every DML statement the store runs; the SQL is in store_schema.c. */
 enum store_q {
 	Q_SCHEMA_VERSION,
 	Q_MIGRATION_ADD,

@@ -6,9 +6,10 @@
  * every lock wait; SQLITE_BUSY or SQLITE_LOCKED after it is a temporary
  * failure (store_busy()).  Statements are prepared once (sqlite3_prepare_v3,
  * persistent) and cached per store; parameters are bound by their names,
- * $1 $2 ..., so store.c writes one SQL text for both engines (each name's
- * index is looked up once, when the statement is prepared).  hk has no
- * threads, so connections are opened without SQLite's mutex (NOMUTEX).
+ * $1 $2 ..., so store_schema.c writes one SQL text for both engines (each
+ * name's index is looked up once, when the statement is prepared).  hk
+ * has no threads, so connections are opened without SQLite's mutex
+ * (NOMUTEX).
  *
  * The lease lock is an open file description lock (F_OFD_SETLK, never
  * waiting) on "<db>.lease-<name>.lock", created mode 0600 beside the
