@@ -179,7 +179,7 @@ struct store_ops {
 	 * the TTL (ms) so that a renewal fails in time rather than hangs;
 	 * lease_check 0 still held, with the store's clock in *now (Unix
 	 * ms; PostgreSQL: the server's), 1 lost; lease_unlock drops it, if
-	 * any.  One lease per store; the name is checked by store.c.
+	 * any.  One lease per store; the name is checked by store_leases.c.
 	 */
 	int		 (*lease_lock)(struct store *, const char *, int64_t);
 	int		 (*lease_check)(struct store *, int64_t *);
