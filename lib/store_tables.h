@@ -2,10 +2,10 @@
  * store_tables.h - what the store's files above its engines share: store.c
  * (open, migrate, transactions, the query machinery), store_schema.c (the
  * schema, the migrations, the SQL) and the files of the tables
- * (store_services.c, store_events.c, store_leases.c, store_code.c).
- * Private to the store module, as store_impl.h, which is the engines'
- * interface: programs include store.h, and the engines do not include this
- * file.
+ * (store_services.c, store_events.c, store_leases.c, store_code.c,
+ * store_runs.c).  Private to the store module, as store_impl.h, which is
+ * the engines' interface: programs include store.h, and the engines do not
+ * include this file.
  *
  * A table's function starts with call_start(), checks what it is given
  * (check_name, check_field), runs its statements through the machinery
