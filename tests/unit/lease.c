@@ -279,7 +279,7 @@ sqlite_half(void)
 		diag("sqlite: unable to remove %s", dir);
 }
 
-/* The URL with its database name replaced by db (as in store.c). */
+/* The URL with its database name replaced by db (as in store_suite.h). */
 static int
 pg_url_db(const char *url, const char *db, char *out, size_t size)
 {

@@ -1,8 +1,6 @@
 /*
- * store.c - the state store: the same checks on SQLite (a temp file) and on
- * PostgreSQL (HK_TEST_PG, as set by "scripts/pg exec"; the test creates its
- * own database hk_store_PID and drops it).  Without HK_TEST_PG the
- * PostgreSQL half skips, except under CI=true where that is a failure.
+ * store.c - the state store: the same checks on both engines
+ * (store_suite.h).
  *
  * Batches of events go through each engine's batch path, on PostgreSQL
  * arrays of text: strings that would break an array literal must come
@@ -15,7 +13,6 @@
  * NWRITES service updates and NWRITES read-modify-write increments each.
  */
 #include <sys/types.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -23,38 +20,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "store.h"
+#include "store_suite.h"
 #include "tap.h"
 
 #define NWRITES		200
 #define NOPENERS	3
-#define MAXTRIES	100000
-#define URL_MAX		1024
 #define BATCH_AT	7000		/* after t_retention's rows */
 #define BATCH_BIG	2500		/* rows of the big batch */
 #define SIZES_AT	8000		/* t_batch_sizes(), after BATCH_AT */
 #define DAY_MS		(24LL * 3600 * 1000)
 
-#define SPEC_PY1	"{\"command\":[\"python3\",\"hello.py\"],\"idle\":300}"
-#define SPEC_PY2	"{\"command\":[\"python3\",\"hello.py\"],\"idle\":600}"
-#define SPEC_DB		"{\"command\":[\"sleep\",\"1000\"]}"
-#define SPEC_J1		"{\"event\":\"{}\",\"method\":\"POST\"}"
-#define SPEC_J2		"{\"method\":\"GET\",\"path\":\"/x\"}"
-#define SPEC_S1		"{\"cron\":\"*/5 * * * *\"}"
-#define SPEC_S2		"{\"cron\":\"0 * * * *\",\"timezone\":\"UTC\"}"
 #define NCLAIMS		50		/* t_claim_race() */
 
-static int	 fork_race(int, int (*)(const char *, int), const char *);
 static int	 child_open(const char *, int);
 static int	 child_writer(const char *, int);
 static int	 increment(struct store *);
 static int64_t	 mono_ms(void);
-static void	 join_services(struct store *, char *, size_t);
 static struct store *t_open(const char *, enum store_engine, const char *,
 		    const char *);
 static void	 t_services(const char *, struct store *);
@@ -63,7 +49,6 @@ static void	 t_prune(const char *, struct store *);
 static void	 t_events(const char *, struct store *);
 static void	 t_requests(const char *, struct store *);
 static void	 t_retention(const char *, struct store *);
-static int64_t	 sql_count(const char *, const char *);
 static void	 t_batch_requests(const char *, struct store *,
 		    const char *);
 static void	 t_batch_events(const char *, struct store *, const char *);
@@ -89,54 +74,15 @@ static void	 t_schedules(const char *, struct store *);
 static int	 child_claimer(const char *, int);
 static void	 t_claim_race(const char *, const char *);
 static void	 t_migrate_v7(const char *, const char *);
-static int	 sql_exec(const char *, const char *);
 static void	 t_code(const char *, struct store *);
 static void	 t_tx(const char *, struct store *);
 static void	 t_busy(const char *, struct store *, const char *);
 static void	 t_race(const char *, const char *);
-static void	 suite(const char *, enum store_engine, const char *,
-		    const char *);
 static void	 t_urls(void);
-static void	 sqlite_half(void);
 static int	 pg_kill_store(PGconn *, const char *);
 static void	 t_pg_lost(PGconn *, const char *, const char *);
-static int	 pg_url_db(const char *, const char *, char *, size_t);
-static void	 pg_half(const char *);
-
-/*
- * Forks n children that wait on a pipe, releases them together, and
- * returns how many exited 0.
- */
-static int
-fork_race(int n, int (*fn)(const char *, int), const char *url)
-{
-	pid_t pid[8];
-	int fd[2], i, good = 0, st;
-	char c;
-
-	if (n > 8 || pipe(fd) == -1)
-		return -1;
-	fflush(NULL);
-	for (i = 0; i < n; i++) {
-		if ((pid[i] = fork()) == -1) {
-			n = i;
-			break;
-		}
-		if (pid[i] == 0) {
-			close(fd[1]);
-			while (read(fd[0], &c, 1) == -1 && errno == EINTR)
-				;
-			_exit(fn(url, i));
-		}
-	}
-	close(fd[0]);
-	close(fd[1]);
-	for (i = 0; i < n; i++)
-		if (waitpid(pid[i], &st, 0) == pid[i] && WIFEXITED(st) &&
-		    WEXITSTATUS(st) == 0)
-			good++;
-	return good;
-}
+static void	 checks(const char *, struct store *, const char *);
+static void	 after(const char *, const char *);
 
 static int
 child_open(const char *url, int id)
@@ -230,28 +176,6 @@ mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* "app/name app/name ..." in list order. */
-static void
-join_services(struct store *s, char *buf, size_t size)
-{
-	struct store_service *v;
-	size_t n, i;
-
-	buf[0] = '\0';
-	if (store_service_list(s, &v, &n) == -1) {
-		(void)snprintf(buf, size, "error: %s", store_error(s));
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		if (i > 0)
-			(void)strlcat(buf, " ", size);
-		(void)strlcat(buf, v[i].app, size);
-		(void)strlcat(buf, "/", size);
-		(void)strlcat(buf, v[i].name, size);
-	}
-	store_service_free(v, n);
 }
 
 /* The races on a fresh store, then open, reopen, unreachable. */
@@ -634,75 +558,6 @@ t_retention(const char *E, struct store *s)
 		    "%s: the older batch goes whole, by rows", E);
 		free(rq);
 	}
-}
-
-/*
- * The first column of the first row of sql, run on the store of url
- * behind the API's back (to see SQL NULL, which the API reads as 0); -1
- * on error.
- */
-static int64_t
-sql_count(const char *url, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	PGconn *c;
-	PGresult *res;
-	int64_t n = -1;
-
-	if (strncmp(url, "sqlite://", 9) == 0) {
-		if (sqlite3_open_v2(url + 9, &db, SQLITE_OPEN_READWRITE,
-		    NULL) == SQLITE_OK && sqlite3_busy_timeout(db, 5000) ==
-		    SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st,
-		    NULL) == SQLITE_OK) {
-			if (sqlite3_step(st) == SQLITE_ROW)
-				n = sqlite3_column_int64(st, 0);
-			while (sqlite3_step(st) == SQLITE_ROW)
-				;
-			sqlite3_finalize(st);
-		}
-		sqlite3_close(db);
-		return n;
-	}
-	c = PQconnectdb(url);
-	if (PQstatus(c) == CONNECTION_OK) {
-		res = PQexec(c, sql);
-		if (PQresultStatus(res) == PGRES_TUPLES_OK &&
-		    PQntuples(res) == 1)
-			n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-		PQclear(res);
-	}
-	PQfinish(c);
-	return n;
-}
-
-/* Runs statements on the store of url behind the API's back: 0 or -1. */
-static int
-sql_exec(const char *url, const char *sql)
-{
-	sqlite3 *db;
-	PGconn *c;
-	PGresult *res;
-	int r = -1;
-
-	if (strncmp(url, "sqlite://", 9) == 0) {
-		if (sqlite3_open_v2(url + 9, &db, SQLITE_OPEN_READWRITE,
-		    NULL) == SQLITE_OK && sqlite3_busy_timeout(db, 5000) ==
-		    SQLITE_OK && sqlite3_exec(db, sql, NULL, NULL, NULL) ==
-		    SQLITE_OK)
-			r = 0;
-		sqlite3_close(db);
-		return r;
-	}
-	c = PQconnectdb(url);
-	if (PQstatus(c) == CONNECTION_OK) {
-		res = PQexec(c, sql);
-		if (PQresultStatus(res) == PGRES_COMMAND_OK)
-			r = 0;
-		PQclear(res);
-	}
-	PQfinish(c);
-	return r;
 }
 
 /*
@@ -1881,48 +1736,6 @@ t_race(const char *E, const char *url)
 }
 
 static void
-suite(const char *E, enum store_engine want, const char *url,
-    const char *unreachable)
-{
-	int run0 = tap_run, failed0 = tap_failed;
-	struct store *s;
-
-	if ((s = t_open(E, want, url, unreachable)) != NULL) {
-		t_services(E, s);
-		t_instances(E, s);
-		t_prune(E, s);
-		t_events(E, s);
-		t_requests(E, s);
-		t_retention(E, s);
-		t_batch_requests(E, s, url);
-		t_batch_events(E, s, url);
-		t_batch_sizes(E, s);
-		t_request_log(E, s, url);
-		t_settings(E, s);
-		t_secrets(E, s);
-		t_runs(E, s);
-		t_jobs(E, s);
-		t_job_claims(E, s);
-		t_schedules(E, s);
-		t_code(E, s);
-		t_tx(E, s);
-		t_busy(E, s, url);
-		store_close(s);
-		t_race(E, url);
-		t_claim_race(E, url);
-		t_migrate_v7(E, url);
-	}
-	if (tap_failed == failed0) {
-		diag("store: %s: %d checks passed", E, tap_run - run0);
-		/* make check shows stderr: both engines are seen to run */
-		fprintf(stderr, "# store: %s: %d checks passed\n", E,
-		    tap_run - run0);
-	} else
-		diag("store: %s: %d of %d checks FAILED", E,
-		    tap_failed - failed0, tap_run - run0);
-}
-
-static void
 t_urls(void)
 {
 	static const struct {
@@ -1953,30 +1766,6 @@ t_urls(void)
 	    strstr(err, "postgres://") != NULL &&
 	    strstr(err, "postgresql://") != NULL,
 	    "a bad scheme is EINVAL and names the accepted ones");
-}
-
-static void
-sqlite_half(void)
-{
-	char dir[] = "/tmp/hk-store.XXXXXX", url[URL_MAX], bad[URL_MAX];
-	char path[URL_MAX];
-	static const char *const files[] = { "", "-wal", "-shm" };
-	size_t i;
-
-	if (mkdtemp(dir) == NULL) {
-		ok(0, "sqlite: mkdtemp: %s", strerror(errno));
-		return;
-	}
-	(void)snprintf(url, sizeof(url), "sqlite://%s/state.db", dir);
-	(void)snprintf(bad, sizeof(bad), "sqlite://%s/missing/state.db", dir);
-	suite("sqlite", STORE_SQLITE, url, bad);
-	t_migrate_requests(dir);
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		(void)snprintf(path, sizeof(path), "%s/state.db%s", dir,
-		    files[i]);
-		(void)unlink(path);
-	}
-	(void)rmdir(dir);
 }
 
 /*
@@ -2038,71 +1827,51 @@ t_pg_lost(PGconn *admin, const char *db, const char *url)
 	store_close(s);
 }
 
-/* The URL with its database name replaced by db. */
-static int
-pg_url_db(const char *url, const char *db, char *out, size_t size)
+/* The checks, in order, on the store of one engine. */
+static void
+checks(const char *E, struct store *s, const char *url)
 {
-	const char *auth, *path, *query, *end;
-	int n;
-
-	if ((auth = strstr(url, "://")) == NULL)
-		return -1;
-	auth += 3;
-	query = strchr(auth, '?');
-	path = strchr(auth, '/');
-	if (path != NULL && query != NULL && path > query)
-		path = NULL;
-	end = path != NULL ? path : query != NULL ? query :
-	    auth + strlen(auth);
-	n = snprintf(out, size, "%.*s/%s%s", (int)(end - url), url, db,
-	    query != NULL ? query : "");
-	return n < 0 || (size_t)n >= size ? -1 : 0;
+	t_services(E, s);
+	t_instances(E, s);
+	t_prune(E, s);
+	t_events(E, s);
+	t_requests(E, s);
+	t_retention(E, s);
+	t_batch_requests(E, s, url);
+	t_batch_events(E, s, url);
+	t_batch_sizes(E, s);
+	t_request_log(E, s, url);
+	t_settings(E, s);
+	t_secrets(E, s);
+	t_runs(E, s);
+	t_jobs(E, s);
+	t_job_claims(E, s);
+	t_schedules(E, s);
+	t_code(E, s);
+	t_tx(E, s);
+	t_busy(E, s, url);
 }
 
+/* Then, the store closed: races, a migration. */
 static void
-pg_half(const char *admin_url)
+after(const char *E, const char *url)
 {
-	char db[64], missing[80], sql[128], url[URL_MAX], bad[URL_MAX];
-	PGconn *admin;
-	PGresult *res;
-
-	admin = PQconnectdb(admin_url);
-	if (PQstatus(admin) != CONNECTION_OK) {
-		ok(0, "postgres: connect to HK_TEST_PG: %s",
-		    PQerrorMessage(admin));
-		PQfinish(admin);
-		return;
-	}
-	(void)snprintf(db, sizeof(db), "hk_store_%ld", (long)getpid());
-	(void)snprintf(missing, sizeof(missing), "%s_missing", db);
-	(void)snprintf(sql, sizeof(sql), "CREATE DATABASE %s", db);
-	res = PQexec(admin, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		ok(0, "postgres: %s: %s", sql, PQerrorMessage(admin));
-		PQclear(res);
-		PQfinish(admin);
-		return;
-	}
-	PQclear(res);
-	if (pg_url_db(admin_url, db, url, sizeof(url)) == -1 ||
-	    pg_url_db(admin_url, missing, bad, sizeof(bad)) == -1)
-		ok(0, "postgres: cannot rewrite the database of %s", admin_url);
-	else {
-		suite("postgres", STORE_POSTGRES, url, bad);
-		t_pg_lost(admin, db, url);
-	}
-	(void)snprintf(sql, sizeof(sql), "DROP DATABASE %s WITH (FORCE)", db);
-	res = PQexec(admin, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		diag("postgres: %s: %s", sql, PQerrorMessage(admin));
-	PQclear(res);
-	PQfinish(admin);
+	t_race(E, url);
+	t_claim_race(E, url);
+	t_migrate_v7(E, url);
 }
 
 int
 main(void)
 {
-	const char *pg = getenv("HK_TEST_PG"), *ci = getenv("CI");
+	static const struct store_suite t = {
+		.name = "store",
+		.open = t_open,
+		.checks = checks,
+		.after = after,
+		.sqlite = t_migrate_requests,
+		.pg = t_pg_lost,
+	};
 	char url[URL_MAX];
 
 	ok(pg_url_db("postgres:///postgres?host=/tmp/s&port=5439", "x", url,
@@ -2115,14 +1884,5 @@ main(void)
 	    strcmp(url, "postgres://h/x?sslmode=disable") == 0,
 	    "the test rewrites a URL's database name");
 	t_urls();
-	sqlite_half();
-	if (pg != NULL && *pg != '\0')
-		pg_half(pg);
-	else if (ci != NULL && strcmp(ci, "true") == 0)
-		ok(0, "postgres: HK_TEST_PG is unset under CI=true: run the "
-		    "test through scripts/pg exec");
-	else
-		skip(1, "postgres: HK_TEST_PG unset (run through scripts/pg "
-		    "exec)");
-	return done();
+	return store_suite_main(&t);
 }
