@@ -3,13 +3,14 @@
  *
  * This file opens a store (the URL picks the engine) and migrates it, runs
  * its transactions, and holds the query machinery through which the API of
- * every table runs its statements (q_do, q_int, q_rows, read_one,
- * read_rows; store_tables.h).  The schema, its migrations and the SQL of
- * every statement are store_schema.c's; the tables' API is a file per
- * family: store_services.c (apps, services, instances), store_events.c
- * (events, requests), store_leases.c (settings, leases), store_code.c
- * (code, vetted, secrets) and store_runs.c (runs, jobs, schedules).  The
- * engines, store_sqlite.c and store_pg.c, are behind store_impl.h.
+ * every table runs its statements (store_q_do, store_q_int, store_q_rows,
+ * store_read_one, store_read_rows; store_tables.h).  The schema, its
+ * migrations and the SQL of every statement are store_schema.c's; the
+ * tables' API is a file per family: store_services.c (apps, services,
+ * instances), store_events.c (events, requests), store_leases.c (settings,
+ * leases), store_code.c (code, vetted, secrets) and store_runs.c (runs,
+ * jobs, schedules).  The engines, store_sqlite.c and store_pg.c, are
+ * behind store_impl.h.
  *
  * URLs: "sqlite://PATH" opens the SQLite file PATH (sqlite:///var/x.db is
  * /var/x.db, sqlite://x.db is relative); "postgres://..." and
@@ -54,7 +55,7 @@ store_seterr(struct store *s, int busy, const char *fmt, ...)
 }
 
 void
-errprefix(struct store *s, const char *fmt, ...)
+store_errprefix(struct store *s, const char *fmt, ...)
 {
 	char prefix[STORE_ERR_LEN], old[STORE_ERR_LEN];
 	va_list ap;
@@ -69,7 +70,7 @@ errprefix(struct store *s, const char *fmt, ...)
 }
 
 int
-nomem(struct store *s)
+store_nomem(struct store *s)
 {
 	store_seterr(s, 0, "%s", strerror(ENOMEM));
 	errno = ENOMEM;
@@ -78,7 +79,7 @@ nomem(struct store *s)
 
 /* A name given by the caller: not empty, and fits its struct field. */
 int
-check_name(struct store *s, const char *what, const char *v, size_t max)
+store_check_name(struct store *s, const char *what, const char *v, size_t max)
 {
 	if (v == NULL || *v == '\0') {
 		store_seterr(s, 0, "%s: empty", what);
@@ -93,7 +94,7 @@ check_name(struct store *s, const char *what, const char *v, size_t max)
 
 /* A fixed-size field of a struct given by the caller. */
 int
-check_field(struct store *s, const char *what, const char *v, size_t size,
+store_check_field(struct store *s, const char *what, const char *v, size_t size,
     int required)
 {
 	if (memchr(v, '\0', size) == NULL) {
@@ -108,7 +109,8 @@ check_field(struct store *s, const char *what, const char *v, size_t size,
 }
 
 int
-col_copy(struct store *s, int col, char *dst, size_t size, const char *what)
+store_col_copy(struct store *s, int col, char *dst, size_t size,
+    const char *what)
 {
 	const char *t;
 
@@ -124,7 +126,7 @@ col_copy(struct store *s, int col, char *dst, size_t size, const char *what)
 
 /* NULL for SQL NULL and on error; tell them apart with isnull. */
 char *
-col_dup(struct store *s, int col)
+store_col_dup(struct store *s, int col)
 {
 	const char *t;
 	char *d;
@@ -132,22 +134,22 @@ col_dup(struct store *s, int col)
 	if ((t = s->ops->col_text(s, col)) == NULL)
 		return NULL;
 	if ((d = strdup(t)) == NULL)
-		(void)nomem(s);
+		(void)store_nomem(s);
 	return d;
 }
 
-/* A read_one() reader: the first column, copied (col_dup) to a char **. */
+/* A store_read_one() reader: the first column, copied (store_col_dup). */
 int
-read_text_row(struct store *s, void *p)
+store_read_text_row(struct store *s, void *p)
 {
 	char **v = p;
 
-	return (*v = col_dup(s, 0)) == NULL ? -1 : 0;
+	return (*v = store_col_dup(s, 0)) == NULL ? -1 : 0;
 }
 
 /* Runs a statement, ignoring rows.  0 or -1. */
 int
-q_do(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
+store_q_do(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
     int64_t *changes)
 {
 	int r;
@@ -164,7 +166,8 @@ q_do(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
 
 /* First column of the first row: 0 read, 1 no row, -1 error. */
 int
-q_int(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
+store_q_int(struct store *s, enum store_q q, const struct store_arg *a,
+    size_t n,
     int64_t *out)
 {
 	int r;
@@ -187,7 +190,7 @@ q_int(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
  * statement q once per row.  Only inside a transaction: all or none.
  */
 int
-q_rows(struct store *s, enum store_q q, enum store_q many, size_t nargs,
+store_q_rows(struct store *s, enum store_q q, enum store_q many, size_t nargs,
     size_t nrows, store_row_fn *row, const void *arg)
 {
 	struct store_arg a[16];
@@ -203,13 +206,13 @@ q_rows(struct store *s, enum store_q q, enum store_q many, size_t nargs,
 		return s->ops->exec_rows(s, q, many, nargs, nrows, row, arg);
 	for (i = 0; r == 0 && i < nrows; i++)
 		if ((r = row(s, arg, i, a)) == 0)
-			r = q_do(s, q, a, nargs, NULL);
+			r = store_q_do(s, q, a, nargs, NULL);
 	return r;
 }
 
 /* Makes room for one more element of size in v[n]. */
 void *
-grow(struct store *s, void *v, size_t n, size_t *cap, size_t size)
+store_grow(struct store *s, void *v, size_t n, size_t *cap, size_t size)
 {
 	size_t ncap;
 	void *nv;
@@ -218,7 +221,7 @@ grow(struct store *s, void *v, size_t n, size_t *cap, size_t size)
 		return v;
 	ncap = *cap == 0 ? 16 : *cap * 2;
 	if ((nv = reallocarray(v, ncap, size)) == NULL) {
-		(void)nomem(s);
+		(void)store_nomem(s);
 		return NULL;
 	}
 	*cap = ncap;
@@ -231,7 +234,7 @@ grow(struct store *s, void *v, size_t n, size_t *cap, size_t size)
  * far go to release (NULL: nothing of theirs is allocated).
  */
 int
-read_rows(struct store *s, enum store_q q, const struct store_arg *a,
+store_read_rows(struct store *s, enum store_q q, const struct store_arg *a,
     size_t na, size_t size, int (*read)(struct store *, void *),
     void (*release)(void *, size_t), void **out, size_t *nout)
 {
@@ -243,7 +246,7 @@ read_rows(struct store *s, enum store_q q, const struct store_arg *a,
 	*nout = 0;
 	if ((r = s->ops->exec(s, q, a, na)) == 0) {
 		while ((r = s->ops->next(s)) == 1) {
-			if ((nv = grow(s, v, n, &cap, size)) == NULL) {
+			if ((nv = store_grow(s, v, n, &cap, size)) == NULL) {
 				r = -1;
 				break;
 			}
@@ -272,7 +275,7 @@ read_rows(struct store *s, enum store_q q, const struct store_arg *a,
  * checked.
  */
 int
-read_one(struct store *s, enum store_q q, const struct store_arg *a,
+store_read_one(struct store *s, enum store_q q, const struct store_arg *a,
     size_t na, int (*read)(struct store *, void *), void *v)
 {
 	int r;
@@ -288,7 +291,7 @@ read_one(struct store *s, enum store_q q, const struct store_arg *a,
 
 /* A transaction of our own, unless the caller has one open. */
 int
-own_begin(struct store *s, int *own)
+store_own_begin(struct store *s, int *own)
 {
 	*own = !s->in_tx;
 	if (*own && store_begin(s) == -1)
@@ -297,19 +300,19 @@ own_begin(struct store *s, int *own)
 }
 
 int
-own_end(struct store *s, int own, int r)
+store_own_end(struct store *s, int own, int r)
 {
 	if (!own)
 		return r;
 	if (r == -1) {
-		rollback_keep_error(s);
+		store_rollback_keep_error(s);
 		return -1;
 	}
 	return store_commit(s);
 }
 
 void
-rollback_keep_error(struct store *s)
+store_rollback_keep_error(struct store *s)
 {
 	char err[STORE_ERR_LEN];
 	int busy = s->busy;
@@ -326,7 +329,7 @@ rollback_keep_error(struct store *s)
  * not in the future by more than a day.
  */
 int
-prune(struct store *s, enum store_q by_age, size_t age_args,
+store_prune(struct store *s, enum store_q by_age, size_t age_args,
     enum store_q by_rows, int64_t before, int64_t max_rows, int64_t *deleted)
 {
 	struct store_arg a[] = { ARG_INT(0), ARG_INT(0) };
@@ -338,18 +341,18 @@ prune(struct store *s, enum store_q by_age, size_t age_args,
 		*deleted = 0;
 	if (before <= 0 && max_rows <= 0)
 		return 0;
-	if (own_begin(s, &own) == -1)
+	if (store_own_begin(s, &own) == -1)
 		return -1;
 	if (before > 0) {
 		a[0].num = before;
 		a[1].num = store_now_ms() + PRUNE_AHEAD_MS;
-		r = q_do(s, by_age, a, age_args, &n1);
+		r = store_q_do(s, by_age, a, age_args, &n1);
 	}
 	if (r == 0 && max_rows > 0) {
 		a[0].num = max_rows;
-		r = q_do(s, by_rows, a, 1, &n2);
+		r = store_q_do(s, by_rows, a, 1, &n2);
 	}
-	if (own_end(s, own, r) == -1)
+	if (store_own_end(s, own, r) == -1)
 		return -1;
 	if (deleted != NULL)
 		*deleted = n1 + n2;
@@ -368,7 +371,7 @@ migrate(struct store *s)
 		return -1;
 	s->in_tx = 1;
 	if (s->ops->script(s, store_migrations_table) == -1 ||
-	    q_int(s, Q_SCHEMA_VERSION, NULL, 0, &have) == -1)
+	    store_q_int(s, Q_SCHEMA_VERSION, NULL, 0, &have) == -1)
 		goto fail;
 	if (have > latest) {
 		store_seterr(s, 0, "schema version %jd is newer than this "
@@ -386,15 +389,16 @@ migrate(struct store *s)
 		if (s->ops->script(s, s->engine == STORE_SQLITE ?
 		    m->sqlite : m->pg) == -1 ||
 		    (m->data != NULL && m->data(s) == -1) ||
-		    q_do(s, Q_MIGRATION_ADD, a, NITEMS(a), NULL) == -1) {
-			errprefix(s, "migration %jd (%s)", (intmax_t)m->version,
+		    store_q_do(s, Q_MIGRATION_ADD, a, NITEMS(a), NULL) == -1) {
+			store_errprefix(s, "migration %jd (%s)",
+			    (intmax_t)m->version,
 			    m->what);
 			goto fail;
 		}
 	}
 	return store_commit(s);
 fail:
-	rollback_keep_error(s);
+	store_rollback_keep_error(s);
 	return -1;
 }
 
@@ -444,7 +448,7 @@ store_open(const char *url, char *err, size_t errlen)
 	if (ops->open(s, target) == -1)
 		goto fail;
 	if (migrate(s) == -1) {
-		errprefix(s, "%s: migrate", ops->name);
+		store_errprefix(s, "%s: migrate", ops->name);
 		goto fail;
 	}
 	return s;
@@ -489,7 +493,7 @@ int
 store_schema_version(struct store *s, int64_t *version)
 {
 	call_start(s);
-	if (q_int(s, Q_SCHEMA_VERSION, NULL, 0, version) != 0) {
+	if (store_q_int(s, Q_SCHEMA_VERSION, NULL, 0, version) != 0) {
 		if (s->err[0] == '\0')
 			store_seterr(s, 0, "no schema version");
 		return -1;

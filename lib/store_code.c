@@ -28,7 +28,7 @@ code_copy(struct store *s, unsigned char **data, size_t *len)
 	}
 	/* One byte more: malloc(0) may be NULL. */
 	if ((*data = malloc(*len + 1)) == NULL)
-		return nomem(s);
+		return store_nomem(s);
 	memcpy(*data, b, *len);
 	return 0;
 }
@@ -39,7 +39,7 @@ struct code_out {
 	size_t		 *len;
 };
 
-/* code_copy() as a read_one() reader, to a struct code_out. */
+/* code_copy() as a store_read_one() reader, to a struct code_out. */
 static int
 read_code_row(struct store *s, void *p)
 {
@@ -57,13 +57,13 @@ store_code_put(struct store *s, const char *hash, const void *data,
 	    ARG_BLOB(data, len), ARG_INT(store_now_ms()) };
 
 	call_start(s);
-	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
+	if (store_check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
 		return -1;
 	if (len > INT32_MAX) {
 		store_seterr(s, 0, "code %s: too large", hash);
 		return -1;
 	}
-	return q_do(s, Q_CODE_PUT, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_CODE_PUT, a, NITEMS(a), NULL);
 }
 
 int
@@ -73,9 +73,9 @@ store_code_prune(struct store *s, int64_t *deleted)
 	int r;
 
 	call_start(s);
-	r = q_do(s, Q_CODE_PRUNE, NULL, 0, &n);
+	r = store_q_do(s, Q_CODE_PRUNE, NULL, 0, &n);
 	if (r == 0)
-		r = q_do(s, Q_VETTED_PRUNE, NULL, 0, NULL);
+		r = store_q_do(s, Q_VETTED_PRUNE, NULL, 0, NULL);
 	if (deleted != NULL)
 		*deleted = r == 0 ? n : 0;
 	return r;
@@ -91,9 +91,9 @@ store_code_get(struct store *s, const char *hash, unsigned char **data,
 	call_start(s);
 	*data = NULL;
 	*len = 0;
-	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
+	if (store_check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
 		return -1;
-	return read_one(s, Q_CODE_GET, a, NITEMS(a), read_code_row, &o);
+	return store_read_one(s, Q_CODE_GET, a, NITEMS(a), read_code_row, &o);
 }
 
 /* Vetted code: a hash judged safe, and by which model. */
@@ -104,9 +104,9 @@ store_vetted_put(struct store *s, const char *hash, const char *model)
 	    ARG_INT(store_now_ms()) };
 
 	call_start(s);
-	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
+	if (store_check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
 		return -1;
-	return q_do(s, Q_VETTED_PUT, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_VETTED_PUT, a, NITEMS(a), NULL);
 }
 
 int
@@ -116,9 +116,10 @@ store_vetted_get(struct store *s, const char *hash, char **model)
 
 	call_start(s);
 	*model = NULL;
-	if (check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
+	if (store_check_name(s, "code hash", hash, STORE_HASH_MAX) == -1)
 		return -1;
-	return read_one(s, Q_VETTED_GET, a, NITEMS(a), read_text_row, model);
+	return store_read_one(s, Q_VETTED_GET, a, NITEMS(a),
+	    store_read_text_row, model);
 }
 
 /* Secrets: the sealed bytes only; lib/secret.h seals and opens them. */
@@ -130,15 +131,15 @@ store_secret_put(struct store *s, const char *app, const char *name,
 	    ARG_BLOB(data, len), ARG_TEXT(digest), ARG_INT(store_now_ms()) };
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "secret name", name, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "secret digest", digest, STORE_HASH_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "secret name", name, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "secret digest", digest, STORE_HASH_MAX) == -1)
 		return -1;
 	if (len == 0 || len > INT32_MAX) {
 		store_seterr(s, 0, "secret %s/%s: bad size", app, name);
 		return -1;
 	}
-	return q_do(s, Q_SECRET_PUT, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_SECRET_PUT, a, NITEMS(a), NULL);
 }
 
 int
@@ -151,10 +152,10 @@ store_secret_get(struct store *s, const char *app, const char *name,
 	call_start(s);
 	*data = NULL;
 	*len = 0;
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "secret name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "secret name", name, STORE_NAME_MAX) == -1)
 		return -1;
-	return read_one(s, Q_SECRET_GET, a, NITEMS(a), read_code_row, &o);
+	return store_read_one(s, Q_SECRET_GET, a, NITEMS(a), read_code_row, &o);
 }
 
 static int
@@ -163,9 +164,10 @@ read_secret_row(struct store *s, void *p)
 	struct store_secret *x = p;
 
 	memset(x, 0, sizeof(*x));
-	if (col_copy(s, 0, x->app, sizeof(x->app), "app") == -1 ||
-	    col_copy(s, 1, x->name, sizeof(x->name), "secret name") == -1 ||
-	    col_copy(s, 2, x->digest, sizeof(x->digest), "digest") == -1)
+	if (store_col_copy(s, 0, x->app, sizeof(x->app), "app") == -1 ||
+	    store_col_copy(s, 1, x->name, sizeof(x->name),
+	    "secret name") == -1 ||
+	    store_col_copy(s, 2, x->digest, sizeof(x->digest), "digest") == -1)
 		return -1;
 	x->created_at = s->ops->col_int(s, 3);
 	x->updated_at = s->ops->col_int(s, 4);
@@ -183,9 +185,9 @@ store_secret_list(struct store *s, const char *app,
 	call_start(s);
 	*out = NULL;
 	*nout = 0;
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1)
 		return -1;
-	r = read_rows(s, Q_SECRET_LIST, a, NITEMS(a), sizeof(**out),
+	r = store_read_rows(s, Q_SECRET_LIST, a, NITEMS(a), sizeof(**out),
 	    read_secret_row, NULL, &v, nout);
 	*out = v;
 	return r;
@@ -198,10 +200,10 @@ store_secret_delete(struct store *s, const char *app, const char *name)
 	int64_t n = 0;
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "secret name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "secret name", name, STORE_NAME_MAX) == -1)
 		return -1;
-	if (q_do(s, Q_SECRET_DELETE, a, NITEMS(a), &n) == -1)
+	if (store_q_do(s, Q_SECRET_DELETE, a, NITEMS(a), &n) == -1)
 		return -1;
 	return n == 0 ? 1 : 0;
 }

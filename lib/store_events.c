@@ -25,10 +25,12 @@ static int	 read_events(struct store *, enum store_q,
 static int
 check_event(struct store *s, const struct store_event *ev)
 {
-	if (check_field(s, "app name", ev->app, sizeof(ev->app), 0) == -1 ||
-	    check_field(s, "service name", ev->service,
+	if (store_check_field(s, "app name", ev->app, sizeof(ev->app),
+	    0) == -1 ||
+	    store_check_field(s, "service name", ev->service,
 	    sizeof(ev->service), 0) == -1 ||
-	    check_field(s, "event kind", ev->kind, sizeof(ev->kind), 1) == -1)
+	    store_check_field(s, "event kind", ev->kind, sizeof(ev->kind),
+	    1) == -1)
 		return -1;
 	return 0;
 }
@@ -58,7 +60,7 @@ store_event_add(struct store *s, const struct store_event *ev)
 	if (check_event(s, ev) == -1)
 		return -1;
 	(void)event_row(s, ev, 0, a);
-	return q_do(s, Q_EVENT_ADD, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_EVENT_ADD, a, NITEMS(a), NULL);
 }
 
 int
@@ -70,15 +72,15 @@ store_events_add(struct store *s, const struct store_event *v, size_t n)
 	call_start(s);
 	for (i = 0; i < n; i++)
 		if (check_event(s, &v[i]) == -1) {
-			errprefix(s, "event %zu", i);
+			store_errprefix(s, "event %zu", i);
 			return -1;
 		}
 	if (n == 0)
 		return 0;
-	if (own_begin(s, &own) == -1)
+	if (store_own_begin(s, &own) == -1)
 		return -1;
-	r = q_rows(s, Q_EVENT_ADD, Q_EVENT_ADD_MANY, 5, n, event_row, v);
-	return own_end(s, own, r);
+	r = store_q_rows(s, Q_EVENT_ADD, Q_EVENT_ADD_MANY, 5, n, event_row, v);
+	return store_own_end(s, own, r);
 }
 
 static int
@@ -87,12 +89,14 @@ read_event(struct store *s, struct store_event *ev)
 	memset(ev, 0, sizeof(*ev));
 	ev->id = s->ops->col_int(s, 0);
 	ev->at = s->ops->col_int(s, 1);
-	if (col_copy(s, 2, ev->app, sizeof(ev->app), "app name") == -1 ||
-	    col_copy(s, 3, ev->service, sizeof(ev->service),
+	if (store_col_copy(s, 2, ev->app, sizeof(ev->app), "app name") == -1 ||
+	    store_col_copy(s, 3, ev->service, sizeof(ev->service),
 	    "service name") == -1 ||
-	    col_copy(s, 4, ev->kind, sizeof(ev->kind), "event kind") == -1)
+	    store_col_copy(s, 4, ev->kind, sizeof(ev->kind),
+	    "event kind") == -1)
 		return -1;
-	if (!s->ops->isnull(s, 5) && (ev->detail_json = col_dup(s, 5)) == NULL)
+	if (!s->ops->isnull(s, 5) && (ev->detail_json = store_col_dup(s,
+	    5)) == NULL)
 		return -1;
 	return 0;
 }
@@ -143,7 +147,7 @@ read_events(struct store *s, enum store_q q, const struct store_arg *a,
 	void *v;
 	int r;
 
-	r = read_rows(s, q, a, na, sizeof(**out), read_event_row,
+	r = store_read_rows(s, q, a, na, sizeof(**out), read_event_row,
 	    event_rows_free, &v, nout);
 	*out = v;
 	return r;
@@ -168,7 +172,7 @@ request_value_add(struct store *s, int64_t first, const struct reqbatch *b)
 	struct store_arg a[] = { ARG_INT(first), ARG_INT((int64_t)b->n),
 	    ARG_INT(b->min_at), ARG_INT(b->max_at), ARG_BLOB(b->buf, b->len) };
 
-	return q_do(s, Q_REQUEST_ADD, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_REQUEST_ADD, a, NITEMS(a), NULL);
 }
 
 /*
@@ -176,7 +180,7 @@ request_value_add(struct store *s, int64_t first, const struct reqbatch *b)
  * none, a record with a field not terminated refuses the batch.
  */
 int
-request_batch_add(struct store *s, int64_t first,
+store_request_batch_add(struct store *s, int64_t first,
     const struct store_request *v, size_t n)
 {
 	struct reqbatch b;
@@ -200,10 +204,10 @@ request_add_start(struct store *s, size_t n, int *own, int64_t *first)
 		store_seterr(s, 0, "request batch: %zu records", n);
 		return -1;
 	}
-	if (own_begin(s, own) == -1)
+	if (store_own_begin(s, own) == -1)
 		return -1;
-	if (q_int(s, Q_REQUEST_NEXT_ID, NULL, 0, first) == -1) {
-		(void)own_end(s, *own, -1);
+	if (store_q_int(s, Q_REQUEST_NEXT_ID, NULL, 0, first) == -1) {
+		(void)store_own_end(s, *own, -1);
 		return -1;
 	}
 	return 0;
@@ -220,7 +224,7 @@ store_request_add(struct store *s, const struct store_request *v, size_t n)
 		return 0;
 	if (request_add_start(s, n, &own, &first) == -1)
 		return -1;
-	return own_end(s, own, request_batch_add(s, first, v, n));
+	return store_own_end(s, own, store_request_batch_add(s, first, v, n));
 }
 
 int
@@ -234,7 +238,7 @@ store_request_add_packed(struct store *s, const struct reqbatch *b)
 		return 0;
 	if (request_add_start(s, b->n, &own, &first) == -1)
 		return -1;
-	return own_end(s, own, request_value_add(s, first, b));
+	return store_own_end(s, own, request_value_add(s, first, b));
 }
 
 /* What store_request_list() gathers while batches unpack. */
@@ -259,7 +263,7 @@ request_take(const struct store_request *rq, void *arg)
 	    f->status) || (f->app != NULL && strcmp(rq->app, f->app) != 0) ||
 	    (f->service != NULL && strcmp(rq->service, f->service) != 0))
 		return 0;
-	if ((nv = grow(f->s, f->v, f->n, &f->cap, sizeof(*f->v))) == NULL)
+	if ((nv = store_grow(f->s, f->v, f->n, &f->cap, sizeof(*f->v))) == NULL)
 		return TAKE_NOMEM;
 	f->v = nv;
 	f->v[f->n++] = *rq;
@@ -291,7 +295,7 @@ request_batch_take(struct store *s, struct request_filter *f, int64_t id,
 
 	if ((r = reqbatch_decode(b, len, id, request_take, f, err,
 	    sizeof(err))) == TAKE_NOMEM)
-		return nomem(s);
+		return store_nomem(s);
 	if (r != 0) {
 		store_seterr(s, 0, "%s", err);
 		return -1;
@@ -352,7 +356,7 @@ int
 store_event_prune(struct store *s, int64_t before, int64_t max_rows,
     int64_t *deleted)
 {
-	return prune(s, Q_EVENT_PRUNE_AGE, 1, Q_EVENT_PRUNE_ROWS, before,
+	return store_prune(s, Q_EVENT_PRUNE_AGE, 1, Q_EVENT_PRUNE_ROWS, before,
 	    max_rows, deleted);
 }
 
@@ -367,8 +371,8 @@ request_cut(struct store *s, int64_t cut, int64_t *n)
 
 	if (cut <= 1)
 		return 0;
-	if (q_int(s, Q_REQUEST_COUNT_BEFORE, a, NITEMS(a), &k) == -1 ||
-	    q_do(s, Q_REQUEST_DELETE_BEFORE, a, NITEMS(a), NULL) == -1)
+	if (store_q_int(s, Q_REQUEST_COUNT_BEFORE, a, NITEMS(a), &k) == -1 ||
+	    store_q_do(s, Q_REQUEST_DELETE_BEFORE, a, NITEMS(a), NULL) == -1)
 		return -1;
 	*n += k;
 	return 0;
@@ -392,22 +396,23 @@ store_request_prune(struct store *s, int64_t before, int64_t max_rows,
 		*deleted = 0;
 	if (before <= 0 && max_rows <= 0)
 		return 0;
-	if (own_begin(s, &own) == -1)
+	if (store_own_begin(s, &own) == -1)
 		return -1;
 	if (before > 0) {
 		a[1].num = store_now_ms() + PRUNE_AHEAD_MS;
-		if ((r = q_int(s, Q_REQUEST_AGE_CUT, a, NITEMS(a), &cut)) == 0)
+		if ((r = store_q_int(s, Q_REQUEST_AGE_CUT, a, NITEMS(a),
+		    &cut)) == 0)
 			r = request_cut(s, cut, &n);
 		else
 			r = -1;
 	}
 	if (r == 0 && max_rows > 0) {
-		if ((r = q_int(s, Q_REQUEST_NEXT_ID, NULL, 0, &cut)) == 0)
+		if ((r = store_q_int(s, Q_REQUEST_NEXT_ID, NULL, 0, &cut)) == 0)
 			r = request_cut(s, cut - max_rows, &n);
 		else
 			r = -1;
 	}
-	if (own_end(s, own, r) == -1)
+	if (store_own_end(s, own, r) == -1)
 		return -1;
 	if (deleted != NULL)
 		*deleted = n;

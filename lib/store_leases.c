@@ -22,13 +22,13 @@ store_setting_put(struct store *s, const char *key, const char *value)
 	struct store_arg a[] = { ARG_TEXT(key), ARG_TEXT(value) };
 
 	call_start(s);
-	if (check_name(s, "setting key", key, SETTING_KEY_MAX) == -1)
+	if (store_check_name(s, "setting key", key, SETTING_KEY_MAX) == -1)
 		return -1;
 	if (value == NULL) {
 		store_seterr(s, 0, "setting %s: no value", key);
 		return -1;
 	}
-	return q_do(s, Q_SETTING_PUT, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_SETTING_PUT, a, NITEMS(a), NULL);
 }
 
 int
@@ -38,9 +38,10 @@ store_setting_get(struct store *s, const char *key, char **value)
 
 	call_start(s);
 	*value = NULL;
-	if (check_name(s, "setting key", key, SETTING_KEY_MAX) == -1)
+	if (store_check_name(s, "setting key", key, SETTING_KEY_MAX) == -1)
 		return -1;
-	return read_one(s, Q_SETTING_GET, a, NITEMS(a), read_text_row, value);
+	return store_read_one(s, Q_SETTING_GET, a, NITEMS(a),
+	    store_read_text_row, value);
 }
 
 /* A lease name also names a lock file: a plain word, no path. */
@@ -49,10 +50,10 @@ check_lease(struct store *s, const char *name, const struct store_lease *l)
 {
 	const char *p;
 
-	if (l != NULL && check_field(s, "lease name", l->name,
+	if (l != NULL && store_check_field(s, "lease name", l->name,
 	    sizeof(l->name), 1) == -1)
 		return -1;
-	if (check_name(s, "lease name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "lease name", name, STORE_NAME_MAX) == -1)
 		return -1;
 	for (p = name; *p != '\0'; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -63,7 +64,7 @@ check_lease(struct store *s, const char *name, const struct store_lease *l)
 			    name);
 			return -1;
 		}
-	if (l != NULL && check_field(s, "lease holder", l->holder,
+	if (l != NULL && store_check_field(s, "lease holder", l->holder,
 	    sizeof(l->holder), 1) == -1)
 		return -1;
 	return 0;
@@ -75,8 +76,9 @@ read_lease(struct store *s, void *p)
 	struct store_lease *l = p;
 
 	memset(l, 0, sizeof(*l));
-	if (col_copy(s, 0, l->name, sizeof(l->name), "lease name") == -1 ||
-	    col_copy(s, 1, l->holder, sizeof(l->holder),
+	if (store_col_copy(s, 0, l->name, sizeof(l->name),
+	    "lease name") == -1 ||
+	    store_col_copy(s, 1, l->holder, sizeof(l->holder),
 	    "lease holder") == -1)
 		return -1;
 	l->epoch = s->ops->col_int(s, 2);
@@ -106,7 +108,7 @@ store_lease_acquire(struct store *s, const char *name, const char *holder,
 	call_start(s);
 	memset(l, 0, sizeof(*l));
 	if (check_lease(s, name, NULL) == -1 ||
-	    check_name(s, "lease holder", holder, STORE_HOLDER_MAX) == -1)
+	    store_check_name(s, "lease holder", holder, STORE_HOLDER_MAX) == -1)
 		return -1;
 	if (ttl_ms <= 0 || grace_ms < 0 || s->in_tx) {
 		store_seterr(s, 0, "lease %s: %s", name, s->in_tx ?
@@ -120,12 +122,12 @@ store_lease_acquire(struct store *s, const char *name, const char *holder,
 		return r == -1 ? -1 : 1;
 	}
 	if (r == -1) {
-		errprefix(s, "lease %s", name);
+		store_errprefix(s, "lease %s", name);
 		return -1;
 	}
 	if (s->ops->lease_check(s, &now) != 0 ||
 	    (r = store_lease_get(s, name, &old)) == -1) {
-		errprefix(s, "lease %s", name);
+		store_errprefix(s, "lease %s", name);
 		s->ops->lease_unlock(s);
 		return -1;
 	}
@@ -133,10 +135,10 @@ store_lease_acquire(struct store *s, const char *name, const char *holder,
 	a[2].num = now;
 	a[3].num = now + ttl_ms;
 	a[4].num = end - a[3].num > grace_ms ? end - a[3].num : grace_ms;
-	if (q_int(s, Q_LEASE_ACQUIRE, a, NITEMS(a), &epoch) != 0) {
+	if (store_q_int(s, Q_LEASE_ACQUIRE, a, NITEMS(a), &epoch) != 0) {
 		if (s->err[0] == '\0')
 			store_seterr(s, 0, "no epoch returned");
-		errprefix(s, "lease %s", name);
+		store_errprefix(s, "lease %s", name);
 		s->ops->lease_unlock(s);
 		return -1;
 	}
@@ -164,13 +166,13 @@ store_lease_renew(struct store *s, struct store_lease *l, int64_t ttl_ms)
 		return -1;
 	if ((r = s->ops->lease_check(s, &now)) != 0) {
 		if (r == -1)
-			errprefix(s, "lease %s", l->name);
+			store_errprefix(s, "lease %s", l->name);
 		return r;
 	}
 	a[3].num = now + ttl_ms;
-	if (q_do(s, Q_LEASE_RENEW, a, NITEMS(a), &n) == -1) {
+	if (store_q_do(s, Q_LEASE_RENEW, a, NITEMS(a), &n) == -1) {
 		/* A failure that took the engine's lock with it is a loss. */
-		errprefix(s, "lease %s", l->name);
+		store_errprefix(s, "lease %s", l->name);
 		memcpy(err, s->err, sizeof(err));
 		busy = s->busy;
 		r = s->ops->lease_check(s, &now) == 1 ? 1 : -1;
@@ -200,10 +202,10 @@ store_lease_release(struct store *s, struct store_lease *l)
 	if ((r = check_lease(s, l->name, l)) == 0) {
 		if ((r = s->ops->lease_check(s, &now)) == 0) {
 			a[3].num = now;
-			r = q_do(s, Q_LEASE_RELEASE, a, NITEMS(a), NULL);
+			r = store_q_do(s, Q_LEASE_RELEASE, a, NITEMS(a), NULL);
 		}
 		if (r != 0) {
-			errprefix(s, "lease %s", l->name);
+			store_errprefix(s, "lease %s", l->name);
 			r = -1;
 		} else {
 			l->expires_at = now;
@@ -223,5 +225,5 @@ store_lease_get(struct store *s, const char *name, struct store_lease *l)
 	memset(l, 0, sizeof(*l));
 	if (check_lease(s, name, NULL) == -1)
 		return -1;
-	return read_one(s, Q_LEASE_GET, a, NITEMS(a), read_lease, l);
+	return store_read_one(s, Q_LEASE_GET, a, NITEMS(a), read_lease, l);
 }

@@ -29,14 +29,19 @@ static void	 release_runs(void *, size_t);
 static int
 check_run(struct store *s, const struct store_run *r)
 {
-	if (check_name(s, "run id", r->id, STORE_RUN_ID_MAX) == -1 ||
-	    check_name(s, "app name", r->app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", r->service, STORE_NAME_MAX) == -1 ||
-	    check_field(s, "trigger", r->trigger, sizeof(r->trigger), 1) == -1 ||
-	    check_field(s, "method", r->method, sizeof(r->method), 1) == -1 ||
-	    check_field(s, "path", r->path, sizeof(r->path), 1) == -1 ||
-	    check_field(s, "phase", r->phase, sizeof(r->phase), 1) == -1 ||
-	    check_field(s, "reason", r->reason, sizeof(r->reason), 0) == -1)
+	if (store_check_name(s, "run id", r->id, STORE_RUN_ID_MAX) == -1 ||
+	    store_check_name(s, "app name", r->app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", r->service,
+	    STORE_NAME_MAX) == -1 ||
+	    store_check_field(s, "trigger", r->trigger, sizeof(r->trigger),
+	    1) == -1 ||
+	    store_check_field(s, "method", r->method, sizeof(r->method),
+	    1) == -1 ||
+	    store_check_field(s, "path", r->path, sizeof(r->path), 1) == -1 ||
+	    store_check_field(s, "phase", r->phase, sizeof(r->phase),
+	    1) == -1 ||
+	    store_check_field(s, "reason", r->reason, sizeof(r->reason),
+	    0) == -1)
 		return -1;
 	if (r->body_len > INT32_MAX) {
 		store_seterr(s, 0, "run %s: body too long", r->id);
@@ -57,7 +62,7 @@ run_write(struct store *s, const struct store_run *r)
 	    ARG_INT(r->status), ARG_INT(r->duration_us),
 	    ARG_BLOB(r->body, r->body_len), ARG_TEXT(r->reason) };
 
-	return q_do(s, Q_RUN_PUT, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_RUN_PUT, a, NITEMS(a), NULL);
 }
 
 int
@@ -77,14 +82,17 @@ read_run_row(struct store *s, void *p)
 	size_t len = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (col_copy(s, 0, r->id, sizeof(r->id), "run id") == -1 ||
-	    col_copy(s, 1, r->app, sizeof(r->app), "app") == -1 ||
-	    col_copy(s, 2, r->service, sizeof(r->service), "service") == -1 ||
-	    col_copy(s, 4, r->trigger, sizeof(r->trigger), "trigger") == -1 ||
-	    col_copy(s, 5, r->method, sizeof(r->method), "method") == -1 ||
-	    col_copy(s, 6, r->path, sizeof(r->path), "path") == -1 ||
-	    col_copy(s, 8, r->phase, sizeof(r->phase), "phase") == -1 ||
-	    col_copy(s, 15, r->reason, sizeof(r->reason), "reason") == -1)
+	if (store_col_copy(s, 0, r->id, sizeof(r->id), "run id") == -1 ||
+	    store_col_copy(s, 1, r->app, sizeof(r->app), "app") == -1 ||
+	    store_col_copy(s, 2, r->service, sizeof(r->service),
+	    "service") == -1 ||
+	    store_col_copy(s, 4, r->trigger, sizeof(r->trigger),
+	    "trigger") == -1 ||
+	    store_col_copy(s, 5, r->method, sizeof(r->method),
+	    "method") == -1 ||
+	    store_col_copy(s, 6, r->path, sizeof(r->path), "path") == -1 ||
+	    store_col_copy(s, 8, r->phase, sizeof(r->phase), "phase") == -1 ||
+	    store_col_copy(s, 15, r->reason, sizeof(r->reason), "reason") == -1)
 		return -1;
 	r->revision = s->ops->col_int(s, 3);
 	r->event_bytes = s->ops->col_int(s, 7);
@@ -96,7 +104,7 @@ read_run_row(struct store *s, void *p)
 	if ((b = s->ops->col_blob(s, 14, &len)) != NULL) {
 		/* One byte more: malloc(0) may be NULL; text ends there. */
 		if ((r->body = malloc(len + 1)) == NULL)
-			return nomem(s);
+			return store_nomem(s);
 		memcpy(r->body, b, len);
 		r->body[len] = '\0';
 		r->body_len = len;
@@ -118,10 +126,10 @@ store_run_get(struct store *s, const char *id, struct store_run *out)
 
 	call_start(s);
 	memset(out, 0, sizeof(*out));
-	if (check_name(s, "run id", id, STORE_RUN_ID_MAX) == -1)
+	if (store_check_name(s, "run id", id, STORE_RUN_ID_MAX) == -1)
 		return -1;
 	/* A row read in part is not left behind: *out stays cleared. */
-	if ((r = read_one(s, Q_RUN_GET, a, NITEMS(a), read_run_row,
+	if ((r = store_read_one(s, Q_RUN_GET, a, NITEMS(a), read_run_row,
 	    out)) == -1)
 		memset(out, 0, sizeof(*out));
 	return r;
@@ -137,7 +145,7 @@ store_run_list(struct store *s, const char *app, const char *service,
 	int r;
 
 	call_start(s);
-	r = read_rows(s, Q_RUN_LIST, a, NITEMS(a), sizeof(**out),
+	r = store_read_rows(s, Q_RUN_LIST, a, NITEMS(a), sizeof(**out),
 	    read_run_row, release_runs, &v, nout);
 	*out = v;
 	return r;
@@ -152,14 +160,14 @@ store_run_abandon(struct store *s, const char *phase, const char *reason,
 
 	call_start(s);
 	*n = 0;
-	return q_do(s, Q_RUN_ABANDON, a, NITEMS(a), n);
+	return store_q_do(s, Q_RUN_ABANDON, a, NITEMS(a), n);
 }
 
 int
 store_run_prune(struct store *s, int64_t before, int64_t max_rows,
     int64_t *deleted)
 {
-	return prune(s, Q_RUN_PRUNE_AGE, 1, Q_RUN_PRUNE_ROWS, before,
+	return store_prune(s, Q_RUN_PRUNE_AGE, 1, Q_RUN_PRUNE_ROWS, before,
 	    max_rows, deleted);
 }
 
@@ -198,9 +206,9 @@ claim(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
 
 	if (store_begin(s) == -1)
 		return -1;
-	if (q_do(s, q, a, n, &changed) == -1 ||
+	if (store_q_do(s, q, a, n, &changed) == -1 ||
 	    (changed > 0 && row != NULL && run_write(s, row) == -1)) {
-		rollback_keep_error(s);
+		store_rollback_keep_error(s);
 		return -1;
 	}
 	if (changed == 0)
@@ -248,19 +256,19 @@ prune_keys(struct store *s, const char *what, enum store_q keys,
 
 	if (removed != NULL)
 		*removed = 0;
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    own_begin(s, &own) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_own_begin(s, &own) == -1)
 		return -1;
 	if ((r = s->ops->exec(s, keys, a, 1)) == 0) {
 		while ((r = s->ops->next(s)) == 1) {
-			if ((ng = grow(s, gone, ngone, &cap,
+			if ((ng = store_grow(s, gone, ngone, &cap,
 			    sizeof(*gone))) == NULL) {
 				r = -1;
 				break;
 			}
 			gone = ng;
 			for (i = 0; r == 1 && i < nk; i++)
-				if (col_copy(s, (int)i, gone[ngone].k[i],
+				if (store_col_copy(s, (int)i, gone[ngone].k[i],
 				    sizeof(gone[ngone].k[i]), "name") == -1)
 					r = -1;
 			if (r == -1)
@@ -274,11 +282,11 @@ prune_keys(struct store *s, const char *what, enum store_q keys,
 	for (i = 0; r == 0 && i < ngone; i++) {
 		a[1].text = gone[i].k[0];
 		a[2].text = gone[i].k[1];
-		r = q_do(s, del, a, 1 + nk, NULL);
+		r = store_q_do(s, del, a, 1 + nk, NULL);
 	}
 	free(gone);
-	if (own_end(s, own, r) == -1) {
-		errprefix(s, "prune %s of app %s", what, app);
+	if (store_own_end(s, own, r) == -1) {
+		store_errprefix(s, "prune %s of app %s", what, app);
 		return -1;
 	}
 	if (removed != NULL)
@@ -296,9 +304,9 @@ store_job_put(struct store *s, const char *app, const char *name,
 	    ARG_INT(store_now_ms()) };
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "job name", name, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", service, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "job name", name, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", service, STORE_NAME_MAX) == -1)
 		return -1;
 	/* done_run_id starts at -1: a negative run_id would never run. */
 	if (spec_json == NULL || run_id < 0) {
@@ -306,7 +314,7 @@ store_job_put(struct store *s, const char *app, const char *name,
 		    spec_json == NULL ? "no spec" : "negative run_id");
 		return -1;
 	}
-	return q_do(s, Q_JOB_PUT, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_JOB_PUT, a, NITEMS(a), NULL);
 }
 
 /* Reads the current row; the spec last, so that an error leaks none. */
@@ -316,16 +324,16 @@ read_job_row(struct store *s, void *p)
 	struct store_job *j = p;
 
 	memset(j, 0, sizeof(*j));
-	if (col_copy(s, 0, j->app, sizeof(j->app), "app name") == -1 ||
-	    col_copy(s, 1, j->name, sizeof(j->name), "job name") == -1 ||
-	    col_copy(s, 2, j->service, sizeof(j->service),
+	if (store_col_copy(s, 0, j->app, sizeof(j->app), "app name") == -1 ||
+	    store_col_copy(s, 1, j->name, sizeof(j->name), "job name") == -1 ||
+	    store_col_copy(s, 2, j->service, sizeof(j->service),
 	    "service name") == -1 ||
-	    col_copy(s, 6, j->run, sizeof(j->run), "run id") == -1)
+	    store_col_copy(s, 6, j->run, sizeof(j->run), "run id") == -1)
 		return -1;
 	j->run_id = s->ops->col_int(s, 4);
 	j->done_run_id = s->ops->col_int(s, 5);
 	j->updated_at = s->ops->col_int(s, 7);
-	if ((j->spec_json = col_dup(s, 3)) == NULL) {
+	if ((j->spec_json = store_col_dup(s, 3)) == NULL) {
 		if (s->err[0] == '\0')
 			store_seterr(s, 0, "job %s/%s: no spec", j->app,
 			    j->name);
@@ -348,10 +356,10 @@ store_job_get(struct store *s, const char *app, const char *name,
 
 	call_start(s);
 	memset(j, 0, sizeof(*j));
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "job name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "job name", name, STORE_NAME_MAX) == -1)
 		return -1;
-	return read_one(s, Q_JOB_GET, a, NITEMS(a), read_job_row, j);
+	return store_read_one(s, Q_JOB_GET, a, NITEMS(a), read_job_row, j);
 }
 
 int
@@ -366,9 +374,9 @@ store_job_list(struct store *s, const char *app, struct store_job **out,
 	*out = NULL;
 	*nout = 0;
 	if (app != NULL &&
-	    check_name(s, "app name", app, STORE_NAME_MAX) == -1)
+	    store_check_name(s, "app name", app, STORE_NAME_MAX) == -1)
 		return -1;
-	r = read_rows(s, Q_JOB_LIST, a, NITEMS(a), sizeof(**out),
+	r = store_read_rows(s, Q_JOB_LIST, a, NITEMS(a), sizeof(**out),
 	    read_job_row, release_jobs, &v, nout);
 	*out = v;
 	return r;
@@ -396,8 +404,8 @@ store_job_claim(struct store *s, const char *app, const char *name,
 	int r;
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "job name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "job name", name, STORE_NAME_MAX) == -1)
 		return -1;
 	if (row == NULL) {
 		store_seterr(s, 0, "job %s/%s: claim without a run", app,
@@ -408,7 +416,7 @@ store_job_claim(struct store *s, const char *app, const char *name,
 		return -1;
 	a[3].text = row->id;
 	if ((r = claim(s, Q_JOB_CLAIM, a, NITEMS(a), row)) == -1)
-		errprefix(s, "job %s/%s: claim run_id %jd", app, name,
+		store_errprefix(s, "job %s/%s: claim run_id %jd", app, name,
 		    (intmax_t)run_id);
 	return r;
 }
@@ -443,16 +451,17 @@ store_schedule_put(struct store *s, const char *app, const char *service,
 	    ARG_TEXT(name), ARG_TEXT(spec_json), ARG_INT(at) };
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", service, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "schedule name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", service,
+	    STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "schedule name", name, STORE_NAME_MAX) == -1)
 		return -1;
 	if (spec_json == NULL) {
 		store_seterr(s, 0, "schedule %s/%s/%s: no spec", app, service,
 		    name);
 		return -1;
 	}
-	return q_do(s, Q_SCHEDULE_PUT, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_SCHEDULE_PUT, a, NITEMS(a), NULL);
 }
 
 static int
@@ -461,14 +470,15 @@ read_schedule_row(struct store *s, void *p)
 	struct store_schedule *c = p;
 
 	memset(c, 0, sizeof(*c));
-	if (col_copy(s, 0, c->app, sizeof(c->app), "app name") == -1 ||
-	    col_copy(s, 1, c->service, sizeof(c->service),
+	if (store_col_copy(s, 0, c->app, sizeof(c->app), "app name") == -1 ||
+	    store_col_copy(s, 1, c->service, sizeof(c->service),
 	    "service name") == -1 ||
-	    col_copy(s, 2, c->name, sizeof(c->name), "schedule name") == -1)
+	    store_col_copy(s, 2, c->name, sizeof(c->name),
+	    "schedule name") == -1)
 		return -1;
 	c->last_fire = s->ops->col_int(s, 4);
 	c->updated_at = s->ops->col_int(s, 5);
-	if ((c->spec_json = col_dup(s, 3)) == NULL) {
+	if ((c->spec_json = store_col_dup(s, 3)) == NULL) {
 		if (s->err[0] == '\0')
 			store_seterr(s, 0, "schedule %s/%s/%s: no spec",
 			    c->app, c->service, c->name);
@@ -495,9 +505,9 @@ store_schedule_list(struct store *s, const char *app,
 	*out = NULL;
 	*nout = 0;
 	if (app != NULL &&
-	    check_name(s, "app name", app, STORE_NAME_MAX) == -1)
+	    store_check_name(s, "app name", app, STORE_NAME_MAX) == -1)
 		return -1;
-	r = read_rows(s, Q_SCHEDULE_LIST, a, NITEMS(a), sizeof(**out),
+	r = store_read_rows(s, Q_SCHEDULE_LIST, a, NITEMS(a), sizeof(**out),
 	    read_schedule_row, release_schedules, &v, nout);
 	*out = v;
 	return r;
@@ -530,13 +540,14 @@ store_schedule_claim(struct store *s, const char *app, const char *service,
 	int r;
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", service, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "schedule name", name, STORE_NAME_MAX) == -1 ||
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", service,
+	    STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "schedule name", name, STORE_NAME_MAX) == -1 ||
 	    (row != NULL && check_run(s, row) == -1))
 		return -1;
 	if ((r = claim(s, Q_SCHEDULE_CLAIM, a, NITEMS(a), row)) == -1)
-		errprefix(s, "schedule %s/%s/%s: claim %jd", app, service,
+		store_errprefix(s, "schedule %s/%s/%s: claim %jd", app, service,
 		    name, (intmax_t)fire);
 	return r;
 }

@@ -628,13 +628,14 @@ read_request(struct store *s, struct store_request *rq)
 	memset(rq, 0, sizeof(*rq));
 	rq->id = s->ops->col_int(s, 0);
 	rq->at = s->ops->col_int(s, 1);
-	if (col_copy(s, 2, rq->app, sizeof(rq->app), "app name") == -1 ||
-	    col_copy(s, 3, rq->service, sizeof(rq->service),
+	if (store_col_copy(s, 2, rq->app, sizeof(rq->app), "app name") == -1 ||
+	    store_col_copy(s, 3, rq->service, sizeof(rq->service),
 	    "service name") == -1 ||
-	    col_copy(s, 4, rq->method, sizeof(rq->method), "method") == -1 ||
-	    col_copy(s, 5, rq->host, sizeof(rq->host), "host") == -1 ||
-	    col_copy(s, 6, rq->path, sizeof(rq->path), "path") == -1 ||
-	    col_copy(s, 13, rq->outcome, sizeof(rq->outcome),
+	    store_col_copy(s, 4, rq->method, sizeof(rq->method),
+	    "method") == -1 ||
+	    store_col_copy(s, 5, rq->host, sizeof(rq->host), "host") == -1 ||
+	    store_col_copy(s, 6, rq->path, sizeof(rq->path), "path") == -1 ||
+	    store_col_copy(s, 13, rq->outcome, sizeof(rq->outcome),
 	    "outcome") == -1)
 		return -1;
 	rq->status = (int)s->ops->col_int(s, 7);
@@ -668,7 +669,8 @@ requests_to_batches(struct store *s)
 	int r = 0;
 
 	do {
-		if (read_rows(s, Q_REQUEST_V3_READ, a, NITEMS(a), sizeof(*v),
+		if (store_read_rows(s, Q_REQUEST_V3_READ, a, NITEMS(a),
+		    sizeof(*v),
 		    read_request_row, NULL, &p, &n) == -1)
 			return -1;
 		v = p;
@@ -676,7 +678,7 @@ requests_to_batches(struct store *s)
 			for (j = i + 1; j < n && v[j].id == v[j - 1].id + 1;
 			    j++)
 				;
-			r = request_batch_add(s, v[i].id, &v[i], j - i);
+			r = store_request_batch_add(s, v[i].id, &v[i], j - i);
 		}
 		if (n > 0)
 			a[0].num = v[n - 1].id;

@@ -25,11 +25,11 @@ store_app_put(struct store *s, const char *name, const char *path)
 	    ARG_INT(store_now_ms()) };
 
 	call_start(s);
-	if (check_name(s, "app name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", name, STORE_NAME_MAX) == -1)
 		return -1;
 	if (path == NULL)
 		a[1].text = "";
-	return q_do(s, Q_APP_PUT, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_APP_PUT, a, NITEMS(a), NULL);
 }
 
 int
@@ -43,20 +43,21 @@ store_service_put(struct store *s, const char *app, const char *name,
 	int r;
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", name, STORE_NAME_MAX) == -1)
 		return -1;
 	if (spec_json == NULL) {
 		store_seterr(s, 0, "service %s/%s: no spec", app, name);
 		return -1;
 	}
 	/* A row back means inserted or bumped; none means unchanged. */
-	if ((r = q_int(s, Q_SERVICE_PUT, a, NITEMS(a), &rev)) == 1)
-		r = q_int(s, Q_SERVICE_REVISION, a, 2, &rev) == 0 ? 1 : -1;
+	if ((r = store_q_int(s, Q_SERVICE_PUT, a, NITEMS(a), &rev)) == 1)
+		r = store_q_int(s, Q_SERVICE_REVISION, a, 2,
+		    &rev) == 0 ? 1 : -1;
 	if (r == -1) {
 		if (s->err[0] == '\0')
 			store_seterr(s, 0, "vanished while written");
-		errprefix(s, "service %s/%s", app, name);
+		store_errprefix(s, "service %s/%s", app, name);
 		return -1;
 	}
 	if (revision != NULL)
@@ -79,10 +80,11 @@ read_service(struct store *s, struct store_service *v)
 	const char *d;
 
 	memset(v, 0, sizeof(*v));
-	if (col_copy(s, 0, v->app, sizeof(v->app), "app name") == -1 ||
-	    col_copy(s, 1, v->name, sizeof(v->name), "service name") == -1)
+	if (store_col_copy(s, 0, v->app, sizeof(v->app), "app name") == -1 ||
+	    store_col_copy(s, 1, v->name, sizeof(v->name),
+	    "service name") == -1)
 		return -1;
-	if ((v->spec_json = col_dup(s, 2)) == NULL) {
+	if ((v->spec_json = store_col_dup(s, 2)) == NULL) {
 		if (s->err[0] == '\0')
 			store_seterr(s, 0, "service %s/%s: no spec", v->app,
 			    v->name);
@@ -114,10 +116,11 @@ store_service_get(struct store *s, const char *app, const char *name,
 
 	call_start(s);
 	memset(v, 0, sizeof(*v));
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", name, STORE_NAME_MAX) == -1)
 		return -1;
-	return read_one(s, Q_SERVICE_GET, a, NITEMS(a), read_service_row, v);
+	return store_read_one(s, Q_SERVICE_GET, a, NITEMS(a), read_service_row,
+	    v);
 }
 
 static int
@@ -140,7 +143,7 @@ store_service_list(struct store *s, struct store_service **out,
 	int r;
 
 	call_start(s);
-	r = read_rows(s, Q_SERVICE_LIST, NULL, 0, sizeof(**out),
+	r = store_read_rows(s, Q_SERVICE_LIST, NULL, 0, sizeof(**out),
 	    read_service_row, service_rows_free, &v, nout);
 	*out = v;
 	return r;
@@ -161,8 +164,8 @@ store_service_prune(struct store *s, const char *app, char *const *keep,
 		*removed_names = NULL;
 	if (removed != NULL)
 		*removed = 0;
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    own_begin(s, &own) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_own_begin(s, &own) == -1)
 		return -1;
 	if ((r = s->ops->exec(s, Q_SERVICE_NAMES, a, 1)) == 0) {
 		while ((r = s->ops->next(s)) == 1) {
@@ -174,14 +177,14 @@ store_service_prune(struct store *s, const char *app, char *const *keep,
 					break;
 			if (k < nkeep)
 				continue;
-			if ((ng = grow(s, gone, ngone, &cap,
+			if ((ng = store_grow(s, gone, ngone, &cap,
 			    sizeof(*gone))) == NULL) {
 				r = -1;
 				break;
 			}
 			gone = ng;
 			if ((gone[ngone] = strdup(name)) == NULL) {
-				r = nomem(s);
+				r = store_nomem(s);
 				break;
 			}
 			ngone++;
@@ -191,11 +194,11 @@ store_service_prune(struct store *s, const char *app, char *const *keep,
 	/* Instances go with their service (ON DELETE CASCADE too). */
 	for (i = 0; r == 0 && i < ngone; i++) {
 		a[1].text = gone[i];
-		if ((r = q_do(s, Q_INSTANCE_DELETE, a, 2, NULL)) == 0)
-			r = q_do(s, Q_SERVICE_DELETE, a, 2, NULL);
+		if ((r = store_q_do(s, Q_INSTANCE_DELETE, a, 2, NULL)) == 0)
+			r = store_q_do(s, Q_SERVICE_DELETE, a, 2, NULL);
 	}
-	if (own_end(s, own, r) == -1) {
-		errprefix(s, "prune app %s", app);
+	if (store_own_end(s, own, r) == -1) {
+		store_errprefix(s, "prune app %s", app);
 		for (i = 0; i < ngone; i++)
 			free(gone[i]);
 		free(gone);
@@ -222,10 +225,10 @@ store_service_set_desired(struct store *s, const char *app,
 	int64_t n = 0;
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", name, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", name, STORE_NAME_MAX) == -1)
 		return -1;
-	if (q_do(s, Q_SERVICE_DESIRED, a, NITEMS(a), &n) == -1)
+	if (store_q_do(s, Q_SERVICE_DESIRED, a, NITEMS(a), &n) == -1)
 		return -1;
 	return n == 0 ? 1 : 0;
 }
@@ -237,7 +240,8 @@ store_count_serverless(struct store *s, const char *except_app, int64_t *n)
 
 	call_start(s);
 	*n = 0;
-	return q_int(s, Q_COUNT_SERVERLESS, a, NITEMS(a), n) == 0 ? 0 : -1;
+	return store_q_int(s, Q_COUNT_SERVERLESS, a, NITEMS(a),
+	    n) == 0 ? 0 : -1;
 }
 
 void
@@ -275,16 +279,18 @@ store_instance_put(struct store *s, const struct store_instance *in)
 	};
 
 	call_start(s);
-	if (check_field(s, "app name", in->app, sizeof(in->app), 1) == -1 ||
-	    check_field(s, "service name", in->service,
+	if (store_check_field(s, "app name", in->app, sizeof(in->app),
+	    1) == -1 ||
+	    store_check_field(s, "service name", in->service,
 	    sizeof(in->service), 1) == -1 ||
-	    check_field(s, "state", in->state, sizeof(in->state), 1) == -1 ||
-	    check_field(s, "endpoint", in->endpoint,
+	    store_check_field(s, "state", in->state, sizeof(in->state),
+	    1) == -1 ||
+	    store_check_field(s, "endpoint", in->endpoint,
 	    sizeof(in->endpoint), 0) == -1 ||
-	    check_field(s, "node", in->node, sizeof(in->node), 0) == -1)
+	    store_check_field(s, "node", in->node, sizeof(in->node), 0) == -1)
 		return -1;
-	if (q_do(s, Q_INSTANCE_PUT, a, NITEMS(a), NULL) == -1) {
-		errprefix(s, "instance %s/%s", in->app, in->service);
+	if (store_q_do(s, Q_INSTANCE_PUT, a, NITEMS(a), NULL) == -1) {
+		store_errprefix(s, "instance %s/%s", in->app, in->service);
 		return -1;
 	}
 	return 0;
@@ -294,13 +300,13 @@ static int
 read_instance(struct store *s, struct store_instance *in)
 {
 	memset(in, 0, sizeof(*in));
-	if (col_copy(s, 0, in->app, sizeof(in->app), "app name") == -1 ||
-	    col_copy(s, 1, in->service, sizeof(in->service),
+	if (store_col_copy(s, 0, in->app, sizeof(in->app), "app name") == -1 ||
+	    store_col_copy(s, 1, in->service, sizeof(in->service),
 	    "service name") == -1 ||
-	    col_copy(s, 3, in->state, sizeof(in->state), "state") == -1 ||
-	    col_copy(s, 4, in->endpoint, sizeof(in->endpoint),
+	    store_col_copy(s, 3, in->state, sizeof(in->state), "state") == -1 ||
+	    store_col_copy(s, 4, in->endpoint, sizeof(in->endpoint),
 	    "endpoint") == -1 ||
-	    col_copy(s, 5, in->node, sizeof(in->node), "node") == -1)
+	    store_col_copy(s, 5, in->node, sizeof(in->node), "node") == -1)
 		return -1;
 	in->revision = s->ops->col_int(s, 2);
 	in->pid = s->ops->col_int(s, 6);
@@ -319,10 +325,11 @@ store_instance_get(struct store *s, const char *app, const char *service,
 
 	call_start(s);
 	memset(in, 0, sizeof(*in));
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", service, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", service, STORE_NAME_MAX) == -1)
 		return -1;
-	return read_one(s, Q_INSTANCE_GET, a, NITEMS(a), read_instance_row,
+	return store_read_one(s, Q_INSTANCE_GET, a, NITEMS(a),
+	    read_instance_row,
 	    in);
 }
 
@@ -332,10 +339,10 @@ store_instance_delete(struct store *s, const char *app, const char *service)
 	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service) };
 
 	call_start(s);
-	if (check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
-	    check_name(s, "service name", service, STORE_NAME_MAX) == -1)
+	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
+	    store_check_name(s, "service name", service, STORE_NAME_MAX) == -1)
 		return -1;
-	return q_do(s, Q_INSTANCE_DELETE, a, NITEMS(a), NULL);
+	return store_q_do(s, Q_INSTANCE_DELETE, a, NITEMS(a), NULL);
 }
 
 static int
@@ -352,7 +359,7 @@ store_instance_list(struct store *s, struct store_instance **out,
 	int r;
 
 	call_start(s);
-	r = read_rows(s, Q_INSTANCE_LIST, NULL, 0, sizeof(**out),
+	r = store_read_rows(s, Q_INSTANCE_LIST, NULL, 0, sizeof(**out),
 	    read_instance_row, NULL, &v, nout);
 	*out = v;
 	return r;

@@ -8,11 +8,12 @@
  * include this file.
  *
  * A table's function starts with call_start(), checks what it is given
- * (check_name, check_field), runs its statements through the machinery
- * (q_do, q_int, q_rows, read_one, read_rows) and reads their columns
- * (col_copy, col_dup), inside a transaction of its own where it writes more
- * than one statement (own_begin, own_end).  Each is described where it is
- * defined, in store.c.
+ * (store_check_name, store_check_field), runs its statements through the
+ * machinery (store_q_do, store_q_int, store_q_rows, store_read_one,
+ * store_read_rows) and reads their columns (store_col_copy,
+ * store_col_dup), inside a transaction of its own where it writes more
+ * than one statement (store_own_begin, store_own_end).  Each is described
+ * where it is defined, in store.c.
  */
 #ifndef HK_STORE_TABLES_H
 #define HK_STORE_TABLES_H
@@ -51,39 +52,42 @@ call_start(struct store *s)
 }
 
 /* store.c: errors and the checks of what the caller gives */
-void	 errprefix(struct store *, const char *, ...)
+void	 store_errprefix(struct store *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
-int	 nomem(struct store *);
-int	 check_name(struct store *, const char *, const char *, size_t);
-int	 check_field(struct store *, const char *, const char *, size_t,
+int	 store_nomem(struct store *);
+int	 store_check_name(struct store *, const char *, const char *, size_t);
+int	 store_check_field(struct store *, const char *, const char *, size_t,
 	    int);
 
 /* store.c: columns of the row at hand */
-int	 col_copy(struct store *, int, char *, size_t, const char *);
-char	*col_dup(struct store *, int);
-int	 read_text_row(struct store *, void *);
+int	 store_col_copy(struct store *, int, char *, size_t, const char *);
+char	*store_col_dup(struct store *, int);
+int	 store_read_text_row(struct store *, void *);
 
 /* store.c: statements, rows and transactions */
-int	 q_do(struct store *, enum store_q, const struct store_arg *, size_t,
+int	 store_q_do(struct store *, enum store_q, const struct store_arg *,
+    size_t,
 	    int64_t *);
-int	 q_int(struct store *, enum store_q, const struct store_arg *,
+int	 store_q_int(struct store *, enum store_q, const struct store_arg *,
 	    size_t, int64_t *);
-int	 q_rows(struct store *, enum store_q, enum store_q, size_t, size_t,
+int	 store_q_rows(struct store *, enum store_q, enum store_q, size_t,
+    size_t,
 	    store_row_fn *, const void *);
-void	*grow(struct store *, void *, size_t, size_t *, size_t);
-int	 read_rows(struct store *, enum store_q, const struct store_arg *,
+void	*store_grow(struct store *, void *, size_t, size_t *, size_t);
+int	 store_read_rows(struct store *, enum store_q, const struct store_arg *,
 	    size_t, size_t, int (*)(struct store *, void *),
 	    void (*)(void *, size_t), void **, size_t *);
-int	 read_one(struct store *, enum store_q, const struct store_arg *,
+int	 store_read_one(struct store *, enum store_q, const struct store_arg *,
 	    size_t, int (*)(struct store *, void *), void *);
-int	 own_begin(struct store *, int *);
-int	 own_end(struct store *, int, int);
-void	 rollback_keep_error(struct store *);
-int	 prune(struct store *, enum store_q, size_t, enum store_q, int64_t,
+int	 store_own_begin(struct store *, int *);
+int	 store_own_end(struct store *, int, int);
+void	 store_rollback_keep_error(struct store *);
+int	 store_prune(struct store *, enum store_q, size_t, enum store_q,
+    int64_t,
 	    int64_t, int64_t *);
 
 /* store_events.c: migration 4 writes the batches of version 3 with it */
-int	 request_batch_add(struct store *, int64_t,
+int	 store_request_batch_add(struct store *, int64_t,
 	    const struct store_request *, size_t);
 
 #endif
