@@ -124,6 +124,7 @@ static void	on_adopt_inspect(void *, int, json_t *, const char *);
 static int	ct_adopt_match(struct ct *);
 static void	on_adopt_matched(void *, int, json_t *, const char *);
 static void	ct_stopsig(struct ct *, const json_t *);
+static void	ct_behind(struct ct *, int);
 static void	ct_freeze(struct inst *);
 static void	ct_thaw(struct inst *);
 static void	on_paused(void *, int, json_t *, const char *);
@@ -594,8 +595,8 @@ on_inspect(void *arg, int status, json_t *body, const char *err)
 	x->pid = st.pid;
 	ct_stopsig(x, body);
 	if (x->node->net != CT_NET_HOST) {
+		ct_behind(x, in->port);
 		in->port = st.host_port;
-		in->probe_hold = CT_HOLD_MS;
 	}
 	ct_endpoint(x->node, in->port, in->endpoint, sizeof(in->endpoint));
 	if (sp->readiness == READY_HEALTH && ct_health(x, body) == -1)
@@ -1040,11 +1041,11 @@ on_adopt_inspect(void *arg, int status, json_t *body, const char *err)
 		backend_adopted(in, 0);
 		return;
 	}
-	if (x->node->net != CT_NET_HOST) {
-		port = st.host_port;
-		in->probe_hold = CT_HOLD_MS;
-	}
 	x->pid = st.pid;
+	if (x->node->net != CT_NET_HOST) {
+		ct_behind(x, port);
+		port = st.host_port;
+	}
 	x->phase = CT_UP;
 	x->paused = strcmp(st.status, "paused") == 0;
 	ct_stopsig(x, body);
@@ -1105,6 +1106,40 @@ on_adopt_matched(void *arg, int status, json_t *body, const char *err)
 	backend_adopted(in, 1);
 	if (x->in != NULL && (x->stop_wanted || x->kill_wanted))
 		ct_halt(x);
+}
+
+/*
+ * The container's PORT is published by a forwarder, which
+ * accepts a connection before anything listens behind it: a tcp probe
+ * holds its connection (probe_hold).  Where the engine is on this host
+ * and the container's first process is ours to see (its cgroup names the
+ * container), the probe reads instead whether PORT listens in that
+ * process's network namespace, which no timing can get wrong: on a busy
+ * machine the forwarder's close of a connection that found nothing came
+ * later than any hold.
+ */
+static void
+ct_behind(struct ct *x, int port)
+{
+	struct inst *in = x->in;
+	char path[64], line[512];
+	FILE *fp;
+	int ours = 0;
+
+	in->probe_hold = CT_HOLD_MS;
+	in->probe_ns_pid = 0;
+	if (!x->node->local || x->pid <= 0 || strlen(x->id) < 12)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)x->pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return;
+	while (!ours && fgets(line, sizeof(line), fp) != NULL)
+		ours = strstr(line, x->id) != NULL;
+	fclose(fp);
+	if (!ours)
+		return;
+	in->probe_ns_pid = x->pid;
+	in->probe_ns_port = port;
 }
 
 /*

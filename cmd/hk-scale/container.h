@@ -43,6 +43,9 @@ struct ct_node {
 	char			 name[STORE_NAME_MAX + 1];	/* of rows */
 	char			 address[CONFIG_IP_MAX + 1];
 	enum ct_net		 net;
+	int			 local;		/* its engine is on this host
+						   (unix://): the pids of its
+						   containers are this host's */
 	struct engine		*e;
 	struct engine_events	*ev;
 	struct engine_call	*list;

@@ -109,6 +109,7 @@ node_new(struct scale *sc, const char *name, char *err, size_t errlen)
 	n->sc = sc;
 	strlcpy(n->name, name, sizeof(n->name));
 	strlcpy(n->address, addr, sizeof(n->address));
+	n->local = strncmp(url, "unix://", 7) == 0;
 	n->net = strcmp(net, "host") == 0 ? CT_NET_HOST :
 	    strcmp(net, "slirp4netns") == 0 ? CT_NET_SLIRP : CT_NET_BRIDGE;
 	TAILQ_INIT(&n->cts);

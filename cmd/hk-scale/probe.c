@@ -20,7 +20,12 @@
  * there: a backend says so with in->probe_hold, and a tcp probe then
  * counts only a connection that stays open that many milliseconds, or 8
  * times the longest a close took in this start (at most
- * SCALE_PROBE_HOLD_MAX), with nothing closing it.
+ * SCALE_PROBE_HOLD_MAX), with nothing closing it.  Where the backend can
+ * name a process in the network namespace behind the forwarder
+ * (in->probe_ns_pid), the probe reads that namespace's sockets instead
+ * (/proc/PID/net/tcp and tcp6): it connects only once the port listens
+ * there, and counts the connection at once.  A hold is a guess about
+ * time, and on a busy machine the forwarder's close came later than it.
  *
  * A failed tcp or http probe is retried after a pause of 1/128 of the
  * time the start has taken so far, at least 250 us and at most 50 ms: a
@@ -323,6 +328,40 @@ probe_held(struct inst *in)
 	probe_retry(in);
 }
 
+/*
+ * Whether in->probe_ns_port listens in the network namespace of
+ * in->probe_ns_pid: 1, 0, or -1 when that cannot be read (the process is
+ * gone, or was never ours to see), and the hold decides.
+ */
+static int
+probe_listens(const struct inst *in)
+{
+	static const char *const tables[] = { "tcp", "tcp6" };
+	char path[64], line[512];
+	unsigned int port, st;
+	size_t i;
+	FILE *fp;
+	int seen = -1;
+
+	if (in->probe_ns_pid <= 0)
+		return -1;
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]) && seen != 1; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/net/%s",
+		    (int)in->probe_ns_pid, tables[i]);
+		if ((fp = fopen(path, "re")) == NULL)
+			continue;
+		seen = 0;
+		/* "sl local:PORT remote:PORT st ...", hex; 0A is LISTEN */
+		while (seen == 0 && fgets(line, sizeof(line), fp) != NULL)
+			if (sscanf(line, "%*s %*[0-9A-Fa-f]:%x %*s %x", &port,
+			    &st) == 2 && st == 0x0A &&
+			    (int)port == in->probe_ns_port)
+				seen = 1;
+		fclose(fp);
+	}
+	return seen;
+}
+
 static void
 probe_try(struct inst *in)
 {
@@ -332,6 +371,11 @@ probe_try(struct inst *in)
 
 	probe_close(in);	/* one probe at a time */
 
+	if (in->svc->def.spec.readiness == READY_TCP &&
+	    probe_listens(in) == 0) {	/* the forwarder's would not count */
+		probe_retry(in);
+		return;
+	}
 	if (probe_addr(in, &ss, &sslen) == -1) {
 		log_warnx("service=%s: probe: endpoint \"%s\" is not an "
 		    "address", in->id, in->endpoint);
@@ -399,6 +443,14 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 	/* The cold start's breakdown: when the port first accepted. */
 	if (in->port_mono == 0)
 		in->port_mono = loop_now_ms(l);
+	if (in->svc->def.spec.readiness == READY_TCP && in->probe_hold > 0 &&
+	    probe_listens(in) == 1) {
+		log_debug("service=%s: probe: port %d listens in the network "
+		    "namespace of pid %d", in->id, in->probe_ns_port,
+		    (int)in->probe_ns_pid);
+		probe_pass(in);
+		return;
+	}
 	if (in->svc->def.spec.readiness == READY_TCP && in->probe_hold > 0) {
 		in->probe_sent = 1;	/* connected: held */
 		in->probe_at = loop_now_ms(l);

@@ -122,6 +122,10 @@ struct inst {
 	size_t			 probe_len;	/* bytes of it read */
 	int			 probe_tfd;	/* timerfd: the pause between */
 	int			 probe_hold;	/* ms: tcp, see probe.c */
+	pid_t			 probe_ns_pid;	/* tcp behind a forwarder: the
+						   port listens in this pid's
+						   network namespace (probe.c) */
+	int			 probe_ns_port;	/* and on this port there */
 	int64_t			 probe_at;	/* loop ms: connected */
 	int64_t			 probe_shut;	/* ms: longest a forwarder
 						   took to close on us */

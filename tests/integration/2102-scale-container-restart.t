@@ -10,10 +10,6 @@
 # fn/slow's start lasts until the test releases it: its command waits
 # for /tmp/go in its container, which the test makes by podman exec once
 # it has seen what it looks at (as fn/held does on the host).
-# Both are ready by http:/, not by the default tcp: a tcp probe through
-# the published port's forwarder counts a connection that stays open
-# long enough, and on a busy machine the forwarder's close of one that
-# finds nothing behind it came later than that (hk.toml(5), readiness).
 . tests/integration/lib.sh
 . tests/integration/lib/scale.sh
 . tests/integration/lib/ct.sh
@@ -74,7 +70,6 @@ name = "fn"
 image = "$IMAGE"
 port = 8080
 public = true
-readiness = "http:/"
 [services.warm.serverless]
 min_replicas = 1
 
@@ -83,7 +78,6 @@ image = "$IMAGE"
 command = [$HELD]
 port = 8080
 public = true
-readiness = "http:/"
 [services.slow.environment]
 GREETING = "one"
 [services.slow.serverless]
