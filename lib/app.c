@@ -428,20 +428,18 @@ svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
 	if (slot[SK_SECRETS] == NULL)
 		return;
 	cw_kpath_s(key, prefix, "secrets");
-	if (s->backend == BACKEND_CONTAINER && s->node_name != NULL)
+	if (config_backend_can(s->backend, BACKEND_PLACED) &&
+	    s->node_name != NULL)
 		cw_diag(&c->w, slot[SK_SECRETS]->line, key, "not allowed with "
 		    "node_name \"%s\" (the files are on the default node "
 		    "only)", s->node_name);
-	if (s->secrets_env && s->backend != BACKEND_EXEC) {
+	if (s->secrets_env &&
+	    !config_backend_can(s->backend, BACKEND_SECRETS_ENV)) {
 		cw_kpath_s(key, prefix, "secrets_env");
 		cw_diag(&c->w, slot[SK_SECRETS_ENV]->line, key, "not with "
 		    "backend \"%s\" (%s): read the files of "
 		    "$CREDENTIALS_DIRECTORY", config_backend_name(s->backend),
-		    s->backend == BACKEND_S6 ? "its run script is a file" :
-		    s->backend == BACKEND_CONTAINER ? "the engine keeps a "
-		    "container's environment, shown by podman inspect" :
-		    "systemd keeps a unit's environment, shown by "
-		    "systemctl show");
+		    config_backend_env_note(s->backend));
 		cw_kpath_s(key, prefix, "secrets");
 	}
 	for (i = 0; s->secrets_env && i < s->nsecrets; i++) {
@@ -777,18 +775,17 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 		    BACKEND_EXEC;
 	name = config_backend_name(s->backend);
 	cw_kpath_s(key, prefix, b != NULL ? "backend" : "image");
-	if (b != NULL && (s->backend == BACKEND_EXEC ||
-	    s->backend == BACKEND_SYSTEMD) && s->command == NULL)
+	if (b != NULL && s->command == NULL &&
+	    config_backend_can(s->backend, BACKEND_NEEDS_COMMAND))
 		cw_diag(&c->w, b->line, key, "%s requires command", name);
-	else if (b != NULL && s->backend == BACKEND_CONTAINER &&
-	    s->image == NULL)
-		cw_diag(&c->w, b->line, key, "container requires image");
-	else if (b != NULL && s->backend == BACKEND_S6 && s->command == NULL)
-		cw_diag(&c->w, b->line, key, "s6 requires command");
-	else if (b != NULL && s->backend == BACKEND_S6 &&
+	else if (b != NULL && s->image == NULL &&
+	    config_backend_can(s->backend, BACKEND_NEEDS_IMAGE))
+		cw_diag(&c->w, b->line, key, "%s requires image", name);
+	else if (b != NULL &&
+	    config_backend_can(s->backend, BACKEND_NEEDS_SCANDIR) &&
 	    (c->srv == NULL || c->srv->s6_scandir[0] == '\0'))
-		cw_diag(&c->w, b->line, key, "s6 requires "
-		    "server.s6_scandir (unset)");
+		cw_diag(&c->w, b->line, key, "%s requires "
+		    "server.s6_scandir (unset)", name);
 	else if (config_backend_available(s->backend))
 		return 0;
 	else if (b != NULL)
@@ -819,15 +816,17 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 {
 	char key[CW_KEYPATH_LEN];
 
-	if ((s->backend == BACKEND_SYSTEMD || s->backend == BACKEND_S6) &&
-	    s->readiness == READY_SOCKET) {
+	if (s->readiness == READY_SOCKET &&
+	    !config_backend_can(s->backend, BACKEND_LISTENER) &&
+	    !config_backend_can(s->backend, BACKEND_ENGINE)) {
 		cw_kpath_s(key, prefix, "readiness");
 		cw_diag(&c->w, slot[SK_READINESS]->line, key, "\"socket\" "
 		    "needs backend \"exec\", which hands its command a "
 		    "listener: use tcp, http:/PATH or notify with \"%s\"",
 		    config_backend_name(s->backend));
 	}
-	if (s->node_name == NULL || s->backend == BACKEND_CONTAINER)
+	if (s->node_name == NULL ||
+	    config_backend_can(s->backend, BACKEND_PLACED))
 		return;
 	cw_kpath_s(key, prefix, "node_name");
 	cw_diag(&c->w, slot[SK_NODE_NAME]->line, key, "backend \"%s\" runs its "
@@ -848,8 +847,8 @@ svc_env_host(struct actx *c, const struct toml_kv *const *slot,
 	char key[CW_KEYPATH_LEN], ek[CW_KEYPATH_LEN];
 	size_t i;
 
-	if (s->backend == BACKEND_CONTAINER || env == NULL ||
-	    env->value->type != TOML_TABLE)
+	if (!config_backend_can(s->backend, BACKEND_SETS_HOST) ||
+	    env == NULL || env->value->type != TOML_TABLE)
 		return;
 	cw_kpath_s(key, prefix, "environment");
 	for (i = 0; i < env->value->u.table.len; i++) {
@@ -878,7 +877,7 @@ svc_container(struct actx *c, const struct toml_kv *const *slot,
 	int line;
 
 	cw_kpath_s(key, prefix, "readiness");
-	if (s->backend != BACKEND_CONTAINER) {
+	if (!config_backend_can(s->backend, BACKEND_ENGINE)) {
 		if (s->readiness == READY_HEALTH)
 			cw_diag(&c->w, slot[SK_READINESS]->line, key,
 			    "healthcheck (the image's HEALTHCHECK) requires "
@@ -983,7 +982,8 @@ svc_suspend_rules(struct actx *c, const struct toml_kv *sl,
 	}
 	if (s->policy.idle_action == IDLE_SUSPEND && action != NULL &&
 	    s->backend < BACKEND_COUNT &&
-	    !config_backend_suspends(s->backend)) {
+	    !(config_backend_available(s->backend) &&
+	    config_backend_can(s->backend, BACKEND_SUSPENDS))) {
 		cw_kpath_s(sl_key, prefix, "serverless");
 		cw_kpath_s(key, sl_key, "idle_action");
 		cw_diag(&c->w, action->line, key, "\"suspend\" is not "
@@ -1161,8 +1161,8 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	 * The copy a container bind-mounts is written by hk-scale on its
 	 * own host, the default node: another node's engine has none.
 	 */
-	if (slot[SK_SOURCE] != NULL && s->backend == BACKEND_CONTAINER &&
-	    s->node_name != NULL) {
+	if (slot[SK_SOURCE] != NULL && s->node_name != NULL &&
+	    config_backend_can(s->backend, BACKEND_PLACED)) {
 		cw_kpath_s(key, prefix, "source");
 		cw_diag(&c->w, slot[SK_SOURCE]->line, key, "not allowed with "
 		    "node_name \"%s\" (the copy is on the default node "

@@ -183,19 +183,31 @@ _Static_assert(nitems(server_keys) <= nitems(((struct server_config *)NULL)->
     line), "struct server_config: line[] too small");
 
 /*
- * The backends hk.toml(5) names, and whether this build's hk-scale has
- * them (cmd/hk-scale/backend.c refuses to start if its backends[] says
- * otherwise).
+ * The backends hk.toml(5) names, whether this build's hk-scale has them,
+ * and what each needs and can do (BACKEND_* of config.h): hk validate
+ * refuses what this table says a backend cannot do, and hk-scale does what
+ * it says one can (cmd/hk-scale/backend.c indexes its backends[] by kind).
  */
 static const struct {
 	const char	*name;
 	int		 available;
-	int		 suspends;	/* idle_action = "suspend" */
+	unsigned	 caps;
+	const char	*env_note;	/* why not secrets_env */
 } backend_kinds[BACKEND_COUNT] = {
-	[BACKEND_EXEC] =	{ "exec", 1, 1 },
-	[BACKEND_CONTAINER] =	{ "container", 1, 1 },
-	[BACKEND_S6] =		{ "s6", 1, 1 },
-	[BACKEND_SYSTEMD] =	{ "systemd", 1, 1 },
+	[BACKEND_EXEC] = { "exec", 1,
+	    BACKEND_SUSPENDS | BACKEND_SECRETS_ENV | BACKEND_LISTENER |
+	    BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND, NULL },
+	[BACKEND_CONTAINER] = { "container", 1,
+	    BACKEND_PLACED | BACKEND_SUSPENDS | BACKEND_ENGINE |
+	    BACKEND_NEEDS_IMAGE,
+	    "the engine keeps a container's environment, shown by podman "
+	    "inspect" },
+	[BACKEND_S6] = { "s6", 1,
+	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND |
+	    BACKEND_NEEDS_SCANDIR, "its run script is a file" },
+	[BACKEND_SYSTEMD] = { "systemd", 1,
+	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND,
+	    "systemd keeps a unit's environment, shown by systemctl show" },
 };
 
 
@@ -1251,9 +1263,21 @@ config_backend_available(enum backend_kind k)
 }
 
 int
-config_backend_suspends(enum backend_kind k)
+config_backend_can(enum backend_kind k, unsigned caps)
 {
-	return config_backend_available(k) && backend_kinds[k].suspends;
+	return (unsigned)k < BACKEND_COUNT &&
+	    (backend_kinds[k].caps & caps) == caps;
+}
+
+/*
+ * An unknown kind (a service with neither image nor command has none) gets
+ * systemd's note, as hk validate has always said.
+ */
+const char *
+config_backend_env_note(enum backend_kind k)
+{
+	return backend_kinds[(unsigned)k < BACKEND_COUNT ? k :
+	    BACKEND_SYSTEMD].env_note;
 }
 
 int

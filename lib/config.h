@@ -218,8 +218,10 @@ const struct config_node *config_node_find(const struct server_config *,
 
 /*
  * How a service's instances run ("backend" of hk.toml(5)).  Not every kind
- * is in every build: config_backend_available() says which hk-scale has
- * (cmd/hk-scale/backend.c checks that its table agrees).
+ * is in every build: config_backend_available() says which hk-scale has.
+ * What each kind needs and can do is one table in lib/config.c, which hk
+ * validate (lib/app.c) and hk-scale (cmd/hk-scale/backend.c) both read:
+ * config_backend_can() asks it for one or more of the BACKEND_* below.
  */
 enum backend_kind {
 	BACKEND_EXEC,
@@ -229,10 +231,26 @@ enum backend_kind {
 	BACKEND_COUNT
 };
 
+#define BACKEND_PLACED		0x001	/* runs on node_name's node, not
+					   only on this host */
+#define BACKEND_SUSPENDS	0x002	/* idle_action = "suspend" */
+#define BACKEND_SECRETS_ENV	0x004	/* secrets_env: in the environment */
+#define BACKEND_LISTENER	0x008	/* readiness = "socket": hands its
+					   command a listener */
+#define BACKEND_SETS_HOST	0x010	/* gives its command HOST=127.0.0.1 */
+#define BACKEND_ENGINE		0x020	/* a container engine's: healthcheck,
+					   container_engine */
+#define BACKEND_NEEDS_COMMAND	0x040
+#define BACKEND_NEEDS_IMAGE	0x080
+#define BACKEND_NEEDS_SCANDIR	0x100	/* server.s6_scandir */
+
 const char	*config_backend_name(enum backend_kind);
 int		 config_backend_find(const char *);	/* -1: no such */
 int		 config_backend_available(enum backend_kind);
-int		 config_backend_suspends(enum backend_kind);
+/* 1 if the kind has every one of the BACKEND_* of caps, available or not. */
+int		 config_backend_can(enum backend_kind, unsigned);
+/* Why it cannot have secrets_env, for hk validate; NULL if it can. */
+const char	*config_backend_env_note(enum backend_kind);
 
 /* A "name": a-z, 0-9 and '-', 1..63 bytes, starting and ending alnum. */
 int	config_valid_name(const char *);

@@ -9,8 +9,8 @@
  * hand over its output, free it.  A backend answers through backend_*():
  * started, failed, ready, exited, adopted, released; an instance that is
  * no longer its service's is stopped or freed here, and the rest goes to
- * service.c and instance_store.c.  A new backend is one file and one line
- * below.
+ * service.c and instance_store.c.  A new backend is one file, one line
+ * below and one in lib/config.c's table of what each kind can do.
  *
  * A backend may answer later than it is asked (an engine's answer comes
  * over the loop): a stop may then come while the start is under way, and
@@ -33,47 +33,31 @@ static void	kill_fire(struct loop *, void *);
 static void	inst_destroy(struct inst *);
 static int	inst_secrets(struct inst *, char *, size_t);
 
+/* By kind: what each can do is lib/config.c's table (config.h). */
 static const struct backend *const backends[] = {
-	&backend_exec,
-	&backend_container,
-	&backend_s6,
-	&backend_systemd,
+	[BACKEND_EXEC] =	&backend_exec,
+	[BACKEND_CONTAINER] =	&backend_container,
+	[BACKEND_S6] =		&backend_s6,
+	[BACKEND_SYSTEMD] =	&backend_systemd,
 };
+_Static_assert(sizeof(backends) / sizeof(backends[0]) == BACKEND_COUNT,
+    "backends[]: one for each kind of lib/config.c");
 
+/* The backend of that kind, if this build has it. */
 const struct backend *
 backend_find(enum backend_kind kind)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		if (backends[i]->kind == kind)
-			return backends[i];
-	return NULL;
+	if ((unsigned)kind >= BACKEND_COUNT ||
+	    !config_backend_available(kind))
+		return NULL;
+	return backends[kind];
 }
 
-/*
- * hk validate accepts what lib/config.c says this build has: backends[]
- * must have exactly those, under the same names.
- */
+/* 1 if be can do all of caps (BACKEND_* of config.h). */
 int
-backend_check(char *err, size_t errlen)
+backend_can(const struct backend *be, unsigned caps)
 {
-	const struct backend *be;
-	int k;
-
-	for (k = 0; k < BACKEND_COUNT; k++) {
-		be = backend_find((enum backend_kind)k);
-		if ((be != NULL) != config_backend_available(k) ||
-		    (be != NULL && strcmp(be->name,
-		    config_backend_name(k)) != 0) ||
-		    (be != NULL && (be->freeze != NULL && be->thaw != NULL) !=
-		    config_backend_suspends(k))) {
-			snprintf(err, errlen, "backend %s: backends[] and "
-			    "lib/config.c disagree", config_backend_name(k));
-			return -1;
-		}
-	}
-	return 0;
+	return config_backend_can(be->kind, caps);
 }
 
 /* Start-up: the rows are handed out; each backend may look further. */
@@ -142,9 +126,9 @@ inst_secrets(struct inst *in, char *err, size_t errlen)
 
 	if (sp->nsecrets == 0)
 		return 0;
-	if (sp->secrets_env && in->be->kind != BACKEND_EXEC) {
+	if (sp->secrets_env && !backend_can(in->be, BACKEND_SECRETS_ENV)) {
 		snprintf(err, errlen, "secrets_env: not supported with "
-		    "backend \"%s\"", in->be->name);
+		    "backend \"%s\"", config_backend_name(in->be->kind));
 		return -1;
 	}
 	if (in->be->cred_user != NULL) {
@@ -211,6 +195,13 @@ inst_thaw(struct inst *in)
 		return;
 	in->thawing = 1;
 	in->be->thaw(in);
+}
+
+/* Whether in's backend can freeze it (idle_action = "suspend"). */
+int
+inst_can_suspend(const struct inst *in)
+{
+	return backend_can(in->be, BACKEND_SUSPENDS);
 }
 
 void

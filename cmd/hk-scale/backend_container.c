@@ -134,9 +134,7 @@ static void	on_signalled(void *, int, json_t *, const char *);
 static void	ct_unpause(struct ct *);
 
 const struct backend backend_container = {
-	.name = "container",
 	.kind = BACKEND_CONTAINER,
-	.placed = 1,
 	.starts_later = 1,
 	.start = ct_start,
 	.adopt = ct_adopt,

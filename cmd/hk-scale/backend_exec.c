@@ -103,7 +103,6 @@ static void	exited(struct inst *, int);
 static void	close_fd(struct loop *, int *);
 
 const struct backend backend_exec = {
-	.name = "exec",
 	.kind = BACKEND_EXEC,
 	.start = exec_start,
 	.adopt = exec_adopt,

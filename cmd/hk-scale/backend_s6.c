@@ -173,7 +173,6 @@ static void	reclaim(struct scale *, const char *, const char *,
 static void	reclaim_siblings(struct inst *);
 
 const struct backend backend_s6 = {
-	.name = "s6",
 	.kind = BACKEND_S6,
 	.start = s6_start,
 	.adopt = s6_adopt,

@@ -206,7 +206,6 @@ static struct sd_inst *find_unit(const char *);
 static const char *bus_why(const sd_bus_error *, int);
 
 const struct backend backend_systemd = {
-	.name = "systemd",
 	.kind = BACKEND_SYSTEMD,
 	.start = sd_start,
 	.adopt = sd_adopt,

@@ -69,8 +69,6 @@ setup(struct scale *sc)
 	TAILQ_INIT(&sc->insts);
 	TAILQ_INIT(&sc->conns);
 	TAILQ_INIT(&sc->ct_nodes);
-	if (backend_check(err, sizeof(err)) == -1)
-		fatalx(EX_SOFTWARE, "%s", err);
 	open_stdio();
 	signal(SIGPIPE, SIG_IGN);
 	/* Orphans of our services are reaped by us, not PID 1. */

@@ -159,10 +159,8 @@ struct inst {
  * which may also come before the call returns.
  */
 struct backend {
-	const char		*name;		/* as hk.toml(5) names it */
-	enum backend_kind	 kind;
-	int			 placed;	/* runs on the node_name's node,
-						   not only on this host */
+	enum backend_kind	 kind;		/* its name, and what it can
+						   do: lib/config.c's table */
 	int			 starts_later;	/* start reports later: the
 						   row says starting at once */
 	/*
@@ -211,8 +209,8 @@ struct backend {
 	 */
 	int	(*cred_user)(struct inst *, struct user_ids *, char *, size_t);
 	/*
-	 * idle_action = "suspend" (NULL: this backend cannot, and hk
-	 * validate refuses it).  freeze: the instance keeps its memory and
+	 * idle_action = "suspend", of the kinds lib/config.c's table says
+	 * can (BACKEND_SUSPENDS; NULL for the others).  freeze: the instance keeps its memory and
 	 * uses no CPU, then backend_frozen(in, NULL), or backend_frozen(in,
 	 * why) and it runs on as before.  thaw: in->frozen is set; then
 	 * backend_thawed(in, NULL) once it runs again, or just before it
@@ -402,7 +400,7 @@ void		 queue_settle(struct inst *);
 
 /* backend.c: backends[], and the life of an instance around them */
 const struct backend *backend_find(enum backend_kind);
-int		 backend_check(char *, size_t);
+int		 backend_can(const struct backend *, unsigned);
 void		 backends_init(struct scale *);
 void		 inst_teardown(struct scale *);
 struct inst	*inst_new(struct scale *, const char *, const struct backend *);
@@ -411,6 +409,7 @@ void		 inst_stop(struct inst *);
 void		 inst_kill(struct inst *);
 void		 inst_freeze(struct inst *);
 void		 inst_thaw(struct inst *);
+int		 inst_can_suspend(const struct inst *);
 void		 inst_retire(struct inst *);
 void		 inst_handover(struct inst *);
 void		 inst_row(const struct inst *, struct store_instance *);

@@ -383,7 +383,8 @@ finish_stop(struct service *s, int was_ready, int64_t uptime)
 const char *
 service_node(const struct service *s, const struct backend *be)
 {
-	if (be != NULL && be->placed && s->def.spec.node_name != NULL)
+	if (be != NULL && backend_can(be, BACKEND_PLACED) &&
+	    s->def.spec.node_name != NULL)
 		return s->def.spec.node_name;
 	return s->sc->node;
 }
@@ -731,7 +732,7 @@ service_suspends(const struct service *s)
 {
 	return s->def.spec.serverless &&
 	    s->def.spec.policy.idle_action == IDLE_SUSPEND &&
-	    s->inst != NULL && s->inst->be->freeze != NULL &&
+	    s->inst != NULL && inst_can_suspend(s->inst) &&
 	    s->pending == NULL && s->inst->revision == s->def.revision;
 }
 
