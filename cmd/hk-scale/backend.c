@@ -53,11 +53,45 @@ backend_find(enum backend_kind kind)
 	return backends[kind];
 }
 
+/* The backend of s's instances, if this build has it. */
+const struct backend *
+backend_of(const struct service *s)
+{
+	return backend_find(s->def.spec.backend);
+}
+
 /* 1 if be can do all of caps (BACKEND_* of config.h). */
 int
 backend_can(const struct backend *be, unsigned caps)
 {
 	return config_backend_can(be->kind, caps);
+}
+
+/*
+ * Start-up, before the store's rows are read: each backend sets up what
+ * it keeps (exec: its freezer).  -1 with err if one cannot.
+ */
+int
+backends_setup(struct scale *sc, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i]->setup != NULL &&
+		    backends[i]->setup(sc, err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
+/* The end, once every instance has gone: what each backend kept goes. */
+void
+backends_teardown(struct scale *sc)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i]->teardown != NULL)
+			backends[i]->teardown(sc);
 }
 
 /* Start-up: the rows are handed out; each backend may look further. */
@@ -109,6 +143,16 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 	loop_timer_init(&in->kill_timer, kill_fire, in);
 	TAILQ_INSERT_TAIL(&sc->insts, in, entry);
 	return in;
+}
+
+/*
+ * What an earlier hk-scale's row r describes, in has its revision,
+ * endpoint and times: its backend looks, then backend_adopted().
+ */
+void
+inst_adopt(struct inst *in, const struct store_instance *r)
+{
+	in->be->adopt(in, r);
 }
 
 /*

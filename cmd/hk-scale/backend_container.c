@@ -1356,5 +1356,6 @@ ct_init(struct scale *sc)
 static void
 ct_shutdown(struct scale *sc)
 {
-	ct_nodes_shutdown(sc);
+	(void)sc;
+	ct_nodes_shutdown();
 }

@@ -21,7 +21,8 @@
  * The operations of struct backend (scale.h) are the exec_*() functions;
  * a start reports at once, an exit from SIGCHLD (exec_reap()) or the
  * pidfd, through backend.c.  What only this backend needs of an instance
- * is its struct exec_inst, in->priv.
+ * is its struct exec_inst, in->priv; the freezer's state is
+ * exec_freezer.c's (this backend's setup and teardown).
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -44,6 +45,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "exec.h"
 #include "log.h"
 #include "proc.h"
 #include "scale.h"
@@ -104,6 +106,8 @@ static void	close_fd(struct loop *, int *);
 
 const struct backend backend_exec = {
 	.kind = BACKEND_EXEC,
+	.setup = freezer_setup,
+	.teardown = freezer_shutdown,
 	.start = exec_start,
 	.adopt = exec_adopt,
 	.stop = exec_stop,
@@ -252,7 +256,7 @@ child_drop(const struct spawn *sw)
  * follows gives the reason.
  *
  * The child shares hk-scale's memory until it execs (by vfork, or by
- * clone3 on a stack of its own: spawn_vm.c), and hk-scale waits for that:
+ * clone3 on a stack of its own: exec_spawn.c), and hk-scale waits for that:
  * everything here is a system call on what the parent prepared
  * (the user's groups were resolved before, the environment built), with
  * writes only to sw, which the parent no longer reads.  A fork copied
@@ -287,8 +291,8 @@ child(struct spawn *sw)
 /*
  * Under cgroup2, the child is made in its cgroup (clone3's
  * CLONE_INTO_CGROUP, Linux 5.7): a migration after the fork would wait
- * for an RCU grace period of the kernel (freezer.c).  It shares our
- * memory as by vfork (spawn_vm.c); where that cannot be, it gets a copy,
+ * for an RCU grace period of the kernel (exec_freezer.c).  It shares our
+ * memory as by vfork (exec_spawn.c); where that cannot be, it gets a copy,
  * and the parent waits for the exec all the same (CLONE_VFORK).  -1
  * where neither can be: vfork then, and the child joins by cgroup.procs.
  */
@@ -506,7 +510,7 @@ adopt_frozen_as_row(struct inst *in, const char *state)
 		return;
 	in->frozen = freeze;	/* a stop thaws it after its SIGTERM */
 	if (x->cg[0] != '\0')
-		freezer_set(in->sc, x->cg, freeze);
+		freezer_set(x->cg, freeze);
 	else
 		signal_group(in, freeze ? SIGSTOP : SIGCONT);
 }
@@ -621,14 +625,14 @@ exec_stop(struct inst *in)
 	if (!(in->frozen || in->freezing))
 		return;
 	if (x->cg[0] != '\0')
-		freezer_set(in->sc, x->cg, 0);
+		freezer_set(x->cg, 0);
 	else if (kill(-x->pid, SIGCONT) == -1 && errno != ESRCH)
 		log_warn("service=%s: kill %ld", in->id, (long)x->pid);
 }
 
 /*
  * idle_action = "suspend": the instance's cgroup frozen whole
- * (freezer.c); without one, SIGSTOP to the process group, which the
+ * (exec_freezer.c); without one, SIGSTOP to the process group, which the
  * command leads (setsid() before its exec), and a process that left the
  * group (a daemon that made its own session) is not frozen: hk-scale(8)
  * says so.  Neither can be caught or ignored.
@@ -639,7 +643,7 @@ exec_freeze(struct inst *in)
 	struct exec_inst *x = in->priv;
 
 	if (x != NULL && x->cg[0] != '\0')
-		backend_frozen(in, freezer_set(in->sc, x->cg, 1));
+		backend_frozen(in, freezer_set(x->cg, 1));
 	else
 		backend_frozen(in, signal_group(in, SIGSTOP));
 }
@@ -662,16 +666,16 @@ exec_thaw(struct inst *in)
 		return;
 	}
 	/* cgroup v1 holds a kill until the thaw: the leader would end then */
-	if (x->cg[0] != '\0' && in->sc->fz.kind == FZ_CGROUP1 &&
+	if (x->cg[0] != '\0' && freezer_cgroup1() &&
 	    proc_kill_pending(x->pid) == 1) {
 		backend_thawed(in, "killed while frozen");
-		freezer_set(in->sc, x->cg, 0);
+		freezer_set(x->cg, 0);
 		return;
 	}
 	pgid = x->pid;
 	backend_thawed(in, NULL);
 	if (x->cg[0] != '\0') {
-		if ((why = freezer_set(in->sc, x->cg, 0)) != NULL)
+		if ((why = freezer_set(x->cg, 0)) != NULL)
 			log_warnx("service=%s: unable to thaw %s: %s", in->id,
 			    x->cg, why);
 	} else if (kill(-pgid, SIGCONT) == -1 && errno != ESRCH)
@@ -710,7 +714,7 @@ cg_end(struct inst *in)
 	struct exec_inst *x = in->priv;
 
 	if (x != NULL && x->cg[0] != '\0')
-		freezer_end(in->sc, x->cg);
+		freezer_end(x->cg);
 }
 
 /* Cgroups that earlier runs left empty. */

@@ -96,7 +96,7 @@ struct ct_node	*ct_node_get(struct scale *, const char *, char *, size_t);
 struct ct	*ct_find(const struct ct_node *, const char *);
 void		 ct_node_relist(struct ct_node *);
 void		 ct_nodes_init(struct scale *);
-void		 ct_nodes_shutdown(struct scale *);
+void		 ct_nodes_shutdown(void);
 void		 ct_endpoint(const struct ct_node *, int, char *, size_t);
 
 /* backend_container.c, for container_node.c */

@@ -23,6 +23,9 @@
  * A container of the installation created or started later, which no
  * instance claims, is removed then (a create or a start that a killed
  * hk-scale sent, and the engine carried out after the list).
+ *
+ * The list of nodes is this file's own, as the container backend's state:
+ * emptied by its shutdown (ct_nodes_shutdown()).
  */
 #include <sys/types.h>
 
@@ -48,6 +51,8 @@ static void	swept(void *, int, json_t *, const char *);
 static const char *label(json_t *, const char *);
 static int	alive_state(const char *);
 
+static TAILQ_HEAD(, ct_node) nodes = TAILQ_HEAD_INITIALIZER(nodes);
+
 /*
  * The node of that name: a [nodes.NAME], or this host; opened now if it
  * is not yet.  NULL with a reason.
@@ -57,7 +62,7 @@ ct_node_get(struct scale *sc, const char *name, char *err, size_t errlen)
 {
 	struct ct_node *n;
 
-	TAILQ_FOREACH(n, &sc->ct_nodes, entry)
+	TAILQ_FOREACH(n, &nodes, entry)
 		if (strcmp(n->name, name) == 0)
 			return n;
 	return node_new(sc, name, err, errlen);
@@ -132,7 +137,7 @@ node_new(struct scale *sc, const char *name, char *err, size_t errlen)
 		free(n);
 		return NULL;
 	}
-	TAILQ_INSERT_TAIL(&sc->ct_nodes, n, entry);
+	TAILQ_INSERT_TAIL(&nodes, n, entry);
 	log_info("node=%s: engine %s, containers at %s (%s)", n->name, url,
 	    n->address, *net != '\0' ? net : "bridge");
 	return n;
@@ -151,7 +156,7 @@ node_free(struct ct_node *n)
 			x->in->priv = NULL;
 		ct_free(x);
 	}
-	TAILQ_REMOVE(&n->sc->ct_nodes, n, entry);
+	TAILQ_REMOVE(&nodes, n, entry);
 	free(n);
 }
 
@@ -168,17 +173,17 @@ ct_nodes_init(struct scale *sc)
 	char err[SCALE_REASON_MAX];
 
 	TAILQ_FOREACH(s, &sc->services, entry)
-		if (s->def.spec.backend == BACKEND_CONTAINER &&
+		if (backend_of(s) == be &&
 		    ct_node_get(sc, service_node(s, be), err,
 		    sizeof(err)) == NULL)
 			log_warnx("service=%s: %s", s->def.id, err);
 }
 
 void
-ct_nodes_shutdown(struct scale *sc)
+ct_nodes_shutdown(void)
 {
-	while (!TAILQ_EMPTY(&sc->ct_nodes))
-		node_free(TAILQ_FIRST(&sc->ct_nodes));
+	while (!TAILQ_EMPTY(&nodes))
+		node_free(TAILQ_FIRST(&nodes));
 }
 
 /* The node's address and port, as the gateway reads an endpoint. */

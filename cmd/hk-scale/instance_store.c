@@ -188,7 +188,7 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 	if ((colon = strrchr(r->endpoint, ':')) != NULL)
 		in->port = (int)strtonum(colon + 1, 1, 65535, NULL);
 	s->adopting++;
-	be->adopt(in, r);
+	inst_adopt(in, r);
 }
 
 /*

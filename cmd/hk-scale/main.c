@@ -68,7 +68,6 @@ setup(struct scale *sc)
 	TAILQ_INIT(&sc->queue);
 	TAILQ_INIT(&sc->insts);
 	TAILQ_INIT(&sc->conns);
-	TAILQ_INIT(&sc->ct_nodes);
 	open_stdio();
 	signal(SIGPIPE, SIG_IGN);
 	/* Orphans of our services are reaped by us, not PID 1. */
@@ -100,7 +99,7 @@ setup(struct scale *sc)
 		fatal(EX_OSERR, "unable to create %s", sc->cfg.runtime_dir);
 	if ((sc->ev = evsink_open(sc->cfg.runtime_dir)) == NULL)
 		log_warn("unable to open the event sink: events are dropped");
-	if (freezer_setup(sc, err, sizeof(err)) == -1)
+	if (backends_setup(sc, err, sizeof(err)) == -1)
 		fatalx(EX_CONFIG, "%s", err);
 	if (scale_reload(sc, 0) == -1)
 		fatalx(EX_UNAVAILABLE, "unable to read services from the "
@@ -169,7 +168,7 @@ teardown(struct scale *sc)
 	while ((s = TAILQ_FIRST(&sc->services)) != NULL)
 		service_free(s);
 	inst_teardown(sc);
-	freezer_shutdown(sc);
+	backends_teardown(sc);
 	evsink_close(sc->ev);
 	owed_free(sc->owed);
 	store_close(sc->store);

@@ -52,8 +52,6 @@
 #define STATS_PHASES		4	/* queue, spawn, port, ready: stats.c */
 #define SCALE_RECORD_MS		20	/* a ready's row and event, after it */
 #define SCALE_CRED_MAX		(CONFIG_URL_MAX + 2 * STORE_NAME_MAX + 48)
-#define FZ_PATH_MAX		512	/* an instance's cgroup directory */
-#define FZ_NAME_MAX		(SCALE_INSTALL_MAX + 40) /* hk.ID.PID.SEQ */
 
 enum svc_state {
 	SVC_SLEEPING,
@@ -63,24 +61,6 @@ enum svc_state {
 	SVC_STOPPED,
 	SVC_FAILED,
 	SVC_SUSPENDED,	/* idle_action = "suspend": frozen, or freezing */
-};
-
-/* How the exec backend freezes (freezer.c, hakopod.toml(5) freezer). */
-enum fz_kind {
-	FZ_SIGNAL,	/* SIGSTOP and SIGCONT to the process group */
-	FZ_CGROUP1,	/* cgroup v1's freezer.state */
-	FZ_CGROUP2,	/* cgroup.freeze */
-};
-
-struct fz_stale;
-
-struct freezer {
-	enum fz_kind		 kind;
-	char			 base[FZ_PATH_MAX];	/* our own cgroup */
-	unsigned		 seq;			/* of names */
-	int			 clone3;	/* cgroup2, clone3 not refused */
-	TAILQ_HEAD(, fz_stale)	 stale;	/* to remove once empty */
-	struct loop_timer	 retry;
 };
 
 struct backend;
@@ -194,7 +174,16 @@ struct backend {
 	int	(*release)(struct inst *);
 	/* A child of hk-scale exited: 1 if it was in's (it reported). */
 	int	(*reap)(struct inst *, pid_t, int);
-	/* Start-up, once the rows are handed out (adopt); and the end. */
+	/*
+	 * What the backend keeps for all its instances is its own, in its
+	 * files, never in struct scale.  setup: before the store's rows are
+	 * read; -1 with err: hk-scale exits 78.  teardown: once every
+	 * instance has gone, at the end.  Optional, both.
+	 */
+	int	(*setup)(struct scale *, char *, size_t);
+	void	(*teardown)(struct scale *);
+	/* Start-up, once the rows are handed out (adopt); and the end of
+	   the loop, before the instances go. */
 	void	(*init)(struct scale *);
 	void	(*shutdown)(struct scale *);
 	/*
@@ -310,25 +299,12 @@ struct scale {
 	int			 stopping;	/* SIGTERM: exit when empty */
 	struct loop_timer	 stop_timer;
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
-	TAILQ_HEAD(, ct_node)	 ct_nodes;	/* backend_container.c */
 	struct metrics_srv	*metrics;	/* stats.c */
 	struct metrics_hist	 m_phase[STATS_PHASES];
 	struct metrics_hist	 m_ready;
-	struct freezer		 fz;		/* freezer.c */
 	struct owed		*owed;		/* row_due.c */
 	struct retry		 reload_retry;	/* reload.c */
 };
-
-/* freezer.c: the exec backend's cgroups */
-int		 freezer_setup(struct scale *, char *, size_t);
-int		 freezer_make(struct scale *, char *, size_t, int [2], char *,
-		    size_t);
-void		 freezer_find(struct scale *, pid_t, char *, size_t);
-const char	*freezer_set(const struct scale *, const char *, int);
-void		 freezer_end(const struct scale *, const char *);
-void		 freezer_remove(struct scale *, const char *);
-void		 freezer_sweep(struct scale *);
-void		 freezer_shutdown(struct scale *);
 
 /* row_due.c: the writes owed to a store that was away (lib/owed.h) */
 #define DUE_KEY_MAX	(SCALE_ID_MAX + 16)	/* hk-scale.gate.APP/SVC */
@@ -338,10 +314,6 @@ int		 due_init(struct scale *);
 int		 due_write(struct scale *, enum due_kind, const char *,
 		    const char *, const struct store_instance *, const char *,
 		    const char *);
-
-/* spawn_vm.c */
-struct clone_args;
-pid_t		 spawn_vm(const struct clone_args *, void (*)(void *), void *);
 
 /* service.c: the per-service state machine */
 const char	*service_state_name(enum svc_state);
@@ -400,10 +372,14 @@ void		 queue_settle(struct inst *);
 
 /* backend.c: backends[], and the life of an instance around them */
 const struct backend *backend_find(enum backend_kind);
+const struct backend *backend_of(const struct service *);
 int		 backend_can(const struct backend *, unsigned);
+int		 backends_setup(struct scale *, char *, size_t);
 void		 backends_init(struct scale *);
+void		 backends_teardown(struct scale *);
 void		 inst_teardown(struct scale *);
 struct inst	*inst_new(struct scale *, const char *, const struct backend *);
+void		 inst_adopt(struct inst *, const struct store_instance *);
 void		 inst_start(struct inst *);
 void		 inst_stop(struct inst *);
 void		 inst_kill(struct inst *);

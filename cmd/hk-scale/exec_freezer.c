@@ -1,5 +1,5 @@
 /*
- * freezer.c - the exec backend's instances in cgroups of their own
+ * exec_freezer.c - the exec backend's instances in cgroups of their own
  * (hakopod.toml(5) freezer), so that idle_action = "suspend" freezes
  * every process of an instance, whatever session or group it made, and
  * what is left of one when its leader ends is killed with it.
@@ -14,13 +14,17 @@
  * hierarchy (/proc/self/cgroup) and named hk.INSTALLATION.PID.SEQ: an
  * adopted instance is known as ours by its name, and one installation's
  * sweep never touches another's.  Under cgroup2 the child is made in it
- * (clone3, backend_exec.c and spawn_vm.c); else it joins between vfork
+ * (clone3, backend_exec.c and exec_spawn.c); else it joins between vfork
  * and exec, by writing 0 to its cgroup.procs, which the parent opened.
  *
  * A cgroup is removed once its instance is released.  One whose
  * processes have not all ended by then is tried again every second; one
  * left by a killed hk-scale is removed by the next one's sweep once it is
  * empty (rmdir(2) refuses a cgroup that has processes).
+ *
+ * The freezer's state (the hierarchy, our cgroup, the cgroups left to
+ * remove) is this file's own: freezer_setup() and freezer_shutdown() are
+ * the exec backend's setup and teardown (struct backend).
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -36,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec.h"
 #include "log.h"
 #include "scale.h"
 
@@ -43,10 +48,26 @@
 #define FZ_END_TRIES	100	/* at exit: 100 times 2 ms at most */
 #define FZ_END_PAUSE_NS	2000000
 
+/* How the exec backend freezes (hakopod.toml(5) freezer). */
+enum fz_kind {
+	FZ_SIGNAL,	/* SIGSTOP and SIGCONT to the process group */
+	FZ_CGROUP1,	/* cgroup v1's freezer.state */
+	FZ_CGROUP2,	/* cgroup.freeze */
+};
+
 struct fz_stale {
 	TAILQ_ENTRY(fz_stale)	 entry;
 	char			 path[FZ_PATH_MAX];
 };
+
+static struct freezer {
+	enum fz_kind		 kind;
+	char			 base[FZ_PATH_MAX];	/* our own cgroup */
+	unsigned		 seq;			/* of names */
+	int			 clone3;	/* cgroup2, clone3 not refused */
+	TAILQ_HEAD(, fz_stale)	 stale;	/* to remove once empty */
+	struct loop_timer	 retry;
+} fz;
 
 static int	lists_freezer(char *);
 struct fz_find;
@@ -181,7 +202,6 @@ cgroup_dir(pid_t pid, enum fz_kind k, char *dir, size_t len)
 static int
 try_kind(struct scale *sc, enum fz_kind k, char *err, size_t errlen)
 {
-	struct freezer *fz = &sc->fz;
 	char dir[FZ_PATH_MAX], probe[FZ_PATH_MAX + FZ_NAME_MAX + 2];
 	char file[sizeof(probe) + 16];
 	int saved;
@@ -210,8 +230,8 @@ try_kind(struct scale *sc, enum fz_kind k, char *err, size_t errlen)
 		return -1;
 	}
 	rmdir(probe);
-	fz->kind = k;
-	strlcpy(fz->base, dir, sizeof(fz->base));
+	fz.kind = k;
+	strlcpy(fz.base, dir, sizeof(fz.base));
 	return 0;
 }
 
@@ -237,10 +257,10 @@ freezer_setup(struct scale *sc, char *err, size_t errlen)
 	    "signal";
 	char why2[FZ_PATH_MAX + 128], why1[FZ_PATH_MAX + 128];
 
-	TAILQ_INIT(&sc->fz.stale);
-	loop_timer_init(&sc->fz.retry, retry_fire, sc);
-	sc->fz.kind = FZ_SIGNAL;
-	sc->fz.clone3 = 0;
+	TAILQ_INIT(&fz.stale);
+	loop_timer_init(&fz.retry, retry_fire, sc);
+	fz.kind = FZ_SIGNAL;
+	fz.clone3 = 0;
 	if (strcmp(want, "signal") == 0)
 		return 0;
 	if (installation_id(sc) == -1) {
@@ -266,9 +286,9 @@ freezer_setup(struct scale *sc, char *err, size_t errlen)
 	return 0;
 done:
 	log_info("freezer: instances in cgroups of their own under %s (%s)",
-	    sc->fz.base, kind_names[sc->fz.kind]);
-	sc->fz.clone3 = sc->fz.kind == FZ_CGROUP2 && clone3_allowed();
-	if (sc->fz.kind == FZ_CGROUP2 && !sc->fz.clone3)
+	    fz.base, kind_names[fz.kind]);
+	fz.clone3 = fz.kind == FZ_CGROUP2 && clone3_allowed();
+	if (fz.kind == FZ_CGROUP2 && !fz.clone3)
 		log_info("freezer: clone3 is refused here (a seccomp filter, "
 		    "such as systemd's RestrictNamespaces=, or Linux before "
 		    "5.3): each instance moves into its cgroup after the fork, "
@@ -292,10 +312,10 @@ freezer_make(struct scale *sc, char *dir, size_t len, int fds[2],
 
 	*dir = '\0';
 	fds[0] = fds[1] = -1;
-	if (sc->fz.kind == FZ_SIGNAL)
+	if (fz.kind == FZ_SIGNAL)
 		return 0;
-	snprintf(dir, len, "%s/hk.%s.%ld.%u", sc->fz.base, sc->installation,
-	    (long)getpid(), ++sc->fz.seq);
+	snprintf(dir, len, "%s/hk.%s.%ld.%u", fz.base, sc->installation,
+	    (long)getpid(), ++fz.seq);
 	if (mkdir(dir, 0755) == -1) {
 		snprintf(err, errlen, "cgroup %s: %s", dir, strerror(errno));
 		*dir = '\0';
@@ -303,7 +323,7 @@ freezer_make(struct scale *sc, char *dir, size_t len, int fds[2],
 	}
 	snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
 	if ((fds[0] = open(file, O_WRONLY | O_CLOEXEC)) == -1 ||
-	    (sc->fz.clone3 && (fds[1] = open(dir, O_RDONLY |
+	    (fz.clone3 && (fds[1] = open(dir, O_RDONLY |
 	    O_DIRECTORY | O_CLOEXEC)) == -1)) {
 		snprintf(err, errlen, "%s: %s", fds[0] == -1 ? file : dir,
 		    strerror(errno));
@@ -328,10 +348,10 @@ freezer_find(struct scale *sc, pid_t pid, char *dir, size_t len)
 	int n;
 
 	*dir = '\0';
-	if (sc->fz.kind == FZ_SIGNAL ||
-	    cgroup_dir(pid, sc->fz.kind, got, sizeof(got)) == -1)
+	if (fz.kind == FZ_SIGNAL ||
+	    cgroup_dir(pid, fz.kind, got, sizeof(got)) == -1)
 		return;
-	n = snprintf(prefix, sizeof(prefix), "%s/hk.%s.", sc->fz.base,
+	n = snprintf(prefix, sizeof(prefix), "%s/hk.%s.", fz.base,
 	    sc->installation);
 	if (strncmp(got, prefix, (size_t)n) == 0 &&
 	    strchr(got + n, '/') == NULL)
@@ -357,15 +377,22 @@ write_file(const char *dir, const char *name, const char *text)
 
 /* Freezes (on) or thaws the cgroup dir: NULL, or why it could not. */
 const char *
-freezer_set(const struct scale *sc, const char *dir, int on)
+freezer_set(const char *dir, int on)
 {
 	int r;
 
-	if (sc->fz.kind == FZ_CGROUP2)
+	if (fz.kind == FZ_CGROUP2)
 		r = write_file(dir, "cgroup.freeze", on ? "1" : "0");
 	else
 		r = write_file(dir, "freezer.state", on ? "FROZEN" : "THAWED");
 	return r == -1 ? strerror(errno) : NULL;
+}
+
+/* cgroup v1's freezer holds a kill until the thaw. */
+int
+freezer_cgroup1(void)
+{
+	return fz.kind == FZ_CGROUP1;
 }
 
 /*
@@ -374,7 +401,7 @@ freezer_set(const struct scale *sc, const char *dir, int on)
  * thawed.
  */
 void
-freezer_end(const struct scale *sc, const char *dir)
+freezer_end(const char *dir)
 {
 	char file[FZ_PATH_MAX + 16];
 	FILE *fp;
@@ -387,8 +414,8 @@ freezer_end(const struct scale *sc, const char *dir)
 		if (pid > 1)
 			kill((pid_t)pid, SIGKILL);
 	fclose(fp);
-	if (sc->fz.kind == FZ_CGROUP1)
-		freezer_set(sc, dir, 0);
+	if (fz.kind == FZ_CGROUP1)
+		freezer_set(dir, 0);
 }
 
 /*
@@ -406,34 +433,34 @@ freezer_remove(struct scale *sc, const char *dir)
 		log_warn("freezer: unable to remove %s", dir);
 		return;
 	}
-	freezer_end(sc, dir);
+	freezer_end(dir);
 	if ((st = calloc(1, sizeof(*st))) == NULL) {
 		log_warn("freezer: %s kept", dir);
 		return;
 	}
 	strlcpy(st->path, dir, sizeof(st->path));
-	TAILQ_INSERT_TAIL(&sc->fz.stale, st, entry);
-	if (!loop_timer_armed(&sc->fz.retry))
-		loop_timer_at(sc->loop, &sc->fz.retry, loop_now_ms(sc->loop) +
+	TAILQ_INSERT_TAIL(&fz.stale, st, entry);
+	if (!loop_timer_armed(&fz.retry))
+		loop_timer_at(sc->loop, &fz.retry, loop_now_ms(sc->loop) +
 		    FZ_RETRY_MS);
 }
 
 static void
 retry_fire(struct loop *l, void *arg)
 {
-	struct scale *sc = arg;
 	struct fz_stale *st, *next;
 
-	TAILQ_FOREACH_SAFE(st, &sc->fz.stale, entry, next) {
+	(void)arg;
+	TAILQ_FOREACH_SAFE(st, &fz.stale, entry, next) {
 		if (rmdir(st->path) == -1 && errno == EBUSY) {
-			freezer_end(sc, st->path);
+			freezer_end(st->path);
 			continue;
 		}
-		TAILQ_REMOVE(&sc->fz.stale, st, entry);
+		TAILQ_REMOVE(&fz.stale, st, entry);
 		free(st);
 	}
-	if (!TAILQ_EMPTY(&sc->fz.stale))
-		loop_timer_at(l, &sc->fz.retry, loop_now_ms(l) + FZ_RETRY_MS);
+	if (!TAILQ_EMPTY(&fz.stale))
+		loop_timer_at(l, &fz.retry, loop_now_ms(l) + FZ_RETRY_MS);
 }
 
 /*
@@ -448,14 +475,14 @@ freezer_sweep(struct scale *sc)
 	DIR *d;
 	size_t n;
 
-	if (sc->fz.kind == FZ_SIGNAL || (d = opendir(sc->fz.base)) == NULL)
+	if (fz.kind == FZ_SIGNAL || (d = opendir(fz.base)) == NULL)
 		return;
 	n = (size_t)snprintf(prefix, sizeof(prefix), "hk.%s.",
 	    sc->installation);
 	while ((de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, prefix, n) != 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", sc->fz.base, de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", fz.base, de->d_name);
 		if (rmdir(path) == 0)
 			log_debug("freezer: removed %s, left empty", path);
 	}
@@ -473,14 +500,14 @@ freezer_shutdown(struct scale *sc)
 	struct fz_stale *st;
 	int tries;
 
-	loop_timer_cancel(sc->loop, &sc->fz.retry);
-	while ((st = TAILQ_FIRST(&sc->fz.stale)) != NULL) {
+	loop_timer_cancel(sc->loop, &fz.retry);
+	while ((st = TAILQ_FIRST(&fz.stale)) != NULL) {
 		for (tries = 0; rmdir(st->path) == -1 && errno == EBUSY &&
 		    tries < FZ_END_TRIES; tries++) {
-			freezer_end(sc, st->path);
+			freezer_end(st->path);
 			nanosleep(&pause, NULL);
 		}
-		TAILQ_REMOVE(&sc->fz.stale, st, entry);
+		TAILQ_REMOVE(&fz.stale, st, entry);
 		free(st);
 	}
 }

@@ -1,6 +1,7 @@
 /*
- * spawn_vm.c - clone3(2) sharing hk-scale's memory until the child execs,
- * as vfork(2) does, and with what vfork cannot take: CLONE_INTO_CGROUP.
+ * exec_spawn.c - the exec backend's clone3(2), sharing hk-scale's memory
+ * until the child execs, as vfork(2) does, and with what vfork cannot
+ * take: CLONE_INTO_CGROUP.
  *
  * A child that shares our memory cannot return from the system call on
  * our stack, where the parent's frames are, so clone3 wants a stack of its
@@ -33,7 +34,7 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-#include "scale.h"
+#include "exec.h"
 
 /* Room for execvpe's path buffer and a dprintf of a failure; a guard
  * page below it. */

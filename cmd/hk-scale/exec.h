@@ -1,0 +1,35 @@
+/*
+ * exec.h - what the exec backend's files share: backend_exec.c (an
+ * instance is a child of hk-scale), exec_freezer.c (its cgroups, and the
+ * freezer's state, which that file alone keeps) and exec_spawn.c (clone3
+ * sharing our memory).  Nothing else in hk-scale includes it.
+ */
+#ifndef HK_EXEC_H
+#define HK_EXEC_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+
+#include "scale.h"
+
+#define FZ_PATH_MAX		512	/* an instance's cgroup directory */
+#define FZ_NAME_MAX		(SCALE_INSTALL_MAX + 40) /* hk.ID.PID.SEQ */
+
+/* exec_freezer.c: the exec backend's cgroups (its setup and teardown) */
+int		 freezer_setup(struct scale *, char *, size_t);
+int		 freezer_make(struct scale *, char *, size_t, int [2], char *,
+		    size_t);
+void		 freezer_find(struct scale *, pid_t, char *, size_t);
+const char	*freezer_set(const char *, int);
+int		 freezer_cgroup1(void);
+void		 freezer_end(const char *);
+void		 freezer_remove(struct scale *, const char *);
+void		 freezer_sweep(struct scale *);
+void		 freezer_shutdown(struct scale *);
+
+/* exec_spawn.c */
+struct clone_args;
+pid_t		 spawn_vm(const struct clone_args *, void (*)(void *), void *);
+
+#endif
