@@ -60,6 +60,20 @@ backend_of(const struct service *s)
 	return backend_find(s->def.spec.backend);
 }
 
+/*
+ * For a backend that finds what an earlier run left (s6's directories):
+ * 1 if revision is the current one of the service called id, and that
+ * service's instances run on be; else what is left may go.
+ */
+int
+backend_current(struct scale *sc, const char *id, const struct backend *be,
+    int64_t revision)
+{
+	struct service *s = service_find(sc, id);
+
+	return s != NULL && s->def.revision == revision && backend_of(s) == be;
+}
+
 /* 1 if be can do all of caps (BACKEND_* of config.h). */
 int
 backend_can(const struct backend *be, unsigned caps)

@@ -47,7 +47,9 @@
  * that a wake is one s6-svc; it goes once its service is removed or
  * another revision is ready.  A restarted hk-scale adopts what its rows
  * describe from supervise/status, and stops what no row claims
- * (s6_sweep()): nothing is left serving unseen.
+ * (s6_sweep()): nothing is left serving unseen.  Whether a directory's
+ * revision is still its service's current one on s6 is backend.c's to
+ * say (backend_current()): this file never reads the state machine.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -834,10 +836,7 @@ ready_seen(struct inst *in, int status)
 static int
 must_remove(struct inst *in)
 {
-	struct service *s = service_find(in->sc, in->id);
-
-	return s == NULL || s->def.revision != in->revision ||
-	    s->def.spec.backend != BACKEND_S6;
+	return !backend_current(in->sc, in->id, &backend_s6, in->revision);
 }
 
 /*
@@ -1266,7 +1265,6 @@ s6_sweep(struct scale *sc)
 	char id[SCALE_ID_MAX], path[PATH_MAX], lpath[PATH_MAX];
 	const char *scan = sc->cfg.s6_scandir;
 	struct s6_status st;
-	struct service *s;
 	struct dirent *d;
 	struct stat sb;
 	int64_t rev;
@@ -1283,12 +1281,10 @@ s6_sweep(struct scale *sc)
 		snprintf(id, sizeof(id), "%s/%s", app, svc);
 		up = supervised(path) && status_read(path, &st) == 0 &&
 		    (st.pid > 0 || st.wantup);
-		s = service_find(sc, id);
 		if (up)
 			reclaim(sc, app, svc, rev, "up, and no row of the "
 			    "store says so: stopping it");
-		else if (s == NULL || s->def.revision != rev ||
-		    s->def.spec.backend != BACKEND_S6)
+		else if (!backend_current(sc, id, &backend_s6, rev))
 			reclaim(sc, app, svc, rev, "not a current revision: "
 			    "removing it");
 	}
