@@ -74,10 +74,22 @@ $(BUILD)/%.o: %.c | $(DEPSTAMP)
 	@mkdir -p $(@D)
 	$(CC) $(HK_CFLAGS) -MMD -MP -c -o $@ $<
 
-# Tests also see tests/ (tap.h).
+# Tests also see tests/ (tap.h).  A unit test or a tool of a program's
+# code names its sources outside lib/ in UNIT_SRCS_<test> or
+# TOOL_SRCS_<tool>, as the fuzz harnesses do (FUZZ_SRCS_<target>): they
+# are linked in, and their directories join the include path.
+ENGINE_SRCS =	cmd/hk-scale/engine.c cmd/hk-scale/engine_ops.c \
+		cmd/hk-scale/engine_stream.c
+UNIT_SRCS_engine = $(ENGINE_SRCS)
+TOOL_SRCS_engine-cli = $(ENGINE_SRCS)
+test_srcs =	$(UNIT_SRCS_$(notdir $(1))) $(TOOL_SRCS_$(notdir $(1)))
+src_objs =	$(patsubst %.c,$(BUILD)/%.o,$(1))
+
 $(BUILD)/tests/%.o: tests/%.c | $(DEPSTAMP)
 	@mkdir -p $(@D)
-	$(CC) $(HK_CFLAGS) -Itests -MMD -MP -c -o $@ $<
+	$(CC) $(HK_CFLAGS) -Itests \
+	    $(addprefix -I,$(sort $(dir $(call test_srcs,$*)))) \
+	    -MMD -MP -c -o $@ $<
 
 $(LIBHK): $(LIB_OBJS)
 	@rm -f $@
@@ -105,10 +117,12 @@ $(BUILD)/gen/starters.o: $(BUILD)/gen/starters.c cmd/hk/starters.h | $(DEPSTAMP)
 
 $(BUILD)/bin/hk: $(BUILD)/gen/starters.o
 
-$(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(LIBHK)
+$(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o \
+    $$(call src_objs,$$(UNIT_SRCS_$$*)) $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
-$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBHK)
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o \
+    $$(call src_objs,$$(TOOL_SRCS_$$*)) $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
 # bench/bench-floor's blind relay, built with the tests so that it
@@ -164,6 +178,8 @@ TOML_TEST ?=	/usr/share/gocode/src/github.com/BurntSushi/toml/internal/toml-test
 # FUZZ_SRCS_<target>; their directories join the include path.
 FUZZ_SRCS_events_fast = cmd/hk-events/fast.c cmd/hk-events/packed.c \
 			  cmd/hk-events/record.c
+FUZZ_SRCS_engine_events = $(ENGINE_SRCS)
+FUZZ_SRCS_engine_logs = $(ENGINE_SRCS)
 
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $$(FUZZ_SRCS_$$*) | $(DEPSTAMP)
 	@mkdir -p $(@D)

@@ -674,9 +674,9 @@ key_ok(const char *key)
 
 /*
  * libcurl is started and stopped around each request (it counts the
- * calls, lib/engine.c's included), so this module keeps no state.
- * Causes of its own: "the API key holds a control character", "unable
- * to start libcurl", "unable to set up the request".
+ * calls, hk-scale's engine client's included), so this module keeps no
+ * state.  Causes of its own: "the API key holds a control character",
+ * "unable to start libcurl", "unable to set up the request".
  */
 enum vet_result
 vet_ask(const struct vet_config *cfg, const char *body, char *why,

@@ -2,7 +2,8 @@
  * backend_container.c - the container backend: each instance is a
  * container of the service's image, run by the Docker Engine API (Docker,
  * or podman's API service) of the node the service is placed on
- * (container_node.c), through lib/engine on hk-scale's loop.
+ * (container_node.c), through the engine client (engine.h) on hk-scale's
+ * loop.
  *
  * A start creates a fresh container and starts it: the image (pulled when
  * the engine does not have it: create answers 404), the service's command

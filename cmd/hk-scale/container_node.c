@@ -2,7 +2,7 @@
  * container_node.c - the nodes of the container backend: the default node
  * (this host: [server] container_engine, its services at 127.0.0.1) and
  * each [nodes.NAME] a service is placed on (its container_engine, its
- * address), each with one engine (lib/engine), opened at its first use.
+ * address), each with one engine (engine.h), opened at its first use.
  *
  * Each node keeps one events stream, filtered on the installation's
  * label (and the node's, hk.node, here): a container's exit is its "die"

@@ -1,13 +1,13 @@
 /*
- * engine_events.c - libFuzzer target for the events stream of lib/engine:
- * engine_objects() finding whole JSON objects in bytes cut anyhow, and
- * engine_event() reading each.
+ * engine_events.c - libFuzzer target for the events stream of hk-scale's
+ * engine client (cmd/hk-scale/engine*.c): engine_objects() finding whole
+ * JSON objects in bytes cut anyhow, and engine_event() reading each.
  *
  * The first byte chooses how the rest is cut: pieces of 1 to 16 bytes in
  * a pattern from its bits, as reads off a socket would.  Fed so, through
- * a bounded buffer as lib/engine keeps one, the stream must give exactly
- * the events (and the same failure or none) that it gives when fed at
- * once.  Every event has a kind of ours, an ID of 12 to 64 hex digits,
+ * a bounded buffer as the engine client keeps one, the stream must give
+ * exactly the events (and the same failure or none) that it gives when fed
+ * at once.  Every event has a kind of ours, an ID of 12 to 64 hex digits,
  * terminated strings and an exit code of -1 or more; nothing is read out
  * of bounds, leaked or kept past a call.
  */
@@ -107,7 +107,7 @@ feed(const uint8_t *data, size_t len, unsigned pattern, struct seen *s)
 		if (n > len - off)
 			n = len - off;
 		if (n > BUF_MAX - have)
-			return -1;	/* lib/engine: object too large */
+			return -1;	/* the engine client: too large */
 		memcpy(buf + have, data + off, n);
 		have += n;
 		off += n;

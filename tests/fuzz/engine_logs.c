@@ -1,7 +1,8 @@
 /*
- * engine_logs.c - libFuzzer target for engine_mux_feed() (lib/engine):
- * the multiplexed stream of a container's logs (8-byte headers: stream,
- * 0, 0, 0, a big-endian length) turned into lines.
+ * engine_logs.c - libFuzzer target for engine_mux_feed()
+ * (cmd/hk-scale/engine_stream.c): the multiplexed stream of a
+ * container's logs (8-byte headers: stream, 0, 0, 0, a big-endian
+ * length) turned into lines.
  *
  * The first byte chooses how the rest is cut: pieces of 1 to 16 bytes in
  * a pattern from its bits, as reads off a socket would.  Fed so, the

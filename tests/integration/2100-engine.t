@@ -1,8 +1,9 @@
 #!/bin/sh
-# lib/engine against a real podman API service (scripts/podman-api; make
-# check shares one through HK_TEST_ENGINE, a test run alone starts its
-# own), driven on a loop by tests/tools/engine-cli, as the container
-# backend will drive it: the version; a pull of a missing image failing
+# hk-scale's engine client against a real podman API service
+# (scripts/podman-api; make check shares one through HK_TEST_ENGINE, a
+# test run alone starts its own), driven on a loop by
+# tests/tools/engine-cli, as the container backend will drive it: the
+# version; a pull of a missing image failing
 # with the engine's reason; a container of the test image
 # (scripts/test-image) created with labels, environment, limits and its
 # port published on 127.0.0.1 through slirp4netns, started, answering

@@ -1,6 +1,7 @@
 /*
- * engine-cli - lib/engine on a loop, one operation per run, for the tests
- * (tests/integration/2100-engine.t) and for trying an engine by hand.
+ * engine-cli - hk-scale's engine client on a loop, one operation per run,
+ * for the tests (tests/integration/2100-engine.t) and for trying an
+ * engine by hand.
  *
  *	engine-cli [-t ms] [-c cert -k key -a ca] URL version
  *	engine-cli ... URL image NAME | pull NAME

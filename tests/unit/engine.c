@@ -1,6 +1,7 @@
 /*
- * engine.c - lib/engine's pure parts: whole JSON objects out of a stream
- * however it is cut, events as Docker and podman send them, the
+ * engine.c - the pure parts of hk-scale's engine client
+ * (cmd/hk-scale/engine*.c): whole JSON objects out of a stream however it
+ * is cut, events as Docker and podman send them, the
  * multiplexed logs format, inspect answers, and what the operations refuse
  * before sending anything.  The exchanges with a real engine are
  * tests/integration/2100-engine.t.

@@ -2,7 +2,9 @@
  * engine.h - an asynchronous client of the Docker Engine API (Docker, or
  * podman's "podman system service"), pinned to API version 1.41, driven
  * by lib/loop through libcurl's multi interface: nothing here blocks the
- * caller's loop.  For hk-scale's container backend.
+ * caller's loop.  hk-scale's alone, for its container backend; the unit
+ * test, the fuzz harnesses and tests/tools/engine-cli link these files
+ * (UNIT_SRCS_engine and the like in the Makefile).
  *
  * THE ENGINE
  *	engine_open() takes the engine's URL:
