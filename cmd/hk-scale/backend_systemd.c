@@ -3,11 +3,10 @@
  * service unit that hk-scale asks systemd to make and start
  * (StartTransientUnit), and to stop (StopUnit: systemd's SIGTERM to the
  * unit's processes, TimeoutStopSec, then SIGKILL), over systemd's D-Bus
- * API with sd-bus.  The connection is driven from hk-scale's loop, never
- * blocking it: sd_bus_get_fd(), _get_events() and _get_timeout() give the
- * fd, its mask and a timer, sd_bus_process() runs on either, and every
- * call is asynchronous.  As root it is systemd's private socket, as
- * systemctl uses; otherwise the system bus.
+ * API with sd-bus.  The connection is systemd_bus.c's, its state too: it
+ * is driven from hk-scale's loop, never blocking it, every call is
+ * asynchronous, and this file hears of its life through the
+ * systemd_*() functions (systemd.h).
  *
  * The unit is hk-svc-APP.SERVICE-REVISION-STARTED.service (STARTED, in
  * hex, the Unix ms of the start), so that a row of the store names it;
@@ -36,7 +35,7 @@
  *
  * The operations of struct backend (scale.h) are the sd_*() functions;
  * what only this backend needs of an instance is its struct sd_inst,
- * in->priv.
+ * in->priv, and of the installation its struct sdk.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -47,9 +46,7 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,23 +57,19 @@
 #include "log.h"
 #include "proc.h"
 #include "scale.h"
+#include "systemd.h"
 
-#define SD_DEST		"org.freedesktop.systemd1"
-#define SD_PATH		"/org/freedesktop/systemd1"
 #define SD_UNIT_PATH	"/org/freedesktop/systemd1/unit"
-#define SD_MANAGER	"org.freedesktop.systemd1.Manager"
 #define SD_UNIT		"org.freedesktop.systemd1.Unit"
 #define SD_SERVICE	"org.freedesktop.systemd1.Service"
 #define SD_PROPS	"org.freedesktop.DBus.Properties"
 #define SD_NO_UNIT	"org.freedesktop.systemd1.NoSuchUnit"
-#define SD_PRIVATE	"/run/systemd/private"
 #define SD_PREFIX	"hk-svc-"
 #define SD_SUFFIX	".service"
 #define SD_UNIT_MAX	192	/* ours: 7 + 63 + 1 + 63 + 1 + 19 + 1 + 16 + 8 */
 #define SD_DESC_MAX	(SCALE_ID_MAX + CONFIG_URL_MAX + 48)
 #define SD_STATE_MAX	16	/* "deactivating" */
 #define SD_RESULT_MAX	32	/* "start-limit-hit" */
-#define SD_RETRY_MS	1000	/* a lost connection, made again */
 #define SD_UMASK	0077
 
 /* Where an instance stands with systemd. */
@@ -113,15 +106,11 @@ struct sd_inst {
 	char		 result[SD_RESULT_MAX];	/* Result */
 };
 
-/* The connection to systemd: one per hk-scale, made when first needed. */
+/* This backend's own; its connection to systemd is systemd_bus.c's. */
 static struct {
 	struct scale		*sc;
-	sd_bus			*bus;
-	int			 fd;
-	struct loop_timer	 timer;		/* sd_bus_get_timeout() */
-	struct loop_timer	 retry;		/* a new connection */
 	sd_bus_slot		*list;		/* the sweep */
-} sdb = { .fd = -1 };
+} sdk;
 
 /*
  * What systemd's own exit statuses mean: a step of its set-up failed in
@@ -141,6 +130,7 @@ static const char *const sd_steps[] = {
 };
 #define SD_STEP_FIRST	200
 
+static int	sd_setup(struct scale *, char *, size_t);
 static void	sd_start(struct inst *);
 static void	sd_adopt(struct inst *, const struct store_instance *);
 static void	sd_stop(struct inst *);
@@ -166,18 +156,6 @@ static int	prop_creds(sd_bus_message *, const struct inst *);
 static int	sd_cred_user(struct inst *, struct user_ids *, char *, size_t);
 static int	start_done(sd_bus_message *, void *, sd_bus_error *);
 static void	start_fail(struct inst *, const char *);
-static int	bus_ensure(struct scale *, char *, size_t);
-static int	bus_connect(sd_bus **);
-static void	bus_arm(void);
-static void	bus_io(struct loop *, int, int, void *);
-static void	bus_timer(struct loop *, void *);
-static void	bus_process(void);
-static void	bus_lost(int);
-static void	bus_retry(struct loop *, void *);
-static int	bus_call(sd_bus_slot **, sd_bus_message_handler_t, void *,
-		    const char *, const char *, const char *, const char *,
-		    ...);
-static int	subscribed(sd_bus_message *, void *, sd_bus_error *);
 static int	watch(struct sd_inst *);
 static void	look(struct sd_inst *);
 static int	got_unit(sd_bus_message *, void *, sd_bus_error *);
@@ -203,10 +181,10 @@ static int	swept(sd_bus_message *, void *, sd_bus_error *);
 static int	sweep_one(const char *, const char *, const char *, uint32_t);
 static int	orphan_stopped(sd_bus_message *, void *, sd_bus_error *);
 static struct sd_inst *find_unit(const char *);
-static const char *bus_why(const sd_bus_error *, int);
 
 const struct backend backend_systemd = {
 	.kind = BACKEND_SYSTEMD,
+	.setup = sd_setup,
 	.start = sd_start,
 	.adopt = sd_adopt,
 	.stop = sd_stop,
@@ -246,7 +224,7 @@ unit_desc(char *buf, size_t len, const char *app, const char *service,
     int64_t revision)
 {
 	snprintf(buf, len, "hk %s/%s revision %lld (%s)", app, service,
-	    (long long)revision, sdb.sc->cfg.runtime_dir);
+	    (long long)revision, sdk.sc->cfg.runtime_dir);
 }
 
 /*
@@ -395,7 +373,7 @@ sd_start(struct inst *in)
 	snprintf(in->what, sizeof(in->what), "unit %s", x->unit);
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
-	if (bus_ensure(in->sc, err, sizeof(err)) == -1) {
+	if (sdbus_ensure(in->sc, err, sizeof(err)) == -1) {
 		backend_failed(in, err);
 		return;
 	}
@@ -406,7 +384,7 @@ sd_start(struct inst *in)
 		return;
 	}
 	backend_started(in);
-	r = sd_bus_call_async(sdb.bus, &x->call, m, start_done, x, 0);
+	r = sd_bus_call_async(sdbus_bus(), &x->call, m, start_done, x, 0);
 	sd_bus_message_unref(m);
 	if (r < 0) {
 		snprintf(err, sizeof(err), "systemd: StartTransientUnit %s: %s",
@@ -415,7 +393,7 @@ sd_start(struct inst *in)
 		return;
 	}
 	x->phase = SDI_START;
-	bus_arm();
+	sdbus_arm();
 	log_info("service=%s: started %s revision %lld at %s as %s", in->id,
 	    in->what, (long long)in->revision, in->endpoint,
 	    who[0] != '\0' ? who : "a dynamic user");
@@ -442,7 +420,7 @@ start_message(struct inst *in, const char *who, uid_t uid,
 	sd_bus_message *m = NULL;
 	int r;
 
-	if ((r = sd_bus_message_new_method_call(sdb.bus, &m, SD_DEST,
+	if ((r = sd_bus_message_new_method_call(sdbus_bus(), &m, SD_DEST,
 	    SD_PATH, SD_MANAGER, "StartTransientUnit")) < 0 ||
 	    (r = sd_bus_message_append(m, "ss", x->unit, "fail")) < 0 ||
 	    (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
@@ -679,10 +657,10 @@ start_done(sd_bus_message *m, void *arg, sd_bus_error *ret)
 			x->phase = SDI_UP;
 		return 0;
 	}
-	if (!sd_bus_is_open(sdb.bus))
+	if (!sd_bus_is_open(sdbus_bus()))
 		return 0;	/* the new connection looks again */
 	snprintf(why, sizeof(why), "systemd: unable to start unit %s: %s",
-	    x->unit, bus_why(e, sd_bus_message_get_errno(m)));
+	    x->unit, sdbus_why(e, sd_bus_message_get_errno(m)));
 	start_fail(in, why);
 	return 0;
 }
@@ -708,7 +686,7 @@ sd_adopt(struct inst *in, const struct store_instance *r)
 	x->adopting = 1;
 	x->main_pid = (uint32_t)r->pid;
 	x->pid_start = r->pid_start;
-	if (bus_ensure(in->sc, err, sizeof(err)) == -1) {
+	if (sdbus_ensure(in->sc, err, sizeof(err)) == -1) {
 		log_warnx("service=%s: %s: %s is looked at once connected",
 		    in->id, err, in->what);
 		x->phase = SDI_WAIT;
@@ -724,10 +702,10 @@ sd_stop(struct inst *in)
 	struct sd_inst *x = in->priv;
 	int r;
 
-	if (x == NULL || x->stop != NULL || sdb.bus == NULL ||
+	if (x == NULL || x->stop != NULL || sdbus_bus() == NULL ||
 	    x->phase == SDI_WAIT || x->phase == SDI_GONE)
 		return;		/* a new connection looks again */
-	if ((r = bus_call(&x->stop, stop_done, x, SD_PATH, SD_MANAGER,
+	if ((r = sdbus_call(&x->stop, stop_done, x, SD_PATH, SD_MANAGER,
 	    "StopUnit", "ss", x->unit, "replace")) < 0)
 		log_warnx("service=%s: unable to stop %s: %s", in->id,
 		    in->what, strerror(-r));
@@ -741,14 +719,14 @@ stop_done(sd_bus_message *m, void *arg, sd_bus_error *ret)
 
 	(void)ret;
 	x->stop = sd_bus_slot_unref(x->stop);
-	if (e == NULL || !sd_bus_is_open(sdb.bus))
+	if (e == NULL || !sd_bus_is_open(sdbus_bus()))
 		return 0;
 	if (sd_bus_error_has_name(e, SD_NO_UNIT)) {
 		gone(x, NULL);	/* ended and collected before */
 		return 0;
 	}
 	log_warnx("service=%s: unable to stop %s: %s", x->in->id,
-	    x->in->what, bus_why(e, sd_bus_message_get_errno(m)));
+	    x->in->what, sdbus_why(e, sd_bus_message_get_errno(m)));
 	return 0;
 }
 
@@ -759,10 +737,10 @@ sd_kill(struct inst *in)
 	struct sd_inst *x = in->priv;
 	int r;
 
-	if (x == NULL || x->kill != NULL || sdb.bus == NULL ||
+	if (x == NULL || x->kill != NULL || sdbus_bus() == NULL ||
 	    x->phase == SDI_WAIT || x->phase == SDI_GONE)
 		return;
-	if ((r = bus_call(&x->kill, kill_done, x, SD_PATH, SD_MANAGER,
+	if ((r = sdbus_call(&x->kill, kill_done, x, SD_PATH, SD_MANAGER,
 	    "KillUnit", "ssi", x->unit, "all", (int32_t)SIGKILL)) < 0)
 		log_warnx("service=%s: unable to kill %s: %s", in->id,
 		    in->what, strerror(-r));
@@ -776,10 +754,10 @@ kill_done(sd_bus_message *m, void *arg, sd_bus_error *ret)
 
 	(void)ret;
 	x->kill = sd_bus_slot_unref(x->kill);
-	if (e != NULL && sd_bus_is_open(sdb.bus) &&
+	if (e != NULL && sd_bus_is_open(sdbus_bus()) &&
 	    !sd_bus_error_has_name(e, SD_NO_UNIT))
 		log_warnx("service=%s: unable to kill %s: %s", x->in->id,
-		    x->in->what, bus_why(e, sd_bus_message_get_errno(m)));
+		    x->in->what, sdbus_why(e, sd_bus_message_get_errno(m)));
 	return 0;
 }
 
@@ -807,7 +785,7 @@ freezer_call(struct inst *in, const char *method)
 	char why[SCALE_REASON_MAX];
 	int r;
 
-	if (x == NULL || sdb.bus == NULL || x->phase != SDI_UP ||
+	if (x == NULL || sdbus_bus() == NULL || x->phase != SDI_UP ||
 	    x->freeze != NULL) {
 		freezer_report(in, x == NULL || x->phase == SDI_GONE ?
 		    "its unit has ended" : x->freeze != NULL ?
@@ -815,7 +793,7 @@ freezer_call(struct inst *in, const char *method)
 		    "not connected to systemd");
 		return;
 	}
-	if ((r = bus_call(&x->freeze, freezer_done, x, SD_PATH, SD_MANAGER,
+	if ((r = sdbus_call(&x->freeze, freezer_done, x, SD_PATH, SD_MANAGER,
 	    method, "s", x->unit)) < 0) {
 		snprintf(why, sizeof(why), "systemd: %s: %s", method,
 		    strerror(-r));
@@ -832,11 +810,11 @@ freezer_done(sd_bus_message *m, void *arg, sd_bus_error *ret)
 
 	(void)ret;
 	x->freeze = sd_bus_slot_unref(x->freeze);
-	if (e != NULL && !sd_bus_is_open(sdb.bus))
+	if (e != NULL && !sd_bus_is_open(sdbus_bus()))
 		return 0;	/* bus_lost() reports */
 	if (e != NULL)
 		snprintf(why, sizeof(why), "systemd: %s",
-		    bus_why(e, sd_bus_message_get_errno(m)));
+		    sdbus_why(e, sd_bus_message_get_errno(m)));
 	freezer_report(x->in, e != NULL ? why : NULL);
 	return 0;
 }
@@ -872,7 +850,7 @@ adopt_freezer(struct sd_inst *x)
 	log_info("service=%s: %s is %s, its row %s: %s", x->in->id,
 	    x->in->what, x->freezer, x->in->row_state, method);
 	if ((copy = strdup(x->unit)) == NULL ||
-	    bus_call(&slot, adopt_fixed, copy, SD_PATH, SD_MANAGER, method,
+	    sdbus_call(&slot, adopt_fixed, copy, SD_PATH, SD_MANAGER, method,
 	    "s", x->unit) < 0) {
 		log_warnx("systemd: unable to ask %s of %s", method, x->unit);
 		free(copy);
@@ -889,9 +867,9 @@ adopt_fixed(sd_bus_message *m, void *arg, sd_bus_error *ret)
 	const sd_bus_error *e = sd_bus_message_get_error(m);
 
 	(void)ret;
-	if (e != NULL && sd_bus_is_open(sdb.bus))
+	if (e != NULL && sd_bus_is_open(sdbus_bus()))
 		log_warnx("systemd: %s: %s", (char *)arg,
-		    bus_why(e, sd_bus_message_get_errno(m)));
+		    sdbus_why(e, sd_bus_message_get_errno(m)));
 	return 0;
 }
 
@@ -925,150 +903,28 @@ sd_release(struct inst *in)
 	return 0;
 }
 
-/*
- * The connection, made when first needed; its fd on the loop, systemd
- * asked for its signals, and the units of this installation swept.
- */
+/* Start-up: the installation this backend serves. */
 static int
-bus_ensure(struct scale *sc, char *err, size_t errlen)
+sd_setup(struct scale *sc, char *err, size_t errlen)
 {
-	sd_bus *bus;
-	int r;
-
-	if (sdb.bus != NULL)
-		return 0;
-	if (sdb.sc == NULL) {
-		sdb.sc = sc;
-		loop_timer_init(&sdb.timer, bus_timer, NULL);
-		loop_timer_init(&sdb.retry, bus_retry, NULL);
-	}
-	if (loop_timer_armed(&sdb.retry)) {
-		snprintf(err, errlen, "systemd: not connected");
-		return -1;
-	}
-	if ((r = bus_connect(&bus)) < 0) {
-		snprintf(err, errlen, "systemd: unable to connect: %s",
-		    strerror(-r));
-		loop_timer_at(sc->loop, &sdb.retry, loop_now_ms(sc->loop) +
-		    SD_RETRY_MS);
-		return -1;
-	}
-	sdb.bus = bus;
-	if ((sdb.fd = sd_bus_get_fd(bus)) < 0 ||
-	    loop_add_fd(sc->loop, sdb.fd, LOOP_READ, bus_io, NULL) == -1) {
-		snprintf(err, errlen, "systemd: unable to watch the "
-		    "connection");
-		sdb.fd = -1;
-		bus_lost(EBADF);
-		return -1;
-	}
-	if ((r = bus_call(NULL, subscribed, NULL, SD_PATH, SD_MANAGER,
-	    "Subscribe", "")) < 0) {
-		snprintf(err, errlen, "systemd: Subscribe: %s", strerror(-r));
-		bus_lost(-r);
-		return -1;
-	}
-	log_info("systemd: connected (%s)", sd_bus_is_bus_client(bus) ?
-	    "system bus" : SD_PRIVATE);
-	sweep();
-	bus_arm();
+	(void)err;
+	(void)errlen;
+	sdk.sc = sc;
 	return 0;
 }
 
-/* As root systemd's own socket, as systemctl; else the system bus. */
-static int
-bus_connect(sd_bus **busp)
-{
-	sd_bus *bus = NULL;
-	int r;
-
-	if (geteuid() != 0 || access(SD_PRIVATE, F_OK) == -1)
-		return sd_bus_open_system(busp);
-	if ((r = sd_bus_new(&bus)) < 0 ||
-	    (r = sd_bus_set_address(bus, "unix:path=" SD_PRIVATE)) < 0 ||
-	    (r = sd_bus_start(bus)) < 0) {
-		sd_bus_unref(bus);
-		return r;
-	}
-	*busp = bus;
-	return 0;
-}
-
-/* After every call and every turn: the fd's mask and the timer. */
-static void
-bus_arm(void)
-{
-	struct loop *l = sdb.sc->loop;
-	uint64_t usec;
-	int ev, mask = LOOP_READ;
-
-	if (sdb.bus == NULL)
-		return;
-	if ((ev = sd_bus_get_events(sdb.bus)) > 0 && (ev & POLLOUT))
-		mask |= LOOP_WRITE;
-	loop_mod_fd(l, sdb.fd, mask);
-	if (sd_bus_get_timeout(sdb.bus, &usec) < 0 || usec == UINT64_MAX)
-		loop_timer_cancel(l, &sdb.timer);
-	else
-		loop_timer_at(l, &sdb.timer, (int64_t)((usec + 999) / 1000));
-}
-
-static void
-bus_io(struct loop *l, int fd, int mask, void *arg)
-{
-	(void)l;
-	(void)fd;
-	(void)mask;
-	(void)arg;
-	bus_process();
-}
-
-static void
-bus_timer(struct loop *l, void *arg)
-{
-	(void)l;
-	(void)arg;
-	bus_process();
-}
-
-/* Everything there is to do now; a closed connection is made again. */
-static void
-bus_process(void)
-{
-	int r;
-
-	while (sdb.bus != NULL) {
-		if ((r = sd_bus_process(sdb.bus, NULL)) < 0) {
-			bus_lost(-r);
-			return;
-		}
-		if (r == 0)
-			break;
-	}
-	bus_arm();
-}
-
 /*
- * The connection is gone (systemd re-executed, or the bus went away):
- * what was asked of it has been answered with errors, which left every
- * instance where it stood.  A second later a new connection looks at
- * them all again.
+ * The connection is going (systemd_bus.c): what was asked of it goes
+ * with it, and every instance waits for the next one.
  */
-static void
-bus_lost(int err)
+void
+systemd_dropped(void)
 {
-	struct scale *sc = sdb.sc;
 	struct sd_inst *x;
-	struct inst *in, *next;
+	struct inst *in;
 
-	log_warnx("systemd: connection lost: %s: connecting again in %d ms",
-	    strerror(err), SD_RETRY_MS);
-	if (sdb.fd != -1)
-		loop_del_fd(sc->loop, sdb.fd);
-	sdb.fd = -1;
-	loop_timer_cancel(sc->loop, &sdb.timer);
-	sdb.list = sd_bus_slot_unref(sdb.list);
-	TAILQ_FOREACH(in, &sc->insts, entry) {
+	sdk.list = sd_bus_slot_unref(sdk.list);
+	TAILQ_FOREACH(in, &sdk.sc->insts, entry) {
 		if (in->be != &backend_systemd || (x = in->priv) == NULL)
 			continue;
 		x->match = sd_bus_slot_unref(x->match);
@@ -1079,12 +935,18 @@ bus_lost(int err)
 		if (x->phase != SDI_GONE)
 			x->phase = SDI_WAIT;
 	}
-	sdb.bus = sd_bus_close_unref(sdb.bus);
-	loop_timer_at(sc->loop, &sdb.retry, loop_now_ms(sc->loop) +
-	    SD_RETRY_MS);
-	/* A freeze or thaw unanswered: as if refused (the state machine
-	   stops the instance, which the new connection does). */
-	for (in = TAILQ_FIRST(&sc->insts); in != NULL; in = next) {
+}
+
+/*
+ * The connection is gone.  A freeze or thaw unanswered: as if refused
+ * (the state machine stops the instance, which the new connection does).
+ */
+void
+systemd_lost(void)
+{
+	struct inst *in, *next;
+
+	for (in = TAILQ_FIRST(&sdk.sc->insts); in != NULL; in = next) {
 		next = TAILQ_NEXT(in, entry);
 		if (in->be == &backend_systemd && in->priv != NULL)
 			freezer_report(in, "connection to systemd lost");
@@ -1092,63 +954,25 @@ bus_lost(int err)
 }
 
 /* Connected again: every instance is looked at (stops are asked again). */
-static void
-bus_retry(struct loop *l, void *arg)
+void
+systemd_again(void)
 {
-	struct scale *sc = sdb.sc;
 	struct inst *in, *next;
 	struct sd_inst *x;
-	char err[SCALE_REASON_MAX];
 
-	(void)arg;
-	if (bus_ensure(sc, err, sizeof(err)) == -1) {
-		log_warnx("%s: again in %d ms", err, SD_RETRY_MS);
-		return;
-	}
-	for (in = TAILQ_FIRST(&sc->insts); in != NULL; in = next) {
+	for (in = TAILQ_FIRST(&sdk.sc->insts); in != NULL; in = next) {
 		next = TAILQ_NEXT(in, entry);
 		if (in->be == &backend_systemd && (x = in->priv) != NULL &&
 		    x->phase == SDI_WAIT)
 			look(x);
 	}
-	(void)l;
-	bus_arm();
 }
 
-/* A method of systemd's, asynchronously; slot NULL: a floating call. */
-static int
-bus_call(sd_bus_slot **slot, sd_bus_message_handler_t cb, void *arg,
-    const char *path, const char *iface, const char *method,
-    const char *types, ...)
+/* Connected: what an earlier run left is swept. */
+void
+systemd_connected(void)
 {
-	sd_bus_message *m = NULL;
-	va_list ap;
-	int r;
-
-	if ((r = sd_bus_message_new_method_call(sdb.bus, &m, SD_DEST, path,
-	    iface, method)) < 0)
-		return r;
-	va_start(ap, types);
-	r = sd_bus_message_appendv(m, types, ap);
-	va_end(ap);
-	if (r >= 0)
-		r = sd_bus_call_async(sdb.bus, slot, m, cb, arg, 0);
-	sd_bus_message_unref(m);
-	bus_arm();
-	return r;
-}
-
-static int
-subscribed(sd_bus_message *m, void *arg, sd_bus_error *ret)
-{
-	const sd_bus_error *e = sd_bus_message_get_error(m);
-
-	(void)arg;
-	(void)ret;
-	if (e != NULL && sd_bus_is_open(sdb.bus))
-		log_warnx("systemd: unable to subscribe to its signals: %s: "
-		    "exits go unseen", bus_why(e, sd_bus_message_get_errno(m)));
-	return 0;
+	sweep();
 }
 
 /*
@@ -1165,8 +989,8 @@ watch(struct sd_inst *x)
 	if (x->path == NULL && (r = sd_bus_path_encode(SD_UNIT_PATH, x->unit,
 	    &x->path)) < 0)
 		return r;
-	return sd_bus_match_signal_async(sdb.bus, &x->match,
-	    sd_bus_is_bus_client(sdb.bus) ? SD_DEST : NULL, x->path,
+	return sd_bus_match_signal_async(sdbus_bus(), &x->match,
+	    sd_bus_is_bus_client(sdbus_bus()) ? SD_DEST : NULL, x->path,
 	    SD_PROPS, "PropertiesChanged", props_changed, NULL, x);
 }
 
@@ -1180,7 +1004,7 @@ look(struct sd_inst *x)
 	int r;
 
 	x->phase = SDI_QUERY;
-	if ((r = watch(x)) < 0 || (r = bus_call(&x->call, got_unit, x,
+	if ((r = watch(x)) < 0 || (r = sdbus_call(&x->call, got_unit, x,
 	    SD_PATH, SD_MANAGER, "GetUnit", "s", x->unit)) < 0) {
 		log_warnx("service=%s: unable to look at %s: %s", x->in->id,
 		    x->in->what, strerror(-r));
@@ -1197,16 +1021,16 @@ got_unit(sd_bus_message *m, void *arg, sd_bus_error *ret)
 
 	(void)ret;
 	x->call = sd_bus_slot_unref(x->call);
-	if (e != NULL && !sd_bus_is_open(sdb.bus))
+	if (e != NULL && !sd_bus_is_open(sdbus_bus()))
 		return 0;
 	if (e != NULL && sd_bus_error_has_name(e, SD_NO_UNIT)) {
 		look_end(x, 0);
 		return 0;
 	}
-	if (e != NULL || (r = bus_call(&x->call, got_unit_props, x, x->path,
+	if (e != NULL || (r = sdbus_call(&x->call, got_unit_props, x, x->path,
 	    SD_PROPS, "GetAll", "s", SD_UNIT)) < 0) {
 		log_warnx("service=%s: unable to look at %s: %s", x->in->id,
-		    x->in->what, e != NULL ? bus_why(e,
+		    x->in->what, e != NULL ? sdbus_why(e,
 		    sd_bus_message_get_errno(m)) : strerror(-r));
 		look_end(x, 1);
 	}
@@ -1222,13 +1046,13 @@ got_unit_props(sd_bus_message *m, void *arg, sd_bus_error *ret)
 
 	(void)ret;
 	x->call = sd_bus_slot_unref(x->call);
-	if (e != NULL && !sd_bus_is_open(sdb.bus))
+	if (e != NULL && !sd_bus_is_open(sdbus_bus()))
 		return 0;
 	if (e != NULL || (r = props_read(x, m)) < 0 ||
-	    (r = bus_call(&x->call, got_service_props, x, x->path, SD_PROPS,
+	    (r = sdbus_call(&x->call, got_service_props, x, x->path, SD_PROPS,
 	    "GetAll", "s", SD_SERVICE)) < 0) {
 		log_warnx("service=%s: unable to look at %s: %s", x->in->id,
-		    x->in->what, e != NULL ? bus_why(e,
+		    x->in->what, e != NULL ? sdbus_why(e,
 		    sd_bus_message_get_errno(m)) : strerror(-r));
 		look_end(x, 1);
 	}
@@ -1243,7 +1067,7 @@ got_service_props(sd_bus_message *m, void *arg, sd_bus_error *ret)
 
 	(void)ret;
 	x->call = sd_bus_slot_unref(x->call);
-	if (e != NULL && !sd_bus_is_open(sdb.bus))
+	if (e != NULL && !sd_bus_is_open(sdbus_bus()))
 		return 0;
 	if (e != NULL || props_read(x, m) < 0)
 		log_debug("service=%s: %s: no service properties", x->in->id,
@@ -1454,11 +1278,11 @@ sweep(void)
 	sd_bus_message *m = NULL;
 	int r;
 
-	if ((r = sd_bus_message_new_method_call(sdb.bus, &m, SD_DEST,
+	if ((r = sd_bus_message_new_method_call(sdbus_bus(), &m, SD_DEST,
 	    SD_PATH, SD_MANAGER, "ListUnitsByPatterns")) < 0 ||
 	    (r = sd_bus_message_append(m, "as", 0)) < 0 ||
 	    (r = sd_bus_message_append(m, "as", 1, SD_PREFIX "*" SD_SUFFIX)) <
-	    0 || (r = sd_bus_call_async(sdb.bus, &sdb.list, m, swept, NULL,
+	    0 || (r = sd_bus_call_async(sdbus_bus(), &sdk.list, m, swept, NULL,
 	    0)) < 0)
 		log_warnx("systemd: unable to list units: %s", strerror(-r));
 	sd_bus_message_unref(m);
@@ -1475,11 +1299,11 @@ swept(sd_bus_message *m, void *arg, sd_bus_error *ret)
 
 	(void)arg;
 	(void)ret;
-	sdb.list = sd_bus_slot_unref(sdb.list);
+	sdk.list = sd_bus_slot_unref(sdk.list);
 	if (e != NULL) {
-		if (sd_bus_is_open(sdb.bus))
+		if (sd_bus_is_open(sdbus_bus()))
 			log_warnx("systemd: unable to list units: %s",
-			    bus_why(e, sd_bus_message_get_errno(m)));
+			    sdbus_why(e, sd_bus_message_get_errno(m)));
 		return 0;
 	}
 	if ((r = sd_bus_message_enter_container(m, 'a', "(ssssssouso)")) < 0)
@@ -1492,7 +1316,7 @@ swept(sd_bus_message *m, void *arg, sd_bus_error *ret)
 		goto bad;
 	log_debug("systemd: %d unit%s of an earlier run stopped", n,
 	    n == 1 ? "" : "s");
-	bus_arm();
+	sdbus_arm();
 	return 0;
 bad:
 	log_warnx("systemd: unreadable list of units: %s", strerror(-r));
@@ -1519,7 +1343,7 @@ sweep_one(const char *name, const char *desc, const char *active,
 	log_warnx("service=%s/%s: stopping unit %s, which no instance of "
 	    "this hk-scale describes", app, service, name);
 	if ((copy = strdup(name)) == NULL ||
-	    (r = bus_call(&slot, orphan_stopped, copy, SD_PATH, SD_MANAGER,
+	    (r = sdbus_call(&slot, orphan_stopped, copy, SD_PATH, SD_MANAGER,
 	    "StopUnit", "ss", name, "replace")) < 0) {
 		log_warnx("systemd: unable to stop %s", name);
 		free(copy);
@@ -1537,10 +1361,10 @@ orphan_stopped(sd_bus_message *m, void *arg, sd_bus_error *ret)
 	const sd_bus_error *e = sd_bus_message_get_error(m);
 
 	(void)ret;
-	if (e != NULL && sd_bus_is_open(sdb.bus) &&
+	if (e != NULL && sd_bus_is_open(sdbus_bus()) &&
 	    !sd_bus_error_has_name(e, SD_NO_UNIT))
 		log_warnx("systemd: unable to stop %s: %s", (char *)arg,
-		    bus_why(e, sd_bus_message_get_errno(m)));
+		    sdbus_why(e, sd_bus_message_get_errno(m)));
 	return 0;
 }
 
@@ -1550,20 +1374,9 @@ find_unit(const char *name)
 	struct sd_inst *x;
 	struct inst *in;
 
-	TAILQ_FOREACH(in, &sdb.sc->insts, entry)
+	TAILQ_FOREACH(in, &sdk.sc->insts, entry)
 		if (in->be == &backend_systemd && (x = in->priv) != NULL &&
 		    strcmp(x->unit, name) == 0)
 			return x;
 	return NULL;
-}
-
-/* systemd's own words, else the errno's. */
-static const char *
-bus_why(const sd_bus_error *e, int err)
-{
-	if (e != NULL && e->message != NULL && e->message[0] != '\0')
-		return e->message;
-	if (e != NULL && e->name != NULL)
-		return e->name;
-	return strerror(err);
 }
