@@ -130,13 +130,19 @@ struct inst {
 };
 
 /*
- * A backend: how instances run.  One file each (backend_exec.c), one line
- * in backends[] (backend.c); the state machine, the queue, the probes and
- * the store rows call these through backend.c and never name a backend.
- * A start, a stop and an adoption may complete later than the call, from
- * the backend's own events (a child's exit, an engine's answer): the
- * backend reports each outcome through the backend_*() functions below,
- * which may also come before the call returns.
+ * A backend: how instances run.  One file each (backend_exec.c; a backend
+ * with more has them named after it, exec_*.c, and a header of its own),
+ * one line in backends[] (backend.c), and what its kind needs and can do
+ * in lib/config.c's table (config_backend_can()), which hk validate reads
+ * too.  The state machine, the queue, the probes and the store rows call
+ * these through backend.c (inst_*(), backend_of(), backend_can()) and
+ * never name a backend nor test a kind; a backend keeps its state in its
+ * own files, never in struct scale, and reads the services' state only
+ * through backend.c (backend_current()).  A start, a stop and an
+ * adoption may complete later than the call, from the backend's own
+ * events (a child's exit, an engine's answer): the backend reports each
+ * outcome through the backend_*() functions below, which may also come
+ * before the call returns.
  */
 struct backend {
 	enum backend_kind	 kind;		/* its name, and what it can
