@@ -21,9 +21,6 @@ ok $? "the test image is there: $IMAGE"
 # CPU to the containers.
 WAIT_PAUSE=0.1
 
-# HELD: fn/slow's command, the image's function once /tmp/go exists in
-# its container (a SIGTERM meanwhile is a clean exit, as the function's).
-HELD='"/usr/bin/python3", "-c", "import os, signal, sys, time\nsignal.signal(signal.SIGTERM, lambda n, f: sys.exit(0))\nwhile not os.path.exists(\"/tmp/go\"):\n    time.sleep(0.05)\nos.execv(\"/usr/bin/python3\", [\"python3\", \"/fn.py\"])"'
 
 # svc_ids SERVICE: the IDs of fn/SERVICE's containers in $INST
 svc_ids() {
@@ -75,7 +72,7 @@ min_replicas = 1
 
 [services.slow]
 image = "$IMAGE"
-command = [$HELD]
+command = [$CT_HELD]
 port = 8080
 public = true
 [services.slow.environment]

@@ -24,8 +24,6 @@ for tool in ss; do
 done
 WAIT_PAUSE=0.1	# each wait polls podman
 
-# HELD: the image's function once /tmp/go exists in its container.
-HELD='"/usr/bin/python3", "-c", "import os, signal, sys, time\nsignal.signal(signal.SIGTERM, lambda n, f: sys.exit(0))\nwhile not os.path.exists(\"/tmp/go\"):\n    time.sleep(0.05)\nos.execv(\"/usr/bin/python3\", [\"python3\", \"/fn.py\"])"'
 
 late_id() {
 	podman ps -q --no-trunc --filter "label=hk.installation=$INST" \
@@ -50,7 +48,7 @@ name = "fn"
 
 [services.late]
 image = "$IMAGE"
-command = [$HELD]
+command = [$CT_HELD]
 port = 8080
 public = true
 [services.late.serverless]

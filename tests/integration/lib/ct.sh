@@ -52,6 +52,13 @@ ct_config() {
 	export HAKOPOD_CONFIG=$T/hakopod.toml
 }
 
+# CT_HELD: a command (TOML array items) that holds a container's start:
+# the test image's function once /tmp/go exists in the container, which
+# the test makes by podman exec when it has seen what it looks at (as
+# fn/held does on the host).  A SIGTERM meanwhile is a clean exit, as the
+# function's.
+CT_HELD='"/usr/bin/python3", "-c", "import os, signal, sys, time\nsignal.signal(signal.SIGTERM, lambda n, f: sys.exit(0))\nwhile not os.path.exists(\"/tmp/go\"):\n    time.sleep(0.05)\nos.execv(\"/usr/bin/python3\", [\"python3\", \"/fn.py\"])"'
+
 # The installations whose containers are removed at exit.
 CT_INSTALLS=
 ct_cleanup() {
