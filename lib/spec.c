@@ -315,7 +315,7 @@ spec_clear(struct service_spec *s)
 }
 
 int
-svc_load_all(struct store *st, struct svc **out, size_t *nout, char *err,
+spec_load_all(struct store *st, struct svc **out, size_t *nout, char *err,
     size_t errlen)
 {
 	struct store_service *rows;
@@ -355,7 +355,7 @@ svc_load_all(struct store *st, struct svc **out, size_t *nout, char *err,
 }
 
 void
-svc_free_all(struct svc *svcs, size_t n)
+spec_free_all(struct svc *svcs, size_t n)
 {
 	size_t i;
 

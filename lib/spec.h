@@ -181,7 +181,7 @@ int	spec_set_secrets(struct service_spec *, char *const *);
  * spec cannot be decoded is reported in err and skipped (-1 is returned
  * only when the store fails).
  */
-int	svc_load_all(struct store *, struct svc **, size_t *, char *, size_t);
-void	svc_free_all(struct svc *, size_t);
+int	spec_load_all(struct store *, struct svc **, size_t *, char *, size_t);
+void	spec_free_all(struct svc *, size_t);
 
 #endif

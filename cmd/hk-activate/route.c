@@ -154,7 +154,7 @@ route_reload(struct svc_list *dropped, char *err, size_t errlen)
 		STAILQ_INIT(dropped);
 	if (route_store(err, errlen) == -1)
 		return -1;
-	if (svc_load_all(gw->store, &all, &n, why, sizeof(why)) == -1) {
+	if (spec_load_all(gw->store, &all, &n, why, sizeof(why)) == -1) {
 		strlcpy(err, why[0] ? why : store_error(gw->store), errlen);
 		store_close(gw->store);	/* opened again next time */
 		gw->store = NULL;
@@ -169,12 +169,12 @@ route_reload(struct svc_list *dropped, char *err, size_t errlen)
 			continue;
 		if ((s = svc_get(all[i].id)) == NULL ||
 		    svc_update(s, &all[i]) == -1) {
-			svc_free_all(all, n);
+			spec_free_all(all, n);
 			strlcpy(err, "out of memory", errlen);
 			return -1;
 		}
 	}
-	svc_free_all(all, n);
+	spec_free_all(all, n);
 	RB_FOREACH(s, svc_tree, &gw->services)
 		if (dropped != NULL && (!s->routed || s->stopped))
 			STAILQ_INSERT_TAIL(dropped, s, drop);

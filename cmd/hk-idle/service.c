@@ -146,7 +146,7 @@ policy_reload(struct idle *ix)
 	size_t n, i;
 	int partial;
 
-	if (svc_load_all(ix->store, &all, &n, err, sizeof(err)) == -1) {
+	if (spec_load_all(ix->store, &all, &n, err, sizeof(err)) == -1) {
 		log_warnx("unable to read services: %s: tried again until the "
 		    "store answers", err);
 		policy_reload_later(ix);
@@ -165,7 +165,7 @@ policy_reload(struct idle *ix)
 		apply_policy(s, &all[i]);
 		s->seen = 1;
 	}
-	svc_free_all(all, n);
+	spec_free_all(all, n);
 	TAILQ_FOREACH_SAFE(s, &ix->services, entry, tmp) {
 		if (s->seen || s->removed || partial)
 			continue;

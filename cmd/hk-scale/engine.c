@@ -158,7 +158,7 @@ engine_close(struct engine *e)
 	while ((c = TAILQ_FIRST(&e->calls)) != NULL) {
 		call_detach(c);
 		TAILQ_REMOVE(&e->calls, c, entry);
-		call_free(c);
+		engine_call_free(c);
 	}
 	loop_timer_cancel(e->loop, &e->timer);
 	if (e->multi != NULL)
@@ -277,7 +277,7 @@ sweep(struct engine *e)
 		next = TAILQ_NEXT(c, entry);
 		if (c->dead) {
 			TAILQ_REMOVE(&e->calls, c, entry);
-			call_free(c);
+			engine_call_free(c);
 		}
 	}
 }
@@ -496,7 +496,7 @@ setup_easy(struct engine_call *c, const char *method, const char *url)
  * NULL with errno.
  */
 struct engine_call *
-call_new(struct engine *e, const char *method, const char *path,
+engine_call_new(struct engine *e, const char *method, const char *path,
     json_t *body)
 {
 	struct engine_call *c;
@@ -507,7 +507,7 @@ call_new(struct engine *e, const char *method, const char *path,
 		return NULL;
 	c->e = e;
 	c->max = ENGINE_BODY_MAX;
-	c->endfn = call_json_end;
+	c->endfn = engine_call_json_end;
 	if ((h = curl_slist_append(NULL, "Expect:")) == NULL)
 		goto fail;
 	c->hdrs = h;
@@ -527,17 +527,17 @@ call_new(struct engine *e, const char *method, const char *path,
 	return c;
 fail:
 	free(url);
-	call_free(c);
+	engine_call_free(c);
 	errno = ENOMEM;
 	return NULL;
 }
 
-/* Starts a call made by call_new(): 0, or -1 with errno (and c freed). */
+/* Starts a call made by engine_call_new(): 0, or -1 with errno (c freed). */
 int
-call_start(struct engine_call *c)
+engine_call_start(struct engine_call *c)
 {
 	if (curl_multi_add_handle(c->e->multi, c->easy) != CURLM_OK) {
-		call_free(c);
+		engine_call_free(c);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -546,7 +546,7 @@ call_start(struct engine_call *c)
 }
 
 void
-call_free(struct engine_call *c)
+engine_call_free(struct engine_call *c)
 {
 	if (c == NULL)
 		return;
@@ -575,7 +575,7 @@ engine_cancel(struct engine_call *c)
 
 /* An ordinary call's end: its answer as JSON to the caller's callback. */
 void
-call_json_end(struct engine_call *c, int status, const char *err)
+engine_call_json_end(struct engine_call *c, int status, const char *err)
 {
 	char reason[ENGINE_ERR_LEN];
 	json_error_t jerr;

@@ -81,11 +81,11 @@ struct engine {
 };
 
 /* engine.c */
-struct engine_call *call_new(struct engine *, const char *, const char *,
+struct engine_call *engine_call_new(struct engine *, const char *, const char *,
 		    json_t *);
-int		 call_start(struct engine_call *);
-void		 call_free(struct engine_call *);
-void		 call_json_end(struct engine_call *, int, const char *);
+int		 engine_call_start(struct engine_call *);
+void		 engine_call_free(struct engine_call *);
+void		 engine_call_json_end(struct engine_call *, int, const char *);
 void		 engine_reason(char *, size_t, const char *);
 
 /* engine_ops.c */

@@ -147,11 +147,11 @@ json_call(struct engine *e, const char *method, const char *path,
 {
 	struct engine_call *c;
 
-	if ((c = call_new(e, method, path, body)) == NULL)
+	if ((c = engine_call_new(e, method, path, body)) == NULL)
 		return NULL;
 	c->fn = fn;
 	c->arg = arg;
-	return call_start(c) == -1 ? NULL : c;
+	return engine_call_start(c) == -1 ? NULL : c;
 }
 
 /* method on /containers/ID<what><query>. */
@@ -217,7 +217,7 @@ engine_image_pull(struct engine *e, const char *image, engine_done_fn *fn,
 	}
 	snprintf(path, sizeof(path), "/images/create?fromImage=%s%s", q, tag);
 	free(q);
-	if ((c = call_new(e, "POST", path, NULL)) == NULL) {
+	if ((c = engine_call_new(e, "POST", path, NULL)) == NULL) {
 		free(p);
 		return NULL;
 	}
@@ -230,7 +230,7 @@ engine_image_pull(struct engine *e, const char *image, engine_done_fn *fn,
 	c->arg = arg;
 	curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS,
 	    (long)ENGINE_PULL_TIMEOUT_MS);
-	return call_start(c) == -1 ? NULL : c;
+	return engine_call_start(c) == -1 ? NULL : c;
 }
 
 static int
@@ -637,7 +637,7 @@ engine_exec_start(struct engine *e, const char *exec_id, engine_done_fn *fn,
 	if ((body = json_pack("{s:b, s:b}", "Detach", 0, "Tty", 0)) == NULL)
 		return NULL;
 	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
-	c = call_new(e, "POST", path, body);
+	c = engine_call_new(e, "POST", path, body);
 	json_decref(body);
 	if (c == NULL)
 		return NULL;
@@ -646,7 +646,7 @@ engine_exec_start(struct engine *e, const char *exec_id, engine_done_fn *fn,
 	c->endfn = drop_end;
 	c->fn = fn;
 	c->arg = arg;
-	return call_start(c) == -1 ? NULL : c;
+	return engine_call_start(c) == -1 ? NULL : c;
 }
 
 struct engine_call *

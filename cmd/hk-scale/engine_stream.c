@@ -380,7 +380,7 @@ ev_connect(struct engine_events *ev)
 
 	memset(&ev->split, 0, sizeof(ev->split));
 	ev->up_at = 0;
-	if ((c = call_new(ev->e, "GET", ev->path, NULL)) == NULL)
+	if ((c = engine_call_new(ev->e, "GET", ev->path, NULL)) == NULL)
 		return -1;
 	c->ctx = ev;
 	c->max = 2 * ENGINE_OBJ_MAX;
@@ -388,7 +388,7 @@ ev_connect(struct engine_events *ev)
 	c->feedfn = ev_feed;
 	c->endfn = ev_end;
 	curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, 0L);
-	if (call_start(c) == -1)
+	if (engine_call_start(c) == -1)
 		return -1;
 	ev->call = c;
 	return 0;
@@ -494,7 +494,7 @@ engine_logs(struct engine *e, const char *id, int64_t since,
 	if ((path = engine_logs_path(id, since)) == NULL)
 		return NULL;
 	if ((l = calloc(1, sizeof(*l))) == NULL ||
-	    (c = call_new(e, "GET", path, NULL)) == NULL) {
+	    (c = engine_call_new(e, "GET", path, NULL)) == NULL) {
 		free(l);
 		free(path);
 		return NULL;
@@ -510,7 +510,7 @@ engine_logs(struct engine *e, const char *id, int64_t since,
 	c->fn = fn;
 	c->arg = arg;
 	curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, 0L);
-	return call_start(c) == -1 ? NULL : c;
+	return engine_call_start(c) == -1 ? NULL : c;
 }
 
 static int

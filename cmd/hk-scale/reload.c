@@ -55,7 +55,7 @@ scale_reload(struct scale *sc, int converge)
 	size_t n, i;
 	int partial;
 
-	if (svc_load_all(sc->store, &all, &n, err, sizeof(err)) == -1) {
+	if (spec_load_all(sc->store, &all, &n, err, sizeof(err)) == -1) {
 		log_warnx("unable to read services: %s", err);
 		if (converge) {		/* at start, hk-scale exits instead */
 			if (sc->reload_retry.fn == NULL)
@@ -85,7 +85,7 @@ scale_reload(struct scale *sc, int converge)
 		}
 		s->seen = 1;
 	}
-	svc_free_all(all, n);
+	spec_free_all(all, n);
 	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp) {
 		if (s->removed || s->seen || partial)
 			continue;
