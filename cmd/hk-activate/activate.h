@@ -264,7 +264,8 @@ struct gw {
 	int			 sub_ok;	/* subscribe acknowledged */
 	int			 scale_backoff;
 	struct loop_timer	 scale_timer;
-	int			 scale_was_up;	/* subscribed since last loss */
+	int			 scale_was_up;	/* subscribed since last loss, or
+						   starting (ctl_scale_start) */
 	int64_t			 scale_lost_at;	/* loop ms; 0 = never up */
 	struct loop_timer	 grace_timer;	/* end of the restart grace */
 	struct retry		 reload_retry;	/* a reload the store refused */
@@ -426,6 +427,7 @@ const char *park_state_name(const struct service *);
 /* ctl.c: the Unix sockets; reloads, stop and start carried out. */
 int	ctl_listen(char *, size_t);
 int	ctl_reload(char *, size_t);
+void	ctl_scale_start(void);
 void	ctl_scale_connect(void);
 int	ctl_scale_up(void);
 int	ctl_scale_grace(void);

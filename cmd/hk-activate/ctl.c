@@ -317,9 +317,11 @@ ctl_scale_up(void)
 }
 
 /*
- * hk-scale was subscribed until less than GRACE_MS ago: a supervisor is
- * most likely restarting it, so requests for services that are not
- * running park (within their own deadline) instead of failing at once.
+ * hk-scale was subscribed until less than GRACE_MS ago, or the gateway
+ * started less than GRACE_MS ago and hk-scale has not subscribed yet
+ * (ctl_scale_start): a supervisor is most likely (re)starting it, so
+ * requests for services that are not running park (within their own
+ * deadline) instead of failing at once.
  */
 int
 ctl_scale_grace(void)
@@ -384,6 +386,18 @@ forget_endpoints(void)
 		s->wake_at = 0;
 		loop_timer_cancel(gw->loop, &s->timer);
 	}
+}
+
+/*
+ * The gateway's start counts as a loss of hk-scale: until hk-scale first
+ * subscribes, requests that need a wake park for the same grace as after a
+ * restart of hk-scale (a stack started by hand races scale.sock).
+ */
+void
+ctl_scale_start(void)
+{
+	gw->scale_was_up = 1;
+	ctl_scale_connect();
 }
 
 /* Subscribes to hk-scale; on failure, tries again after a backoff. */

@@ -152,7 +152,7 @@ setup(void)
 		fatal(EX_OSERR, "unable to open the event sink");
 	if (ctl_listen(err, sizeof(err)) == -1)
 		fatalx(EX_OSERR, "unable to listen on activate.sock: %s", err);
-	ctl_scale_connect();
+	ctl_scale_start();
 	if (loop_add_fd(gw->loop, gw->lfd, LOOP_READ, conn_accept, NULL) == -1)
 		fatal(EX_OSERR, "unable to watch the listener");
 	loop_before_sleep(gw->loop, before_sleep, NULL);
