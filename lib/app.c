@@ -71,36 +71,50 @@ enum svc_key {
 	SK_COUNT
 };
 
+/*
+ * why: a key hk accepts but cannot yet honour on an ordinary service is
+ * refused with this reason rather than kept and ignored (hk.toml(5)).
+ */
+#define NOT_YET		"not supported yet: "
 static const struct {
 	const char	*name;
 	int		 ordinary;	/* only ordinary services may use it */
+	const char	*why;		/* refused on an ordinary service: why */
 } svc_keys[SK_COUNT] = {
-	[SK_AUTOSCALE] =		{ "autoscale", 1 },
-	[SK_BACKEND] =			{ "backend", 0 },
-	[SK_BACKEND_CERTIFICATE] =	{ "backend_certificate", 1 },
-	[SK_BACKEND_HTTP2] =		{ "backend_http2", 1 },
-	[SK_COMMAND] =			{ "command", 0 },
-	[SK_DIRECTORY] =		{ "directory", 0 },
-	[SK_ENVIRONMENT] =		{ "environment", 0 },
-	[SK_GPU] =			{ "gpu", 1 },
-	[SK_HOSTS] =			{ "hosts", 0 },
-	[SK_IMAGE] =			{ "image", 0 },
-	[SK_JOBS] =			{ "jobs", 1 },
-	[SK_NODE_NAME] =		{ "node_name", 0 },
-	[SK_PORT] =			{ "port", 0 },
-	[SK_PORTS] =			{ "ports", 1 },
-	[SK_PUBLIC] =			{ "public", 0 },
-	[SK_READINESS] =		{ "readiness", 0 },
-	[SK_REPLICAS] =			{ "replicas", 0 },
-	[SK_SCHEDULES] =		{ "schedules", 0 },
-	[SK_SECRETS] =			{ "secrets", 0 },
-	[SK_SECRETS_ENV] =		{ "secrets_env", 0 },
-	[SK_SERVERLESS] =		{ "serverless", 0 },
-	[SK_SIZE] =			{ "size", 0 },
-	[SK_SOURCE] =			{ "source", 0 },
-	[SK_TCP_PORTS] =		{ "tcp_ports", 1 },
-	[SK_USER] =			{ "user", 0 },
-	[SK_VOLUMES] =			{ "volumes", 1 },
+	[SK_AUTOSCALE] =		{ "autoscale", 1, NOT_YET "hk runs "
+	    "one instance of an ordinary service and scales none" },
+	[SK_BACKEND] =			{ "backend", 0, NULL },
+	[SK_BACKEND_CERTIFICATE] =	{ "backend_certificate", 1, NOT_YET
+	    "hk mounts no certificate into a service" },
+	[SK_BACKEND_HTTP2] =		{ "backend_http2", 1, NULL },
+	[SK_COMMAND] =			{ "command", 0, NULL },
+	[SK_DIRECTORY] =		{ "directory", 0, NULL },
+	[SK_ENVIRONMENT] =		{ "environment", 0, NULL },
+	[SK_GPU] =			{ "gpu", 1, NOT_YET "hk gives an "
+	    "instance no GPU" },
+	[SK_HOSTS] =			{ "hosts", 0, NULL },
+	[SK_IMAGE] =			{ "image", 0, NULL },
+	[SK_JOBS] =			{ "jobs", 1, NOT_YET "hk runs no "
+	    "deployment jobs (runs are the file's [jobs.NAME] tables)" },
+	[SK_NODE_NAME] =		{ "node_name", 0, NULL },
+	[SK_PORT] =			{ "port", 0, NULL },
+	[SK_PORTS] =			{ "ports", 1, NOT_YET "hk gives a "
+	    "service one port, port" },
+	[SK_PUBLIC] =			{ "public", 0, NULL },
+	[SK_READINESS] =		{ "readiness", 0, NULL },
+	[SK_REPLICAS] =			{ "replicas", 0, NULL },
+	[SK_SCHEDULES] =		{ "schedules", 0, NULL },
+	[SK_SECRETS] =			{ "secrets", 0, NULL },
+	[SK_SECRETS_ENV] =		{ "secrets_env", 0, NULL },
+	[SK_SERVERLESS] =		{ "serverless", 0, NULL },
+	[SK_SIZE] =			{ "size", 0, NULL },
+	[SK_SOURCE] =			{ "source", 0, NULL },
+	[SK_TCP_PORTS] =		{ "tcp_ports", 1, NOT_YET "the "
+	    "gateway routes HTTP by host and publishes no TCP port" },
+	[SK_USER] =			{ "user", 0, NULL },
+	[SK_VOLUMES] =			{ "volumes", 1, NOT_YET "hk mounts "
+	    "no volume, and a database's data would be lost at its first "
+	    "stop" },
 };
 
 /* Variables hk itself gives the process. */
@@ -148,6 +162,8 @@ static void	 svc_user(struct actx *, const struct toml_kv *,
 static int	 svc_backend(struct actx *, const struct toml_kv *const *,
 		    const char *, struct service_spec *);
 static void	 svc_placement(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
+static void	 svc_unapplied(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_env_host(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
@@ -835,6 +851,37 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 }
 
 /*
+ * Keys the service's backend would not apply, refused rather than kept:
+ * a size other than the default where the backend sets no limit (exec and
+ * s6 run with hk-scale's, or s6-svscan's), a directory in a container,
+ * which works in its image's.
+ */
+static void
+svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	const char *name = config_backend_name(s->backend);
+	char key[CW_KEYPATH_LEN];
+
+	if (slot[SK_SIZE] != NULL && s->size != NULL &&
+	    strcmp(s->size, "small") != 0 &&
+	    !config_backend_can(s->backend, BACKEND_LIMITS)) {
+		cw_kpath_s(key, prefix, "size");
+		cw_diag(&c->w, slot[SK_SIZE]->line, key, "\"%s\" is not "
+		    "applied by backend \"%s\", which sets no memory or CPU "
+		    "limit: use container or systemd, or leave size unset",
+		    s->size, name);
+	}
+	if (slot[SK_DIRECTORY] != NULL &&
+	    config_backend_can(s->backend, BACKEND_ENGINE)) {
+		cw_kpath_s(key, prefix, "directory");
+		cw_diag(&c->w, slot[SK_DIRECTORY]->line, key, "not applied by "
+		    "backend \"%s\": a container works in its image's "
+		    "directory (or in source)", name);
+	}
+}
+
+/*
  * HOST is hk's on this host: exec, s6 and systemd give the command
  * HOST=127.0.0.1, so that it listens on loopback alone.  A container
  * listens where its image says, and may be given HOST like any variable.
@@ -1062,7 +1109,13 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		    kv->value->u.integer != 1))
 			cw_diag(&c->w, kv->line, key, "must be 1 with "
 			    "[serverless]");
-		else if (cw_int(&c->w, kv, key, 1, REPLICAS_MAX, &n) == 0)
+		else if (cw_int(&c->w, kv, key, 1, REPLICAS_MAX, &n) != 0)
+			break;
+		else if (n != 1)
+			cw_diag(&c->w, kv->line, key, "%lld: " NOT_YET "hk "
+			    "runs one instance of an ordinary service "
+			    "(replicas = 1)", (long long)n);
+		else
 			s->replicas = (int)n;
 		break;
 	case SK_HOSTS:
@@ -1101,9 +1154,15 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	case SK_BACKEND_HTTP2:
 		if (kv->value->type != TOML_BOOL)
 			cw_diag(&c->w, kv->line, key, "must be a boolean");
+		else if (!sless && kv->value->u.boolean)
+			cw_diag(&c->w, kv->line, key, NOT_YET "the gateway "
+			    "speaks HTTP/1.1 to every backend");
 		break;
 	default:
-		break;	/* ordinary-only: any type, kept as is */
+		/* ordinary-only: refused, with [serverless] or for why */
+		if (!sless && svc_keys[k].why != NULL)
+			cw_diag(&c->w, kv->line, key, "%s", svc_keys[k].why);
+		break;
 	}
 }
 
@@ -1153,6 +1212,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		cw_diag(&c->w, s->line, prefix, "requires image or command");
 	else if (svc_backend(c, slot, prefix, s) == 0) {
 		svc_placement(c, slot, prefix, s);
+		svc_unapplied(c, slot, prefix, s);
 		svc_container(c, slot, prefix, s);
 		svc_env_host(c, slot, prefix, s);
 	}

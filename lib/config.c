@@ -199,14 +199,15 @@ static const struct {
 	    BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND, NULL },
 	[BACKEND_CONTAINER] = { "container", 1,
 	    BACKEND_PLACED | BACKEND_SUSPENDS | BACKEND_ENGINE |
-	    BACKEND_NEEDS_IMAGE,
+	    BACKEND_NEEDS_IMAGE | BACKEND_LIMITS,
 	    "the engine keeps a container's environment, shown by podman "
 	    "inspect" },
 	[BACKEND_S6] = { "s6", 1,
 	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND |
 	    BACKEND_NEEDS_SCANDIR, "its run script is a file" },
 	[BACKEND_SYSTEMD] = { "systemd", 1,
-	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND,
+	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND |
+	    BACKEND_LIMITS,
 	    "systemd keeps a unit's environment, shown by systemctl show" },
 };
 

@@ -213,4 +213,20 @@ is "$code" 503 "an inherited listener (LISTEN_FDS) is served"
 like "$(cat "$T/sa.log")" 'inherited socket' "and logged as inherited"
 stop_pid "$sa"
 
+# serverless_listen: the gateway binds it, not serverless_address.
+lport=$(free_port)
+mkdir -p "$T/run2"
+sed -e "s|^runtime_dir = .*|runtime_dir = \"$T/run2\"|" \
+    -e "/^\[server\]/a serverless_listen = \"127.0.0.1:$lport\"" \
+    "$HAKOPOD_CONFIG" >"$T/listen.toml"
+daemon gwl hk-activate -v -f "$T/listen.toml"
+ok $? "hk-activate starts with serverless_listen"
+code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 10 \
+    -H 'Host: api.example.test' "http://127.0.0.1:$lport/")
+is "$code" 503 "serverless_listen: the gateway answers there"
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 \
+    -H 'Host: api.example.test' "$GW_URL/")
+is "$code" 000 "... and not at serverless_address"
+stop_pid "$gwl_pid"
+
 done_testing

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Each service's output goes to a log of its own that hk-scale keeps
-# (RUNTIME/logs/APP/SERVICE/current and rotated @TIME.s files), and "hk
+# (service_log_dir/APP/SERVICE/current and rotated @TIME.s files), and "hk
 # logs" shows it with the time, revision and instance of each line: -n,
 # --since, and -f across a sleep and a new wake.  The log is bounded
 # (service_log_size x service_log_files), and hk-scale's stderr has only
@@ -8,11 +8,13 @@
 . tests/integration/lib.sh
 . tests/integration/lib/scale.sh
 
-plan 21
+plan 22
 
 new_store sqlite logs
-scale_operator "$T/hakopod.toml" "$STORE" 'service_log_size = 4096
-service_log_files = 3'
+mkdir -m 755 "$T/logs"
+scale_operator "$T/hakopod.toml" "$STORE" "service_log_size = 4096
+service_log_files = 3
+service_log_dir = \"$T/logs\""
 export HAKOPOD_CONFIG="$T/hakopod.toml"
 {
 	printf 'schema_version = 1\nname = "l"\n'
@@ -28,7 +30,7 @@ run hk apply "$T/app.toml"
 is "$rc" 0 "the application is applied"
 daemon scale hk-scale -g 1
 ok $? "hk-scale starts"
-D=$T/run/logs
+D=$T/logs	# service_log_dir, not the runtime_dir's logs
 
 ctl '{"op":"wake","service":"l/web"}' >/dev/null
 wait_for 10 state_is l/web running
@@ -38,6 +40,8 @@ ep=$(status_of l/web endpoint)
 get "http://$ep/one" >/dev/null
 wait_for 5 grep -q 'GET /one' "$D/l/web/current"
 ok $? "the function's line is in its log"
+test ! -e "$T/run/logs/l/web"
+ok $? "... under service_log_dir, not under runtime_dir"
 run hk logs l/web
 like "$out" "^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z rev=1 inst=pid:$pid1 .*request \"GET /one HTTP/1\.1\" 200" \
     "hk logs shows it with time, revision and instance"

@@ -3,6 +3,7 @@
 # (ordinary services are not routed) with its hosts, its /fn/ path, the
 # gateway's address and the endpoint of its running instance, as TSV and
 # as JSON, diffed with expected files; a stopped service has no endpoint.
+# The default hosts are SERVICE.APP.base_domain.
 . tests/integration/lib.sh
 
 EXP=$HK_TOP/tests/integration/expected
@@ -27,6 +28,7 @@ for engine in $(engines); do
 serverless_address = "127.0.0.1:8082"
 state = "$STORE"
 runtime_dir = "$T/run"
+base_domain = "apps.test"
 CONF
 	export HAKOPOD_CONFIG=$T/hakopod.toml
 	cat >"$T/fn.toml" <<APP

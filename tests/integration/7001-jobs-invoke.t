@@ -182,6 +182,25 @@ one() {
 	run hk runs show 0123456789abcdef
 	is "$rc" 65 "$e: hk runs show of an unknown id: exit 65"
 
+	# retention at hk-jobs' start: the newest runs_max_rows, then age
+	nruns() { hk runs --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+	stop_pid "$jobs_pid"
+	echo 'runs_max_rows = 3' >>"$T/hakopod.toml"
+	start_jobs
+	runs_are() { [ "$(nruns)" = "$1" ]; }
+	wait_t 5 runs_are 3
+	ok $? "$e: runs_max_rows = 3: hk-jobs keeps the newest 3 runs"
+	stop_pid "$jobs_pid"
+	old="UPDATE runs SET created_at = created_at - 2 * 86400000"
+	case $e in
+	sqlite) sqlite3 "${STORE#sqlite://}" "$old" ;;
+	postgres) psql "$STORE" -qAtc "$old" >/dev/null ;;
+	esac
+	echo 'runs_max_age_days = 1' >>"$T/hakopod.toml"
+	start_jobs
+	wait_t 5 runs_are 0
+	ok $? "$e: runs_max_age_days = 1: runs two days old are deleted"
+
 	for p in $jobs_pid $idle_pid $gw_pid $scale_pid $events_pid; do
 		stop_pid "$p"
 	done
