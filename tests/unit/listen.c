@@ -70,12 +70,10 @@ t_tcp(void)
 	    "a port in use is a failed call, not a wrong address: %s", err);
 	close(fd);
 
+	/* ::1 is this machine's as 127.0.0.1 is: its absence fails */
 	fd = listen_tcp("[::1]:0", 8, err, sizeof(err), &bad);
-	if (fd == -1 && bad == 0)
-		skip(1, "no IPv6 loopback here");
-	else
-		ok(fd != -1 && listening(fd) && port_of(fd) > 0,
-		    "a bracketed IPv6 host");
+	ok(fd != -1 && listening(fd) && port_of(fd) > 0,
+	    "a bracketed IPv6 host: %s", fd != -1 ? "[::1]" : err);
 	if (fd != -1)
 		close(fd);
 
@@ -122,7 +120,8 @@ t_inherit(void)
 	s = socket(AF_INET, SOCK_STREAM, 0);
 	if (s == -1 || listen(s, 1) == -1 ||
 	    (s != LISTEN_INHERITED_FD && dup2(s, LISTEN_INHERITED_FD) == -1)) {
-		skip(2, "no socket for fd 3");
+		ok(0, "a listening socket on fd 3: %s", strerror(errno));
+		ok(0, "so nothing inherited was checked");
 		return;
 	}
 	if (s != LISTEN_INHERITED_FD)
