@@ -165,6 +165,8 @@ static void	 svc_placement(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_unapplied(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
+static void	 svc_unrouted(struct actx *, const struct toml_kv *const *,
+		    const char *, const struct service_spec *);
 static void	 svc_env_host(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_container(struct actx *, const struct toml_kv *const *,
@@ -854,7 +856,7 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
  * Keys the service's backend would not apply, refused rather than kept:
  * a size other than the default where the backend sets no limit (exec and
  * s6 run with hk-scale's, or s6-svscan's), a directory in a container,
- * which works in its image's.
+ * which works in its image's, an image where no engine runs it.
  */
 static void
 svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
@@ -872,12 +874,43 @@ svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
 		    "limit: use container or systemd, or leave size unset",
 		    s->size, name);
 	}
+	if (slot[SK_IMAGE] != NULL &&
+	    !config_backend_can(s->backend, BACKEND_ENGINE)) {
+		cw_kpath_s(key, prefix, "image");
+		cw_diag(&c->w, slot[SK_IMAGE]->line, key, "not used by "
+		    "backend \"%s\", which runs command on this host: use "
+		    "backend = \"container\", or remove it", name);
+	}
 	if (slot[SK_DIRECTORY] != NULL &&
 	    config_backend_can(s->backend, BACKEND_ENGINE)) {
 		cw_kpath_s(key, prefix, "directory");
 		cw_diag(&c->w, slot[SK_DIRECTORY]->line, key, "not applied by "
 		    "backend \"%s\": a container works in its image's "
 		    "directory (or in source)", name);
+	}
+}
+
+/*
+ * The gateway routes serverless services alone (hk-activate(8)): an
+ * ordinary one is reached at its own port, so hosts and public = true
+ * would route nothing.
+ */
+#define UNROUTED	"the gateway routes serverless services only: an " \
+			"ordinary service is reached at its own port (add " \
+			"[serverless], or remove it)"
+static void
+svc_unrouted(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[CW_KEYPATH_LEN];
+
+	if (slot[SK_PUBLIC] != NULL && s->public_) {
+		cw_kpath_s(key, prefix, "public");
+		cw_diag(&c->w, slot[SK_PUBLIC]->line, key, "%s", UNROUTED);
+	}
+	if (slot[SK_HOSTS] != NULL) {
+		cw_kpath_s(key, prefix, "hosts");
+		cw_diag(&c->w, slot[SK_HOSTS]->line, key, "%s", UNROUTED);
 	}
 }
 
@@ -1243,6 +1276,8 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		cw_kpath_s(key, prefix, "hosts");
 		svc_default_host(c, skv, key, s);
 	}
+	if (!s->serverless)
+		svc_unrouted(c, slot, prefix, s);
 	if (s->serverless) {
 		svc_serverless_rules(c, slot, prefix, s);
 		svc_suspend_rules(c, slot[SK_SERVERLESS], prefix, s);

@@ -25,7 +25,6 @@ startup_timeout_seconds = 5
 [services.web]
 command = ["python3", "web.py"]
 port = 10
-public = true
 
 [services.db]
 command = ["sleep", "1000"]
@@ -83,7 +82,7 @@ silent=$!
 
 is "$(gw_code nope.example.test /)" 404 "unknown host: 404"
 is "$(cat "$T/body")" "no such service" "404 body is a short text line"
-is "$(gw_code web.fn.localhost /)" 404 "a public ordinary service is not routed"
+is "$(gw_code web.fn.localhost /)" 404 "an ordinary service is not routed"
 is "$(gw_code db.fn.localhost /)" 404 "a private service is not routed"
 is "$(gw_code x /fn/fn/db/)" 404 "nor by path"
 is "$(gw_code x /fn/fn/nope/)" 404 "unknown path service: 404"

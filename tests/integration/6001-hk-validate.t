@@ -193,14 +193,15 @@ readiness = "notify"
 APP
 run hk validate "$T/backends.toml"
 is "$rc" 65 "backends that cannot run a service are refused with 65"
-is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 3 "one line each; c (its command run in the image), d (exec, its image unused) and f (systemd) pass"
+is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 4 "one line each; c (its command run in the image) and f (systemd) pass"
 is "$err" "$T/backends.toml:6: services.a.backend: exec requires command
 $T/backends.toml:11: services.b.readiness: \"socket\" needs backend \"exec\", which hands its command a listener: use tcp, http:/PATH or notify with \"systemd\"
-$T/backends.toml:19: services.e.backend: systemd requires command" \
-    "exec without a command; systemd without a listener to hand over; systemd without a command"
-sed -i '/^\[services.[abe]\]/,/^$/d' "$T/backends.toml"
+$T/backends.toml:19: services.e.backend: systemd requires command
+$T/backends.toml:23: services.d.image: not used by backend \"exec\", which runs command on this host: use backend = \"container\", or remove it" \
+    "exec without a command; systemd without a listener to hand over; systemd without a command; an image exec would not use"
+sed -i '/^\[services.[abed]\]/,/^$/d' "$T/backends.toml"
 run hk validate "$T/backends.toml"
-is "$rc" 0 "image and command (container), image, command and backend = \"exec\", and systemd with a command validate"
+is "$rc" 0 "image and command (container), and systemd with a command validate"
 
 # s6 needs a command and the operator's scan directory.
 cat >"$T/s6.toml" <<'APP'

@@ -118,7 +118,9 @@ name = "other"
 
 [services.web]
 command = ["true"]
+public = true
 hosts = ["py.fn.localhost"]
+[services.web.serverless]
 APP
 	refused "$T/other.toml" "a host used by another app" 65
 	like "$err" 'other.toml:4: services.web.hosts: host "py.fn.localhost" is already used by fn/py' \

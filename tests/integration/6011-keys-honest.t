@@ -86,6 +86,25 @@ run hk validate "$T/r.toml"
 is "$rc $err" "65 $T/r.toml:5: services.s.size: \"large\" is not applied by backend \"exec\", which sets no memory or CPU limit: use container or systemd, or leave size unset" \
     "size = \"large\" is refused on exec"
 
+# What the gateway would not route and exec would not run: refused too.
+R='the gateway routes serverless services only: an ordinary service is reached at its own port (add [serverless], or remove it)'
+for kv in 'public = true' 'hosts = ["s.r.localhost"]'; do
+	printf 'schema_version = 1\nname = "r"\n[services.s]\ncommand = ["x"]\n%s\n' \
+	    "$kv" >"$T/r.toml"
+	run hk validate "$T/r.toml"
+	is "$rc $err" "65 $T/r.toml:5: services.s.${kv%% *}: $R" \
+	    "${kv%% *} on an ordinary service is refused"
+done
+printf 'schema_version = 1\nname = "r"\n[services.s]\ncommand = ["x"]\npublic = false\n' \
+    >"$T/r.toml"
+run hk validate "$T/r.toml"
+is "$rc" 0 "public = false on an ordinary service is what runs: accepted"
+printf 'schema_version = 1\nname = "r"\n[services.s]\ncommand = ["x"]\nimage = "y"\nbackend = "exec"\n' \
+    >"$T/r.toml"
+run hk validate "$T/r.toml"
+is "$rc $err" "65 $T/r.toml:5: services.s.image: not used by backend \"exec\", which runs command on this host: use backend = \"container\", or remove it" \
+    "an image beside backend = \"exec\" is refused"
+
 # (b) Every documented key: refused above, or set by some test's file.
 # KEY = in a heredoc or printf, or a dotted/table form ([a.KEY], KEY.x).
 keys_of() {	# keys_of PAGE: the .It Ic KEY entries, one a line, and

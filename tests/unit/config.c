@@ -57,6 +57,8 @@ struct app_case {
 /* public line 5, x line 6 then [serverless]; SLS: its first key line 7. */
 #define SLX(x)	SVC "public = true\n" x "[services.api.serverless]\n"
 #define SLS	SLX("")
+/* x at line 5 of a serverless service (hosts are for those alone). */
+#define SVH(x)	SVC x "public = true\n[services.api.serverless]\n"
 #define NAMEMSG	"must be 1 to 63 of a-z, 0-9 and '-', " \
 		"starting and ending with a letter or digit"
 #define NOTSL	"not allowed with [serverless]"
@@ -264,49 +266,52 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.replicas: must be between 1 and 64", 0 },
 	{ "replicas string", SRV_SL, SVC "replicas = \"1\"\n",
 	    "app.toml:5: services.api.replicas: must be an integer", 0 },
-	{ "hosts string", SRV_SL, SVC "hosts = \"a.example\"\n",
+	{ "hosts string", SRV_SL, SVH("hosts = \"a.example\"\n"),
 	    "app.toml:5: services.api.hosts: must be an array of strings", 0 },
-	{ "hosts empty", SRV_SL, SVC "hosts = []\n",
+	{ "hosts empty", SRV_SL, SVH("hosts = []\n"),
 	    "app.toml:5: services.api.hosts: must not be empty", 0 },
-	{ "hosts integer", SRV_SL, SVC "hosts = [1]\n",
+	{ "hosts integer", SRV_SL, SVH("hosts = [1]\n"),
 	    "app.toml:5: services.api.hosts: must be an array of strings", 0 },
-	{ "host with a space", SRV_SL, SVC "hosts = [\"a b.example\"]\n",
+	{ "host with a space", SRV_SL, SVH("hosts = [\"a b.example\"]\n"),
 	    "app.toml:5: services.api.hosts: invalid host \"a b.example\"", 0 },
-	{ "host leading dash", SRV_SL, SVC "hosts = [\"-a.example\"]\n",
+	{ "host leading dash", SRV_SL, SVH("hosts = [\"-a.example\"]\n"),
 	    "app.toml:5: services.api.hosts: invalid host \"-a.example\"", 0 },
-	{ "host empty label", SRV_SL, SVC "hosts = [\"a..example\"]\n",
+	{ "host empty label", SRV_SL, SVH("hosts = [\"a..example\"]\n"),
 	    "app.toml:5: services.api.hosts: invalid host \"a..example\"", 0 },
-	{ "host with a port", SRV_SL, SVC "hosts = [\"a.example:80\"]\n",
+	{ "host with a port", SRV_SL, SVH("hosts = [\"a.example:80\"]\n"),
 	    "app.toml:5: services.api.hosts: invalid host \"a.example:80\"",
 	    0 },
-	{ "host IPv4 literal", SRV_SL, SVC "hosts = [\"10.0.0.7\"]\n",
+	{ "host IPv4 literal", SRV_SL, SVH("hosts = [\"10.0.0.7\"]\n"),
 	    NULL, 0 },
 	{ "host the gateway's own address", SRV_SL,
-	    SVC "hosts = [\"127.0.0.1\"]\n", "app.toml:5: services.api.hosts: "
+	    SVH("hosts = [\"127.0.0.1\"]\n"), "app.toml:5: services.api.hosts: "
 	    "127.0.0.1: the gateway's own address (serverless_address): it "
 	    "routes by /fn/ path only, for runs and for clients alike", 0 },
-	{ "host IPv4 out of range", SRV_SL, SVC "hosts = [\"10.0.0.256\"]\n",
+	{ "host IPv4 out of range", SRV_SL, SVH("hosts = [\"10.0.0.256\"]\n"),
 	    "app.toml:5: services.api.hosts: invalid host \"10.0.0.256\"", 0 },
-	{ "host label 64", SRV_SL, SVC "hosts = [\"a"
+	{ "host label 64", SRV_SL, SVH("hosts = [\"a"
 	    "123456789012345678901234567890123456789012345678901234567890123"
-	    ".example\"]\n", "app.toml:5: services.api.hosts: invalid host "
+	    ".example\"]\n"), "app.toml:5: services.api.hosts: invalid host "
 	    "\"a123456789012345678901234567890123456789012345678901234567890123"
 	    "...\"", 0 },
 	{ "host element line", SRV_SL,
-	    SVC "hosts = [\n\"a.example\",\n\"b_.example\",\n]\n",
+	    SVH("hosts = [\n\"a.example\",\n\"b_.example\",\n]\n"),
 	    "app.toml:7: services.api.hosts: invalid host \"b_.example\"", 0 },
 	{ "duplicate host in a service", SRV_SL,
-	    SVC "hosts = [\"a.example\", \"A.example\"]\n",
+	    SVH("hosts = [\"a.example\", \"A.example\"]\n"),
 	    "app.toml:5: services.api.hosts: duplicate host \"a.example\" "
 	    "(also services.api)", 0 },
 	{ "duplicate host across services", SRV_SL,
 	    HEAD "[services.a]\ncommand = [\"x\"]\nhosts = [\"h.example\"]\n"
-	    "[services.b]\ncommand = [\"x\"]\nhosts = [\"H.EXAMPLE\"]\n",
-	    "app.toml:8: services.b.hosts: duplicate host \"h.example\" "
+	    "public = true\n[services.a.serverless]\n"
+	    "[services.b]\ncommand = [\"x\"]\nhosts = [\"H.EXAMPLE\"]\n"
+	    "public = true\n[services.b.serverless]\n",
+	    "app.toml:10: services.b.hosts: duplicate host \"h.example\" "
 	    "(also services.a)", 0 },
 	{ "host is another service's default", SRV_SL,
 	    HEAD "[services.a]\ncommand = [\"x\"]\n"
-	    "[services.b]\ncommand = [\"x\"]\nhosts = [\"a.fn.localhost\"]\n",
+	    "[services.b]\ncommand = [\"x\"]\nhosts = [\"a.fn.localhost\"]\n"
+	    "public = true\n[services.b.serverless]\n",
 	    "app.toml:7: services.b.hosts: duplicate host \"a.fn.localhost\" "
 	    "(also services.a)", 0 },
 	{ "default host too long", SRV_LONGDOM, SVC,
@@ -453,9 +458,8 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.directory: not applied by backend "
 	    "\"container\": a container works in its image's directory (or "
 	    "in source)", 0 },
-	{ "directory, image run by exec", SRV_SL,
-	    SVC "image = \"x\"\nbackend = \"exec\"\ndirectory = \"/srv\"\n",
-	    NULL, 0 },
+	{ "directory, exec", SRV_SL,
+	    SVC "backend = \"exec\"\ndirectory = \"/srv\"\n", NULL, 0 },
 	{ "every ordinary key on an ordinary service: all refused", SRV_NOSL,
 	    SVC "volumes = [\"data:/d\"]\nports = [9000]\ntcp_ports = [5432]\n"
 	    "backend_certificate = { path = \"/c.pem\" }\ngpu = 1\n"
@@ -612,14 +616,20 @@ static const struct app_case app_cases[] = {
 	{ "backend s6", SRV_S6,
 	    SVC "backend = \"s6\"\nreadiness = \"notify\"\n", NULL, 0 },
 	{ "backend s6 beside an image", SRV_S6,
-	    SVC "image = \"x\"\nbackend = \"s6\"\n", NULL, 0 },
+	    SVC "image = \"x\"\nbackend = \"s6\"\n",
+	    "app.toml:5: services.api.image: not used by backend \"s6\", "
+	    "which runs command on this host: use backend = \"container\", "
+	    "or remove it", 0 },
 	{ "backend systemd", SRV_SL, SVC "backend = \"systemd\"\n",
 	    NULL, 0 },
 	{ "backend systemd without command", SRV_SL,
 	    SVCI "backend = \"systemd\"\n",
 	    "app.toml:5: services.api.backend: systemd requires command", 0 },
 	{ "backend systemd, image and command", SRV_SL,
-	    SVC "image = \"x\"\nbackend = \"systemd\"\n", NULL, 0 },
+	    SVC "image = \"x\"\nbackend = \"systemd\"\n",
+	    "app.toml:5: services.api.image: not used by backend \"systemd\", "
+	    "which runs command on this host: use backend = \"container\", "
+	    "or remove it", 0 },
 	{ "backend systemd, readiness notify", SRV_SL,
 	    SVC "backend = \"systemd\"\nreadiness = \"notify\"\n", NULL, 0 },
 	{ "backend systemd, readiness socket", SRV_SL,
@@ -648,7 +658,10 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.backend: "
 	    "must be exec, container, s6 or systemd", 0 },
 	{ "image and command, backend exec", SRV_SL,
-	    SVC "image = \"x\"\nbackend = \"exec\"\n", NULL, 0 },
+	    SVC "image = \"x\"\nbackend = \"exec\"\n",
+	    "app.toml:5: services.api.image: not used by backend \"exec\", "
+	    "which runs command on this host: use backend = \"container\", "
+	    "or remove it", 0 },
 	{ "command, backend exec", SRV_SL, SVC "backend = \"exec\"\n",
 	    NULL, 0 },
 
@@ -1824,7 +1837,7 @@ test_values(void)
 	    "max_concurrency = 4\nrequest_buffering = false\n"
 	    "waiting_page_after_ms = 2500\n"
 	    "idle_action = \"suspend\"\nsuspend_max_seconds = 120\n"
-	    "[services.db]\nimage = \"postgres:15\"\ndirectory = \"//srv/db\"\n"
+	    "[services.db]\ndirectory = \"//srv/db\"\n"
 	    "readiness = \"socket\"\ncommand = [\"postgres\"]\n"
 	    "backend = \"exec\"\n"
 	    "[services.n]\ncommand = [\"n\"]\nreadiness = \"notify\"\n";
@@ -1895,14 +1908,13 @@ test_values(void)
 	s = &app.services[1];
 	is(s->directory, "/srv/db", "values: absolute directory normalized");
 	ok(s->readiness == READY_SOCKET, "values: readiness socket");
-	ok(s->ncommand == 1 && s->backend == BACKEND_EXEC &&
-	    strcmp(s->image, "postgres:15") == 0,
-	    "values: exec as written, the image kept");
+	ok(s->ncommand == 1 && s->backend == BACKEND_EXEC && s->image == NULL,
+	    "values: exec as written");
 	ok(!s->serverless, "values: ordinary service");
 	is(s->spec_json, "{\"command\":[\"postgres\"],"
 	    "\"directory\":\"/srv/db\","
 	    "\"environment\":{},\"hosts\":[\"db.fn.localhost\"],"
-	    "\"image\":\"postgres:15\",\"name\":\"db\",\"node_name\":null,"
+	    "\"image\":null,\"name\":\"db\",\"node_name\":null,"
 	    "\"port\":0,\"public\":false,\"readiness\":\"socket\","
 	    "\"replicas\":1,\"serverless\":null,\"size\":\"small\"}",
 	    "values: spec_json, every default filled in, exec not written");
@@ -1971,7 +1983,7 @@ static void
 test_stability(void)
 {
 	static const char a[] = HEAD
-	    "[services.api]\ncommand = [\"x\"]\npublic = true\nport = 8080\n"
+	    "[services.api]\ncommand = [\"x\"]\nport = 8080\n"
 	    "backend_http2 = false\n"
 	    "environment = { A = \"1\", B = \"2\" }\n";
 	static const char b[] = "name = \"fn\"\n"
@@ -1980,11 +1992,11 @@ test_stability(void)
 	    "[services.api]\n"
 	    "port = 8080\n"
 	    "size = \"small\"\nreplicas = 1\nreadiness = \"tcp\"\n"
-	    "hosts = [\"api.fn.localhost\"]\npublic = true\n"
+	    "public = false\n"
 	    "backend_http2 = false\ncommand = [ \"x\" ]\nbackend = \"exec\"\n"
 	    "[services.api.environment]\nB = \"2\"\nA = \"1\"\n";
 	static const char c[] = HEAD
-	    "[services.api]\ncommand = [\"x\"]\npublic = true\nport = 8081\n"
+	    "[services.api]\ncommand = [\"x\"]\nport = 8081\n"
 	    "backend_http2 = false\n"
 	    "environment = { A = \"1\", B = \"2\" }\n";
 	static const char e[] = HEAD
@@ -2020,17 +2032,15 @@ test_stability(void)
 	app_free(&x);
 	app_free(&z);
 	/*
-	 * An image beside a command ran on exec before backends had names:
-	 * backend = "exec" keeps the bytes an earlier hk stored for it.
+	 * An image beside a command ran on exec before backends had names,
+	 * and was kept unused: it is refused now (its stored spec still
+	 * decodes, test_spec_decode()).
 	 */
+	memset(&d, 0, sizeof(d));
 	rc = app_parse(&x, "/a/app.toml", e, strlen(e), &srv, &d);
-	ok(rc == 0 && strcmp(x.services[0].spec_json, "{\"command\":[\"x\"],"
-	    "\"directory\":\"/a\",\"environment\":{},\"hosts\":"
-	    "[\"api.fn.localhost\"],\"image\":\"i\",\"name\":\"api\","
-	    "\"node_name\":null,\"port\":0,\"public\":false,"
-	    "\"readiness\":\"tcp\",\"replicas\":1,\"serverless\":null,"
-	    "\"size\":\"small\"}") == 0,
-	    "stability: image, command and backend = exec: an earlier spec");
+	ok(rc == -1 && d.count == 1 && strstr(d.msg[0],
+	    "services.api.image: not used by backend \"exec\"") != NULL,
+	    "stability: image, command and backend = exec: refused now");
 	app_free(&x);
 }
 
@@ -2205,9 +2215,9 @@ test_examples(void)
 	is(app.name, "http-functions", "example: name");
 	isint(app_count_serverless(&app), 3, "example: three serverless");
 	s = &app.services[0];
-	ok(strcmp(s->name, "api") == 0 && s->image != NULL &&
+	ok(strcmp(s->name, "api") == 0 && s->image == NULL &&
 	    s->command != NULL && s->port == 8080,
-	    "example: api keeps image and has a command");
+	    "example: api runs its command on exec");
 	for (i = 0, rc = 0; i < app.nservices; i++)
 		if (strstr(app.services[i].directory, "/etc/examples") == NULL)
 			rc = -1;
