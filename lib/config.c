@@ -114,6 +114,8 @@ struct server_rule {
 	    KT_PATH, 0, 0, runtime_dir)					\
 	K("s6_scandir", NULL, "", 0,					\
 	    KT_OPTPATH, 0, 0, s6_scandir)				\
+	K("scale_grace_seconds", NULL, "5", 1,				\
+	    KT_INT, 1, 600, scale_grace_seconds)			\
 	K("secret_key_file", "HAKOPOD_SECRET_KEY_FILE",			\
 	    "/var/lib/hakopod/secret.key", 0,				\
 	    KT_PATH, 0, 0, secret_key_file)				\

@@ -135,6 +135,8 @@ struct server_config {
 	char		secret_key_file[CONFIG_URL_MAX + 1];	/* secret.h */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
 	int64_t		max_concurrent_starts;		/* 1..64, 2 */
+	int64_t		scale_grace_seconds;	/* 1..600, 5: hk-activate parks
+						   while hk-scale is away */
 	int64_t		max_body_bytes;			/* 0..1 GiB, 4 MiB */
 	int64_t		max_serverless_services;	/* 1..65536, 512 */
 	int64_t		events_max_age_days;	/* 1..36500, 30 */

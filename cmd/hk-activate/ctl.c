@@ -32,8 +32,9 @@
 #define WAKEQ_MAX	1024	/* wakes awaiting hk-scale's reply */
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	2000
-#define GRACE_MS	5000	/* hk-scale restarting: requests park */
-#define GRACE_RETRY_MS	50	/* and the subscription is retried often */
+#define GRACE_RETRY_MS	50	/* hk-scale away: subscription retried often */
+/* hk-scale restarting: requests park (scale_grace_seconds). */
+#define GRACE_MS	(gw->cfg.scale_grace_seconds * 1000)
 
 /* A peer of activate.sock; the list in order of use. */
 struct gctl {
@@ -340,8 +341,8 @@ grace_over(struct loop *l, void *arg)
 	(void)arg;
 	if (ctl_scale_up())
 		return;
-	log_warnx("scale.sock: hk-scale still unavailable after %d ms",
-	    GRACE_MS);
+	log_warnx("scale.sock: hk-scale still unavailable after %lld ms",
+	    (long long)GRACE_MS);
 	RB_FOREACH(s, svc_tree, &gw->services)
 		if (s->nparked > 0)
 			park_answer_all(s, 503, "activation unavailable", 1);
