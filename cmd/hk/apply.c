@@ -25,6 +25,14 @@
 
 #define APPLY_WAIT_DEFAULT	300	/* s, --wait without --timeout */
 
+/* The options of hk apply. */
+struct apply_opts {
+	int	 wait;
+	int	 timeout;
+	int	 dry_run;	/* --dry-run: plan.c, nothing written */
+	int	 json;		/* --json, with --dry-run only */
+};
+
 struct applied {
 	char	 name[2 * (STORE_NAME_MAX + 1)];
 	int64_t	 revision;
@@ -35,41 +43,44 @@ struct applied {
 static int	check_cross_files(struct app_config *, int);
 static int	refusal_kept(int, int *);
 static int	validate_store(struct hk *, struct app_config *, int);
-static int	check_installation(struct hk *, const struct app_config *);
 static int	check_hosts(const struct app_config *,
 		    const struct store_service *, size_t);
 static int	write_app(struct hk *, const struct app_config *, json_t *);
-static int	take_files(int, char **, const char *, int *, int *);
+static int	take_files(int, char **, struct apply_opts *);
 static void	print_report(json_t *);
 
-/* The options of validate and apply; *wait and *timeout only for apply. */
+/* The options of validate and apply; o is NULL for validate. */
 static int
-take_files(int argc, char **argv, const char *cmd, int *wait, int *timeout)
+take_files(int argc, char **argv, struct apply_opts *o)
 {
 	static const struct option longopts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "wait", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *usage = wait != NULL ?
+	const char *usage = o != NULL ?
 	    "usage: hk [-v] [-f config] apply [--wait [--timeout seconds]] "
-	    "file ...\n" : "usage: hk [-v] [-f config] validate file ...\n";
+	    "file ...\n"
+	    "       hk [-v] [-f config] apply --dry-run [--json] file ...\n" :
+	    "usage: hk [-v] [-f config] validate file ...\n";
 	const char *errstr;
 	int ch, timed = 0;
 
-	(void)cmd;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (ch == 'h') {
 			fputs(usage, stdout);
 			exit(EX_OK);
 		}
-		if (wait != NULL && ch == 'W') {
-			*wait = 1;
+		if (o != NULL && (ch == 'W' || ch == 'n' || ch == 'j')) {
+			*(ch == 'W' ? &o->wait : ch == 'n' ? &o->dry_run :
+			    &o->json) = 1;
 			continue;
 		}
-		if (wait != NULL && ch == 'T') {
-			*timeout = (int)strtonum(optarg, 1, 86400, &errstr);
+		if (o != NULL && ch == 'T') {
+			o->timeout = (int)strtonum(optarg, 1, 86400, &errstr);
 			if (errstr != NULL) {
 				log_errorx("--timeout: %s is %s (1 to 86400 "
 				    "seconds)", optarg, errstr);
@@ -81,7 +92,9 @@ take_files(int argc, char **argv, const char *cmd, int *wait, int *timeout)
 		fputs(usage, stderr);
 		return -1;
 	}
-	if (optind >= argc || (timed && !*wait)) {
+	/* A plan starts nothing to wait for; --json is the plan's. */
+	if (optind >= argc || (o != NULL && ((timed && !o->wait) ||
+	    (o->dry_run && o->wait) || (o->json && !o->dry_run)))) {
 		fputs(usage, stderr);
 		return -1;
 	}
@@ -236,7 +249,7 @@ cmd_validate(struct hk *hk, int argc, char **argv)
 	struct app_config *apps;
 	int first, i, n, code;
 
-	if ((first = take_files(argc, argv, "validate", NULL, NULL)) == -1)
+	if ((first = take_files(argc, argv, NULL)) == -1)
 		return EX_USAGE;
 	n = argc - first;
 	code = apps_load(hk, n, argv + first, &apps);
@@ -250,9 +263,12 @@ cmd_validate(struct hk *hk, int argc, char **argv)
 	return code;
 }
 
-/* Limits that need the rest of the installation: the store, in the txn. */
-static int
-check_installation(struct hk *hk, const struct app_config *app)
+/*
+ * Limits that need the rest of the installation: the store, in apply's
+ * transaction, and read by --dry-run (plan.c).
+ */
+int
+apply_check_installation(struct hk *hk, const struct app_config *app)
 {
 	struct store_service *all;
 	int64_t others;
@@ -344,7 +360,7 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 	int64_t revision;
 	int changed, code;
 
-	if ((code = check_installation(hk, app)) != EX_OK)
+	if ((code = apply_check_installation(hk, app)) != EX_OK)
 		return code;
 	if (store_app_put(hk->store, app->name, app->path) == -1)
 		return hk_store_failed(hk, "record app");
@@ -429,15 +445,21 @@ print_report(json_t *report)
 int
 cmd_apply(struct hk *hk, int argc, char **argv)
 {
+	struct apply_opts o = { 0, APPLY_WAIT_DEFAULT, 0, 0 };
 	struct app_config *apps;
 	json_t *report;
-	int first, i, n, code, wait = 0, timeout = APPLY_WAIT_DEFAULT, fd, left;
+	int first, i, n, code, wait, timeout, fd, left;
 	time_t start;
 
-	if ((first = take_files(argc, argv, "apply", &wait, &timeout)) == -1)
+	if ((first = take_files(argc, argv, &o)) == -1)
 		return EX_USAGE;
+	wait = o.wait;
+	timeout = o.timeout;
 	n = argc - first;
-	if ((code = apps_load(hk, n, argv + first, &apps)) != EX_OK ||
+	if ((code = apps_load(hk, n, argv + first, &apps)) == EX_OK &&
+	    o.dry_run)
+		code = plan_apps(hk, apps, n, o.json);
+	if (code != EX_OK || o.dry_run ||
 	    (code = hk_store(hk)) != EX_OK ||
 	    (code = vet_apps(hk, apps, n)) != EX_OK) {
 		apps_free(apps, n);

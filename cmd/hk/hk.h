@@ -44,9 +44,18 @@ void	apps_free(struct app_config *, int);
 
 /* vet.c: the code vetting gate before hk apply writes (hakopod.toml(5)) */
 int	vet_apps(struct hk *, struct app_config *, int);
+/* vet.c, for --dry-run: [vet]'s files readable; code apply would send */
+int	vet_gate_check(struct hk *);
+int	vet_would_send(struct hk *, const char *, const struct service_spec *);
 
 /* secret.c: the digests of the secrets an app's services name */
 int	secrets_resolve(struct hk *, struct app_config *);
+
+/* apply.c: the installation's limits on an app (read only) */
+int	apply_check_installation(struct hk *, const struct app_config *);
+
+/* plan.c: "hk apply --dry-run [--json]": what apply would do */
+int	plan_apps(struct hk *, struct app_config *, int, int);
 
 /* apply.c: the event of a new revision */
 int	hk_record_applied(struct hk *, const char *, const char *, int64_t);

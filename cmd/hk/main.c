@@ -57,6 +57,7 @@ static const char usage_text[] =
     "usage: hk [-v] [-f config] validate file ...\n"
     "       hk [-v] [-f config] vet file ...\n"
     "       hk [-v] [-f config] apply [--wait [--timeout seconds]] file ...\n"
+    "       hk [-v] [-f config] apply --dry-run [--json] file ...\n"
     "       hk [-v] [-f config] ps [--json]\n"
     "       hk [-v] [-f config] routes [--json]\n"
     "       hk [-v] [-f config] status [--json] service\n"

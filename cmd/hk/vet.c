@@ -289,6 +289,43 @@ vet_apps(struct hk *hk, struct app_config *apps, int n)
 }
 
 /*
+ * hk apply --dry-run: the gate's files readable, as vet_apps() needs them
+ * (EX_OK or 78); nothing is sent.
+ */
+int
+vet_gate_check(struct hk *hk)
+{
+	struct vet_gate g;
+	int code;
+
+	if (!hk->cfg.vet.enabled)
+		return EX_OK;
+	if ((code = gate_open(hk, &g, 1)) == EX_OK)
+		gate_close(&g);
+	return code;
+}
+
+/*
+ * hk apply --dry-run: whether vet_apps() would send this service's code to
+ * the model: the gate on, the code new to the service and not judged safe
+ * before.  Reads the store only.
+ */
+int
+vet_would_send(struct hk *hk, const char *app, const struct service_spec *s)
+{
+	char *model = NULL;
+
+	if (!hk->cfg.vet.enabled || s->code_hash == NULL ||
+	    !code_is_new(hk, app, s))
+		return 0;
+	if (store_vetted_get(hk->store, s->code_hash, &model) == 0) {
+		free(model);
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * hk vet FILE...: the same check, nothing applied, every service with a
  * source vetted whether or not the store runs it.  One line each:
  * "app/service<TAB>code HASH<TAB>VERDICT".
