@@ -48,6 +48,7 @@ enum svc_key {
 	SK_BACKEND_HTTP2,
 	SK_COMMAND,
 	SK_DIRECTORY,
+	SK_ENABLED,
 	SK_ENVIRONMENT,
 	SK_GPU,
 	SK_HOSTS,
@@ -89,6 +90,7 @@ static const struct {
 	[SK_BACKEND_HTTP2] =		{ "backend_http2", 1, NULL },
 	[SK_COMMAND] =			{ "command", 0, NULL },
 	[SK_DIRECTORY] =		{ "directory", 0, NULL },
+	[SK_ENABLED] =			{ "enabled", 0, NULL },
 	[SK_ENVIRONMENT] =		{ "environment", 0, NULL },
 	[SK_GPU] =			{ "gpu", 1, NOT_YET "hk gives an "
 	    "instance no GPU" },
@@ -1127,6 +1129,10 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		break;
 	case SK_PUBLIC:
 		(void)cw_bool(&c->w, kv, key, &s->public_);
+		break;
+	case SK_ENABLED:
+		if (cw_bool(&c->w, kv, key, &s->disabled) == 0)
+			s->disabled = !s->disabled;
 		break;
 	case SK_SIZE:
 		if ((str = cw_str(&c->w, kv, key, SIZE_MAX)) == NULL)

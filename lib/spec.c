@@ -258,6 +258,10 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 		bad = 1;
 	s->port = (int)json_integer_value(v);
 	s->public_ = json_is_true(json_object_get(o, "public"));
+	v = json_object_get(o, "enabled");
+	if (v != NULL && !json_is_boolean(v))
+		bad = 1;
+	s->disabled = json_is_false(v);
 	s->replicas = (int)json_integer_value(json_object_get(o, "replicas"));
 	if (decode_readiness(o, s) == -1 || decode_policy(o, s) == -1 ||
 	    decode_env(o, s) == -1 || decode_backend(o, s) == -1 ||
@@ -559,6 +563,9 @@ spec_encode(const struct service_spec *s)
 		    json_string(policy_keys[i].names[v]) : json_integer(v));
 	}
 	err |= json_object_set_new(o, "serverless", e);
+	/* Only when false, so that specs of before it keep their bytes. */
+	if (s->disabled)
+		err |= json_object_set_new(o, "enabled", json_false());
 	/* Only when set, so that specs of before it keep their bytes. */
 	if (s->user != NULL)
 		err |= json_object_set_new(o, "user", json_string(s->user));

@@ -85,6 +85,7 @@ struct service_spec {
 	int			 secrets_line;	/* of "secrets" */
 	int			 port;		/* 0..65535; 0 = hk assigns */
 	int			 public_;	/* "public" */
+	int			 disabled;	/* enabled = false: kept stopped */
 	char			*size;		/* default "small" */
 	int			 replicas;	/* default 1 */
 	char			**hosts;	/* lower-cased; default one host */

@@ -180,6 +180,7 @@ struct service {
 	int64_t			 revision;
 	int			 routed;	/* public serverless */
 	int			 stopped;	/* desired = stopped */
+	int			 disabled;	/* by hk.toml: enabled = false */
 	struct serverless_policy policy;
 	char			**hosts;
 	size_t			 nhosts;
@@ -423,6 +424,7 @@ void	park_wake_reply(struct service *, int, const char *);
 void	park_desired(struct service *);
 int	park_fence(struct service *, int64_t, int64_t *);
 const char *park_state_name(const struct service *);
+const char *park_stopped_msg(const struct service *);
 
 /* ctl.c: the Unix sockets; reloads, stop and start carried out. */
 int	ctl_listen(char *, size_t);

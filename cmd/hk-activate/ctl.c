@@ -277,7 +277,7 @@ reload_routes(char *err, size_t errlen)
 
 	r = route_reload(&dropped, err, errlen);
 	STAILQ_FOREACH(s, &dropped, drop)
-		park_answer_all(s, 503, s->routed ? "service stopped" :
+		park_answer_all(s, 503, s->routed ? park_stopped_msg(s) :
 		    "service removed", 0);
 	return r;
 }

@@ -61,6 +61,17 @@ park_state_name(const struct service *svc)
 	}
 }
 
+/*
+ * What a stopped service's requests are answered: why it is stopped when
+ * the reason is in its file (hk.toml(5) enabled = false), not a command.
+ */
+const char *
+park_stopped_msg(const struct service *svc)
+{
+	return svc->disabled ? "service disabled in hk.toml" :
+	    "service stopped";
+}
+
 /* A verdict to answer; 1, for limits(). */
 static int
 answer(struct park_verdict *v, int status, const char *msg, int retry,
@@ -108,7 +119,7 @@ limits(const struct conn *c, const struct service *svc, int64_t now,
     struct park_verdict *v)
 {
 	if (svc->stopped)
-		return answer(v, 503, "service stopped", 0, NULL);
+		return answer(v, 503, park_stopped_msg(svc), 0, NULL);
 	if (svc->state != SVC_RUNNING && svc->failed_until > now) {
 		snprintf(v->buf, sizeof(v->buf), "service failed to start: %s",
 		    svc->reason);
@@ -343,7 +354,7 @@ park_down(struct service *svc, const char *reason)
 	svc->state = SVC_SLEEPING;
 	svc->wake_at = 0;
 	if (strcmp(reason, "stopped") == 0 || strcmp(reason, "removed") == 0)
-		park_answer_all(svc, 503, "service stopped", 0);
+		park_answer_all(svc, 503, park_stopped_msg(svc), 0);
 	else if (svc->nparked > 0)
 		wake_now(svc);
 }
@@ -429,7 +440,7 @@ park_wake_reply(struct service *svc, int ok, const char *error)
 	svc->wake_at = 0;
 	if (strcmp(error, "stopped") == 0) {
 		svc->stopped = 1;
-		park_answer_all(svc, 503, "service stopped", 0);
+		park_answer_all(svc, 503, park_stopped_msg(svc), 0);
 		return;
 	}
 	snprintf(msg, sizeof(msg), "activation refused: %.*s", REASON_MAX,
@@ -447,7 +458,7 @@ void
 park_desired(struct service *svc)
 {
 	if (svc->stopped)
-		park_answer_all(svc, 503, "service stopped", 0);
+		park_answer_all(svc, 503, park_stopped_msg(svc), 0);
 	else
 		svc->failed_until = 0;
 }

@@ -88,6 +88,7 @@ svc_update(struct service *s, const struct svc *v)
 	s->revision = v->revision;
 	s->policy = v->spec.policy;
 	s->stopped = v->desired == STORE_DESIRED_STOPPED;
+	s->disabled = v->spec.disabled;
 	s->routed = 1;
 	return 0;
 }

@@ -358,7 +358,7 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 	char **keep, **removed = NULL;
 	size_t s, nremoved = 0;
 	int64_t revision;
-	int changed, code;
+	int changed, code, was_off;
 
 	if ((code = apply_check_installation(hk, app)) != EX_OK)
 		return code;
@@ -375,12 +375,22 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 			free(keep);
 			return hk_store_failed(hk, "write code");
 		}
+		if ((code = enabled_before(hk, app->name, sp->name,
+		    &was_off)) != EX_OK) {
+			free(keep);
+			return code;
+		}
 		if (store_service_put(hk->store, app->name, sp->name,
 		    sp->spec_json, sp->serverless, &revision, &changed) == -1 ||
 		    (changed && hk_record_applied(hk, app->name, sp->name,
 		    revision) == -1)) {
 			free(keep);
 			return hk_store_failed(hk, "write service");
+		}
+		if ((code = enabled_apply(hk, app->name, sp, was_off)) !=
+		    EX_OK) {
+			free(keep);
+			return code;
 		}
 		json_array_append_new(report, json_pack("{s:s, s:s, s:I, s:s, "
 		    "s:s*}", "app", app->name, "service", sp->name, "revision",

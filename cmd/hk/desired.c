@@ -46,6 +46,13 @@ set_desired(struct hk *hk, int argc, char **argv, enum store_desired want)
 	if ((code = resolve_service(hk, argv[optind], &svc)) != EX_OK)
 		return code;
 	snprintf(name, sizeof(name), "%s/%s", svc.app, svc.name);
+	/* The file wins (enabled.c): only an apply starts it again. */
+	if (want == STORE_DESIRED_AUTO && enabled_off(svc.spec_json)) {
+		log_errorx("%s: disabled in hk.toml: set enabled = true and "
+		    "apply", name);
+		store_service_clear(&svc);
+		return EX_DATAERR;
+	}
 	memset(&ev, 0, sizeof(ev));
 	ev.at = store_now_ms();
 	strlcpy(ev.app, svc.app, sizeof(ev.app));

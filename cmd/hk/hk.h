@@ -54,6 +54,12 @@ int	secrets_resolve(struct hk *, struct app_config *);
 /* apply.c: the installation's limits on an app (read only) */
 int	apply_check_installation(struct hk *, const struct app_config *);
 
+/* enabled.c: hk.toml's enabled = false, kept by hk apply (hk.toml(5)) */
+int	enabled_off(const char *);
+int	enabled_before(struct hk *, const char *, const char *, int *);
+int	enabled_apply(struct hk *, const char *, const struct service_spec *,
+	    int);
+
 /* plan.c: "hk apply --dry-run [--json]": what apply would do */
 int	plan_apps(struct hk *, struct app_config *, int, int);
 

@@ -213,6 +213,7 @@ plan_service(struct hk *hk, const struct app_config *app,
 	}
 	if (r == 0)
 		store_service_clear(&row);
+	json_object_set_new(o, "enabled", json_boolean(!sp->disabled));
 	json_object_set_new(o, "vet", json_boolean(vet_would_send(hk,
 	    app->name, sp)));
 	json_array_append_new(out, o);
@@ -452,7 +453,7 @@ print_plan(const struct plan *p)
 
 /*
  * APP/SERVICE  revision N  RESULT  [code OLD -> NEW]  [keys K1 K2 ...]
- * [would be vetted]; a code is its short hash, "-" for none.
+ * [disabled] [would be vetted]; a code is its short hash, "-" for none.
  */
 static void
 print_service(const json_t *r)
@@ -483,6 +484,9 @@ print_service(const json_t *r)
 		json_array_foreach(json_object_get(r, "keys"), i, k)
 			printf(" %s", json_string_value(k));
 	}
+	/* enabled = false: apply would stop it (enabled.c) */
+	if (json_is_false(json_object_get(r, "enabled")))
+		printf("\tdisabled");
 	if (json_is_true(json_object_get(r, "vet")))
 		printf("\twould be vetted");
 	putchar('\n');

@@ -182,8 +182,10 @@ print_card(const struct store_service *svc, const struct store_instance *in)
 	spec = json_loads(svc->spec_json, 0, NULL);
 	printf("%-12s %s/%s\n", "service:", svc->app, svc->name);
 	printf("%-12s %s\n", "state:", service_state(svc, in));
-	printf("%-12s %s\n", "desired:", svc->desired ==
-	    STORE_DESIRED_STOPPED ? "stopped (hk start resumes)" : "auto");
+	printf("%-12s %s\n", "desired:", svc->desired !=
+	    STORE_DESIRED_STOPPED ? "auto" : enabled_off(svc->spec_json) ?
+	    "stopped (enabled = false in hk.toml)" :
+	    "stopped (hk start resumes)");
 	fmt_time(t1, sizeof(t1), svc->updated_at);
 	printf("%-12s %lld (since %s)\n", "revision:",
 	    (long long)svc->revision, t1);

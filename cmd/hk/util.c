@@ -15,7 +15,8 @@
 #include "log.h"
 
 /*
- * The state an operator sees.  A manual stop wins; then the instance's own
+ * The state an operator sees.  hk.toml's enabled = false wins, then a
+ * manual stop; then the instance's own
  * state; with no instance a serverless service is sleeping and an ordinary
  * one is pending (hk-scale has not started it yet).
  */
@@ -24,7 +25,7 @@ service_state(const struct store_service *svc,
     const struct store_instance *inst)
 {
 	if (svc->desired == STORE_DESIRED_STOPPED)
-		return "stopped";
+		return enabled_off(svc->spec_json) ? "disabled" : "stopped";
 	if (inst != NULL && inst->state[0] != '\0')
 		return inst->state;
 	return svc->serverless ? "sleeping" : "pending";

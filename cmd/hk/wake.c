@@ -115,6 +115,11 @@ refused(const struct wake *w, const char *why)
 		log_errorx("%s is stopped (hk start %s)", w->id, w->id);
 		return EX_DATAERR;
 	}
+	if (strcmp(why, "disabled") == 0) {
+		log_errorx("%s: disabled in hk.toml: set enabled = true and "
+		    "apply", w->id);
+		return EX_DATAERR;
+	}
 	if (strcmp(why, "not serverless") == 0) {
 		log_errorx("%s is not serverless: it runs always", w->id);
 		return EX_DATAERR;
@@ -215,6 +220,9 @@ cmd_wake(struct hk *hk, int argc, char **argv)
 	snprintf(w.id, sizeof(w.id), "%s/%s", svc.app, svc.name);
 	if (!svc.serverless)
 		code = refused(&w, "not serverless");
+	else if (svc.desired == STORE_DESIRED_STOPPED &&
+	    enabled_off(svc.spec_json))
+		code = refused(&w, "disabled");
 	else if (svc.desired == STORE_DESIRED_STOPPED)
 		code = refused(&w, "stopped");
 	store_service_clear(&svc);

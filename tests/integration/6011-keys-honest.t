@@ -105,6 +105,20 @@ run hk validate "$T/r.toml"
 is "$rc $err" "65 $T/r.toml:5: services.s.image: not used by backend \"exec\", which runs command on this host: use backend = \"container\", or remove it" \
     "an image beside backend = \"exec\" is refused"
 
+# enabled, on a service (6014-hk-enabled.t runs it with every daemon):
+# false is honoured by the apply, which stops the service; not a boolean
+# is refused.
+printf 'schema_version = 1\nname = "off"\n[services.w]\ncommand = ["sleep", "1000"]\nenabled = false\n' \
+    >"$T/off.toml"
+run hk apply "$T/off.toml"
+is "$rc $(hk ps | cut -f1-4 | grep '^off	')" "0 off	w	disabled	1" \
+    "enabled = false on a service: the apply stops it (hk ps: disabled)"
+printf 'schema_version = 1\nname = "off"\n[services.w]\ncommand = ["sleep", "1000"]\nenabled = "no"\n' \
+    >"$T/off.toml"
+run hk validate "$T/off.toml"
+is "$rc $err" "65 $T/off.toml:5: services.w.enabled: must be a boolean" \
+    "enabled on a service must be a boolean"
+
 # (b) Every documented key: refused above, or set by some test's file.
 # KEY = in a heredoc or printf, or a dotted/table form ([a.KEY], KEY.x).
 keys_of() {	# keys_of PAGE: the .It Ic KEY entries, one a line, and
