@@ -402,16 +402,19 @@ fail:
 	return -1;
 }
 
-struct store *
-store_open(const char *url, char *err, size_t errlen)
+/*
+ * A store of the engine the URL names, not opened yet (target: what the
+ * engine opens); NULL with err and errno set for a URL refused.
+ */
+static struct store *
+store_new(const char *url, const char **target, char *err, size_t errlen)
 {
 	static const char schemes[] =
 	    "expected sqlite://PATH, postgres://... or postgresql://...";
 	const struct store_ops *ops;
 	enum store_engine engine;
-	const char *target, *colon;
+	const char *colon;
 	struct store *s;
-	int e;
 
 	if (errlen > 0)
 		err[0] = '\0';
@@ -420,12 +423,12 @@ store_open(const char *url, char *err, size_t errlen)
 	if (strncmp(url, "sqlite://", 9) == 0) {
 		engine = STORE_SQLITE;
 		ops = &store_sqlite_ops;
-		target = url + 9;
+		*target = url + 9;
 	} else if (strncmp(url, "postgres://", 11) == 0 ||
 	    strncmp(url, "postgresql://", 13) == 0) {
 		engine = STORE_POSTGRES;
 		ops = &store_pg_ops;
-		target = url;
+		*target = url;
 	} else {
 		/* Name the scheme only: the rest may hold a password. */
 		colon = strstr(url, "://");
@@ -445,19 +448,66 @@ store_open(const char *url, char *err, size_t errlen)
 	}
 	s->engine = engine;
 	s->ops = ops;
-	if (ops->open(s, target) == -1)
-		goto fail;
-	if (migrate(s) == -1) {
-		store_errprefix(s, "%s: migrate", ops->name);
-		goto fail;
-	}
 	return s;
-fail:
+}
+
+/* An open that failed: err says why, errno whether to try again. */
+static struct store *
+store_open_failed(struct store *s, char *err, size_t errlen)
+{
+	int e;
+
 	(void)snprintf(err, errlen, "%s", s->err);
 	e = s->busy ? EAGAIN : EIO;
 	store_close(s);
 	errno = e;
 	return NULL;
+}
+
+struct store *
+store_open(const char *url, char *err, size_t errlen)
+{
+	const char *target;
+	struct store *s;
+
+	if ((s = store_new(url, &target, err, errlen)) == NULL)
+		return NULL;
+	if (s->ops->open(s, target) == -1)
+		return store_open_failed(s, err, errlen);
+	if (migrate(s) == -1) {
+		store_errprefix(s, "%s: migrate", s->ops->name);
+		return store_open_failed(s, err, errlen);
+	}
+	return s;
+}
+
+struct store *
+store_open_readonly(const char *url, char *err, size_t errlen)
+{
+	const int64_t latest = store_migrations[store_nmigrations - 1].version;
+	const char *target;
+	struct store *s;
+	int64_t have;
+	int none;
+
+	if ((s = store_new(url, &target, err, errlen)) == NULL)
+		return NULL;
+	if (s->ops->open_readonly(s, target, &none) == -1 ||
+	    (!none && store_schema_version(s, &have) == -1))
+		return store_open_failed(s, err, errlen);
+	if (none) {
+		store_seterr(s, 0, "%s: no store there yet", s->ops->name);
+		(void)store_open_failed(s, err, errlen);
+		errno = ENOENT;
+		return NULL;
+	}
+	if (have > latest) {
+		store_seterr(s, 0, "%s: schema version %jd is newer than this "
+		    "program knows (%jd): upgrade it", s->ops->name,
+		    (intmax_t)have, (intmax_t)latest);
+		return store_open_failed(s, err, errlen);
+	}
+	return s;
 }
 
 void

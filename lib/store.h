@@ -39,6 +39,15 @@ enum store_desired {
 struct store;
 
 struct store	*store_open(const char *, char *, size_t);
+/*
+ * For a check that must not write (hk-activate -n): opens the store as it
+ * is, makes nothing (no SQLite file, no schema, no migration) and fails
+ * every write.  NULL with errno ENOENT when there is no store there yet
+ * (no SQLite file, or no schema in it): nothing to read.  A store of an
+ * older schema version is read as it is: read only what every version
+ * has (apps, services, instances, events, leases, settings).
+ */
+struct store	*store_open_readonly(const char *, char *, size_t);
 void		 store_close(struct store *);
 enum store_engine store_engine(const struct store *);
 const char	*store_error(const struct store *);

@@ -144,6 +144,12 @@ typedef int	store_row_fn(struct store *, const void *, size_t,
 struct store_ops {
 	const char	*name;
 	int		 (*open)(struct store *, const char *);
+	/*
+	 * store_open_readonly(): opens without writing anything, and every
+	 * later write fails; *none = 1 when there is no store there (no
+	 * SQLite file, or no schema_migrations table).
+	 */
+	int		 (*open_readonly)(struct store *, const char *, int *);
 	void		 (*close)(struct store *);
 	int		 (*script)(struct store *, const char *);
 	int		 (*begin)(struct store *);

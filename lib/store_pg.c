@@ -90,6 +90,7 @@ struct pg {
 	int64_t		 bound_ms;	/* under a lease: longest wait, or 0 */
 	int		 timed_out;	/* the last wait went past bound_ms */
 	int		 broke;		/* the last call failed as a broken link */
+	int		 readonly;	/* store_open_readonly(): a check's */
 	unsigned char	 prepared[Q_COUNT];
 	unsigned char	*blob;		/* pg_col_blob()'s bytes, libpq's */
 };
@@ -112,6 +113,8 @@ static int	 pg_alive(struct store *);
 static int	 pg_lost(const struct store *);
 static void	 pg_unlock(struct store *);
 static int	 pg_open(struct store *, const char *);
+static int	 pg_open_readonly(struct store *, const char *, int *);
+static int	 pg_connect(struct store *, const char *, int);
 static void	 pg_close(struct store *);
 static int	 pg_script(struct store *, const char *);
 static int	 pg_begin(struct store *);
@@ -154,6 +157,7 @@ static void	 pg_lease_unlock(struct store *);
 const struct store_ops store_pg_ops = {
 	.name = "postgres",
 	.open = pg_open,
+	.open_readonly = pg_open_readonly,
 	.close = pg_close,
 	.script = pg_script,
 	.begin = pg_begin,
@@ -282,6 +286,9 @@ pg_session(struct store *s)
 
 	memset(p->prepared, 0, sizeof(p->prepared));
 	p->locked = 0;
+	if (p->readonly && pg_cmd(s, "SET default_transaction_read_only = on",
+	    "session", NULL) == -1)
+		return -1;
 	return pg_cmd(s, "SET lock_timeout = " STORE_STR(STORE_BUSY_MS),
 	    "session", NULL);
 }
@@ -346,6 +353,38 @@ pg_unlock(struct store *s)
 static int
 pg_open(struct store *s, const char *url)
 {
+	return pg_connect(s, url, 0);
+}
+
+/*
+ * A check's look (store_open_readonly()): every transaction of the
+ * session read only, so that nothing it runs can write; a database
+ * without hk's tables has no store.
+ */
+static int
+pg_open_readonly(struct store *s, const char *url, int *none)
+{
+	struct pg *p;
+	PGresult *res;
+	int r = 0;
+
+	*none = 0;
+	if (pg_connect(s, url, 1) == -1)
+		return -1;
+	p = s->eng;
+	res = PQexec(p->conn,
+	    "SELECT to_regclass('schema_migrations') IS NULL");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		r = pg_fail(s, res, "look for the schema");
+	else
+		*none = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return r;
+}
+
+static int
+pg_connect(struct store *s, const char *url, int readonly)
+{
 	/* Keywords before dbname are defaults the URL may override. */
 	static const char *const kw[] = {
 		"application_name", "connect_timeout", "dbname", NULL,
@@ -359,6 +398,7 @@ pg_open(struct store *s, const char *url)
 		return -1;
 	}
 	s->eng = p;
+	p->readonly = readonly;
 	if (pq_load(msg, sizeof(msg)) == -1) {
 		store_seterr(s, 0, "postgres: %s", msg);
 		return -1;

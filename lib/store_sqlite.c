@@ -57,6 +57,7 @@ static int	 lite_open_fail(struct store *, const char *, int);
 static int	 lite_simple(struct store *, const char *, char *, size_t);
 static int	 lite_wal(struct store *, char *, size_t);
 static int	 lite_open(struct store *, const char *);
+static int	 lite_open_readonly(struct store *, const char *, int *);
 static int	 lite_create(struct store *, const char *);
 static void	 lite_close(struct store *);
 static int	 lite_script(struct store *, const char *);
@@ -83,6 +84,7 @@ static void	 lite_lease_unlock(struct store *);
 const struct store_ops store_sqlite_ops = {
 	.name = "sqlite",
 	.open = lite_open,
+	.open_readonly = lite_open_readonly,
 	.close = lite_close,
 	.script = lite_script,
 	.begin = lite_begin,
@@ -272,6 +274,54 @@ lite_open(struct store *s, const char *path)
 	/* Whatever SQLite was built with: a commit is on disk (FULL). */
 	l->durable = 1;
 	return lite_simple(s, "PRAGMA synchronous = FULL", NULL, 0);
+}
+
+/*
+ * A check's look at a store (store_open_readonly()): no file made, no
+ * journal mode set, no schema applied.  SQLite may still make the -wal
+ * and -shm files of a database no process has open (a reader of a WAL
+ * database needs them): they hold no data, and the next writer uses them.
+ */
+static int
+lite_open_readonly(struct store *s, const char *path, int *none)
+{
+	struct lite *l;
+	struct stat st;
+	char n[8];
+	int rc;
+
+	*none = 0;
+	if (*path == '\0') {
+		store_seterr(s, 0, "sqlite: no path: expected "
+		    "sqlite:///ABSOLUTE/PATH or sqlite://RELATIVE/PATH");
+		return -1;
+	}
+	if (stat(path, &st) == -1 && errno == ENOENT) {
+		*none = 1;
+		return 0;
+	}
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		store_seterr(s, 0, "sqlite: %s", strerror(errno));
+		return -1;
+	}
+	s->eng = l;
+	l->lease_fd = -1;
+	if ((l->path = strdup(path)) == NULL) {
+		store_seterr(s, 0, "sqlite: %s", strerror(errno));
+		return -1;
+	}
+	rc = sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		return lite_open_fail(s, path, rc);
+	sqlite3_extended_result_codes(l->db, 1);
+	if ((rc = sqlite3_busy_timeout(l->db, STORE_BUSY_MS)) != SQLITE_OK)
+		return lite_fail(s, rc, path);
+	if (lite_simple(s, "SELECT count(*) FROM sqlite_master WHERE type = "
+	    "'table' AND name = 'schema_migrations'", n, sizeof(n)) == -1)
+		return -1;
+	*none = strcmp(n, "0") == 0;
+	return 0;
 }
 
 static void
