@@ -443,6 +443,11 @@ void	stats_request(const struct conn *);
 void	stats_answer(int);
 void	stats_first_byte(struct conn *);
 void	stats_close(void);
+/* gwmove.c: the gateway's address, guarded (gwaddr.h). */
+void	gwmove_reload(void);
+void	gwmove_check(void);
+void	gwmove_start(int);
+
 /* page.c */
 void	page_load(int, int);
 int	page_wanted(const struct conn *);

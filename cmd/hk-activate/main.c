@@ -19,8 +19,13 @@
 #include "notify.h"
 
 static const char usage_text[] =
-    "usage: hk-activate [-nv] [-d fd] [-f config] [-l address] "
+    "usage: hk-activate [-mnv] [-d fd] [-f config] [-l address] "
     "[-t seconds]\n";
+
+/* What a run does, besides serving (0): -n, -n -v, -m. */
+#define RUN_CHECK	1
+#define RUN_CHECK_KEYS	2
+#define RUN_MOVE	3
 
 struct gw		*gw;
 static struct gw	 gw_state;
@@ -33,6 +38,7 @@ static void	before_sleep(struct loop *, void *);
 static void	drain_expired(struct loop *, void *);
 static void	reload(void);
 static void	setup(void);
+static void	move(void) __attribute__((noreturn));
 
 static void
 usage(int code)
@@ -69,13 +75,17 @@ load_config(const char *listen)
 	}
 }
 
-/* SIGHUP: the config's reloadable keys, then the routes. */
+/*
+ * SIGHUP: the config's reloadable keys, then the routes; a move of the
+ * gateway is refused (logged) and the rest goes on.
+ */
 static void
 reload(void)
 {
 	char err[SPEC_ERR_LEN];
 
 	notify_reloading();
+	gwmove_reload();
 	(void)config_reload(&gw->cfg, gw->cfg_path);
 	page_load(1, 0);
 	if (conn_trust_load(err, sizeof(err)) == -1)
@@ -139,13 +149,14 @@ setup(void)
 	if ((gw->loop = loop_new()) == NULL ||
 	    loop_signals(gw->loop, sigs, 3, on_signal, NULL) == -1)
 		fatal(EX_OSERR, "unable to set up the event loop");
+	if ((gw->store = store_open(gw->cfg.state, err, sizeof(err))) == NULL)
+		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
+		    gw->cfg.state, err);
+	gwmove_start(0);	/* before the listener: a refused move binds none */
 	if ((gw->lfd = conn_listen(config_listen_address(&gw->cfg), err,
 	    sizeof(err), &bad)) == -1)
 		fatalx(bad ? EX_CONFIG : EX_OSERR, "unable to listen: %s",
 		    err);
-	if ((gw->store = store_open(gw->cfg.state, err, sizeof(err))) == NULL)
-		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
-		    gw->cfg.state, err);
 	if (route_reload(NULL, err, sizeof(err)) == -1)	/* none waits */
 		fatalx(EX_UNAVAILABLE, "unable to load routes: %s", err);
 	if ((gw->ev = evsink_open(gw->cfg.runtime_dir)) == NULL)
@@ -159,6 +170,20 @@ setup(void)
 	stats_listen();
 }
 
+/* -m: the gateway moved on purpose to this configuration's address. */
+static void
+move(void)
+{
+	char err[STORE_ERR_LEN];
+
+	if ((gw->store = store_open(gw->cfg.state, err, sizeof(err))) == NULL)
+		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
+		    gw->cfg.state, err);
+	gwmove_start(1);
+	store_close(gw->store);
+	exit(EX_OK);
+}
+
 /* The command line; returns -d's fd (-1 if none). */
 static int
 options(int argc, char *argv[], const char **listen, int *check)
@@ -170,7 +195,7 @@ options(int argc, char *argv[], const char **listen, int *check)
 	const char *errstr;
 	int ch, verbose = 0, dfd = -1;
 
-	while ((ch = getopt_long(argc, argv, "d:f:hl:nt:v", longopts,
+	while ((ch = getopt_long(argc, argv, "d:f:hl:mnt:v", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
@@ -188,8 +213,11 @@ options(int argc, char *argv[], const char **listen, int *check)
 		case 'l':
 			*listen = optarg;
 			break;
+		case 'm':
 		case 'n':
-			*check = 1;
+			if (*check != 0)
+				usage(EX_USAGE);	/* one of -m and -n */
+			*check = ch == 'm' ? RUN_MOVE : RUN_CHECK;
 			break;
 		case 't':
 			gw->drain_s = (int)strtonum(optarg, 0, 3600, &errstr);
@@ -209,8 +237,8 @@ options(int argc, char *argv[], const char **listen, int *check)
 	if (optind != argc)
 		usage(EX_USAGE);
 	log_verbose(verbose);
-	if (*check && verbose)
-		*check = 2;	/* -n -v: also print the effective keys */
+	if (*check == RUN_CHECK && verbose)
+		*check = RUN_CHECK_KEYS;	/* also print the effective keys */
 	return dfd;
 }
 
@@ -226,9 +254,13 @@ main(int argc, char *argv[])
 	gw->drain_s = DRAIN_DEFAULT_S;
 	dfd = options(argc, argv, &listen, &check);
 	load_config(listen);
+	gw->listen_flag = listen;
+	if (check == RUN_MOVE)
+		move();
 	page_load(0, check);
 	if (check) {
-		if (check == 2)
+		gwmove_check();
+		if (check == RUN_CHECK_KEYS)
 			config_print(stderr, &gw->cfg);
 		fprintf(stderr, "configuration OK\n");
 		return EX_OK;

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "gwaddr.h"
 #include "hk.h"
 #include "log.h"
 #include "spec.h"
@@ -43,6 +44,7 @@ struct applied {
 static int	check_cross_files(struct app_config *, int);
 static int	refusal_kept(int, int *);
 static int	validate_store(struct hk *, struct app_config *, int);
+static int	check_gateway(struct hk *, const struct app_config *);
 static int	check_hosts(const struct app_config *,
 		    const struct store_service *, size_t);
 static int	write_app(struct hk *, const struct app_config *, json_t *);
@@ -264,6 +266,34 @@ cmd_validate(struct hk *hk, int argc, char **argv)
 }
 
 /*
+ * The app's serverless services are deployed behind serverless_address:
+ * the store records the one the installation's serverless services are
+ * behind (gwaddr.h), this apply's if none is.  A hakopod.toml that names
+ * another while any exists is refused (78): the gateway moves on purpose
+ * only (hk-activate(8), MOVING THE GATEWAY).  An app without serverless
+ * services is not concerned: it is how they are removed.
+ */
+static int
+check_gateway(struct hk *hk, const struct app_config *app)
+{
+	struct gwaddr_move m;
+	int r;
+
+	if (app_count_serverless(app) == 0)
+		return EX_OK;
+	if ((r = gwaddr_deploy(hk->store, hk->cfg.serverless_address,
+	    &m)) == -1)
+		return hk_store_failed(hk, "read the gateway's address");
+	if (r == 0)
+		return EX_OK;
+	log_errorx("apply: %s: server.%s: refused: serverless services are "
+	    "deployed behind the gateway's recorded address; put it back, or "
+	    "move the gateway first (hk-activate(8), MOVING THE GATEWAY): "
+	    "services: %s", app->path, m.what, m.services);
+	return EX_CONFIG;
+}
+
+/*
  * Limits that need the rest of the installation: the store, in apply's
  * transaction, and read by --dry-run (plan.c).
  */
@@ -361,6 +391,9 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 	int changed, code, was_off;
 
 	if ((code = apply_check_installation(hk, app)) != EX_OK)
+		return code;
+	/* Not in the check: it records the address, --dry-run must not. */
+	if ((code = check_gateway(hk, app)) != EX_OK)
 		return code;
 	if (store_app_put(hk->store, app->name, app->path) == -1)
 		return hk_store_failed(hk, "record app");
