@@ -155,6 +155,11 @@ static void	 svc_readiness(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 svc_policy(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
+static const char *svc_unknown_why(const struct toml_kv *);
+static void	 policy_idle_check(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_idle_check_rules(struct actx *, const struct toml_kv *,
+		    const char *, const struct service_spec *);
 static void	 policy_enum(struct actx *, const struct toml_kv *,
 		    const char *, const char *const *, int *);
 static void	 svc_suspend_rules(struct actx *, const struct toml_kv *,
@@ -643,6 +648,17 @@ svc_default_host(struct actx *c, const struct toml_kv *skv, const char *key,
 	host_note(c, h, skv, s->line);
 }
 
+/* An unknown key of a service; a key of [serverless] says where it goes. */
+static const char *
+svc_unknown_why(const struct toml_kv *kv)
+{
+	if (cw_key_is(kv, "idle_check") ||
+	    cw_key_is(kv, "idle_check_max_seconds"))
+		return "unknown key (a key of [serverless]: only a serverless "
+		    "service sleeps)";
+	return "unknown key";
+}
+
 static void
 svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
     struct service_spec *s)
@@ -659,18 +675,30 @@ svc_readiness(struct actx *c, const struct toml_kv *kv, const char *key,
 		s->readiness = READY_SOCKET;
 	else if (strcmp(r, "healthcheck") == 0)
 		s->readiness = READY_HEALTH;
-	else if (strncmp(r, "http:/", 6) == 0) {
-		for (p = r + 5; *p != '\0'; p++)
-			if (*p <= ' ' || *p >= 0x7f)
-				goto bad;
+	else if ((p = spec_http_check(r)) != NULL) {
 		s->readiness = READY_HTTP;
-		s->readiness_path = cw_strndup(&c->w, r + 5, strlen(r + 5));
+		s->readiness_path = cw_strndup(&c->w, p, strlen(p));
 	} else
-		goto bad;
-	return;
-bad:
-	cw_diag(&c->w, kv->line, key,
-	    "must be tcp, http:/PATH, notify, socket or healthcheck");
+		cw_diag(&c->w, kv->line, key,
+		    "must be tcp, http:/PATH, notify, socket or healthcheck");
+}
+
+/* [serverless] idle_check: an HTTP check as readiness's, and only that. */
+static void
+policy_idle_check(struct actx *c, const struct toml_kv *e, const char *key,
+    struct service_spec *s)
+{
+	const char *r, *p;
+
+	if ((r = cw_str(&c->w, e, key, 5 + READY_PATH_MAX)) == NULL)
+		return;
+	if ((p = spec_http_check(r)) == NULL) {
+		cw_diag(&c->w, e->line, key, "\"%s\": must be http:/PATH (a "
+		    "GET whose 2xx answer says the service is idle)", r);
+		return;
+	}
+	free(s->idle_check_path);
+	s->idle_check_path = cw_strndup(&c->w, p, strlen(p));
 }
 
 static void
@@ -696,6 +724,10 @@ svc_policy(struct actx *c, const struct toml_kv *kv, const char *key,
 	for (i = 0; i < v->u.table.len; i++) {
 		e = &v->u.table.items[i];
 		cw_kpath(pk, key, e->key, e->keylen);
+		if (cw_key_is(e, "idle_check")) {
+			policy_idle_check(c, e, pk, s);
+			continue;
+		}
 		for (j = 0; j < nkeys; j++)
 			if (cw_key_is(e, keys[j].name))
 				break;
@@ -1080,6 +1112,39 @@ svc_suspend_rules(struct actx *c, const struct toml_kv *sl,
 	}
 }
 
+/*
+ * idle_check defers a sleep: refused where nothing sleeps (min_replicas =
+ * 1), and its maximum means nothing without it.
+ */
+static void
+svc_idle_check_rules(struct actx *c, const struct toml_kv *sl,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct toml_kv *e, *check = NULL, *max = NULL;
+	char sl_key[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
+	size_t i;
+
+	if (sl == NULL || sl->value->type != TOML_TABLE)
+		return;
+	for (i = 0; i < sl->value->u.table.len; i++) {
+		e = &sl->value->u.table.items[i];
+		if (cw_key_is(e, "idle_check"))
+			check = e;
+		else if (cw_key_is(e, "idle_check_max_seconds"))
+			max = e;
+	}
+	cw_kpath_s(sl_key, prefix, "serverless");
+	if (check != NULL && s->policy.min_replicas > 0) {
+		cw_kpath_s(key, sl_key, "idle_check");
+		cw_diag(&c->w, check->line, key, "not allowed with "
+		    "min_replicas = 1 (the service never sleeps)");
+	}
+	if (max != NULL && check == NULL) {
+		cw_kpath_s(key, sl_key, "idle_check_max_seconds");
+		cw_diag(&c->w, max->line, key, "only with idle_check");
+	}
+}
+
 /* One key of a service, in slot k; sless: the service has [serverless]. */
 static void
 svc_value(struct actx *c, int k, const struct toml_kv *skv,
@@ -1240,7 +1305,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		cw_kpath(key, prefix, kv->key, kv->keylen);
 		cw_diag(&c->w, kv->line, key, "%s",
 		    kv->value->type == TOML_TABLE ? "unknown table" :
-		    "unknown key");
+		    svc_unknown_why(kv));
 	}
 	sless = slot[SK_SERVERLESS] != NULL &&
 	    slot[SK_SERVERLESS]->value->type == TOML_TABLE;
@@ -1287,6 +1352,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	if (s->serverless) {
 		svc_serverless_rules(c, slot, prefix, s);
 		svc_suspend_rules(c, slot[SK_SERVERLESS], prefix, s);
+		svc_idle_check_rules(c, slot[SK_SERVERLESS], prefix, s);
 	}
 	app_schedules_check(c, prefix, slot[SK_SCHEDULES], s);
 	if (!c->w.oom)

@@ -30,6 +30,7 @@ static int	decode_secrets(json_t *, struct service_spec *);
 static void	free_strings(char **, size_t);
 static json_t	*json_str_or_null(const char *);
 static json_t	*json_strv(char *const *, size_t, int);
+static int	idle_check_put(json_t *, const char *);
 
 #ifndef nitems
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
@@ -41,6 +42,8 @@ static const char *const idle_actions[] = { "stop", "suspend", NULL };
 static const struct spec_policy_key policy_keys[] = {
 	{ "idle_action", IDLE_STOP, IDLE_SUSPEND, IDLE_STOP, SPEC_PK_ENUM,
 	    offsetof(struct serverless_policy, idle_action), idle_actions },
+	{ "idle_check_max_seconds", 10, 86400, 600, SPEC_PK_SPARSE,
+	    offsetof(struct serverless_policy, idle_check_max_seconds), NULL },
 	{ "idle_seconds", 30, 86400, 300, 0,
 	    offsetof(struct serverless_policy, idle_seconds), NULL },
 	{ "max_concurrency", 1, 64, 16, 0,
@@ -111,6 +114,19 @@ string_array(json_t *a, size_t *n, int *bad)
 	return out;
 }
 
+const char *
+spec_http_check(const char *r)
+{
+	const char *p;
+
+	if (strncmp(r, "http:/", 6) != 0)
+		return NULL;
+	for (p = r + 5; *p != '\0'; p++)
+		if (*p <= ' ' || *p >= 0x7f)
+			return NULL;
+	return r + 5;
+}
+
 static int
 decode_readiness(json_t *o, struct service_spec *s)
 {
@@ -124,7 +140,7 @@ decode_readiness(json_t *o, struct service_spec *s)
 		s->readiness = READY_SOCKET;
 	else if (strcmp(r, "healthcheck") == 0)
 		s->readiness = READY_HEALTH;
-	else if (strncmp(r, "http:/", 6) == 0) {
+	else if (spec_http_check(r) != NULL) {
 		s->readiness = READY_HTTP;
 		if ((s->readiness_path = strdup(r + 5)) == NULL)
 			return -1;
@@ -137,7 +153,7 @@ static int
 decode_policy(json_t *o, struct service_spec *s)
 {
 	json_t *p = json_object_get(o, "serverless");
-	const char *action = NULL;
+	const char *action = NULL, *check = NULL;
 	int buffering;
 
 	if (p == NULL || json_is_null(p)) {
@@ -147,7 +163,9 @@ decode_policy(json_t *o, struct service_spec *s)
 	buffering = 1;		/* absent: its default (see spec_json) */
 	s->policy.waiting_page_after_ms = 0;
 	s->policy.suspend_max_seconds = 3600;
-	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i, s?b, s?i, s?s, s?i}",
+	s->policy.idle_check_max_seconds = 600;
+	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i, s?b, s?i, s?s, s?i, "
+	    "s?s, s?i}",
 	    "min_replicas", &s->policy.min_replicas,
 	    "idle_seconds", &s->policy.idle_seconds,
 	    "startup_timeout_seconds", &s->policy.startup_timeout_seconds,
@@ -156,9 +174,15 @@ decode_policy(json_t *o, struct service_spec *s)
 	    "request_buffering", &buffering,
 	    "waiting_page_after_ms", &s->policy.waiting_page_after_ms,
 	    "idle_action", &action,
-	    "suspend_max_seconds", &s->policy.suspend_max_seconds) == -1 ||
-	    s->policy.waiting_page_after_ms < 0 ||
-	    s->policy.suspend_max_seconds < 1)
+	    "suspend_max_seconds", &s->policy.suspend_max_seconds,
+	    "idle_check", &check,
+	    "idle_check_max_seconds", &s->policy.idle_check_max_seconds) ==
+	    -1 || s->policy.waiting_page_after_ms < 0 ||
+	    s->policy.suspend_max_seconds < 1 ||
+	    s->policy.idle_check_max_seconds < 1)
+		return -1;
+	if (check != NULL && (spec_http_check(check) == NULL ||
+	    (s->idle_check_path = strdup(check + 5)) == NULL))
 		return -1;
 	if (action == NULL || strcmp(action, "stop") == 0)
 		s->policy.idle_action = IDLE_STOP;
@@ -304,6 +328,7 @@ spec_clear(struct service_spec *s)
 	free(s->size);
 	free_strings(s->hosts, s->nhosts);
 	free(s->readiness_path);
+	free(s->idle_check_path);
 	free(s->node_name);
 	free(s->user);
 	free(s->source);
@@ -502,6 +527,20 @@ json_strv(char *const *v, size_t n, int nullable)
 	return a;
 }
 
+/* [serverless] idle_check, written as the file has it: "http:/PATH". */
+static int
+idle_check_put(json_t *policy, const char *path)
+{
+	char *v;
+	int rc;
+
+	if (asprintf(&v, "http:%s", path) == -1)
+		return -1;
+	rc = json_object_set_new(policy, "idle_check", json_string(v));
+	free(v);
+	return rc;
+}
+
 /*
  * The canonical JSON of a service: every field with its default filled in;
  * no line numbers.  Unchanged input gives the same bytes.
@@ -562,6 +601,9 @@ spec_encode(const struct service_spec *s)
 		    (policy_keys[i].flags & SPEC_PK_ENUM) ?
 		    json_string(policy_keys[i].names[v]) : json_integer(v));
 	}
+	/* Only when set, as the sparse keys: older specs keep their bytes. */
+	if (s->serverless && s->idle_check_path != NULL)
+		err |= idle_check_put(e, s->idle_check_path);
 	err |= json_object_set_new(o, "serverless", e);
 	/* Only when false, so that specs of before it keep their bytes. */
 	if (s->disabled)

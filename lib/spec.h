@@ -36,6 +36,7 @@ struct serverless_policy {
 	int	waiting_page_after_ms;	/* 0..300000, 0 = no waiting page */
 	int	idle_action;		/* IDLE_STOP (default), IDLE_SUSPEND */
 	int	suspend_max_seconds;	/* 30..604800, 3600: then stopped */
+	int	idle_check_max_seconds;	/* 10..86400, 600: then slept */
 };
 
 enum idle_action {
@@ -92,6 +93,12 @@ struct service_spec {
 	size_t			 nhosts;
 	enum readiness_kind	 readiness;
 	char			*readiness_path;
+	/*
+	 * [serverless] idle_check = "http:/PATH": "/PATH", asked by hk-idle
+	 * before a sleep; NULL: none.  Not in struct serverless_policy,
+	 * which its readers copy whole.
+	 */
+	char			*idle_check_path;
 	char			*node_name;	/* NULL if absent */
 	enum backend_kind	 backend;	/* given, or by default */
 	char			*user;	/* "USER[:GROUP]"; NULL: service_user */
@@ -152,6 +159,12 @@ struct svc {
  * memory.
  */
 json_t	*spec_encode(const struct service_spec *);
+/*
+ * An HTTP check as readiness and idle_check name it, "http:/PATH": its
+ * "/PATH" (visible ASCII, no space: it goes into a request line), or NULL
+ * when r is not one.
+ */
+const char *spec_http_check(const char *r);
 /* Decodes spec_json; 0, or -1 with a reason (spec left empty). */
 int	spec_decode(const char *, struct service_spec *, char *, size_t);
 void	spec_clear(struct service_spec *);

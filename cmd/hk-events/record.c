@@ -32,7 +32,8 @@
 enum { B_VISIBLE, B_TOKEN, B_WORD };	/* bounded() */
 
 static const char *const kinds[] = {
-	"Applied", "HTTPIdleSleep", "HTTPIdleWake", "HTTPSuspendExpired",
+	"Applied", "HTTPIdleBusy", "HTTPIdleBusyExpired", "HTTPIdleSleep",
+	"HTTPIdleWake", "HTTPSuspendExpired",
 	"HTTPWakeFirstByte",
 	"InstanceExited",
 	"LeaseAcquired", "LeaseLost", "ManualStart", "ManualStop",

@@ -171,11 +171,14 @@ op_status(struct idle *ix)
 		if (s->removed || !s->serverless)
 			continue;
 		dl = isvc_deadline_wall(s);
-		o = json_pack("{s:s, s:i, s:i, s:b, s:s, s:o}",
+		o = json_pack("{s:s, s:i, s:i, s:b, s:s, s:o, s:o}",
 		    "service", s->id, "idle_seconds", s->idle_seconds,
 		    "min_replicas", s->min_replicas, "awake", s->awake,
 		    "step", isvc_step_name(s),
-		    "deadline", dl == -1 ? json_null() : json_integer(dl));
+		    "deadline", dl == -1 ? json_null() : json_integer(dl),
+		    "busy_since", s->busy_since == 0 ? json_null() :
+		    json_integer(wall_ms() - (loop_now_ms(ix->loop) -
+		    s->busy_since)));
 		if (o == NULL || json_array_append_new(list, o) == -1) {
 			json_decref(list);
 			return NULL;

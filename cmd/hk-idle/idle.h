@@ -11,9 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <http_parser.h>
 #include <jansson.h>
 
 #include "config.h"
+#include "evsink.h"
 #include "loop.h"
 #include "retry.h"
 #include "metrics.h"
@@ -27,13 +29,28 @@
 #define IDLE_SLEEP_MS		3700000	/* hk-scale's longest grace, and some */
 #define IDLE_BACKOFF_MIN_MS	100	/* re-subscribing to hk-scale */
 #define IDLE_BACKOFF_MAX_MS	2000
+#define IDLE_CHECK_EVERY_S	5	/* busy: asked again after (units) */
+#define IDLE_CHECK_EVENT_S	60	/* busy: an event at most this often */
+#define IDLE_CHECK_TIMEOUT_MS	10000	/* no answer: counted busy */
+#define IDLE_CHECK_REST_MS	1000	/* the answer's body, after its head */
+#define IDLE_CHECK_READ_MAX	65536	/* bytes of an answer read */
 
 /* How a fence ended: granted, refused, or no answer (stats.c). */
 enum fence_result { FENCE_GRANTED, FENCE_REFUSED, FENCE_FAILED,
 	FENCE_RESULTS };
 
+/* How an idle check ended (check.c, stats.c). */
+enum check_result {
+	CHECK_IDLE,		/* 2xx */
+	CHECK_BUSY,		/* another status */
+	CHECK_TIMEOUT,		/* no answer in time: counted busy */
+	CHECK_UNREACHABLE,	/* refused, closed, not HTTP: counted idle */
+	CHECK_RESULTS
+};
+
 struct idle;
 struct call;
+struct isvc;
 
 /* The reply of a call, or NULL with a reason when there is none. */
 typedef void	call_fn(struct call *, json_t *, const char *);
@@ -47,8 +64,21 @@ struct call {
 	void			*arg;
 };
 
+/* One GET of idle_check to the instance, its answer awaited in the loop. */
+struct icheck {
+	struct isvc		*s;
+	int			 fd;		/* -1: none under way */
+	int			 sent;
+	int			 done;		/* the answer's end is read */
+	int			 status;	/* 0 until the head is in */
+	size_t			 len;
+	http_parser		 parser;
+	struct loop_timer	 timer;
+};
+
 enum isvc_step {
 	STEP_WAIT,	/* timer armed (if awake) */
+	STEP_CHECK,	/* idle_check asked of the instance */
 	STEP_FENCE,	/* fence asked of the gateway */
 	STEP_SLEEP,	/* sleep asked of hk-scale */
 };
@@ -69,6 +99,16 @@ struct isvc {
 	enum isvc_step		 step;
 	struct loop_timer	 timer;
 	struct call		 call;
+	/* idle_check (check.c): asked before the fence */
+	char			 endpoint[STORE_ENDPOINT_MAX + 1]; /* ready's */
+	char			*check_path;	/* NULL: no check */
+	int			 check_max_seconds;
+	int64_t			 recheck_at;	/* loop ms; 0: the period */
+	int64_t			 busy_since;	/* loop ms of the first busy
+						   answer; 0: not busy */
+	int64_t			 busy_event;	/* loop ms of the last event */
+	unsigned		 busy_answers;
+	struct icheck		 check;
 };
 
 enum sub_state {
@@ -101,6 +141,8 @@ struct idle {
 	char			*rbuf;		/* IPC_MSG_MAX + 1 */
 	struct metrics_srv	*metrics;	/* stats.c */
 	uint64_t		 m_fences[FENCE_RESULTS];
+	uint64_t		 m_checks[CHECK_RESULTS];
+	struct evsink		*ev;		/* events.sock */
 	TAILQ_HEAD(, ictl)	 ctls;		/* ctl.c: idle.sock's peers */
 	size_t			 nctls;
 	struct retry		 policy_retry;	/* a reload the store refused */
@@ -111,7 +153,8 @@ int		 policy_reload(struct idle *);
 void		 policy_reload_later(struct idle *);
 struct isvc	*isvc_find(struct idle *, const char *);
 void		 isvc_free(struct isvc *);
-void		 isvc_ready(struct idle *, const char *);
+void		 isvc_ready(struct idle *, const char *, const char *);
+void		 isvc_checked(struct isvc *, enum check_result, const char *);
 void		 isvc_down(struct idle *, const char *);
 void		 isvc_forget_all(struct idle *);
 void		 isvc_sync(struct isvc *, const char *, json_t *);
@@ -121,6 +164,12 @@ const char	*isvc_step_name(const struct isvc *);
 void		 gw_seen(struct idle *, const char *);
 void		 isvc_stop_all(struct idle *);
 int64_t		 wall_ms(void);
+
+/* check.c: idle_check, one GET to the instance's endpoint */
+void		 check_init(struct isvc *);
+void		 check_start(struct isvc *);
+void		 check_cancel(struct isvc *);
+const char	*check_result_name(enum check_result);
 
 /* call.c: requests to activate.sock and scale.sock */
 void		 call_init(struct call *, struct idle *, void *);

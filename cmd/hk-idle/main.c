@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "evsink.h"
 #include "idle.h"
 #include "ipc.h"
 #include "log.h"
@@ -74,6 +75,8 @@ setup(struct idle *ix)
 	sock_path(ix->idle_path, ix->cfg.runtime_dir, "idle.sock");
 	sock_path(ix->scale_path, ix->cfg.runtime_dir, "scale.sock");
 	sock_path(ix->gw_path, ix->cfg.runtime_dir, "activate.sock");
+	if ((ix->ev = evsink_open(ix->cfg.runtime_dir)) == NULL)
+		fatal(EX_OSERR, "unable to open the events socket");
 	if (policy_reload(ix) == -1)
 		fatalx(EX_UNAVAILABLE, "unable to read services from the "
 		    "store");
@@ -125,6 +128,7 @@ teardown(struct idle *ix)
 	while ((s = TAILQ_FIRST(&ix->services)) != NULL)
 		isvc_free(s);
 	store_close(ix->store);
+	evsink_close(ix->ev);
 	loop_free(ix->loop);
 	free(ix->rbuf);
 }

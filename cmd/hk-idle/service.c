@@ -3,7 +3,14 @@
  * min_replicas = 0), due idle_seconds after the period started: the ready
  * of its instance, or the end of its last request as the gateway says.
  *
- *	wait  -> fence	the timer fired: the gateway is asked to fence
+ *	wait  -> check	the timer fired, and the service names an
+ *			idle_check: the instance is asked (check.c)
+ *	check -> fence	idle (or nothing answers), or busy for longer
+ *			than idle_check_max_seconds
+ *	check -> wait	busy: re-armed IDLE_CHECK_EVERY_S later, the
+ *			period's start kept
+ *	wait  -> fence	the timer fired, no idle_check: the gateway is
+ *			asked to fence
  *	fence -> sleep	{"ok":true}: hk-scale is asked to sleep it
  *	fence -> wait	refused: re-armed for idle_since + idle_seconds, or
  *			a full period while requests are active or the
@@ -13,6 +20,13 @@
  *
  * Nothing sleeps without the gateway's {"ok":true}.  Policies come from
  * the store, at start, on reload and when an unknown service is ready.
+ *
+ * The check comes before the fence, never inside it: while the service
+ * is busy the gateway forwards its requests as ever (nothing is parked
+ * for the length of a background job), and the fence, asked once the
+ * instance says it is idle, still decides with the gateway's exact count
+ * of requests: one that came while the service was busy, or while it was
+ * asked, makes it refuse, and the period starts again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +34,7 @@
 #include <sysexits.h>
 #include <time.h>
 
+#include "evsink.h"
 #include "idle.h"
 #include "log.h"
 #include "spec.h"
@@ -29,6 +44,10 @@ static void	arm(struct isvc *);
 static struct isvc *isvc_new(struct idle *, const char *);
 static void	apply_policy(struct isvc *, const struct svc *);
 static void	timer_fire(struct loop *, void *);
+static void	forget(struct isvc *);
+static void	fence(struct isvc *);
+static void	busy(struct isvc *, enum check_result, const char *);
+static void	busy_end(struct isvc *);
 static void	fence_done(struct call *, json_t *, const char *);
 static void	refused(struct isvc *, json_t *, int64_t);
 static void	sleep_now(struct isvc *);
@@ -37,7 +56,8 @@ static void	stop_check(struct idle *);
 static void	stop_fire(struct loop *, void *);
 static int	policy_retry(void *);
 
-static const char *const step_names[] = { "wait", "fence", "sleep" };
+static const char *const step_names[] = { "wait", "check", "fence",
+	"sleep" };
 
 int64_t
 wall_ms(void)
@@ -87,7 +107,8 @@ arm(struct isvc *s)
 		loop_timer_cancel(l, &s->timer);
 		return;
 	}
-	if (loop_timer_at(l, &s->timer, s->base + isvc_period(s)) == -1)
+	if (loop_timer_at(l, &s->timer, s->recheck_at != 0 ? s->recheck_at :
+	    s->base + isvc_period(s)) == -1)
 		fatal(EX_OSERR, "unable to arm a timer");
 }
 
@@ -113,6 +134,7 @@ isvc_new(struct idle *ix, const char *id)
 	strlcpy(s->id, id, sizeof(s->id));
 	loop_timer_init(&s->timer, timer_fire, s);
 	call_init(&s->call, ix, s);
+	check_init(s);
 	TAILQ_INSERT_TAIL(&ix->services, s, entry);
 	return s;
 }
@@ -122,7 +144,9 @@ isvc_free(struct isvc *s)
 {
 	loop_timer_cancel(s->ix->loop, &s->timer);
 	call_cancel(&s->call);
+	check_cancel(s);
 	TAILQ_REMOVE(&s->ix->services, s, entry);
+	free(s->check_path);
 	free(s);
 }
 
@@ -133,6 +157,12 @@ apply_policy(struct isvc *s, const struct svc *def)
 	s->serverless = def->spec.serverless;
 	s->min_replicas = def->spec.policy.min_replicas;
 	s->idle_seconds = def->spec.policy.idle_seconds;
+	s->check_max_seconds = def->spec.policy.idle_check_max_seconds;
+	free(s->check_path);
+	s->check_path = NULL;
+	if (def->spec.idle_check_path != NULL &&
+	    (s->check_path = strdup(def->spec.idle_check_path)) == NULL)
+		log_warn("service=%s: idle_check: slept without it", s->id);
 	if (s->step == STEP_WAIT)
 		arm(s);
 }
@@ -174,7 +204,7 @@ policy_reload(struct idle *ix)
 		if (call_busy(&s->call))
 			loop_timer_cancel(ix->loop, &s->timer);
 		else
-			isvc_free(s);
+			isvc_free(s);	/* a check under way with it */
 	}
 	return 0;
 }
@@ -199,9 +229,12 @@ policy_reload_later(struct idle *ix)
 	retry_later(&ix->policy_retry);
 }
 
-/* A ready (from the snapshot or the stream): the period starts now. */
+/*
+ * A ready (from the snapshot or the stream): the period starts now, and
+ * endpoint is where idle_check asks.
+ */
 void
-isvc_ready(struct idle *ix, const char *id)
+isvc_ready(struct idle *ix, const char *id, const char *endpoint)
 {
 	struct isvc *s;
 
@@ -212,9 +245,12 @@ isvc_ready(struct idle *ix, const char *id)
 			return;
 		}
 	}
+	strlcpy(s->endpoint, endpoint != NULL ? endpoint : "",
+	    sizeof(s->endpoint));
 	if (!s->awake) {
 		s->awake = 1;
 		s->base = loop_now_ms(ix->loop);
+		busy_end(s);
 		if (sleepy(s))
 			log_debug("service=%s: awake, idle after %d s", s->id,
 			    s->idle_seconds);
@@ -227,10 +263,23 @@ isvc_down(struct idle *ix, const char *id)
 {
 	struct isvc *s;
 
-	if ((s = isvc_find(ix, id)) == NULL)
-		return;
+	if ((s = isvc_find(ix, id)) != NULL)
+		forget(s);
+}
+
+/* Not awake: no timer, no check, no busy wait. */
+static void
+forget(struct isvc *s)
+{
+	struct idle *ix = s->ix;
+
 	s->awake = 0;
 	loop_timer_cancel(ix->loop, &s->timer);
+	if (s->step == STEP_CHECK) {
+		check_cancel(s);
+		s->step = STEP_WAIT;
+	}
+	busy_end(s);
 }
 
 /* hk-scale is gone or subscribed again: what was awake is forgotten. */
@@ -239,10 +288,8 @@ isvc_forget_all(struct idle *ix)
 {
 	struct isvc *s;
 
-	TAILQ_FOREACH(s, &ix->services, entry) {
-		s->awake = 0;
-		loop_timer_cancel(ix->loop, &s->timer);
-	}
+	TAILQ_FOREACH(s, &ix->services, entry)
+		forget(s);
 }
 
 /*
@@ -289,12 +336,124 @@ static void
 timer_fire(struct loop *l, void *arg)
 {
 	struct isvc *s = arg;
-	json_t *req;
 
 	(void)l;
 	if (!s->awake || !sleepy(s) || s->step != STEP_WAIT)
 		return;
+	s->recheck_at = 0;
+	if (s->check_path != NULL && s->endpoint[0] != '\0') {
+		log_debug("service=%s: idle period over: idle check %s",
+		    s->id, s->check_path);
+		s->step = STEP_CHECK;
+		check_start(s);
+		return;
+	}
 	log_debug("service=%s: idle period over: fence", s->id);
+	fence(s);
+}
+
+/*
+ * The end of a check: idle (or nothing there) goes on to the fence, busy
+ * waits, up to idle_check_max_seconds from the first busy answer.
+ */
+void
+isvc_checked(struct isvc *s, enum check_result r, const char *why)
+{
+	s->step = STEP_WAIT;
+	if (s->removed) {
+		isvc_free(s);
+		return;
+	}
+	s->ix->m_checks[r]++;
+	if (!s->awake || !sleepy(s)) {	/* a reload took the sleep away */
+		arm(s);
+		return;
+	}
+	if (r == CHECK_BUSY || r == CHECK_TIMEOUT) {
+		busy(s, r, why);
+		return;
+	}
+	if (r == CHECK_UNREACHABLE)
+		log_info("service=%s: idle check %s: no answer (%s): counted "
+		    "idle", s->id, s->check_path, why);
+	else if (s->busy_since != 0)
+		log_info("service=%s: idle check %s: idle after %lld s busy",
+		    s->id, s->check_path, (long long)((loop_now_ms(s->ix->loop) -
+		    s->busy_since) / s->ix->cfg.time_unit_ms));
+	else
+		log_debug("service=%s: idle check %s: idle", s->id,
+		    s->check_path);
+	fence(s);
+}
+
+/*
+ * Busy: HTTPIdleBusy at the first answer of a wait and at most every
+ * IDLE_CHECK_EVENT_S after (every answer is counted, and logged with -v);
+ * HTTPIdleBusyExpired and the fence once the maximum is reached.
+ */
+static void
+busy(struct isvc *s, enum check_result r, const char *why)
+{
+	int64_t now = loop_now_ms(s->ix->loop), unit = s->ix->cfg.time_unit_ms;
+	json_t *status;
+	char what[64];
+
+	if (s->busy_since == 0) {
+		s->busy_since = now;
+		s->busy_answers = 0;
+		s->busy_event = 0;
+	}
+	s->busy_answers++;
+	status = r == CHECK_BUSY ? json_integer(s->check.status) : json_null();
+	if (r == CHECK_BUSY)
+		snprintf(what, sizeof(what), "status %d", s->check.status);
+	else
+		snprintf(what, sizeof(what), "%s", why);
+	if (now - s->busy_since >= (int64_t)s->check_max_seconds * unit) {
+		log_warnx("service=%s: idle check %s: still busy (%s) after "
+		    "%d s, idle_check_max_seconds: sleeping anyway", s->id,
+		    s->check_path, what, s->check_max_seconds);
+		evsink_event(s->ix->ev, "HTTPIdleBusyExpired", s->id,
+		    json_pack("{s:s, s:o, s:I, s:i}", "check", s->check_path,
+		    "status", status, "busy_ms", (json_int_t)(now -
+		    s->busy_since), "answers", (int)s->busy_answers));
+		fence(s);
+		return;
+	}
+	if (s->busy_event == 0 ||
+	    now - s->busy_event >= IDLE_CHECK_EVENT_S * unit) {
+		log_info("service=%s: idle check %s: busy (%s): the sleep "
+		    "waits, at most %d s", s->id, s->check_path, what,
+		    s->check_max_seconds);
+		evsink_event(s->ix->ev, "HTTPIdleBusy", s->id,
+		    json_pack("{s:s, s:o, s:I, s:i}", "check", s->check_path,
+		    "status", status, "busy_ms", (json_int_t)(now -
+		    s->busy_since), "answers", (int)s->busy_answers));
+		s->busy_event = now;
+	} else {
+		json_decref(status);
+		log_debug("service=%s: idle check %s: busy (%s)", s->id,
+		    s->check_path, what);
+	}
+	s->recheck_at = now + IDLE_CHECK_EVERY_S * unit;
+	arm(s);
+}
+
+/* A wait for a busy service is over (fenced, refused, down, woken). */
+static void
+busy_end(struct isvc *s)
+{
+	s->busy_since = 0;
+	s->busy_answers = 0;
+	s->busy_event = 0;
+	s->recheck_at = 0;
+}
+
+static void
+fence(struct isvc *s)
+{
+	json_t *req;
+
 	s->step = STEP_FENCE;
 	req = json_pack("{s:s, s:s, s:i, s:I}", "op", "fence", "service",
 	    s->id, "idle_seconds", s->idle_seconds, "idle_ms",
@@ -313,6 +472,7 @@ fence_done(struct call *c, json_t *reply, const char *why)
 		isvc_free(s);
 		return;
 	}
+	busy_end(s);
 	gw_seen(s->ix, reply == NULL ? why : NULL);
 	if (reply != NULL && json_is_true(json_object_get(reply, "ok"))) {
 		s->ix->m_fences[FENCE_GRANTED]++;
@@ -409,8 +569,13 @@ isvc_stop_all(struct idle *ix)
 	struct isvc *s;
 
 	ix->stopping = 1;
-	TAILQ_FOREACH(s, &ix->services, entry)
+	TAILQ_FOREACH(s, &ix->services, entry) {
 		loop_timer_cancel(ix->loop, &s->timer);
+		if (s->step == STEP_CHECK) {	/* no fence asked yet */
+			check_cancel(s);
+			s->step = STEP_WAIT;
+		}
+	}
 	loop_timer_init(&ix->stop_timer, stop_fire, ix);
 	loop_timer_at(ix->loop, &ix->stop_timer, loop_now_ms(ix->loop) +
 	    IDLE_FENCE_MS + 1000);

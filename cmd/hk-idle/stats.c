@@ -1,7 +1,7 @@
 /*
  * stats.c - hk-idle's metrics (all of them listed in hakopod.toml(5)):
- * the fences it asked of the gateway and how they ended, on the private
- * listener of [metrics] idle.
+ * the fences it asked of the gateway and how they ended, the answers to
+ * idle_check, on the private listener of [metrics] idle.
  */
 #include <sysexits.h>
 
@@ -52,5 +52,12 @@ collect(struct metrics_out *o, void *arg)
 	for (i = 0; i < FENCE_RESULTS; i++) {
 		l[1] = results[i];
 		metrics_u64(o, "hk_fences_total", l, ix->m_fences[i]);
+	}
+	metrics_family(o, "hk_idle_checks_total", "counter", "Answers to "
+	    "idle_check, by result: idle (2xx), busy (another status), "
+	    "timeout (no answer: counted busy), unreachable (counted idle).");
+	for (i = 0; i < CHECK_RESULTS; i++) {
+		l[1] = check_result_name((enum check_result)i);
+		metrics_u64(o, "hk_idle_checks_total", l, ix->m_checks[i]);
 	}
 }

@@ -155,7 +155,8 @@ sub_one(struct idle *ix, json_t *msg)
 		return 0;
 	}
 	if (strcmp(op, "ready") == 0)
-		isvc_ready(ix, id);
+		isvc_ready(ix, id, json_string_value(json_object_get(msg,
+		    "endpoint")));
 	else if (strcmp(op, "down") == 0)
 		isvc_down(ix, id);
 	return 0;

@@ -51,7 +51,7 @@ ok $? "hk-idle is ready while hk-scale is absent"
 like "$(cat "$T/idle.log")" 'warning: scale.sock: hk-scale unavailable, nothing sleeps until it is back' \
     "and says so"
 is "$(ctl idle.sock '{"op":"status"}')" \
-    '{"gateway":true,"ok":true,"services":[{"awake":false,"deadline":null,"idle_seconds":30,"min_replicas":0,"service":"fn/a","step":"wait"},{"awake":false,"deadline":null,"idle_seconds":30,"min_replicas":1,"service":"fn/b","step":"wait"}],"subscribed":false,"time_unit_ms":10}' \
+    '{"gateway":true,"ok":true,"services":[{"awake":false,"busy_since":null,"deadline":null,"idle_seconds":30,"min_replicas":0,"service":"fn/a","step":"wait"},{"awake":false,"busy_since":null,"deadline":null,"idle_seconds":30,"min_replicas":1,"service":"fn/b","step":"wait"}],"subscribed":false,"time_unit_ms":10}' \
     "status: every serverless service, no timer"
 is "$(ctl idle.sock '{"op":"bogus"}')" '{"error":"unknown op","ok":false}' \
     "an unknown op is an error"

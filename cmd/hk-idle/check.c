@@ -1,0 +1,258 @@
+/*
+ * check.c - idle_check of hk.toml(5): before it asks the gateway for a
+ * fence, hk-idle asks the instance itself whether it is idle, with one
+ * GET of its path on a connection of its own to the instance's endpoint
+ * (the one hk-scale's "ready" named), not through the gateway: the check
+ * is no request of the service's, and moves no idle clock.
+ *
+ *	2xx			idle: the fence is asked
+ *	another status		busy: asked again later (service.c)
+ *	no answer in time	busy: a busy process answers slowly
+ *	refused, closed before
+ *	a head, not HTTP	idle: nothing there to wait for
+ *
+ * As the readiness probe of hk-scale (probe.c there), the answer is read
+ * to its end before the close, so that the server sees no reset; the
+ * reading is bounded by IDLE_CHECK_READ_MAX bytes and IDLE_CHECK_REST_MS
+ * after the head, past which the status decides as if the answer had
+ * ended.  The end calls isvc_checked() once.
+ */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "idle.h"
+#include "log.h"
+
+static int	check_addr(const char *, struct sockaddr_storage *,
+		    socklen_t *);
+static void	check_io(struct loop *, int, int, void *);
+static int	check_send(struct icheck *);
+static void	check_read(struct icheck *);
+static int	check_on_head(http_parser *);
+static int	check_on_end(http_parser *);
+static void	check_timeout(struct loop *, void *);
+static void	check_end(struct icheck *, enum check_result, const char *);
+
+static const http_parser_settings check_settings = {
+	.on_headers_complete = check_on_head,
+	.on_message_complete = check_on_end,
+};
+
+static const char *const result_names[CHECK_RESULTS] = {
+	[CHECK_IDLE] = "idle",
+	[CHECK_BUSY] = "busy",
+	[CHECK_TIMEOUT] = "timeout",
+	[CHECK_UNREACHABLE] = "unreachable",
+};
+
+const char *
+check_result_name(enum check_result r)
+{
+	return result_names[r];
+}
+
+void
+check_init(struct isvc *s)
+{
+	memset(&s->check, 0, sizeof(s->check));
+	s->check.s = s;
+	s->check.fd = -1;
+	loop_timer_init(&s->check.timer, check_timeout, &s->check);
+}
+
+/* Abandons a check under way without calling back. */
+void
+check_cancel(struct isvc *s)
+{
+	loop_timer_cancel(s->ix->loop, &s->check.timer);
+	loop_close_fd(s->ix->loop, &s->check.fd);
+}
+
+/* "127.0.0.1:8080" or "[::1]:8080", as hk-scale's probe reads it. */
+static int
+check_addr(const char *ep, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	char host[STORE_ENDPOINT_MAX + 1];
+	const char *colon;
+	size_t hl;
+	int port;
+
+	memset(ss, 0, sizeof(*ss));
+	if ((colon = strrchr(ep, ':')) == NULL ||
+	    (hl = (size_t)(colon - ep)) < 3 || hl >= sizeof(host) ||
+	    (port = (int)strtonum(colon + 1, 1, 65535, NULL)) == 0)
+		return -1;
+	if (ep[0] == '[' && ep[hl - 1] == ']') {
+		memcpy(host, ep + 1, hl - 2);
+		host[hl - 2] = '\0';
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*sin6);
+		return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ?
+		    0 : -1;
+	}
+	memcpy(host, ep, hl);
+	host[hl] = '\0';
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	*len = sizeof(*sin);
+	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
+}
+
+/* The check of s starts; isvc_checked() follows, maybe at once. */
+void
+check_start(struct isvc *s)
+{
+	struct icheck *k = &s->check;
+	struct loop *l = s->ix->loop;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+
+	check_cancel(s);
+	k->sent = k->done = k->status = 0;
+	k->len = 0;
+	http_parser_init(&k->parser, HTTP_RESPONSE);
+	k->parser.data = k;
+	if (check_addr(s->endpoint, &ss, &sslen) == -1) {
+		check_end(k, CHECK_UNREACHABLE, "the endpoint is not an "
+		    "address");
+		return;
+	}
+	k->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (k->fd == -1 || (connect(k->fd, (struct sockaddr *)&ss, sslen) ==
+	    -1 && errno != EINPROGRESS) ||
+	    loop_add_fd(l, k->fd, LOOP_WRITE, check_io, k) == -1) {
+		check_end(k, CHECK_UNREACHABLE, strerror(errno));
+		return;
+	}
+	if (loop_timer_at(l, &k->timer, loop_now_ms(l) +
+	    IDLE_CHECK_TIMEOUT_MS) == -1)
+		fatal(EX_OSERR, "unable to arm a timer");
+}
+
+static int
+check_send(struct icheck *k)
+{
+	char req[IDLE_PATH_MAX + 1200];
+	int n;
+
+	n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s\r\n"
+	    "User-Agent: hk-idle\r\nConnection: close\r\n\r\n",
+	    k->s->check_path, k->s->endpoint);
+	if (n < 0 || (size_t)n >= sizeof(req))
+		return -1;
+	return send(k->fd, req, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -1;
+}
+
+static void
+check_io(struct loop *l, int fd, int mask, void *arg)
+{
+	struct icheck *k = arg;
+	socklen_t len = sizeof(int);
+	int soerr = 0;
+
+	(void)mask;
+	if (k->sent) {
+		check_read(k);
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1 ||
+	    soerr != 0) {
+		check_end(k, CHECK_UNREACHABLE, strerror(soerr != 0 ? soerr :
+		    errno));
+		return;
+	}
+	if (check_send(k) == -1) {
+		check_end(k, CHECK_UNREACHABLE, "unable to send the request");
+		return;
+	}
+	k->sent = 1;
+	loop_mod_fd(l, fd, LOOP_READ);
+}
+
+/* The head is in: its status decides, and the rest has a deadline. */
+static int
+check_on_head(http_parser *p)
+{
+	struct icheck *k = p->data;
+	struct loop *l = k->s->ix->loop;
+
+	k->status = p->status_code;
+	if (loop_timer_at(l, &k->timer, loop_now_ms(l) +
+	    IDLE_CHECK_REST_MS) == -1)
+		fatal(EX_OSERR, "unable to arm a timer");
+	return 0;
+}
+
+static int
+check_on_end(http_parser *p)
+{
+	struct icheck *k = p->data;
+
+	k->done = 1;
+	http_parser_pause(p, 1);	/* the rest is not the answer */
+	return 0;
+}
+
+static void
+check_read(struct icheck *k)
+{
+	http_parser *p = &k->parser;
+	char buf[4096];
+	ssize_t n;
+
+	n = recv(k->fd, buf, sizeof(buf), 0);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == -1) {
+		check_end(k, CHECK_UNREACHABLE, strerror(errno));
+		return;
+	}
+	/* 0 bytes tell the parser of the close, which may end a body */
+	(void)http_parser_execute(p, &check_settings, buf, (size_t)n);
+	k->len += (size_t)n;
+	if (k->done)
+		check_end(k, CHECK_IDLE, NULL);
+	else if (HTTP_PARSER_ERRNO(p) != HPE_OK)
+		check_end(k, CHECK_UNREACHABLE,
+		    http_errno_description(HTTP_PARSER_ERRNO(p)));
+	else if (n == 0)
+		check_end(k, CHECK_UNREACHABLE, "closed before its end");
+	else if (k->len >= IDLE_CHECK_READ_MAX)
+		check_end(k, CHECK_IDLE, "longer than the check reads");
+}
+
+static void
+check_timeout(struct loop *l, void *arg)
+{
+	(void)l;
+	check_end(arg, CHECK_TIMEOUT, "no answer in time");
+}
+
+/*
+ * A head, however the exchange ended, decides by its status; without
+ * one, r says what happened.
+ */
+static void
+check_end(struct icheck *k, enum check_result r, const char *why)
+{
+	struct isvc *s = k->s;
+
+	check_cancel(s);
+	if (k->status != 0)
+		r = k->status >= 200 && k->status <= 299 ? CHECK_IDLE :
+		    CHECK_BUSY;
+	isvc_checked(s, r, why);
+}
