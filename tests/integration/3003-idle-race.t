@@ -7,19 +7,29 @@
 #   suspend: a request forwarded to a frozen instance would hang until
 #     its deadline (request_timeout_seconds = 3) and get 504.
 # The service did go to sleep and wake during the run.
+#   check: as stop, with an idle_check (the function's GET /, 200 after
+#     30 ms) asked between the deadline and the fence: the bursts meet
+#     the check too, and the fence still holds.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 
-race() {
+race() {	# race stop|check|suspend
 	a=$1
+	act=$1
+	check=
+	if [ "$a" = check ]; then
+		act=stop
+		check='idle_check = "http:/"'
+	fi
 	new_store sqlite "race_$a" || { ok 1 "$a: store"; return; }
 	rm -f "$T"/*.log
 	idle_setup "$STORE"
 	# On SIGTERM the function answers 503 for 150 ms before it exits.
 	# Each answer takes 30 ms, so that bursts sent before the deadline
 	# are still active when the fence comes, and meet it.
-	idle_apply "$(fn_svc r "idle_action = \"$a\"
-request_timeout_seconds = 3")
+	idle_apply "$(fn_svc r "idle_action = \"$act\"
+request_timeout_seconds = 3
+$check")
 [services.r.environment]
 IDLE_FN_TERM_DELAY = \"0.15\"
 IDLE_FN_ANSWER_DELAY = \"0.03\""
@@ -51,9 +61,14 @@ IDLE_FN_ANSWER_DELAY = \"0.03\""
 	    "$a: bursts met the fence and the sleep ($met fences refused while active, $slept sleeps, $woke wakes)"
 	is "$(grep -Ec 'warning|Sanitizer|runtime error' "$T/idle.log")" 0 \
 	    "$a: hk-idle logged no warning (nor a sanitizer report)"
+	[ -z "$check" ] && return
+	checks=$(count_in "$T/idle.log" 'service=fn/r: idle check /: idle$')
+	ok "$([ "$checks" -ge 3 ]; echo $?)" \
+	    "$a: the check was asked before the fences ($checks times)"
 }
 
 race stop
+race check
 race suspend
 # Each wake of the suspend run thawed the instance frozen before it (the
 # last freeze may have had no wake after it).
