@@ -536,6 +536,36 @@ static const struct app_case app_cases[] = {
 	    SLS "suspend_max_seconds = 60\n",
 	    "app.toml:7: services.api.serverless.suspend_max_seconds: "
 	    "only with idle_action = \"suspend\"", 0 },
+	{ "idle_check tcp", SRV_SL, SLS "idle_check = \"tcp\"\n",
+	    "app.toml:7: services.api.serverless.idle_check: \"tcp\": must "
+	    "be http:/PATH (a GET whose 2xx answer says the service is idle)",
+	    0 },
+	{ "idle_check with a control character", SRV_SL,
+	    SLS "idle_check = \"http:/a\\tb\"\n",
+	    "app.toml:7: services.api.serverless.idle_check: \"http:/a\tb\": "
+	    "must be http:/PATH (a GET whose 2xx answer says the service is "
+	    "idle)", 0 },
+	{ "idle_check an integer", SRV_SL, SLS "idle_check = 1\n",
+	    "app.toml:7: services.api.serverless.idle_check: must be a string",
+	    0 },
+	{ "idle_check with min_replicas = 1", SRV_SL,
+	    SLS "idle_check = \"http:/busy\"\nmin_replicas = 1\n",
+	    "app.toml:7: services.api.serverless.idle_check: not allowed with "
+	    "min_replicas = 1 (the service never sleeps)", 0 },
+	{ "idle_check_max_seconds alone", SRV_SL,
+	    SLS "idle_check_max_seconds = 60\n",
+	    "app.toml:7: services.api.serverless.idle_check_max_seconds: "
+	    "only with idle_check", 0 },
+	{ "idle_check_max_seconds 86401", SRV_SL,
+	    SLS "idle_check = \"http:/\"\nidle_check_max_seconds = 86401\n",
+	    "app.toml:8: services.api.serverless.idle_check_max_seconds: "
+	    "must be between 10 and 86400", 0 },
+	{ "idle_check on an ordinary service", SRV_SL,
+	    SVC "idle_check = \"http:/busy\"\n",
+	    "app.toml:5: services.api.idle_check: unknown key (a key of "
+	    "[serverless]: only a serverless service sleeps)", 0 },
+	{ "idle_check", SRV_SL, SLS "idle_check = \"http:/busy?x=1\"\n"
+	    "idle_check_max_seconds = 10\n", NULL, 0 },
 	{ "waiting_page_after_ms true", SRV_SL,
 	    SLS "waiting_page_after_ms = true\n",
 	    "app.toml:7: services.api.serverless.waiting_page_after_ms: "
@@ -1127,6 +1157,7 @@ static void	 test_values(void);
 static void	 test_defaults_app(void);
 static void	 test_stability(void);
 static void	 test_spec_decode(void);
+static void	 test_spec_idle_check(void);
 static void	 test_decode_backend(void);
 static void	 test_many(void);
 static void	 test_examples(void);
@@ -2097,6 +2128,65 @@ test_spec_decode(void)
 }
 
 /*
+ * idle_check and its maximum in spec_json only when set (a spec stored
+ * before them keeps its bytes), read back by spec_decode(), which refuses
+ * a check that is not one.
+ */
+static void
+test_spec_idle_check(void)
+{
+	static const char *const bad[] = {
+		"\"tcp\"", "\"http:busy\"", "\"http:/a b\"", "1",
+	};
+	struct server_config srv;
+	struct service_spec back;
+	struct app_config app;
+	struct config_diag d;
+	char err[SPEC_ERR_LEN], json[256];
+	const char *text = SLS "idle_check = \"http:/busy\"\n"
+	    "idle_check_max_seconds = 120\n"
+	    "[services.b]\ncommand = [\"b\"]\npublic = true\n"
+	    "[services.b.serverless]\n";
+	size_t i;
+	int rc;
+
+	srv_make(&srv, SRV_SL);
+	memset(&d, 0, sizeof(d));
+	rc = app_parse(&app, "/x/app.toml", text, strlen(text), &srv, &d);
+	ok(rc == 0 && app.nservices == 2, "idle_check: valid");
+	if (rc != 0)
+		return;
+	ok(strstr(app.services[0].spec_json, "\"idle_check\":\"http:/busy\","
+	    "\"idle_check_max_seconds\":120,") != NULL,
+	    "idle_check: in spec_json, as written");
+	ok(strstr(app.services[1].spec_json, "idle_check") == NULL,
+	    "idle_check: absent, not in spec_json at all");
+	rc = spec_decode(app.services[0].spec_json, &back, err, sizeof(err));
+	ok(rc == 0 && back.idle_check_path != NULL &&
+	    strcmp(back.idle_check_path, "/busy") == 0 &&
+	    back.policy.idle_check_max_seconds == 120,
+	    "idle_check: read back");
+	if (rc == 0)
+		spec_clear(&back);
+	rc = spec_decode(app.services[1].spec_json, &back, err, sizeof(err));
+	ok(rc == 0 && back.idle_check_path == NULL &&
+	    back.policy.idle_check_max_seconds == 600,
+	    "idle_check: none, and the maximum's default");
+	if (rc == 0)
+		spec_clear(&back);
+	app_free(&app);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(json, sizeof(json), "{\"name\":\"a\",\"port\":0,"
+		    "\"command\":[\"x\"],\"serverless\":{\"min_replicas\":0,"
+		    "\"idle_seconds\":30,\"startup_timeout_seconds\":60,"
+		    "\"request_timeout_seconds\":60,\"max_concurrency\":16,"
+		    "\"idle_check\":%s}}", bad[i]);
+		ok(spec_decode(json, &back, err, sizeof(err)) == -1,
+		    "idle_check: a stored %s is refused", bad[i]);
+	}
+}
+
+/*
  * "backend" in a stored spec: absent, exec when there is a command (what
  * hk-scale always ran), else container; a name it does not know rejects
  * the spec rather than running it on another backend.
@@ -2315,6 +2405,7 @@ main(void)
 	test_defaults_app();
 	test_stability();
 	test_spec_decode();
+	test_spec_idle_check();
 	test_many();
 	test_examples();
 	test_print();
