@@ -204,7 +204,7 @@ policy_reload(struct idle *ix)
 		if (call_busy(&s->call))
 			loop_timer_cancel(ix->loop, &s->timer);
 		else
-			isvc_free(s);	/* a check under way with it */
+			isvc_free(s);	/* and a check under way */
 	}
 	return 0;
 }

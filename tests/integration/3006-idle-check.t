@@ -5,7 +5,8 @@
 # is busy, however many idle periods go by, and sleeps once it says it is
 # idle; a request during the wait is answered by the same instance; a
 # service still busy at idle_check_max_seconds is put to sleep anyway,
-# and HTTPIdleBusyExpired says so.  hk validate refuses the forms that
+# and HTTPIdleBusyExpired says so; a check unanswered for 10 s counts
+# busy, one closed without an answer idle.  hk validate refuses the forms that
 # mean nothing.  time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
 #
 # The job lasts until the test creates $T/job.done: the busy state lasts
@@ -81,10 +82,15 @@ is "$rc" 0 "idle_check = \"http:/busy\" validates"
 run_engine() {
 	e=$1
 	new_store "$e" check || { ok 1 "$e: store"; return; }
-	rm -f "$T"/*.log "$T/job.done" "$T/stuck.done"
-	idle_setup "$STORE"
+	rm -f "$T"/*.log "$T/job.done" "$T/stuck.done" "$T/hang.go"
+	mport=$(free_port)
+	idle_setup "$STORE" "[metrics]
+idle = \"127.0.0.1:$mport\""
 	app="$(busy_svc job 'idle_check_max_seconds = 6000')$(busy_svc stuck \
-	    'idle_check_max_seconds = 100')"
+	    'idle_check_max_seconds = 100')$(busy_svc hang \
+	    'idle_check_max_seconds = 6000' |
+	    sed "s|^idle_check = .*|idle_check = \"http:/hang?until=$T/hang.go\"|")$(busy_svc gone |
+	    sed 's|^idle_check = .*|idle_check = "http:/close"|')"
 	idle_apply "$app"
 	ok $? "$e: the application is applied"
 	is "$(hk ps --json | python3 -c '
@@ -96,11 +102,14 @@ for s in json.load(sys.stdin):
 	    "http:/busy 100" "$e: the store keeps the check and its maximum"
 	start_events && start_scale && start_gw
 	ok $? "$e: hk-events, hk-scale and hk-activate are ready"
-	wait_t 5 scale_is fn/job running &&
-	    wait_t 5 scale_is fn/stuck running
-	ok $? "$e: both services run"
+	for s in job stuck hang gone; do
+		wait_t 5 scale_is fn/$s running || break
+	done
+	ok $? "$e: the services run"
 	job=$(scale_pid fn/job)
 	stuck=$(scale_pid fn/stuck)
+	hang=$(scale_pid fn/hang)
+	gone=$(scale_pid fn/gone)
 	# Each starts a job before hk-idle may put it to sleep.
 	is "$(get job.fn.localhost "/job?until=$T/job.done")" 200 \
 	    "$e: a request starts a job that outlives it"
@@ -123,6 +132,10 @@ for s in json.load(sys.stdin):
 	    "$e: hk-idle says why it waits"
 	n=$(hk logs -n all fn/job | grep -c "pid=$job /busy -> 503")
 	ok "$([ "$n" -ge 2 ]; echo $?)" "$e: asked again while busy ($n answers 503)"
+	m=$(curl -sS --max-time 30 "http://127.0.0.1:$mport/metrics" |
+	    awk '$1 == "hk_idle_checks_total{result=\"busy\"}" { print $2 }')
+	ok "$([ "${m:-0}" -ge "$n" ]; echo $?)" \
+	    "$e: hk_idle_checks_total{result=\"busy\"} counts them ($m)"
 	busy_events=$(events_of HTTPIdleBusy fn/job)
 	ok "$([ "$busy_events" -lt "$n" ]; echo $?)" \
 	    "$e: not one event per answer ($busy_events events, $n answers)"
@@ -170,6 +183,30 @@ print(d["check"], d["status"], d["busy_ms"] >= 1000, d["answers"] >= 2)')
 	    'service=fn/stuck: idle check /busy: still busy \(status 503\) after 100 s, idle_check_max_seconds: sleeping anyway' \
 	    "$e: hk-idle logs it as a warning"
 	touch "$T/stuck.done"
+
+	# (e) A check that closes the connection without an answer: counted
+	# idle, the service sleeps.
+	wait_t 10 asleep fn/gone "$gone"
+	ok $? "$e: a check closed without an answer counts idle: it sleeps"
+	like "$(cat "$T/idle.log")" \
+	    'service=fn/gone: idle check /close: no answer \(closed before its end\): counted idle' \
+	    "$e: hk-idle says so"
+
+	# (f) A check that does not answer in 10 s (real seconds): counted
+	# busy; the service sleeps once it answers 200.
+	wait_t 40 events_reach 1 HTTPIdleBusy fn/hang
+	ok $? "$e: a check without an answer counts busy (HTTPIdleBusy)"
+	is "$(hk-events list --json -n 1 --kind HTTPIdleBusy --service fn/hang |
+	    python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["detail"]["status"])')" \
+	    None "$e: with no status"
+	look fn/hang "$hang"
+	like "$saw" ' up, hk-scale: running, ' "$e: it is not put to sleep"
+	like "$(cat "$T/idle.log")" \
+	    'service=fn/hang: idle check /hang\?until=[^ ]*: busy \(no answer in time\)' \
+	    "$e: hk-idle says why"
+	touch "$T/hang.go"
+	wait_t 40 asleep fn/hang "$hang"
+	ok $? "$e: once the check answers 200, it sleeps"
 
 	stop_pid "$idle_pid"
 	stop_pid "$gw_pid"

@@ -7,6 +7,8 @@
 #   GET /job?until=F   starts a job in a thread that runs until file F
 #                      exists, answers "job started pid=PID" at once
 #   GET /busy          503 "busy N" while N > 0 jobs run, else 200 "idle"
+#   GET /hang?until=F  no answer until file F exists, then 200 "idle"
+#   GET /close         no answer: the connection is closed
 # One line per request on stdout (hk-scale's log): "busy-fn: pid=PID PATH
 # -> STATUS", and "busy-fn: job done" when a job ends.
 import os
@@ -43,6 +45,16 @@ class Handler(BaseHTTPRequestHandler):
                 jobs += 1
             threading.Thread(target=job, args=(until,), daemon=True).start()
             body = "job started pid=%d\n" % PID
+        elif url.path == "/close":
+            print("busy-fn: pid=%d %s -> closed" % (PID, self.path),
+                  flush=True)
+            self.close_connection = True
+            return
+        elif url.path == "/hang":
+            until = parse_qs(url.query)["until"][0]
+            while not os.path.exists(until):
+                time.sleep(0.02)
+            body = "idle\n"
         elif url.path == "/busy":
             with lock:
                 n = jobs
@@ -51,10 +63,13 @@ class Handler(BaseHTTPRequestHandler):
         print("busy-fn: pid=%d %s -> %d" % (PID, self.path, status),
               flush=True)
         data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:     # the asker gave up (a /hang)
+            self.close_connection = True
 
     def log_message(self, fmt, *args):
         pass
