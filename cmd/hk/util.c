@@ -98,6 +98,15 @@ fmt_policy(char *buf, size_t len, const char *spec_json)
 		snprintf(buf + strlen(buf), len - strlen(buf),
 		    " suspend_max=%llds", (long long)json_integer_value(
 		    json_object_get(p, "suspend_max_seconds")));
+	if (json_is_string(json_object_get(p, "idle_check"))) {
+		strlcat(buf, " idle_check=", len);
+		strlcat(buf, json_string_value(json_object_get(p,
+		    "idle_check")), len);
+	}
+	if (json_is_integer(json_object_get(p, "idle_check_max_seconds")))
+		snprintf(buf + strlen(buf), len - strlen(buf),
+		    " idle_check_max=%llds", (long long)json_integer_value(
+		    json_object_get(p, "idle_check_max_seconds")));
 	json_decref(spec);
 }
 

@@ -100,6 +100,9 @@ for s in json.load(sys.stdin):
         p = s["spec"]["serverless"]
         print(p["idle_check"], p["idle_check_max_seconds"])')" \
 	    "http:/busy 100" "$e: the store keeps the check and its maximum"
+	like "$(hk ps | awk '$2 == "stuck"')" \
+	    ' idle_check=http:/busy idle_check_max=100s$' \
+	    "$e: hk ps shows them in the policy"
 	start_events && start_scale && start_gw
 	ok $? "$e: hk-events, hk-scale and hk-activate are ready"
 	for s in job stuck hang gone; do
