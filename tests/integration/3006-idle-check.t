@@ -105,10 +105,11 @@ for s in json.load(sys.stdin):
 	    "$e: hk ps shows them in the policy"
 	start_events && start_scale && start_gw
 	ok $? "$e: hk-events, hk-scale and hk-activate are ready"
+	up=0
 	for s in job stuck hang gone; do
-		wait_t 5 scale_is fn/$s running || break
+		wait_t 20 scale_is fn/$s running || up=1
 	done
-	ok $? "$e: the services run"
+	ok $up "$e: the services run"
 	job=$(scale_pid fn/job)
 	stuck=$(scale_pid fn/stuck)
 	hang=$(scale_pid fn/hang)
@@ -122,7 +123,7 @@ for s in json.load(sys.stdin):
 	ok $? "$e: hk-idle is ready"
 
 	# (b) Busy: the job runs after the answer; five idle periods and more.
-	wait_t 10 events_reach 1 HTTPIdleBusy fn/job
+	wait_t 30 events_reach 1 HTTPIdleBusy fn/job
 	ok $? "$e: the idle check found it busy (HTTPIdleBusy)"
 	holds_for 1500 fn/job "$job" ' up, hk-scale: running, '
 	ok $? "$e: it is not put to sleep while busy (1.5 s, 5 idle periods)"
@@ -150,10 +151,10 @@ for s in json.load(sys.stdin):
 
 	# (c) Idle: the job ends; the service sleeps.
 	touch "$T/job.done"
-	wait_t 10 asleep fn/job "$job"
+	wait_t 30 asleep fn/job "$job"
 	ok $? "$e: once the job is done, it goes to sleep (pid $job gone)"
 	is "$(ps_state job)" sleeping "$e: hk ps says sleeping"
-	wait_t 5 events_reach 1 HTTPIdleSleep fn/job
+	wait_t 10 events_reach 1 HTTPIdleSleep fn/job
 	ok $? "$e: HTTPIdleSleep recorded"
 	like "$(cat "$T/idle.log")" \
 	    'service=fn/job: idle check /busy: idle after [0-9]+ s busy' \
@@ -164,16 +165,16 @@ for s in json.load(sys.stdin):
 	# A wake; no job this time: the check answers 200 and it sleeps.
 	is "$(get job.fn.localhost /)" 200 "$e: the next request wakes it"
 	job2=$(sed 's/.*pid=//' "$T/body")
-	wait_t 10 asleep fn/job "$job2"
+	wait_t 30 asleep fn/job "$job2"
 	ok $? "$e: idle at once, it sleeps after its idle period"
 	like "$(hk logs -n all fn/job | grep "pid=$job2 /busy" | tail -n 1)" \
 	    "/busy -> 200" "$e: after the check answered 200"
 
 	# (d) The maximum: fn/stuck's job never ends before the maximum
 	# (idle_check_max_seconds = 100, 1 s here).
-	wait_t 20 asleep fn/stuck "$stuck"
+	wait_t 30 asleep fn/stuck "$stuck"
 	ok $? "$e: still busy at the maximum, it is put to sleep anyway"
-	wait_t 5 events_reach 1 HTTPIdleBusyExpired fn/stuck
+	wait_t 10 events_reach 1 HTTPIdleBusyExpired fn/stuck
 	ok $? "$e: HTTPIdleBusyExpired says so"
 	detail=$(hk-events list --json -n 1 --kind HTTPIdleBusyExpired \
 	    --service fn/stuck | python3 -c '
@@ -189,7 +190,7 @@ print(d["check"], d["status"], d["busy_ms"] >= 1000, d["answers"] >= 2)')
 
 	# (e) A check that closes the connection without an answer: counted
 	# idle, the service sleeps.
-	wait_t 10 asleep fn/gone "$gone"
+	wait_t 30 asleep fn/gone "$gone"
 	ok $? "$e: a check closed without an answer counts idle: it sleeps"
 	like "$(cat "$T/idle.log")" \
 	    'service=fn/gone: idle check /close: no answer \(closed before its end\): counted idle' \
