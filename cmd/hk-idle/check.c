@@ -145,7 +145,7 @@ check_start(struct isvc *s)
 static int
 check_send(struct icheck *k)
 {
-	char req[IDLE_PATH_MAX + 1200];
+	char req[IDLE_CHECK_REQ_MAX];
 	int n;
 
 	n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s\r\n"

@@ -34,6 +34,8 @@
 #define IDLE_CHECK_TIMEOUT_MS	10000	/* no answer: counted busy */
 #define IDLE_CHECK_REST_MS	1000	/* the answer's body, after its head */
 #define IDLE_CHECK_READ_MAX	65536	/* bytes of an answer read */
+#define IDLE_CHECK_REQ_MAX	2048	/* the request: a path of hk.toml's
+					   1024 bytes, the endpoint, and some */
 
 /* How a fence ended: granted, refused, or no answer (stats.c). */
 enum fence_result { FENCE_GRANTED, FENCE_REFUSED, FENCE_FAILED,
