@@ -6,11 +6,13 @@
 # idle; a request during the wait is answered by the same instance; a
 # service still busy at idle_check_max_seconds is put to sleep anyway,
 # and HTTPIdleBusyExpired says so; a check unanswered for 10 s counts
-# busy, one closed without an answer idle.  hk validate refuses the forms that
-# mean nothing.  time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
+# busy, one closed without an answer idle.  hk validate refuses the
+# forms that mean nothing.  time_unit_ms = 10: idle_seconds = 30 lasts
+# 300 ms.
 #
-# The job lasts until the test creates $T/job.done: the busy state lasts
-# as long as the test looks, whatever the scheduler does.
+# A job lasts until the test creates its file ($T/job.done), and so does
+# an unanswered check ($T/hang.go): the busy state lasts as long as the
+# test looks, whatever the scheduler does.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 
