@@ -31,6 +31,7 @@
 #include "srctree.h"
 #include "toml.h"
 #include "user.h"
+#include "volume.h"
 
 #define IMAGE_MAX	255	/* an image reference (lib/engine's bound) */
 #define ENV_NAME_MAX	255
@@ -114,9 +115,7 @@ static const struct {
 	[SK_TCP_PORTS] =		{ "tcp_ports", 1, NOT_YET "the "
 	    "gateway routes HTTP by host and publishes no TCP port" },
 	[SK_USER] =			{ "user", 0, NULL },
-	[SK_VOLUMES] =			{ "volumes", 1, NOT_YET "hk mounts "
-	    "no volume, and a database's data would be lost at its first "
-	    "stop" },
+	[SK_VOLUMES] =			{ "volumes", 1, NULL },
 };
 
 /* Variables hk itself gives the process. */
@@ -176,6 +175,11 @@ static void	 svc_unrouted(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_env_host(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
+static void	 svc_volumes(struct actx *, const struct toml_kv *,
+		    const char *, struct service_spec *);
+static void	 svc_volume_rules(struct actx *,
+		    const struct toml_kv *const *, const char *,
+		    const struct service_spec *);
 static void	 svc_container(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_serverless_rules(struct actx *,
@@ -976,6 +980,103 @@ svc_env_host(struct actx *c, const struct toml_kv *const *slot,
 }
 
 /*
+ * volumes: entries volume.h reads, each container path once.  Whether the
+ * backend mounts them is svc_volume_rules()'s to say, once it is known.
+ */
+static void
+svc_volumes(struct actx *c, const struct toml_kv *kv, const char *key,
+    struct service_spec *s)
+{
+	const struct toml_value *v = kv->value, *e;
+	char why[VOLUME_ERR_LEN];
+	size_t i, j;
+
+	s->volumes_line = kv->line;
+	if (v->type != TOML_ARRAY) {
+		cw_diag(&c->w, kv->line, key, "must be an array of strings");
+		return;
+	}
+	if (v->u.array.len > VOLUMES_MAX) {
+		cw_diag(&c->w, kv->line, key, "at most %d volumes",
+		    VOLUMES_MAX);
+		return;
+	}
+	if (v->u.array.len == 0 || (s->volumes = calloc(v->u.array.len,
+	    sizeof(*s->volumes))) == NULL) {
+		c->w.oom = v->u.array.len > 0;
+		return;
+	}
+	for (i = 0; i < v->u.array.len; i++) {
+		e = v->u.array.items[i];
+		if (e->type != TOML_STRING ||
+		    strlen(e->u.string.ptr) != e->u.string.len) {
+			cw_diag(&c->w, e->line, key, "must be an array of "
+			    "strings");
+			continue;
+		}
+		if (volume_parse(e->u.string.ptr, &s->volumes[s->nvolumes],
+		    why, sizeof(why)) == -1) {
+			cw_diag(&c->w, e->line, key, "%s", why);
+			continue;
+		}
+		for (j = 0; j < s->nvolumes; j++)
+			if (strcmp(s->volumes[j].target,
+			    s->volumes[s->nvolumes].target) == 0)
+				break;
+		if (j < s->nvolumes) {
+			cw_diag(&c->w, e->line, key, "%s: a container path "
+			    "named twice", s->volumes[j].target);
+			volume_clear(&s->volumes[s->nvolumes]);
+			continue;
+		}
+		s->nvolumes++;
+	}
+}
+
+/*
+ * Volumes are a container's: the engine keeps a named one, and mounts a
+ * host directory.  A command on this host reaches its directories itself
+ * (directory, and the files it opens).  Bind mounts are of directories
+ * under the operator's volume_dirs alone, and on this host alone: another
+ * node's paths are not hk's to check.
+ */
+static void
+svc_volume_rules(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct toml_kv *kv = slot[SK_VOLUMES];
+	char key[CW_KEYPATH_LEN];
+	size_t i;
+
+	if (kv == NULL || s->serverless)	/* refused: not with it */
+		return;
+	cw_kpath_s(key, prefix, "volumes");
+	if (!config_backend_can(s->backend, BACKEND_ENGINE)) {
+		cw_diag(&c->w, kv->line, key, "not with backend \"%s\", "
+		    "which runs command on this host: volumes are a "
+		    "container's (use backend = \"container\", or the "
+		    "directories themselves)", config_backend_name(s->backend));
+		return;
+	}
+	for (i = 0; i < s->nvolumes; i++) {
+		if (!s->volumes[i].bind)
+			continue;
+		if (s->node_name != NULL)
+			cw_diag(&c->w, kv->line, key, "%s: a bind mount is not "
+			    "allowed with node_name \"%s\" (volume_dirs are "
+			    "this host's; use a named volume)",
+			    s->volumes[i].source, s->node_name);
+		else if (c->srv == NULL ||
+		    !config_volume_dir_allows(c->srv, s->volumes[i].source))
+			cw_diag(&c->w, kv->line, key, "%s: not under "
+			    "server.volume_dirs (%s)", s->volumes[i].source,
+			    c->srv != NULL && c->srv->volume_dirs[0] != '\0' ?
+			    c->srv->volume_dirs : "none: bind mounts are "
+			    "refused");
+	}
+}
+
+/*
  * A container needs an engine on the node it runs on, reached with TLS
  * over TCP, and a readiness it can have (no NOTIFY_SOCKET nor inherited
  * listener crosses into a container); healthcheck, the image's
@@ -1185,6 +1286,10 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	case SK_SCHEDULES:
 		app_schedules(c, skv, kv, key, s);
 		break;
+	case SK_VOLUMES:
+		if (!sless)	/* else refused: not with [serverless] */
+			svc_volumes(c, kv, key, s);
+		break;
 	case SK_SECRETS_ENV:
 		(void)cw_bool(&c->w, kv, key, &s->secrets_env);
 		break;
@@ -1319,6 +1424,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 		svc_unapplied(c, slot, prefix, s);
 		svc_container(c, slot, prefix, s);
 		svc_env_host(c, slot, prefix, s);
+		svc_volume_rules(c, slot, prefix, s);
 	}
 	svc_secret_rules(c, slot, prefix, s);
 	/*
@@ -1478,7 +1584,9 @@ svc_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
 	int deep = 0;
 
 	for (k = 0; k < SK_COUNT; k++) {
-		if (!svc_keys[k].ordinary || slot[k] == NULL)
+		/* volumes: spec_encode()'s, canonical */
+		if (!svc_keys[k].ordinary || slot[k] == NULL ||
+		    k == SK_VOLUMES)
 			continue;
 		if ((e = cw_json(slot[k]->value, 0, &deep)) == NULL) {
 			if (!deep) {

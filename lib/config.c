@@ -43,6 +43,7 @@ enum key_type {
 	KT_ENGINE,	/* unix:///PATH or tcp://HOST:PORT; "" = none */
 	KT_IP,		/* an IPv4 or IPv6 address, no port */
 	KT_NETS,	/* addresses and CIDR blocks, "a,b/n"; TOML an array */
+	KT_DIRS,	/* absolute directories, "a,b"; TOML an array */
 	KT_INT,		/* int64_t within [min, max] */
 	KT_PATH,	/* absolute, at most RUNTIME_DIR_MAX bytes */
 	KT_FILE,	/* absolute, an existing file; "" = unset */
@@ -139,6 +140,8 @@ struct server_rule {
 	    KT_INT, 1, 1000, time_unit_ms)				\
 	K("trusted_proxies", "HAKOPOD_TRUSTED_PROXIES", "", 1,		\
 	    KT_NETS, 0, 0, trusted_proxies)				\
+	K("volume_dirs", NULL, "", 1,					\
+	    KT_DIRS, 0, 0, volume_dirs)					\
 	K("waiting_page", NULL, CONFIG_WAITING_PAGE, 1,			\
 	    KT_OPTFILE, 0, 0, waiting_page)
 
@@ -223,6 +226,7 @@ static int	 check_engine_tls(const char *, const char *, const char *,
 		    const char *, char *, size_t);
 static int	 check_text(enum key_type, size_t, const char *, char *,
 		    size_t);
+static int	 check_dirs(const char *, char *, size_t);
 static int	 check_server_str(size_t, const char *, char *, size_t);
 static int	 check_server_int(size_t, int64_t, char *, size_t);
 static void	 print_list(FILE *, const char *);
@@ -492,7 +496,8 @@ config_print(FILE *fp, const struct server_config *cfg)
 		} else if (server_rules[i].type == KT_INT) {
 			fprintf(fp, "%lld", (long long)*(const int64_t *)
 			    (base + server_rules[i].off));
-		} else if (server_rules[i].type == KT_NETS) {
+		} else if (server_rules[i].type == KT_NETS ||
+		    server_rules[i].type == KT_DIRS) {
 			print_list(fp, base + server_rules[i].off);
 		} else {
 			text = base + server_rules[i].off;
@@ -672,6 +677,57 @@ check_nets(const char *s, char *why, size_t whysz)
 	return proxyproto_nets_parse(s, &nets, why, whysz);
 }
 
+/*
+ * volume_dirs: absolute, normalized paths (so that "under" is a prefix
+ * test), without ':' (a bind mount's separator); not "/" itself, which
+ * would allow every directory of the host.
+ */
+static int
+check_dirs(const char *s, char *why, size_t whysz)
+{
+	const char *p, *comma;
+	size_t n;
+
+	for (p = s; *p != '\0'; p = comma != NULL ? comma + 1 : p + n) {
+		comma = strchr(p, ',');
+		n = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if (n < 2 || p[0] != '/' || p[n - 1] == '/' ||
+		    memchr(p, ':', n) != NULL) {
+			(void)snprintf(why, whysz, "\"%.*s\": must be an "
+			    "absolute directory other than /, without ':' or "
+			    "a final '/'", (int)n, p);
+			return -1;
+		}
+		if (memmem(p, n, "//", 2) != NULL ||
+		    memmem(p, n, "/./", 3) != NULL ||
+		    memmem(p, n, "/../", 4) != NULL ||
+		    (n >= 2 && memcmp(p + n - 2, "/.", 2) == 0) ||
+		    (n >= 3 && memcmp(p + n - 3, "/..", 3) == 0)) {
+			(void)snprintf(why, whysz, "\"%.*s\": must be "
+			    "normalized (no //, . or ..)", (int)n, p);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+config_volume_dir_allows(const struct server_config *cfg, const char *path)
+{
+	const char *p, *comma;
+	size_t n;
+
+	for (p = cfg->volume_dirs; *p != '\0';
+	    p = comma != NULL ? comma + 1 : p + n) {
+		comma = strchr(p, ',');
+		n = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if (strncmp(path, p, n) == 0 && (path[n] == '\0' ||
+		    path[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
 /* Validates a string value of a type, in a field of size bytes. */
 static int
 check_text(enum key_type type, size_t size, const char *s, char *why,
@@ -704,6 +760,8 @@ check_text(enum key_type type, size_t size, const char *s, char *why,
 		return -1;
 	case KT_NETS:
 		return check_nets(s, why, whysz);
+	case KT_DIRS:
+		return check_dirs(s, why, whysz);
 	case KT_FREEZER:
 		if (strcmp(s, "auto") == 0 || strcmp(s, "cgroup2") == 0 ||
 		    strcmp(s, "cgroup1") == 0 || strcmp(s, "signal") == 0)
@@ -859,8 +917,10 @@ server_set_list(struct server_config *cfg, size_t i,
 		e = v->u.array.items[k];
 		if (e->type != TOML_STRING || strlen(e->u.string.ptr) !=
 		    e->u.string.len || strchr(e->u.string.ptr, ',') != NULL) {
-			(void)snprintf(why, whysz, "item %zu: must be an "
-			    "address or CIDR block", k + 1);
+			(void)snprintf(why, whysz, "item %zu: must be %s",
+			    k + 1, server_rules[i].type == KT_DIRS ?
+			    "an absolute path without ',' or ':'" :
+			    "an address or CIDR block");
 			return -1;
 		}
 		if ((k > 0 && strlcat(text, ",", sizeof(text)) >=
@@ -926,7 +986,8 @@ server_file_key(struct server_config *cfg, const struct toml_kv *kv,
 		    sizeof(why))) == 0)
 			memcpy((char *)cfg + server_rules[i].off,
 			    &v->u.integer, sizeof(int64_t));
-	} else if (server_rules[i].type == KT_NETS)
+	} else if (server_rules[i].type == KT_NETS ||
+	    server_rules[i].type == KT_DIRS)
 		rc = server_set_list(cfg, i, v, why, sizeof(why));
 	else if (v->type != TOML_STRING) {
 		(void)snprintf(why, sizeof(why), "must be a string");

@@ -153,6 +153,8 @@ struct server_config {
 					   idle_seconds, for tests only */
 	char		waiting_page[CONFIG_URL_MAX + 1]; /* "": built in */
 	char		trusted_proxies[CONFIG_NETS_MAX + 1];	/* "a,b/n" */
+	char		volume_dirs[CONFIG_NETS_MAX + 1];	/* "/a,/b": where
+							   bind mounts may be */
 	enum config_source source[48];	/* indexed like config_keys() */
 	int		line[48];	/* of each key in the file, or 0 */
 	struct config_node nodes[CONFIG_NODES_MAX];	/* in file order */
@@ -257,6 +259,8 @@ const char	*config_backend_env_note(enum backend_kind);
 
 /* A "name": a-z, 0-9 and '-', 1..63 bytes, starting and ending alnum. */
 int	config_valid_name(const char *);
+/* A normalized absolute path is a volume_dirs entry or under one: 1. */
+int	config_volume_dir_allows(const struct server_config *, const char *);
 int	config_valid_name_n(const char *, size_t);	/* not terminated */
 
 /*

@@ -27,6 +27,8 @@ static int	decode_policy(json_t *, struct service_spec *);
 static int	decode_env(json_t *, struct service_spec *);
 static int	decode_backend(json_t *, struct service_spec *);
 static int	decode_secrets(json_t *, struct service_spec *);
+static int	decode_volumes(json_t *, struct service_spec *);
+static json_t	*volumes_json(const struct service_spec *);
 static void	free_strings(char **, size_t);
 static json_t	*json_str_or_null(const char *);
 static json_t	*json_strv(char *const *, size_t, int);
@@ -289,7 +291,7 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 	s->replicas = (int)json_integer_value(json_object_get(o, "replicas"));
 	if (decode_readiness(o, s) == -1 || decode_policy(o, s) == -1 ||
 	    decode_env(o, s) == -1 || decode_backend(o, s) == -1 ||
-	    decode_secrets(o, s) == -1)
+	    decode_secrets(o, s) == -1 || decode_volumes(o, s) == -1)
 		bad = 1;
 	if (!bad && (s->spec_json = strdup(text)) == NULL)
 		bad = 1;
@@ -339,6 +341,9 @@ spec_clear(struct service_spec *s)
 	for (i = 0; i < s->nschedules; i++)
 		free(s->schedules[i].spec_json);
 	free(s->schedules);
+	for (i = 0; i < s->nvolumes; i++)
+		volume_clear(&s->volumes[i]);
+	free(s->volumes);
 	free(s->spec_json);
 	memset(s, 0, sizeof(*s));
 }
@@ -618,9 +623,57 @@ spec_encode(const struct service_spec *s)
 	/* Names; hk apply adds each one's digest (spec_set_secrets()). */
 	if (s->nsecrets > 0)
 		err |= spec_secrets_put(o, s);
+	/* Only when there are some: specs of before them keep their bytes. */
+	if (s->nvolumes > 0)
+		err |= json_object_set_new(o, "volumes", volumes_json(s));
 	if (err != 0) {
 		json_decref(o);
 		return NULL;
 	}
 	return o;
+}
+
+/* Each entry read as a file's is (volume_parse()); none is an error. */
+static int
+decode_volumes(json_t *o, struct service_spec *s)
+{
+	json_t *a = json_object_get(o, "volumes"), *v;
+	char why[VOLUME_ERR_LEN];
+	size_t i;
+
+	if (a == NULL)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) == 0 ||
+	    json_array_size(a) > VOLUMES_MAX ||
+	    (s->volumes = calloc(json_array_size(a),
+	    sizeof(*s->volumes))) == NULL)
+		return -1;
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) || volume_parse(json_string_value(v),
+		    &s->volumes[i], why, sizeof(why)) == -1)
+			return -1;
+		s->nvolumes = i + 1;
+	}
+	return 0;
+}
+
+static json_t *
+volumes_json(const struct service_spec *s)
+{
+	json_t *a;
+	char *e;
+	size_t i;
+
+	if ((a = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < s->nvolumes; i++) {
+		if ((e = volume_format(&s->volumes[i])) == NULL ||
+		    json_array_append_new(a, json_string(e)) == -1) {
+			free(e);
+			json_decref(a);
+			return NULL;
+		}
+		free(e);
+	}
+	return a;
 }

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "store.h"
+#include "volume.h"
 
 #define SPEC_ERR_LEN	256
 
@@ -108,6 +109,13 @@ struct service_spec {
 	struct schedule_spec	*schedules;
 	size_t			 nschedules;
 	int			 schedules_line;
+	/*
+	 * "volumes" (volume.h), in file order; in spec_json as their
+	 * canonical entries, and only when there are some.
+	 */
+	struct spec_volume	*volumes;
+	size_t			 nvolumes;
+	int			 volumes_line;
 	/*
 	 * Canonical JSON of everything above (keys sorted, defaults filled
 	 * in): what the store keeps, and what "changed" is decided on.

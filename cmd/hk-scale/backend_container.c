@@ -12,7 +12,8 @@
  * port published on the node's address (the engine picks the host port;
  * or the node's own network, container_network = host), size as memory
  * and CPU limits, the service's user as uid:gid, no-new-privileges, no
- * capability unless that user is root, an init as PID 1.  Its endpoint is
+ * capability unless that user is root, an init as PID 1, its volumes
+ * (ct_volumes.c: the named ones made first, kept).  Its endpoint is
  * the node's address and the published port.  Readiness is a probe of
  * that endpoint (probe.c), or the image's HEALTHCHECK run in the
  * container through the engine's exec (readiness = healthcheck).
@@ -76,7 +77,8 @@ struct ct_create {
 	char			**env;
 	char			 bind[PATH_MAX + sizeof(CT_SOURCE ":ro")];
 	char			 cbind[PATH_MAX + sizeof(CT_SECRETS ":ro")];
-	const char		*bindv[3];
+	const char		*bindv[3 + VOLUMES_MAX];
+	char			**vbinds;	/* the volumes' (ct_volumes.c) */
 };
 
 static void	ct_start(struct inst *);
@@ -99,6 +101,7 @@ static void	ct_free_strv(char **);
 static int	ct_spec(struct ct *, struct ct_create *, char *, size_t);
 static int	ct_source(struct ct *, struct ct_create *, char *, size_t);
 static int	ct_secrets(struct ct *, struct ct_create *, char *, size_t);
+static void	ct_prepare(struct ct *);
 static void	ct_create(struct ct *);
 static void	on_create(void *, int, json_t *, const char *);
 static void	on_pull(void *, int, json_t *, const char *);
@@ -377,9 +380,16 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	e->init = 1;
 	e->no_new_privs = 1;
 	e->cap_drop_all = u.uid != 0;
-	if (ct_source(x, cc, err, errlen) == -1)
+	if (ct_source(x, cc, err, errlen) == -1 ||
+	    ct_secrets(x, cc, err, errlen) == -1)
 		return -1;
-	return ct_secrets(x, cc, err, errlen);
+	for (i = 0; cc->bindv[i] != NULL; i++)
+		;
+	if (ct_volume_binds(x, cc->bindv, i, &cc->vbinds, err, errlen) == -1)
+		return -1;
+	if (cc->bindv[0] != NULL)
+		cc->spec.binds = cc->bindv;
+	return 0;
 }
 
 /*
@@ -456,7 +466,43 @@ ct_start(struct inst *in)
 	/* kept: a start stopped meanwhile is no longer its service's */
 	strlcpy(x->image, in->svc->def.spec.image != NULL ?
 	    in->svc->def.spec.image : "", sizeof(x->image));
-	ct_create(x);
+	ct_prepare(x);
+}
+
+/* The service's named volumes first, one at a time; then the container. */
+static void
+ct_prepare(struct ct *x)
+{
+	char err[SCALE_REASON_MAX];
+
+	switch (ct_volumes_next(x, err, sizeof(err))) {
+	case 1:
+		return;		/* ct_volumes_done() follows */
+	case 0:
+		ct_create(x);
+		return;
+	default:
+		ct_fail(x, err, NULL);
+	}
+}
+
+/* A volume's create was answered (ct_volumes.c). */
+void
+ct_volumes_done(struct ct *x, const char *err)
+{
+	if (err != NULL)
+		ct_fail(x, err, NULL);
+	else if (x->stop_wanted || x->kill_wanted)
+		ct_finish(x);
+	else
+		ct_prepare(x);
+}
+
+/* Whose a new named volume's root directory is: the container's user. */
+int
+ct_volume_owner(struct ct *x, struct user_ids *u, char *err, size_t errlen)
+{
+	return ct_user(x->in->sc, &x->in->svc->def.spec, u, err, errlen);
 }
 
 static void
@@ -468,11 +514,13 @@ ct_create(struct ct *x)
 	memset(&cc, 0, sizeof(cc));
 	if (ct_spec(x, &cc, err, sizeof(err)) == -1) {
 		ct_free_strv(cc.env);
+		ct_free_strv(cc.vbinds);
 		ct_fail(x, err, NULL);
 		return;
 	}
 	x->op = engine_create(x->node->e, &cc.spec, on_create, x);
 	ct_free_strv(cc.env);
+	ct_free_strv(cc.vbinds);
 	if (x->op == NULL)
 		ct_fail(x, "create", errno == EINVAL ? "a value the engine "
 		    "cannot be given (image name, label or variable)" :

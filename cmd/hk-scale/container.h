@@ -77,6 +77,7 @@ struct ct {
 	struct engine_call	*pausec;	/* a pause or an unpause */
 	struct loop_timer	 timer;		/* health check; exit's end */
 	char			**health;	/* the HEALTHCHECK's argv */
+	size_t			 vol_next;	/* named volume to make */
 	int			 pulled;
 	int			 matched;	/* adopting: listed, found */
 	int			 stop_wanted;
@@ -104,5 +105,14 @@ void		 ct_died(struct ct *, int);
 void		 ct_free(struct ct *);
 void		 ct_adopt_found(struct ct *);
 void		 ct_adopt_missing(struct ct *);
+void		 ct_volumes_done(struct ct *, const char *);
+struct user_ids;
+int		 ct_volume_owner(struct ct *, struct user_ids *, char *,
+		    size_t);
+
+/* ct_volumes.c */
+int		 ct_volumes_next(struct ct *, char *, size_t);
+int		 ct_volume_binds(struct ct *, const char **, size_t, char ***,
+		    char *, size_t);
 
 #endif

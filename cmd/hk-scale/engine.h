@@ -80,6 +80,21 @@
  *				an array of every container (stopped ones
  *				too) carrying all the labels given; each entry
  *				has "Id", "State" and "Labels"
+ *	engine_volume_create	POST /volumes/create: a named volume with
+ *				labels, its root directory owned by uid:gid
+ *				(DriverOpts o=uid=U,gid=G: podman's local
+ *				driver sets the owner); an existing one of
+ *				that name is answered as it is (both Docker
+ *				and podman), not changed
+ *	engine_volume_list	GET /volumes with label filters: body holds
+ *				"Volumes", each with "Name", "Labels" and
+ *				"CreatedAt"
+ *	engine_volume_users	GET /containers/json?all=1 filtered by
+ *				volume: the containers (stopped ones too)
+ *				that mount it
+ *	engine_volume_remove	DELETE /volumes/NAME: the engine refuses one
+ *				in use (409, its reason in err), 404 for one
+ *				that is not there
  *	engine_exec_create	POST /containers/ID/exec: a command to run in
  *				the running container; body holds "Id", the
  *				exec's (engine_id())
@@ -108,7 +123,7 @@
  *	engine's default).  no_new_privs and cap_drop_all ask for
  *	no-new-privileges and no capability at all.  binds are bind mounts,
  *	"HOST:PATH" or "HOST:PATH:OPTIONS" ("ro"), both paths absolute and
- *	without ':' (HostConfig.Binds); workdir is the working directory of
+ *	without ':', or HOST a volume's name (HostConfig.Binds); workdir is the working directory of
  *	the command (WorkingDir), absolute.  The container has no TTY, so
  *	its output is multiplexed (see LOGS).
  *
@@ -180,6 +195,7 @@
 #define ENGINE_ID_MAX		65	/* 64 hex digits and a NUL */
 #define ENGINE_NAME_MAX		128	/* an ID or a name */
 #define ENGINE_IMAGE_MAX	255	/* an image reference */
+#define ENGINE_VOLUME_MAX	255	/* a volume's name */
 #define ENGINE_ADDR_MAX		46	/* an IPv6 address and a NUL */
 #define ENGINE_BODY_MAX		(4 * 1024 * 1024)	/* one answer */
 #define ENGINE_OBJ_MAX		(64 * 1024)	/* one object of a stream */
@@ -259,6 +275,16 @@ struct engine_call *engine_remove(struct engine *, const char *,
 struct engine_call *engine_inspect(struct engine *, const char *,
 		    engine_done_fn *, void *);
 struct engine_call *engine_list(struct engine *, const char *const *,
+		    engine_done_fn *, void *);
+
+struct engine_call *engine_volume_create(struct engine *, const char *,
+		    const char *const *, long, long, engine_done_fn *,
+		    void *);
+struct engine_call *engine_volume_list(struct engine *, const char *const *,
+		    engine_done_fn *, void *);
+struct engine_call *engine_volume_users(struct engine *, const char *,
+		    engine_done_fn *, void *);
+struct engine_call *engine_volume_remove(struct engine *, const char *,
 		    engine_done_fn *, void *);
 
 struct engine_call *engine_exec_create(struct engine *, const char *,

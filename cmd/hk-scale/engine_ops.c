@@ -348,14 +348,27 @@ spec_check(const struct engine_spec *s)
 	return 1;
 }
 
-/* "/HOST:/PATH" or "/HOST:/PATH:OPTIONS", the options a word list. */
+/*
+ * "/HOST:/PATH" or "/HOST:/PATH:OPTIONS", the options a word list; or
+ * VOLUME in place of /HOST, a volume's name.
+ */
 static int
 valid_bind(const char *b)
 {
 	const char *c1, *c2;
+	char vol[ENGINE_VOLUME_MAX + 1];
+	size_t n;
 
-	if (b[0] != '/' || (c1 = strchr(b, ':')) == NULL || c1[1] != '/')
+	if ((c1 = strchr(b, ':')) == NULL || c1[1] != '/')
 		return 0;
+	if (b[0] != '/') {
+		if ((n = c1 - b) > ENGINE_VOLUME_MAX)
+			return 0;
+		memcpy(vol, b, n);
+		vol[n] = '\0';
+		if (!valid(vol, ENGINE_VOLUME_MAX, NAME_CHARS))
+			return 0;
+	}
 	if ((c2 = strchr(c1 + 1, ':')) == NULL)
 		return 1;
 	return c2[1] != '\0' && strspn(c2 + 1, "abcdefghijklmnopqrstuvwxyz,") ==
@@ -578,6 +591,94 @@ engine_list(struct engine *e, const char *const *labels, engine_done_fn *fn,
 	c = json_call(e, "GET", path, NULL, fn, arg);
 	free(path);
 	return c;
+}
+
+/*
+ * A named volume, its root the container user's: podman's local driver
+ * takes uid and gid from "o" and chowns the new directory.
+ */
+struct engine_call *
+engine_volume_create(struct engine *e, const char *name,
+    const char *const *labels, long uid, long gid, engine_done_fn *fn,
+    void *arg)
+{
+	char o[64];
+	json_t *body;
+
+	if (!valid(name, ENGINE_VOLUME_MAX, NAME_CHARS) ||
+	    !valid_labels(labels) || uid < 0 || gid < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	snprintf(o, sizeof(o), "uid=%ld,gid=%ld", uid, gid);
+	if ((body = json_pack("{s:s, s:o, s:{s:s}}", "Name", name, "Labels",
+	    labels_json(labels), "DriverOpts", "o", o)) == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return json_call(e, "POST", "/volumes/create", body, fn, arg);
+}
+
+struct engine_call *
+engine_volume_list(struct engine *e, const char *const *labels,
+    engine_done_fn *fn, void *arg)
+{
+	struct engine_call *c;
+	char *filters, *path;
+
+	if (!valid_labels(labels)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((filters = label_filters(labels, NULL)) == NULL)
+		return NULL;
+	if (asprintf(&path, "/volumes?filters=%s", filters) == -1) {
+		free(filters);
+		return NULL;
+	}
+	free(filters);
+	c = json_call(e, "GET", path, NULL, fn, arg);
+	free(path);
+	return c;
+}
+
+struct engine_call *
+engine_volume_users(struct engine *e, const char *name, engine_done_fn *fn,
+    void *arg)
+{
+	struct engine_call *c;
+	char *filters, *path, base[ENGINE_VOLUME_MAX + 32];
+
+	if (!valid(name, ENGINE_VOLUME_MAX, NAME_CHARS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	snprintf(base, sizeof(base), "{\"volume\":[\"%s\"]}", name);
+	if ((filters = label_filters(NULL, base)) == NULL)
+		return NULL;
+	if (asprintf(&path, "/containers/json?all=1&filters=%s",
+	    filters) == -1) {
+		free(filters);
+		return NULL;
+	}
+	free(filters);
+	c = json_call(e, "GET", path, NULL, fn, arg);
+	free(path);
+	return c;
+}
+
+struct engine_call *
+engine_volume_remove(struct engine *e, const char *name, engine_done_fn *fn,
+    void *arg)
+{
+	char path[ENGINE_VOLUME_MAX + 16];
+
+	if (!valid(name, ENGINE_VOLUME_MAX, NAME_CHARS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/volumes/%s", name);
+	return json_call(e, "DELETE", path, NULL, fn, arg);
 }
 
 /*

@@ -38,6 +38,7 @@ enum srv_kind {
 	SRV_NOENGINE,	/* SRV_SL, container_engine = "" */
 	SRV_TCP,	/* SRV_SL, container_engine tcp:// without TLS */
 	SRV_S6,		/* SRV_NODES and s6_scandir */
+	SRV_VOLDIRS,	/* SRV_NODES, volume_dirs /srv/hk and /var/lib/d */
 };
 
 struct app_case {
@@ -391,18 +392,72 @@ static const struct app_case app_cases[] = {
 	    "HEALTHCHECK) requires backend \"container\"", 0 },
 	{ "backend_http2 string", SRV_SL, SVC "backend_http2 = \"yes\"\n",
 	    "app.toml:5: services.api.backend_http2: must be a boolean", 0 },
-	{ "ordinary key nested too deeply", SRV_SL, SVC "volumes = "
+	{ "ordinary key nested too deeply", SRV_SL, SVC "ports = "
 	    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 	    "[[[[[[1]]]]]]"
 	    "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
 	    "]]]]\n",
-	    "app.toml:5: services.api.volumes: " NOTYET "hk mounts no volume, "
-	    "and a database's data would be lost at its first stop", 2 },
+	    "app.toml:5: services.api.ports: " NOTYET "hk gives a service one "
+	    "port, port", 2 },
+
+	/* volumes: a container's; bind mounts under volume_dirs alone */
+	{ "volumes, named", SRV_SL, SVCI "volumes = [\"pgdata:/var/lib/pg\", "
+	    "\"cache.1:/c/:ro\", \"x_y:/e:rw\"]\n", NULL, 0 },
+	{ "volumes, exec", SRV_SL, SVC "volumes = [\"pgdata:/var/lib/pg\"]\n",
+	    "app.toml:5: services.api.volumes: not with backend \"exec\", "
+	    "which runs command on this host: volumes are a container's (use "
+	    "backend = \"container\", or the directories themselves)", 0 },
+	{ "volumes, s6", SRV_S6,
+	    SVC "backend = \"s6\"\nvolumes = [\"d:/d\"]\n",
+	    "app.toml:6: services.api.volumes: not with backend \"s6\", "
+	    "which runs command on this host: volumes are a container's (use "
+	    "backend = \"container\", or the directories themselves)", 0 },
+	{ "volumes, not an array", SRV_SL, SVCI "volumes = \"d:/d\"\n",
+	    "app.toml:5: services.api.volumes: must be an array of strings",
+	    0 },
+	{ "volumes, no path", SRV_SL, SVCI "volumes = [\"data\"]\n",
+	    "app.toml:5: services.api.volumes: \"data\": not NAME:/PATH or "
+	    "/HOST:/PATH (a ':' between them)", 0 },
+	{ "volumes, relative path", SRV_SL, SVCI "volumes = [\"d:var\"]\n",
+	    "app.toml:5: services.api.volumes: \"var\": not an absolute "
+	    "path", 0 },
+	{ "volumes, bad option", SRV_SL, SVCI "volumes = [\"d:/d:rx\"]\n",
+	    "app.toml:5: services.api.volumes: \"d:/d:rx\": the options after "
+	    "the path are ro or rw", 0 },
+	{ "volumes, bad name", SRV_SL, SVCI "volumes = [\"-d:/d\"]\n",
+	    "app.toml:5: services.api.volumes: \"-d\": not a volume name "
+	    "(letters, digits and _.-, a letter or digit first, at most 63 "
+	    "bytes) nor an absolute path", 0 },
+	{ "volumes, the root", SRV_SL, SVCI "volumes = [\"d:/\"]\n",
+	    "app.toml:5: services.api.volumes: \"d:/\": the container's / "
+	    "cannot be a volume", 0 },
+	{ "volumes, a path named twice", SRV_SL,
+	    SVCI "volumes = [\"a:/d\", \"b:/d/\"]\n",
+	    "app.toml:5: services.api.volumes: /d: a container path named "
+	    "twice", 0 },
+	{ "volumes, ..", SRV_VOLDIRS,
+	    SVCI "volumes = [\"/srv/hk/../etc:/d\"]\n",
+	    "app.toml:5: services.api.volumes: \"/srv/hk/../etc\": \"..\" is "
+	    "not allowed", 0 },
+	{ "volumes, bind without volume_dirs", SRV_SL,
+	    SVCI "volumes = [\"/srv/hk/db:/d\"]\n",
+	    "app.toml:5: services.api.volumes: /srv/hk/db: not under "
+	    "server.volume_dirs (none: bind mounts are refused)", 0 },
+	{ "volumes, bind outside volume_dirs", SRV_VOLDIRS,
+	    SVCI "volumes = [\"/srv/hkx:/d\", \"/etc:/e\"]\n",
+	    "app.toml:5: services.api.volumes: /srv/hkx: not under "
+	    "server.volume_dirs (/srv/hk,/var/lib/d)", 2 },
+	{ "volumes, bind under volume_dirs", SRV_VOLDIRS,
+	    SVCI "volumes = [\"/srv/hk:/a\", \"/var/lib/d/x/./y:/b:ro\"]\n",
+	    NULL, 0 },
+	{ "volumes, bind on another node", SRV_VOLDIRS,
+	    SVCI "node_name = \"unix-1\"\nvolumes = [\"/srv/hk/a:/a\", "
+	    "\"n:/n\"]\n",
+	    "app.toml:6: services.api.volumes: /srv/hk/a: a bind mount is not "
+	    "allowed with node_name \"unix-1\" (volume_dirs are this host's; "
+	    "use a named volume)", 0 },
 
 	/* keys hk cannot yet honour: refused, not ignored */
-	{ "volumes", SRV_SL, SVC "volumes = [\"pgdata:/var/lib/pg\"]\n",
-	    "app.toml:5: services.api.volumes: " NOTYET "hk mounts no volume, "
-	    "and a database's data would be lost at its first stop", 0 },
 	{ "ports", SRV_SL, SVC "ports = [5433]\n",
 	    "app.toml:5: services.api.ports: " NOTYET "hk gives a service one "
 	    "port, port", 0 },
@@ -466,14 +521,15 @@ static const struct app_case app_cases[] = {
 	    "autoscale = { min = 1, max = 4, cpu = 0.8 }\n"
 	    "jobs = [{ command = [\"migrate\"] }]\nbackend_http2 = true\n"
 	    "replicas = 3\n",
-	    "app.toml:5: services.api.volumes: " NOTYET "hk mounts no volume, "
-	    "and a database's data would be lost at its first stop", 9 },
+	    "app.toml:5: services.api.volumes: not with backend \"exec\", "
+	    "which runs command on this host: volumes are a container's (use "
+	    "backend = \"container\", or the directories themselves)", 9 },
 	{ "the operator's database (issue 34)", SRV_SL,
 	    HEAD "[services.db]\nimage = \"docker.io/library/postgres:16\"\n"
 	    "replicas = 3\nvolumes = [\"pgdata:/var/lib/postgresql/data\"]\n"
 	    "gpu = 1\nports = [5433]\n",
 	    "app.toml:5: services.db.replicas: 3: " NOTYET "hk runs one "
-	    "instance of an ordinary service (replicas = 1)", 4 },
+	    "instance of an ordinary service (replicas = 1)", 3 },
 
 	/* [serverless] */
 	{ "serverless not a table", SRV_SL, SVC "serverless = true\n",
@@ -946,6 +1002,17 @@ static const struct srv_case srv_cases[] = {
 	    "2: server.time_unit_ms: must be between 1 and 1000" },
 	{ "time_unit_ms a string", "[server]\ntime_unit_ms = \"10\"\n",
 	    "2: server.time_unit_ms: must be an integer" },
+	{ "volume_dirs a string", "[server]\nvolume_dirs = \"/srv\"\n",
+	    "2: server.volume_dirs: must be an array of strings" },
+	{ "volume_dirs relative", "[server]\nvolume_dirs = [\"srv\"]\n",
+	    "2: server.volume_dirs: \"srv\": must be an absolute directory "
+	    "other than /, without ':' or a final '/'" },
+	{ "volume_dirs /", "[server]\nvolume_dirs = [\"/srv\", \"/\"]\n",
+	    "2: server.volume_dirs: \"/\": must be an absolute directory "
+	    "other than /, without ':' or a final '/'" },
+	{ "volume_dirs ..", "[server]\nvolume_dirs = [\"/srv/../etc\"]\n",
+	    "2: server.volume_dirs: \"/srv/../etc\": must be normalized (no "
+	    "//, . or ..)" },
 	{ "trusted_proxies a string",
 	    "[server]\ntrusted_proxies = \"127.0.0.1\"\n",
 	    "2: server.trusted_proxies: must be an array of strings" },
@@ -1206,6 +1273,11 @@ srv_make(struct server_config *srv, enum srv_kind kind)
 	case SRV_S6:
 		(void)config_set_flag(srv, "s6_scandir", "/run/service", &d);
 		/* FALLTHROUGH */
+	case SRV_VOLDIRS:
+		if (kind == SRV_VOLDIRS)
+			(void)config_set_flag(srv, "volume_dirs",
+			    "/srv/hk,/var/lib/d", &d);
+		/* FALLTHROUGH */
 	case SRV_NODES:
 		(void)config_set_flag(srv, "serverless_address",
 		    "127.0.0.1:8082", &d);
@@ -1391,6 +1463,7 @@ test_defaults(void)
 		"service_log_dir", "service_log_files", "service_log_size",
 		"service_user", "spool_dir", "state", "time_unit_ms",
 		"trusted_proxies",
+		"volume_dirs",
 		"waiting_page",
 	};
 	const struct config_key *k;

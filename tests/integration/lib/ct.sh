@@ -59,13 +59,17 @@ ct_config() {
 # function's.
 CT_HELD='"/usr/bin/python3", "-c", "import os, signal, sys, time\nsignal.signal(signal.SIGTERM, lambda n, f: sys.exit(0))\nwhile not os.path.exists(\"/tmp/go\"):\n    time.sleep(0.05)\nos.execv(\"/usr/bin/python3\", [\"python3\", \"/fn.py\"])"'
 
-# The installations whose containers are removed at exit.
+# The installations whose containers, then volumes, are removed at exit.
 CT_INSTALLS=
 ct_cleanup() {
 	for _i in $CT_INSTALLS; do
 		for _id in $(podman ps -aq --no-trunc \
 		    --filter "label=hk.installation=$_i" 2>/dev/null); do
 			podman rm -f -t 0 "$_id" >/dev/null 2>&1
+		done
+		for _v in $(podman volume ls -q \
+		    --filter "label=hk.installation=$_i" 2>/dev/null); do
+			podman volume rm "$_v" >/dev/null 2>&1
 		done
 	done
 }
