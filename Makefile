@@ -115,7 +115,10 @@ $(BUILD)/gen/starters.c: scripts/embed $(STARTERS)
 $(BUILD)/gen/starters.o: $(BUILD)/gen/starters.c cmd/hk/starters.h | $(DEPSTAMP)
 	$(CC) $(HK_CFLAGS) -Icmd/hk -c -o $@ $<
 
-$(BUILD)/bin/hk: $(BUILD)/gen/starters.o
+$(BUILD)/bin/hk: $(BUILD)/gen/starters.o $(call src_objs,$(ENGINE_SRCS))
+
+# hk volumes asks the engines itself, with hk-scale's engine client.
+$(BUILD)/cmd/hk/volumes.o: HK_CFLAGS += -Icmd/hk-scale
 
 $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o \
     $$(call src_objs,$$(UNIT_SRCS_$$*)) $(LIBHK)

@@ -35,6 +35,7 @@ int	cmd_logs(struct hk *, int, char **);
 int	cmd_secret(struct hk *, int, char **);
 int	cmd_invoke(struct hk *, int, char **);
 int	cmd_runs(struct hk *, int, char **);
+int	cmd_volumes(struct hk *, int, char **);
 
 int	cmd_vet(struct hk *, int, char **);
 

@@ -38,6 +38,7 @@ static const struct command {
 	{ "stop",	cmd_stop,	1 },
 	{ "validate",	cmd_validate,	1 },
 	{ "vet",	cmd_vet,	1 },
+	{ "volumes",	cmd_volumes,	1 },
 	{ "wake",	cmd_wake,	1 },
 };
 
@@ -74,6 +75,8 @@ static const char usage_text[] =
     "       hk [-v] [-f config] stop service\n"
     "       hk [-v] [-f config] start service\n"
     "       hk [-v] [-f config] wake [--wait [--timeout seconds]] service\n"
+    "       hk [-v] [-f config] volumes [--json] [app[/service]]\n"
+    "       hk [-v] [-f config] volumes rm app/service name\n"
     "       hk [-v] new [--framework fastapi | express] python | node "
     "name [directory]\n"
     "       hk [-v] [-f config] events [list | tail | requests] "

@@ -9,8 +9,10 @@
 # revision (hk apply with another GREETING), its hk-scale killed with
 # SIGKILL and started again (the container adopted, then a restart of
 # the service): each time the file it reads back holds every line
-# written before.  The volume outlives every container; removed only by
-# the test (podman, at the end).  A bind mount of a directory under
+# written before.  The volume outlives every container.  "hk volumes"
+# lists it (and which container uses it); "hk volumes rm" is refused
+# while a container uses it (the engine's reason) and removes it once the
+# service is stopped: the engine's API no longer has it.  A bind mount of a directory under
 # volume_dirs works (the file is on the host); one outside is refused at
 # validate, and one whose symbolic link leads outside fails its start.
 . tests/integration/lib.sh
@@ -138,6 +140,26 @@ two"
 	ok $? "$engine: restarted by the new hk-scale: everything written before, and its line"
 	is "$(vol_ids)" "$V" "$engine: still the one volume"
 
+	# hk volumes: listed, in use; not removed while it is.
+	ID=$(db_ids)
+	run hk volumes
+	like "$rc $out" "^0 vol	db	data	$(hostname)	$V	[0-9T:.Z+ -]+	$(echo "$ID" | cut -c1-12)\$" \
+	    "$engine: hk volumes lists it: name, node, engine volume, created, in use by its container"
+	is "$(hk volumes vol/db)" "$out" "$engine: hk volumes vol/db: the same"
+	is "$(hk volumes vol)" "$out" "$engine: hk volumes vol: the same"
+	is "$(hk volumes vol/other)" "" "$engine: hk volumes vol/other: nothing"
+	is "$(hk volumes --json vol/db | python3 -c 'import json, sys; v = json.load(sys.stdin)[0]; print(v["app"], v["service"], v["name"], v["volume"], v["in_use"])')" \
+	    "vol db data $V $(echo "$ID" | cut -c1-12)" "$engine: hk volumes --json"
+	run hk volumes rm vol/db data
+	like "$rc $err" "^75 hk: error: volumes rm: vol/db: data \\($V on node $(hostname)\\): .*being used" \
+	    "$engine: hk volumes rm: refused while its container uses it (75), with the engine's reason"
+	is "$(vol_ids)" "$V" "$engine: (it is still there)"
+	wait_t 10 reads_is "one
+one
+two
+two"
+	ok $? "$engine: and the service still reads it"
+
 	# Bind mounts: under volume_dirs, the host's directory.
 	rm -rf "$T/vd" "$T/outside"
 	mkdir -p "$T/vd/files" "$T/outside"
@@ -174,8 +196,17 @@ two"
 	grep -Eq 'Sanitizer|runtime error' "$T/scale.log"
 	ok $((!$?)) "$engine: no sanitizer report" ||
 	    grep -E -A40 'Sanitizer|runtime error' "$T/scale.log" | sed 's/^/#   /'
-	podman volume rm "$V" >/dev/null 2>&1
-	ok $? "$engine: (the test removes it)"
+
+	# Stopped: removed by the operator, and only then.
+	like "$(hk volumes vol/db)" "	no\$" "$engine: hk volumes: in use by none now"
+	run hk volumes rm vol/db data
+	is "$rc $out" "0 vol/db	data	removed" "$engine: hk volumes rm removes it"
+	is "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "${U#unix://}" "http://d/v1.41/volumes/$V")" \
+	    404 "$engine: the engine's API has it no more"
+	run hk volumes rm vol/db data
+	is "$rc $err" "66 hk: error: volumes rm: vol/db: no volume data" \
+	    "$engine: a second hk volumes rm: no such volume (66)"
+	is "$(hk volumes)" "" "$engine: hk volumes lists nothing"
 done
 pg_missing_is_failure
 done_testing
