@@ -1059,6 +1059,15 @@ svc_volume_rules(struct actx *c, const struct toml_kv *const *slot,
 		return;
 	}
 	for (i = 0; i < s->nvolumes; i++) {
+		/* hk's own mounts (hk-backends(7)) */
+		if (slot[SK_SOURCE] != NULL &&
+		    volume_under(s->volumes[i].target, "/app"))
+			cw_diag(&c->w, kv->line, key, "%s: hk mounts the source "
+			    "at /app", s->volumes[i].target);
+		if (slot[SK_SECRETS] != NULL &&
+		    volume_under(s->volumes[i].target, "/run/secrets"))
+			cw_diag(&c->w, kv->line, key, "%s: hk mounts the "
+			    "secrets at /run/secrets", s->volumes[i].target);
 		if (!s->volumes[i].bind)
 			continue;
 		if (s->node_name != NULL)

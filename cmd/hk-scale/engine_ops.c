@@ -602,6 +602,7 @@ engine_volume_create(struct engine *e, const char *name,
     const char *const *labels, long uid, long gid, engine_done_fn *fn,
     void *arg)
 {
+	struct engine_call *c;
 	char o[64];
 	json_t *body;
 
@@ -616,7 +617,9 @@ engine_volume_create(struct engine *e, const char *name,
 		errno = EINVAL;
 		return NULL;
 	}
-	return json_call(e, "POST", "/volumes/create", body, fn, arg);
+	c = json_call(e, "POST", "/volumes/create", body, fn, arg);
+	json_decref(body);
+	return c;
 }
 
 struct engine_call *

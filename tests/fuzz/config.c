@@ -1,7 +1,9 @@
 /*
  * config.c - libFuzzer target: app_parse() and app_free() on any bytes,
  * against an operator config with serverless_address set (so that the
- * serverless rules run too) and a node (so that node_name's do).
+ * serverless rules run too), a node (so that node_name's do) and
+ * volume_dirs (so that bind mounts' do).  A valid service's spec_json
+ * decodes back, with the same volumes.
  *
  *	make build/fuzz/config && build/fuzz/config -max_total_time=60
  */
@@ -22,6 +24,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	static int ready;
 	struct config_diag d;
 	struct app_config app;
+	struct service_spec back;
+	char err[SPEC_ERR_LEN];
 	size_t i;
 
 	if (!ready) {
@@ -31,6 +35,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		    "127.0.0.1:8082", &d);
 		(void)config_set_flag(&srv, "max_serverless_services", "4",
 		    &d);
+		(void)config_set_flag(&srv, "volume_dirs", "/srv/hk,/d", &d);
 		(void)strlcpy(srv.nodes[0].name, "n1",
 		    sizeof(srv.nodes[0].name));
 		(void)strlcpy(srv.nodes[0].address, "10.0.0.2",
@@ -48,6 +53,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			if (app.services[i].spec_json == NULL ||
 			    app.services[i].directory == NULL)
 				__builtin_trap();
+		for (i = 0; i < app.nservices; i++) {
+			if (spec_decode(app.services[i].spec_json, &back, err,
+			    sizeof(err)) == -1 ||
+			    back.nvolumes != app.services[i].nvolumes)
+				__builtin_trap();
+			spec_clear(&back);
+		}
 	} else if (d.count == 0)
 		__builtin_trap();	/* a failure always says why */
 	app_free(&app);

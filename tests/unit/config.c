@@ -450,6 +450,16 @@ static const struct app_case app_cases[] = {
 	{ "volumes, bind under volume_dirs", SRV_VOLDIRS,
 	    SVCI "volumes = [\"/srv/hk:/a\", \"/var/lib/d/x/./y:/b:ro\"]\n",
 	    NULL, 0 },
+	{ "volumes, over the source", SRV_VOLDIRS,
+	    SVCI "volumes = [\"a:/app/data\"]\nsource = \"/nonexistent-hk\"\n",
+	    "app.toml:5: services.api.volumes: /app/data: hk mounts the source "
+	    "at /app", 2 },
+	{ "volumes, over the secrets", SRV_VOLDIRS,
+	    SVCI "secrets = [\"K\"]\nvolumes = [\"a:/run/secrets\"]\n",
+	    "app.toml:6: services.api.volumes: /run/secrets: hk mounts the "
+	    "secrets at /run/secrets", 0 },
+	{ "volumes, /app without a source", SRV_VOLDIRS,
+	    SVCI "volumes = [\"a:/app\", \"b:/run/secrets/x\"]\n", NULL, 0 },
 	{ "volumes, bind on another node", SRV_VOLDIRS,
 	    SVCI "node_name = \"unix-1\"\nvolumes = [\"/srv/hk/a:/a\", "
 	    "\"n:/n\"]\n",
@@ -1226,6 +1236,7 @@ static void	 test_stability(void);
 static void	 test_spec_decode(void);
 static void	 test_spec_idle_check(void);
 static void	 test_decode_backend(void);
+static void	 test_decode_volumes(void);
 static void	 test_many(void);
 static void	 test_examples(void);
 static void	 cleanup(void);
@@ -2125,8 +2136,11 @@ test_stability(void)
 		    "stability: reordered file, same spec_json");
 		ok(strstr(x.services[0].spec_json, "\"backend_http2\":false")
 		    != NULL, "stability: ordinary-only keys kept");
+		ok(strstr(x.services[0].spec_json, "volumes") == NULL,
+		    "stability: no volumes, no \"volumes\": specs of before "
+		    "them keep their bytes");
 	} else
-		skip(3, "not parsed");
+		skip(4, "not parsed");
 	app_free(&x);
 	app_free(&y);
 	app_free(&z);
@@ -2198,6 +2212,58 @@ test_spec_decode(void)
 	ok(rc == 0 && same, "decode: spec_decode() reads spec_json back");
 	app_free(&app);
 	test_decode_backend();
+	test_decode_volumes();
+}
+
+/*
+ * volumes: stored canonical, in file order, only when there are some,
+ * and read back; a stored entry that is not one rejects the spec.
+ */
+static void
+test_decode_volumes(void)
+{
+	static const char text[] = SVCI "volumes = [\"pg:/var/lib/pg/\", "
+	    "\"/srv/hk/./x:/x:ro\", \"c:/c:rw\"]\n";
+	static const char *const bad[] = {
+		"[\"pg\"]", "[\"pg:/a/../b\"]", "[\"/srv:/\"]", "[]", "[1]",
+		"\"pg:/a\"",
+	};
+	struct server_config srv;
+	struct service_spec back;
+	struct app_config app;
+	struct config_diag d;
+	char err[SPEC_ERR_LEN], json[256];
+	size_t i;
+	int rc;
+
+	srv_make(&srv, SRV_VOLDIRS);
+	memset(&d, 0, sizeof(d));
+	rc = app_parse(&app, "/x/app.toml", text, strlen(text), &srv, &d);
+	ok(rc == 0, "volumes: valid");
+	if (rc != 0)
+		return;
+	ok(strstr(app.services[0].spec_json, "\"volumes\":[\"pg:/var/lib/pg\","
+	    "\"/srv/hk/x:/x:ro\",\"c:/c\"]") != NULL,
+	    "volumes: stored canonical, in file order (%s)",
+	    app.services[0].spec_json);
+	rc = spec_decode(app.services[0].spec_json, &back, err, sizeof(err));
+	ok(rc == 0 && back.nvolumes == 3 && !back.volumes[0].bind &&
+	    strcmp(back.volumes[0].source, "pg") == 0 &&
+	    strcmp(back.volumes[0].target, "/var/lib/pg") == 0 &&
+	    back.volumes[1].bind && back.volumes[1].read_only &&
+	    strcmp(back.volumes[1].source, "/srv/hk/x") == 0 &&
+	    !back.volumes[2].read_only, "volumes: read back");
+	if (rc == 0)
+		spec_clear(&back);
+	app_free(&app);
+	for (i = 0; i < nitems(bad); i++) {
+		snprintf(json, sizeof(json), "{\"name\":\"a\",\"image\":\"x\","
+		    "\"port\":0,\"volumes\":%s}", bad[i]);
+		rc = spec_decode(json, &back, err, sizeof(err));
+		ok(rc == -1, "volumes: stored %s is rejected", bad[i]);
+		if (rc == 0)
+			spec_clear(&back);
+	}
 }
 
 /*

@@ -398,6 +398,53 @@ t_open(void)
 	loop_free(l);
 }
 
+/* Volumes: names and binds the engine could misread are refused. */
+static void
+t_volumes_refused(struct engine *e, struct engine_spec *spec)
+{
+	static const char *const bad_binds[] = {
+		"-v:/d", "a b:/d", "v:d", "/h:/d:r0", "v", ":/d",
+	};
+	static const char *const good_binds[] = {
+		"hk_0123_app_svc_data:/var/lib/pg", "/srv/hk:/d:ro", "v.1-x:/d",
+	};
+	const char *labels[] = { "hk.volume=data", NULL }, *bad[] = { "x",
+	    NULL }, *binds[2] = { NULL, NULL };
+	int called = 0;
+	size_t i;
+
+	errno = 0;
+	ok(engine_volume_create(e, "../x", labels, 1, 1, never, &called) ==
+	    NULL && errno == EINVAL, "a volume name with a slash: EINVAL");
+	ok(engine_volume_create(e, "v", bad, 1, 1, never, &called) == NULL,
+	    "a volume label without '=': refused");
+	ok(engine_volume_create(e, "v", labels, -1, 1, never, &called) ==
+	    NULL, "a volume owner below 0: refused");
+	ok(engine_volume_remove(e, "a/b", never, &called) == NULL,
+	    "removing a volume name with a slash: refused");
+	ok(engine_volume_users(e, "a\"b", never, &called) == NULL,
+	    "the users of a volume name with a quote: refused");
+	ok(engine_volume_list(e, bad, never, &called) == NULL,
+	    "a volume list filter without '=': refused");
+	engine_cancel(engine_volume_create(e, "v", labels, 65534, 65534,
+	    never, &called));
+	engine_cancel(engine_volume_list(e, labels, never, &called));
+	engine_cancel(engine_volume_users(e, "v", never, &called));
+	engine_cancel(engine_volume_remove(e, "v", never, &called));
+	spec->binds = binds;
+	for (i = 0; i < sizeof(bad_binds) / sizeof(bad_binds[0]); i++) {
+		binds[0] = bad_binds[i];
+		ok(engine_create(e, spec, never, &called) == NULL,
+		    "bind %s: refused", bad_binds[i]);
+	}
+	for (i = 0; i < sizeof(good_binds) / sizeof(good_binds[0]); i++) {
+		binds[0] = good_binds[i];
+		engine_cancel(engine_create(e, spec, never, &called));
+	}
+	spec->binds = NULL;
+	ok(!called, "(none of them was called back)");
+}
+
 static void
 t_refused(void)
 {
@@ -440,6 +487,8 @@ t_refused(void)
 	spec.labels = ok_labels;
 	engine_cancel(engine_create(e, &spec, never, &called));
 	ok(!called, "a call cancelled at once: never called back");
+	t_volumes_refused(e, &spec);
+	ok(!called, "volume calls refused or cancelled: never called back");
 	engine_close(e);
 	loop_free(l);
 }
