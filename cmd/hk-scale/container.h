@@ -29,6 +29,13 @@ enum ct_net {
 	CT_NET_HOST,		/* the node's own network */
 };
 
+/* Which engine a node's is, where they differ (ct_volumes.c). */
+enum ct_flavour {
+	CT_FLAVOUR_UNKNOWN,	/* not asked yet */
+	CT_FLAVOUR_PODMAN,	/* GET /version names "Podman Engine" */
+	CT_FLAVOUR_DOCKER,	/* any other: Docker's rules */
+};
+
 enum ct_phase {
 	CT_ADOPTING,		/* an earlier run's: waits for the list */
 	CT_CREATING,		/* create (and pull) under way */
@@ -54,6 +61,7 @@ struct ct_node {
 	int			 listed;	/* and were listed since */
 	int			 relist;	/* list again when this one is in */
 	int			 down_told;	/* the warning was logged */
+	enum ct_flavour		 flavour;	/* asked at the first volume */
 	TAILQ_HEAD(, ct)	 cts;
 };
 

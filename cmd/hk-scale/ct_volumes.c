@@ -11,7 +11,13 @@
  * and a named volume goes when the operator says so ("hk volumes rm").
  * The labels say whose it is (hk.installation, hk.app, hk.service,
  * hk.volume), as a container's do; the name is volume_engine_name()'s.
- * Its root directory is made the container user's when it is made.
+ * Its root directory is made the container user's when it is made, where
+ * the engine can: podman's local driver takes the owner as an option
+ * (o=uid=U,gid=G); Docker's would take it for a mount's options and fail
+ * every start, so on Docker the volume is the engine's own (an empty
+ * volume takes the owner of the image's directory at that path, if the
+ * image has one).  The node's engine is asked which it is (GET /version)
+ * before its first volume.
  *
  * A bind mount names a directory of this host, resolved now with
  * realpath(): a symbolic link that leads out of every volume_dirs
@@ -32,6 +38,7 @@
 #define VOL_LABEL_MAX	(VOLUME_NAME_MAX + 32)
 
 static void	on_volume(void *, int, json_t *, const char *);
+static void	on_version(void *, int, json_t *, const char *);
 static int	bind_allowed(const struct scale *, const char *);
 static char	*bind_of(struct ct *, const struct spec_volume *, char *,
 		    size_t);
@@ -55,6 +62,15 @@ ct_volumes_next(struct ct *x, char *err, size_t errlen)
 		x->vol_next++;
 	if (x->vol_next >= sp->nvolumes)
 		return 0;
+	if (x->node->flavour == CT_FLAVOUR_UNKNOWN) {
+		if ((x->op = engine_version(x->node->e, on_version, x)) ==
+		    NULL) {
+			snprintf(err, errlen, "volumes: the engine's version: "
+			    "%s", strerror(errno));
+			return -1;
+		}
+		return 1;
+	}
 	v = &sp->volumes[x->vol_next];
 	if (volume_engine_name(x->in->sc->installation, s->def.app,
 	    s->def.name, v->source, name, sizeof(name)) == -1) {
@@ -74,8 +90,10 @@ ct_volumes_next(struct ct *x, char *err, size_t errlen)
 	labels[2] = l[2];
 	labels[3] = l[3];
 	labels[4] = NULL;
-	x->op = engine_volume_create(x->node->e, name, labels, (long)u.uid,
-	    (long)u.gid, on_volume, x);
+	x->op = engine_volume_create(x->node->e, name, labels,
+	    x->node->flavour == CT_FLAVOUR_PODMAN ? (long)u.uid : -1,
+	    x->node->flavour == CT_FLAVOUR_PODMAN ? (long)u.gid : -1,
+	    on_volume, x);
 	if (x->op == NULL) {
 		snprintf(err, errlen, "volume %s: %s", v->source,
 		    strerror(errno));
@@ -103,6 +121,32 @@ on_volume(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->vol_next++;
+	ct_volumes_done(x, NULL);
+}
+
+/* Podman names itself in the components of its version; Docker not. */
+static void
+on_version(void *arg, int status, json_t *body, const char *err)
+{
+	struct ct *x = arg;
+	char why[SCALE_REASON_MAX];
+	const char *name;
+	json_t *c;
+	size_t i;
+
+	(void)status;
+	x->op = NULL;
+	if (err != NULL) {
+		snprintf(why, sizeof(why), "volumes: the engine's version: %s",
+		    err);
+		ct_volumes_done(x, why);
+		return;
+	}
+	x->node->flavour = CT_FLAVOUR_DOCKER;
+	json_array_foreach(json_object_get(body, "Components"), i, c)
+		if ((name = json_string_value(json_object_get(c,
+		    "Name"))) != NULL && strstr(name, "Podman") != NULL)
+			x->node->flavour = CT_FLAVOUR_PODMAN;
 	ct_volumes_done(x, NULL);
 }
 

@@ -83,7 +83,9 @@
  *	engine_volume_create	POST /volumes/create: a named volume with
  *				labels, its root directory owned by uid:gid
  *				(DriverOpts o=uid=U,gid=G: podman's local
- *				driver sets the owner); an existing one of
+ *				driver sets the owner; Docker's would take
+ *				them as mount options and fail at the start:
+ *				-1 and -1 send none); an existing one of
  *				that name is answered as it is (both Docker
  *				and podman), not changed
  *	engine_volume_list	GET /volumes with label filters: body holds

@@ -595,7 +595,9 @@ engine_list(struct engine *e, const char *const *labels, engine_done_fn *fn,
 
 /*
  * A named volume, its root the container user's: podman's local driver
- * takes uid and gid from "o" and chowns the new directory.
+ * takes uid and gid from "o" and chowns the new directory.  Docker's
+ * would mount "o" as a file system's options at each start, and fail:
+ * uid and gid -1 send no "o".
  */
 struct engine_call *
 engine_volume_create(struct engine *e, const char *name,
@@ -607,13 +609,19 @@ engine_volume_create(struct engine *e, const char *name,
 	json_t *body;
 
 	if (!valid(name, ENGINE_VOLUME_MAX, NAME_CHARS) ||
-	    !valid_labels(labels) || uid < 0 || gid < 0) {
+	    !valid_labels(labels) || (uid < 0 && uid != -1) ||
+	    (gid < 0 && gid != -1) || (uid == -1) != (gid == -1)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	snprintf(o, sizeof(o), "uid=%ld,gid=%ld", uid, gid);
-	if ((body = json_pack("{s:s, s:o, s:{s:s}}", "Name", name, "Labels",
-	    labels_json(labels), "DriverOpts", "o", o)) == NULL) {
+	if (uid == -1)
+		body = json_pack("{s:s, s:o}", "Name", name, "Labels",
+		    labels_json(labels));
+	else
+		body = json_pack("{s:s, s:o, s:{s:s}}", "Name", name, "Labels",
+		    labels_json(labels), "DriverOpts", "o", o);
+	if (body == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}

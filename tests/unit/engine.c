@@ -418,8 +418,12 @@ t_volumes_refused(struct engine *e, struct engine_spec *spec)
 	    NULL && errno == EINVAL, "a volume name with a slash: EINVAL");
 	ok(engine_volume_create(e, "v", bad, 1, 1, never, &called) == NULL,
 	    "a volume label without '=': refused");
+	ok(engine_volume_create(e, "v", labels, -2, 1, never, &called) ==
+	    NULL, "a volume owner below -1: refused");
 	ok(engine_volume_create(e, "v", labels, -1, 1, never, &called) ==
-	    NULL, "a volume owner below 0: refused");
+	    NULL, "a volume owner of uid -1 (none) and a gid: refused");
+	engine_cancel(engine_volume_create(e, "v", labels, -1, -1, never,
+	    &called));
 	ok(engine_volume_remove(e, "a/b", never, &called) == NULL,
 	    "removing a volume name with a slash: refused");
 	ok(engine_volume_users(e, "a\"b", never, &called) == NULL,
