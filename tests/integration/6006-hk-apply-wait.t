@@ -52,8 +52,7 @@ one() {
 
 	app "$T/a.toml" three '
 [services.bad]
-command = ["sh", "-c", "echo no database here; exit 3"]
-public = true'
+command = ["sh", "-c", "echo no database here; exit 3"]'
 	run hk apply --wait "$T/a.toml"
 	is "$rc" 75 "$e: a service whose command exits at once: exit 75"
 	like "$out" '^w/bad revision 1 failed: .*no database here' \
@@ -62,7 +61,6 @@ public = true'
 	app "$T/a.toml" four "
 [services.slow]
 command = [\"python3\", \"$FN/scale-http.py\"]
-public = true
 [services.slow.environment]
 SCALE_DELAY = \"5\""
 	start=$(date +%s)

@@ -48,8 +48,7 @@ ok $? "each redraw and the clearing: back to the line's start, erase it"
 
 app two 0 '
 [services.bad]
-command = ["sh", "-c", "echo no database here; exit 3"]
-public = true'
+command = ["sh", "-c", "echo no database here; exit 3"]'
 tty "hk apply --wait $T/a.toml"
 is "$rc" 75 "a service that fails: exit 75 through the pty (script -e)"
 like "$(tail -n 1 "$T/tty.raw" | sed 's/.*\x1b\[K//')" \

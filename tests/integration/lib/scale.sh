@@ -15,13 +15,18 @@ ${3:-}
 CONF
 }
 
-# fn_service NAME [extra lines]: a [services.NAME] running scale-http.py
+# fn_service NAME [extra lines]: a [services.NAME] running scale-http.py,
+# public when the lines make it serverless (the gateway routes no other).
 fn_service() {
+	case ${2:-} in
+	*"[services.$1.serverless]"*) _public='public = true' ;;
+	*) _public= ;;
+	esac
 	cat <<SVC
 
 [services.$1]
 command = ["python3", "$FN/scale-http.py"]
-public = true
+$_public
 ${2:-}
 SVC
 }
