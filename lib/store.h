@@ -249,11 +249,53 @@ int	store_code_put(struct store *, const char *, const void *, size_t);
 int	store_code_get(struct store *, const char *, unsigned char **,
 	    size_t *);
 /*
- * Deletes the code no service's spec names (the store keeps no spec of
- * an older revision); *deleted (may be NULL) counts the rows.  hk apply
- * runs it in its transaction, after its writes.
+ * Deletes the code that neither a service's spec nor a kept revision
+ * (store_revision_prune()) names; *deleted (may be NULL) counts the
+ * rows.  hk apply runs it in its transaction, after its writes.
  */
 int	store_code_prune(struct store *, int64_t *);
+/*
+ * revisions: every revision hk applied to a service (hk(1) "history"),
+ * with whether it passed its readiness gate (hk-scale(8) "Releases").
+ * Deleted with their service; store_revision_prune() keeps the last keep
+ * revisions of each service and its newest passed one, and the code of
+ * those stays (store_code_prune()).
+ *
+ * add records a revision as pending (the caller's transaction writes it
+ * with the service's spec); gate sets pending, passed or failed with a
+ * reason ("" none) and never takes passed back: 0, 1 no such revision,
+ * -1; get: 0, 1 none; passed: the newest passed revision lower than
+ * below (INT64_MAX: any), 0 or 1 none; list: a service's, oldest first.
+ */
+#define STORE_GATE_MAX		7	/* pending passed failed */
+#define STORE_GATE_REASON_MAX	767
+
+struct store_revision {
+	char		 app[STORE_NAME_MAX + 1];
+	char		 service[STORE_NAME_MAX + 1];
+	int64_t		 revision;
+	char		*spec_json;	/* as applied: secrets' digests too */
+	char		 code_hash[STORE_HASH_MAX + 1];	/* "" none */
+	int64_t		 applied_at;
+	char		 gate[STORE_GATE_MAX + 1];
+	int64_t		 gate_at;	/* 0 while pending */
+	char		 reason[STORE_GATE_REASON_MAX + 1];
+};
+
+int	store_revision_add(struct store *, const char *, const char *,
+	    int64_t, const char *, const char *);
+int	store_revision_gate(struct store *, const char *, const char *,
+	    int64_t, const char *, const char *);
+int	store_revision_get(struct store *, const char *, const char *,
+	    int64_t, struct store_revision *);
+int	store_revision_passed(struct store *, const char *, const char *,
+	    int64_t, struct store_revision *);
+int	store_revision_list(struct store *, const char *, const char *,
+	    struct store_revision **, size_t *);
+int	store_revision_prune(struct store *, int64_t, int64_t *);
+void	store_revision_clear(struct store_revision *);
+void	store_revision_free(struct store_revision *, size_t);
+
 /*
  * vetted: code hashes the vetting gate judged safe (hk(1) "vet"), with
  * the model that did; get: 0 with *model (malloc'd), 1 not judged safe,

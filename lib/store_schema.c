@@ -48,6 +48,12 @@
  *			last_fire (the last firing claimed), updated_at
  *	vetted		(migration 9) hash PK, model, at: code the vetting
  *			gate judged safe, pruned with the code
+ *	revisions	(migration 10) (app, service, revision) PK ->
+ *			services, deleted with it; spec (as applied, with
+ *			its secrets' digests), code_hash ('' none),
+ *			applied_at, gate pending|passed|failed, gate_at,
+ *			reason (of a failed gate); the last keep_revisions
+ *			of each service and its last passed one are kept
  *	schema_migrations  version PK, applied_at
  *
  * Migration policy.  Migrations are numbered from 1 and append-only: a
@@ -305,6 +311,41 @@ static int	 requests_to_batches(struct store *);
 	"  model TEXT NOT NULL,"					\
 	"  at BIGINT NOT NULL);"
 
+/*
+ * Version 10: every applied revision of a service (hk(1) "history",
+ * "rollback"), with whether it passed its readiness gate, so that
+ * hk-scale can start the last revision that passed while a newer one
+ * fails (hk-scale(8) "Releases").  Seeded with each service's current
+ * revision: passed if the gate setting of hk-scale says so, or if the
+ * service is ordinary (it has no gate).
+ */
+#define REVISIONS_V10(NAME, CODE)					\
+	"CREATE TABLE revisions ("					\
+	"  app " NAME " NOT NULL,"					\
+	"  service " NAME " NOT NULL,"					\
+	"  revision BIGINT NOT NULL,"					\
+	"  spec TEXT NOT NULL,"						\
+	"  code_hash " NAME " NOT NULL DEFAULT '',"			\
+	"  applied_at BIGINT NOT NULL,"					\
+	"  gate TEXT NOT NULL DEFAULT 'pending'"			\
+	"    CHECK (gate IN ('pending', 'passed', 'failed')),"		\
+	"  gate_at BIGINT NOT NULL DEFAULT 0,"				\
+	"  reason TEXT NOT NULL DEFAULT '',"				\
+	"  PRIMARY KEY (app, service, revision),"			\
+	"  FOREIGN KEY (app, service) REFERENCES services (app, name)"	\
+	"    ON DELETE CASCADE);"					\
+	"INSERT INTO revisions (app, service, revision, spec, code_hash,"	\
+	"  applied_at, gate, gate_at) "					\
+	"SELECT app, name, revision, spec, COALESCE(" CODE ", ''),"	\
+	"  updated_at, CASE WHEN passed THEN 'passed' ELSE 'pending' END,"\
+	"  CASE WHEN passed THEN updated_at ELSE 0 END FROM ("		\
+	"  SELECT services.*, (serverless = 0 OR revision <= COALESCE("	\
+	"    (SELECT CAST(value AS BIGINT) FROM settings WHERE key ="	\
+	"    'hk-scale.gate.' || services.app || '/' || services.name),"	\
+	"    0)) AS passed FROM services) AS s;"
+#define LITE_CODE_V10	"json_extract(spec, '$.code_hash')"
+#define PG_CODE_V10	"(spec::json ->> 'code_hash')"
+
 /* Append only; see the migration policy above. */
 const struct store_migration store_migrations[] = {
 	{ 1, "initial schema",
@@ -323,6 +364,8 @@ const struct store_migration store_migrations[] = {
 	{ 8, "jobs and schedules", JOBS_V8(LITE_NAME), JOBS_V8(PG_NAME),
 	    NULL },
 	{ 9, "vetted code", VETTED_V9(LITE_NAME), VETTED_V9(PG_NAME), NULL },
+	{ 10, "revisions", REVISIONS_V10(LITE_NAME, LITE_CODE_V10),
+	    REVISIONS_V10(PG_NAME, PG_CODE_V10), NULL },
 };
 const size_t store_nmigrations = NITEMS(store_migrations);
 
@@ -347,6 +390,9 @@ const char store_migrations_table[] =
 	"app, name, service, spec_json, run_id, done_run_id, run, updated_at"
 #define SCHEDULE_COLS \
 	"app, service, name, spec_json, last_fire, updated_at"
+#define REVISION_COLS \
+	"app, service, revision, spec, code_hash, applied_at, gate, " \
+	"gate_at, reason"
 #define REQUEST_COLS \
 	"id, at, app, service, method, host, path, status, duration_us, " \
 	"wait_us, wake_id, bytes_in, bytes_out, outcome"
@@ -578,16 +624,50 @@ const struct store_sql store_sql[Q_COUNT] = {
 	[Q_SECRET_DELETE] = { "secret delete",
 	    "DELETE FROM secrets WHERE app = $1 AND name = $2" },
 	/*
-	 * The store keeps one spec per service, its current revision's:
-	 * a hash no spec names is no revision's.  The spec is compact
-	 * JSON (keys and values without spaces); a hash is hex, no LIKE
-	 * wildcard.  The same text inside a string value is escaped
-	 * (\"code_hash\"), so it keeps nothing.
+	 * Code is kept while a service's spec or a kept revision names
+	 * it.  The spec is compact JSON (keys and values without spaces);
+	 * a hash is hex, no LIKE wildcard.  The same text inside a string
+	 * value is escaped (\"code_hash\"), so it keeps nothing.
 	 */
 	[Q_CODE_PRUNE] = { "code prune",
 	    "DELETE FROM code WHERE NOT EXISTS (SELECT 1 FROM services "
 	    "WHERE services.spec LIKE '%\"code_hash\":\"' || code.hash || "
-	    "'\"%')" },
+	    "'\"%') AND NOT EXISTS (SELECT 1 FROM revisions "
+	    "WHERE revisions.code_hash = code.hash)" },
+	/* A revision applied again (a service made anew) starts pending. */
+	[Q_REVISION_ADD] = { "revision add",
+	    "INSERT INTO revisions (app, service, revision, spec, code_hash, "
+	    "applied_at) VALUES ($1, $2, $3, $4, $5, $6) "
+	    "ON CONFLICT (app, service, revision) DO UPDATE SET "
+	    "spec = excluded.spec, code_hash = excluded.code_hash, "
+	    "applied_at = excluded.applied_at, gate = 'pending', "
+	    "gate_at = 0, reason = ''" },
+	/* A revision that passed once stays passed. */
+	[Q_REVISION_GATE] = { "revision gate",
+	    "UPDATE revisions SET gate = $4, gate_at = $5, reason = $6 "
+	    "WHERE app = $1 AND service = $2 AND revision = $3 "
+	    "AND (gate <> 'passed' OR $4 = 'passed')" },
+	[Q_REVISION_GET] = { "revision get",
+	    "SELECT " REVISION_COLS " FROM revisions "
+	    "WHERE app = $1 AND service = $2 AND revision = $3" },
+	[Q_REVISION_LIST] = { "revision list",
+	    "SELECT " REVISION_COLS " FROM revisions "
+	    "WHERE app = $1 AND service = $2 ORDER BY revision" },
+	[Q_REVISION_PASSED] = { "revision last passed",
+	    "SELECT " REVISION_COLS " FROM revisions "
+	    "WHERE app = $1 AND service = $2 AND gate = 'passed' "
+	    "AND revision < $3 ORDER BY revision DESC LIMIT 1" },
+	/*
+	 * The last $1 revisions of each service stay, and its newest that
+	 * passed its gate, whatever its age.
+	 */
+	[Q_REVISION_PRUNE] = { "revision prune",
+	    "DELETE FROM revisions WHERE revision <= (SELECT "
+	    "services.revision FROM services WHERE services.app = "
+	    "revisions.app AND services.name = revisions.service) - $1 "
+	    "AND revision <> COALESCE((SELECT MAX(r.revision) FROM "
+	    "revisions AS r WHERE r.app = revisions.app AND r.service = "
+	    "revisions.service AND r.gate = 'passed'), 0)" },
 	/*
 	 * Leases: run only under the engine's lease lock, so the row is
 	 * ours to write; the epoch only grows (a release keeps the row).

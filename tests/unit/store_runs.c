@@ -442,7 +442,7 @@ t_migrate_v7(const char *E, const char *url)
 
 	runs = sql_count(url, "SELECT COUNT(*) FROM runs");
 	ok(runs > 0 && sql_exec(url, "DROP TABLE jobs; DROP TABLE schedules; "
-	    "DROP TABLE vetted; "
+	    "DROP TABLE vetted; DROP TABLE revisions; "
 	    "DELETE FROM schema_migrations WHERE version >= 8") == 0 &&
 	    sql_count(url, "SELECT MAX(version) FROM schema_migrations") == 7,
 	    "%s: a store at version 7, with runs", E);
