@@ -91,6 +91,8 @@ struct server_rule {
 	    KT_INT, 1, 1000000000, events_max_rows)			\
 	K("freezer", NULL, "signal", 0,				\
 	    KT_FREEZER, 0, 0, freezer)					\
+	K("keep_revisions", NULL, "5", 1,				\
+	    KT_INT, 1, 1000, keep_revisions)				\
 	K("max_body_bytes", NULL, "4194304", 1,				\
 	    KT_INT, 0, 1073741824, max_body_bytes)			\
 	K("max_concurrent_requests", NULL, "128", 1,			\

@@ -141,6 +141,7 @@ struct server_config {
 	int64_t		max_serverless_services;	/* 1..65536, 512 */
 	int64_t		events_max_age_days;	/* 1..36500, 30 */
 	int64_t		events_max_rows;	/* 1..1e9, 100000 */
+	int64_t		keep_revisions;	/* 1..1000, 5: hk apply keeps them */
 	int64_t		request_log;	/* 0 or 1, 1: send request records */
 	int64_t		requests_max_age_days;	/* 1..36500, 7 */
 	int64_t		requests_max_rows;	/* 1..1e9, 1000000 */

@@ -415,8 +415,8 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 		}
 		if (store_service_put(hk->store, app->name, sp->name,
 		    sp->spec_json, sp->serverless, &revision, &changed) == -1 ||
-		    (changed && hk_record_applied(hk, app->name, sp->name,
-		    revision) == -1)) {
+		    (changed && hk_revision_applied(hk, app->name, sp->name,
+		    revision, sp->spec_json) == -1)) {
 			free(keep);
 			return hk_store_failed(hk, "write service");
 		}
@@ -514,8 +514,13 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 	for (i = 0; code == EX_OK && i < n; i++)
 		if ((code = secrets_resolve(hk, &apps[i])) == EX_OK)
 			code = write_app(hk, &apps[i], report);
-	/* In the same transaction: no spec names a hash the store lacks. */
-	if (code == EX_OK && store_code_prune(hk->store, NULL) == -1)
+	/*
+	 * In the same transaction: no spec names a hash the store lacks;
+	 * the code of the kept revisions stays (keep_revisions).
+	 */
+	if (code == EX_OK && (store_revision_prune(hk->store,
+	    hk->cfg.keep_revisions, NULL) == -1 ||
+	    store_code_prune(hk->store, NULL) == -1))
 		code = hk_store_failed(hk, "remove unused code");
 	if (code == EX_OK && store_commit(hk->store) == -1)
 		code = hk_store_failed(hk, "commit");

@@ -38,6 +38,13 @@ int	cmd_runs(struct hk *, int, char **);
 int	cmd_volumes(struct hk *, int, char **);
 
 int	cmd_vet(struct hk *, int, char **);
+int	cmd_history(struct hk *, int, char **);
+int	cmd_rollback(struct hk *, int, char **);
+
+/* history.c: a new revision's row and event; which revision serves */
+int	hk_revision_applied(struct hk *, const char *, const char *, int64_t,
+	    const char *);
+int64_t	hk_serving_revision(const struct store_revision *, size_t, int64_t);
 
 /* apply.c: every file loaded and checked (EX_OK, 65, 66); then freed */
 int	apps_load(struct hk *, int, char **, struct app_config **);

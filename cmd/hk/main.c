@@ -26,10 +26,12 @@ static const struct command {
 	int		  server;	/* needs the operator config */
 } commands[] = {
 	{ "apply",	cmd_apply,	1 },
+	{ "history",	cmd_history,	1 },
 	{ "invoke",	cmd_invoke,	1 },
 	{ "logs",	cmd_logs,	1 },
 	{ "new",	cmd_new,	0 },
 	{ "ps",		cmd_ps,		1 },
+	{ "rollback",	cmd_rollback,	1 },
 	{ "routes",	cmd_routes,	1 },
 	{ "runs",	cmd_runs,	1 },
 	{ "secret",	cmd_secret,	1 },
@@ -62,6 +64,8 @@ static const char usage_text[] =
     "       hk [-v] [-f config] ps [--json]\n"
     "       hk [-v] [-f config] routes [--json]\n"
     "       hk [-v] [-f config] status [--json] service\n"
+    "       hk [-v] [-f config] history [--json] service\n"
+    "       hk [-v] [-f config] rollback service [revision]\n"
     "       hk [-v] [-f config] secret set [--file path] app name\n"
     "       hk [-v] [-f config] secret list app\n"
     "       hk [-v] [-f config] secret rm app name\n"

@@ -220,8 +220,8 @@ bump_users(struct hk *hk, const char *app, const char *name,
 			continue;
 		if (store_service_put(hk->store, app, all[i].name, out,
 		    all[i].serverless, &rev, &changed) == -1 ||
-		    (changed && hk_record_applied(hk, app, all[i].name,
-		    rev) == -1))
+		    (changed && hk_revision_applied(hk, app, all[i].name,
+		    rev, out) == -1))
 			r = -1;
 		else if (changed)
 			printf("%s/%s\trevision %lld\tupdated\n", app,

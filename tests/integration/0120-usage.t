@@ -47,7 +47,8 @@ done
 
 # A command's own usage is its line of the SYNOPSIS.
 hk_syn=$(synopsis hk.1 hk)
-for cmd in validate apply ps routes status stop start new invoke runs; do
+for cmd in validate apply ps routes status history rollback stop start new \
+    invoke runs; do
 	for args in --help -h; do
 		run hk $cmd $args
 		is "$rc:$err" "0:" "hk $cmd $args: exits 0, nothing on stderr"
@@ -103,7 +104,8 @@ for pair in hk:hk.1 hk-activate:hk-activate.8 hk-scale:hk-scale.8 \
 	bad "$prog" "$prog: error: option requires an argument -- 'f'" $prog -f
 done
 
-for cmd in validate apply ps routes status stop start new invoke runs; do
+for cmd in validate apply ps routes status history rollback stop start new \
+    invoke runs; do
 	bad "hk $cmd" "hk: error: unrecognized option '--bogus'" hk $cmd --bogus
 	bad "hk $cmd" "hk: error: invalid option -- 'Z'" hk $cmd -Z
 done
@@ -118,7 +120,8 @@ done
 
 # A wrong number of operands is a usage error too, never a silent 64.
 for args in "ps extra" "routes extra" "status" "status a b" "stop" \
-    "start a b" "validate" "apply"; do
+    "start a b" "validate" "apply" "history" "history a b" "rollback" \
+    "rollback a 1 2"; do
 	run hk $args
 	is "$rc:$out" "64:" "hk $args: exits 64"
 	like "$err" "^usage: hk \[-v\] \[-f config\] ${args%% *}( |\$)" \
