@@ -62,7 +62,8 @@ backend_of(const struct service *s)
 
 /*
  * For a backend that finds what an earlier run left (s6's directories):
- * 1 if revision is the current one of the service called id, and that
+ * 1 if revision is the current one of the service called id, or the
+ * one that serves while it has not passed its gate (release.c), and that
  * service's instances run on be; else what is left may go.
  */
 int
@@ -71,7 +72,8 @@ backend_current(struct scale *sc, const char *id, const struct backend *be,
 {
 	struct service *s = service_find(sc, id);
 
-	return s != NULL && s->def.revision == revision && backend_of(s) == be;
+	return s != NULL && (s->def.revision == revision ||
+	    s->good.revision == revision) && backend_of(s) == be;
 }
 
 /* 1 if be can do all of caps (BACKEND_* of config.h). */
@@ -178,7 +180,7 @@ inst_adopt(struct inst *in, const struct store_instance *r)
 static int
 inst_secrets(struct inst *in, char *err, size_t errlen)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	struct user_ids u;
 	int sw;
 
@@ -201,7 +203,7 @@ inst_secrets(struct inst *in, char *err, size_t errlen)
 void
 inst_start(struct inst *in)
 {
-	struct service_spec *sp = &in->svc->def.spec;
+	struct service_spec *sp = &inst_def(in)->spec;
 	char err[SRCTREE_ERR_LEN + 64];
 
 	in->started_at = store_now_ms();

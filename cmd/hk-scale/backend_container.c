@@ -245,7 +245,7 @@ ct_cred_user(struct inst *in, struct user_ids *u, char *err, size_t errlen)
 		    "not on node %s", in->node);
 		return -1;
 	}
-	return ct_user(in->sc, &in->svc->def.spec, u, err, errlen);
+	return ct_user(in->sc, &inst_def(in)->spec, u, err, errlen);
 }
 
 /*
@@ -332,7 +332,7 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 {
 	struct inst *in = x->in;
 	const struct service *s = in->svc;
-	const struct service_spec *sp = &s->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	struct engine_spec *e = &cc->spec;
 	struct user_ids u;
 	size_t i;
@@ -464,8 +464,8 @@ ct_start(struct inst *in)
 	}
 	x->phase = CT_CREATING;
 	/* kept: a start stopped meanwhile is no longer its service's */
-	strlcpy(x->image, in->svc->def.spec.image != NULL ?
-	    in->svc->def.spec.image : "", sizeof(x->image));
+	strlcpy(x->image, inst_def(in)->spec.image != NULL ?
+	    inst_def(in)->spec.image : "", sizeof(x->image));
 	ct_prepare(x);
 }
 
@@ -502,7 +502,7 @@ ct_volumes_done(struct ct *x, const char *err)
 int
 ct_volume_owner(struct ct *x, struct user_ids *u, char *err, size_t errlen)
 {
-	return ct_user(x->in->sc, &x->in->svc->def.spec, u, err, errlen);
+	return ct_user(x->in->sc, &inst_def(x->in)->spec, u, err, errlen);
 }
 
 static void
@@ -627,7 +627,7 @@ on_inspect(void *arg, int status, json_t *body, const char *err)
 		ct_halt(x);
 		return;
 	}
-	sp = &in->svc->def.spec;
+	sp = &inst_def(in)->spec;
 	if (err == NULL && engine_state(body, in->port, &st, why,
 	    sizeof(why)) == -1)
 		err = why;

@@ -399,7 +399,7 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 static void
 exec_start(struct inst *in)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	char err[SCALE_REASON_MAX];
 	struct exec_inst *x;
 	struct spawn sw;
@@ -567,7 +567,7 @@ exec_read(struct loop *l, int fd, int mask, void *arg)
 	close_fd(l, &x->execfd);
 	if (n == 1)
 		return;		/* the exit follows, with the reason printed */
-	if (in->svc != NULL && in->svc->def.spec.readiness == READY_SOCKET)
+	if (in->svc != NULL && inst_def(in)->spec.readiness == READY_SOCKET)
 		backend_ready(in);
 }
 

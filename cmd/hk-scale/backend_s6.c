@@ -347,7 +347,7 @@ write_run(struct inst *in, const struct user_ids *u, int sw, char *err,
     size_t errlen)
 {
 	struct s6_inst *x = in->priv;
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	char **env, *lp, *buf = NULL;
 	size_t len = 0, i;
 	FILE *f;
@@ -412,7 +412,7 @@ write_dir(struct inst *in, const struct user_ids *u, int sw, char *err,
     size_t errlen)
 {
 	struct s6_inst *x = in->priv;
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	char path[S6_FILE_MAX], ms[24];
 	const char *fail = x->real;
 	struct stat st;
@@ -562,7 +562,7 @@ claimed(struct scale *sc, const char *name, const struct inst *skip)
 static void
 s6_start(struct inst *in)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	struct scale *sc = in->sc;
 	char err[SCALE_REASON_MAX];
 	struct user_ids u;
@@ -762,7 +762,7 @@ up_done(struct inst *in, int status)
 		    (long)x->pid);
 		output_inst(&x->out, in->what);
 	}
-	if (in->svc != NULL && in->svc->def.spec.readiness == READY_NOTIFY) {
+	if (in->svc != NULL && inst_def(in)->spec.readiness == READY_NOTIFY) {
 		argv[1] = "-U";
 		if ((x->waitready = spawn(in, argv)) == -1)
 			x->waitready = 0;

@@ -345,8 +345,8 @@ resolve_exec(const struct service_spec *sp, char *buf, size_t len)
 static void
 sd_start(struct inst *in)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
-	const struct svc *def = &in->svc->def;
+	const struct service_spec *sp = &inst_def(in)->spec;
+	const struct svc *def = inst_def(in);
 	char err[SCALE_REASON_MAX], who[USER_SPEC_MAX + 1];
 	sd_bus_message *m = NULL;
 	struct sd_inst *x;
@@ -451,8 +451,8 @@ start_message(struct inst *in, const char *who, uid_t uid,
 static int
 start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
-	const struct svc *def = &in->svc->def;
+	const struct service_spec *sp = &inst_def(in)->spec;
+	const struct svc *def = inst_def(in);
 	char desc[SD_DESC_MAX], user[USER_SPEC_MAX + 1], *group;
 	char exe[PATH_MAX];
 	int64_t memory, nano_cpus;
@@ -595,7 +595,7 @@ prop_env(sd_bus_message *m, const struct service_spec *sp, int port)
 static int
 prop_creds(sd_bus_message *m, const struct inst *in)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	char path[PATH_MAX];
 	size_t i;
 	int r;

@@ -114,8 +114,8 @@ on_volume(void *arg, int status, json_t *body, const char *err)
 	x->op = NULL;
 	if (err != NULL) {
 		name = x->in != NULL && x->vol_next <
-		    x->in->svc->def.spec.nvolumes ?
-		    x->in->svc->def.spec.volumes[x->vol_next].source : "?";
+		    inst_def(x->in)->spec.nvolumes ?
+		    inst_def(x->in)->spec.volumes[x->vol_next].source : "?";
 		snprintf(why, sizeof(why), "volume %s: %s", name, err);
 		ct_volumes_done(x, why);
 		return;
@@ -230,7 +230,7 @@ int
 ct_volume_binds(struct ct *x, const char **binds, size_t nbinds,
     char ***store, char *err, size_t errlen)
 {
-	const struct service_spec *sp = &x->in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(x->in)->spec;
 	size_t i;
 
 	*store = NULL;

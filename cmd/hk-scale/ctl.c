@@ -283,6 +283,19 @@ ctl_failed(struct service *s)
 	    "revision", (json_int_t)s->def.revision));
 }
 
+/*
+ * def's readiness gate failed while an earlier revision serves
+ * (release.c): for "hk apply --wait"; parked requests wait on.
+ */
+void
+ctl_gate_failed(struct service *s)
+{
+	broadcast(s->sc, json_pack("{s:s, s:s, s:s, s:I, s:I}", "op",
+	    "gate_failed", "service", s->def.id, "reason", s->gate_reason,
+	    "revision", (json_int_t)s->def.revision, "serving",
+	    (json_int_t)s->good.revision));
+}
+
 /* The sleep (or stop) of s is over: the waiting requests are answered. */
 void
 ctl_sleep_done(struct service *s, const char *err)

@@ -172,7 +172,11 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 		return;
 	}
 	in->revision = r->revision;
-	if (r->revision != s->def.revision)
+	if (r->revision == s->good.revision && s->good.revision != 0) {
+		if (s->good.spec.code_hash != NULL)
+			strlcpy(in->code_hash, s->good.spec.code_hash,
+			    sizeof(in->code_hash));
+	} else if (r->revision != s->def.revision)
 		in->code_unknown = 1;
 	else if (s->def.spec.code_hash != NULL)
 		strlcpy(in->code_hash, s->def.spec.code_hash,

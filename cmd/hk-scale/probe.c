@@ -133,7 +133,7 @@ probe_notify_open(struct inst *in, char *err, size_t errlen)
 void
 probe_start(struct inst *in)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 
 	loop_timer_init(&in->probe_timer, probe_fire, in);
 	switch (sp->readiness) {
@@ -186,7 +186,7 @@ probe_fire(struct loop *l, void *arg)
 
 	(void)l;
 	if (in->probefd != -1 && in->probe_sent &&
-	    in->svc->def.spec.readiness == READY_TCP) {
+	    inst_def(in)->spec.readiness == READY_TCP) {
 		log_debug("service=%s: probe: open for %d ms", in->id,
 		    probe_hold_ms(in));
 		probe_pass(in);
@@ -371,7 +371,7 @@ probe_try(struct inst *in)
 
 	probe_close(in);	/* one probe at a time */
 
-	if (in->svc->def.spec.readiness == READY_TCP &&
+	if (inst_def(in)->spec.readiness == READY_TCP &&
 	    probe_listens(in) == 0) {	/* the forwarder's would not count */
 		probe_retry(in);
 		return;
@@ -413,7 +413,7 @@ probe_send(struct inst *in)
 
 	n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s\r\n"
 	    "User-Agent: hk-scale\r\nConnection: close\r\n\r\n",
-	    in->svc->def.spec.readiness_path, in->endpoint);
+	    inst_def(in)->spec.readiness_path, in->endpoint);
 	if (n < 0 || (size_t)n >= sizeof(req))
 		return -1;
 	return send(in->probefd, req, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -1;
@@ -427,7 +427,7 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 	int soerr = 0;
 
 	(void)mask;
-	if (in->probe_sent && in->svc->def.spec.readiness == READY_TCP) {
+	if (in->probe_sent && inst_def(in)->spec.readiness == READY_TCP) {
 		probe_held(in);
 		return;
 	}
@@ -443,7 +443,7 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 	/* The cold start's breakdown: when the port first accepted. */
 	if (in->port_mono == 0)
 		in->port_mono = loop_now_ms(l);
-	if (in->svc->def.spec.readiness == READY_TCP && in->probe_hold > 0 &&
+	if (inst_def(in)->spec.readiness == READY_TCP && in->probe_hold > 0 &&
 	    probe_listens(in) == 1) {
 		log_debug("service=%s: probe: port %d listens in the network "
 		    "namespace of pid %d", in->id, in->probe_ns_port,
@@ -451,7 +451,7 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 		probe_pass(in);
 		return;
 	}
-	if (in->svc->def.spec.readiness == READY_TCP && in->probe_hold > 0) {
+	if (inst_def(in)->spec.readiness == READY_TCP && in->probe_hold > 0) {
 		in->probe_sent = 1;	/* connected: held */
 		in->probe_at = loop_now_ms(l);
 		loop_mod_fd(l, fd, LOOP_READ);
@@ -459,7 +459,7 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 		    probe_hold_ms(in));
 		return;
 	}
-	if (in->svc->def.spec.readiness == READY_TCP) {
+	if (inst_def(in)->spec.readiness == READY_TCP) {
 		probe_pass(in);
 		return;
 	}
@@ -535,7 +535,7 @@ probe_read(struct inst *in)
 static void
 probe_end(struct inst *in, const char *why, int cut)
 {
-	const char *path = in->svc->def.spec.readiness_path;
+	const char *path = inst_def(in)->spec.readiness_path;
 	int code = in->probe_status;
 
 	if (code < 200 || code > 299) {

@@ -30,6 +30,7 @@ update(struct service *s, struct svc *nw)
 	s->def = *nw;
 	memset(&nw->spec, 0, sizeof(nw->spec));
 	s->gated = gate_passed(s->sc, &s->def);
+	release_load(s);
 	s->gate_tried = 0;
 	s->fail_backoff = 0;
 	s->retry_at = 0;

@@ -1,9 +1,12 @@
 /*
  * row_due.c - the writes hk-scale owes the store (lib/owed.h): instance
- * rows, put or deleted, and readiness gates.  A row says what runs: one
- * lost while the store was away would have "hk ps" show a serving service
- * asleep, and a restarted hk-scale miss what to adopt.  The owed writes
- * are bounded by the services, one row and one gate each.
+ * rows, put or deleted, readiness gates, and the gate outcome of each
+ * revision (release.c).  A row says what runs: one lost while the store
+ * was away would have "hk ps" show a serving service asleep, and a
+ * restarted hk-scale miss what to adopt; a lost outcome would have a
+ * revision that passed look pending, and not be started by a wake.  The
+ * owed writes are bounded by the services, one row and one gate each,
+ * and an outcome for each revision that changed one meanwhile.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,9 @@ struct due {
 	struct store_instance	 row;		/* DUE_PUT */
 	char			 key[DUE_KEY_MAX];	/* DUE_GATE */
 	char			 val[24];
+	int64_t			 revision;		/* DUE_REVISION */
+	char			 gate[STORE_GATE_MAX + 1];
+	char			 reason[STORE_GATE_REASON_MAX + 1];
 };
 
 static int	 due_try(struct store *, const void *);
@@ -62,6 +68,29 @@ due_write(struct scale *sc, enum due_kind kind, const char *app,
 	return owed_put(sc->owed, k, &d);
 }
 
+/*
+ * A revision's gate outcome, passed or failed with why: one owed write
+ * per revision, the latest outcome of it.
+ */
+int
+due_revision(struct scale *sc, const struct svc *def, int64_t revision,
+    const char *gate, const char *reason)
+{
+	struct due d;
+	char k[OWED_KEY_MAX];
+
+	memset(&d, 0, sizeof(d));
+	d.kind = DUE_REVISION;
+	strlcpy(d.app, def->app, sizeof(d.app));
+	strlcpy(d.name, def->name, sizeof(d.name));
+	d.revision = revision;
+	strlcpy(d.gate, gate, sizeof(d.gate));
+	strlcpy(d.reason, reason != NULL ? reason : "", sizeof(d.reason));
+	snprintf(k, sizeof(k), "revision %s/%s %lld", def->app, def->name,
+	    (long long)revision);
+	return owed_put(sc->owed, k, &d);
+}
+
 static int
 due_try(struct store *s, const void *arg)
 {
@@ -74,6 +103,9 @@ due_try(struct store *s, const void *arg)
 		return store_instance_delete(s, d->app, d->name);
 	case DUE_GATE:
 		return store_setting_put(s, d->key, d->val);
+	case DUE_REVISION:	/* gone with its service: nothing owed */
+		return store_revision_gate(s, d->app, d->name, d->revision,
+		    d->gate, d->reason) == -1 ? -1 : 0;
 	}
 	return -1;
 }

@@ -237,11 +237,26 @@ struct service {
 	TAILQ_ENTRY(service)	 qentry;	/* scale.queue */
 	struct scale		*sc;
 	struct svc		 def;		/* as the store has it */
+	/*
+	 * The newest revision that passed its readiness gate, while def
+	 * has not (revision 0: none, or def passed): what a wake starts
+	 * (release.c).
+	 */
+	struct svc		 good;
 	enum svc_state		 state;
 	struct inst		*inst;	/* starting, running, draining */
 	struct inst		*pending;	/* new revision behind inst */
 	int			 queued;
+	int			 gate_next;	/* the queued start is def's
+						   readiness gate */
+	int			 restart_good;	/* it stopped good for it:
+						   started again if it fails */
 	struct loop_timer	 deadline;	/* of the start under way */
+	struct loop_timer	 pending_deadline;	/* of pending's */
+	int64_t			 gate_retry_at;	/* loop ms: def's gate again */
+	int64_t			 gate_backoff;	/* s */
+	int64_t			 passed_rev;	/* marked passed (release.c) */
+	char			 gate_reason[SCALE_REASON_MAX];
 	struct loop_timer	 retry;		/* backoff over: converge */
 	struct loop_timer	 suspend_timer;	/* suspend_max_seconds */
 	struct loop_timer	 record_timer;	/* ready_record() */
@@ -315,11 +330,24 @@ struct scale {
 /* row_due.c: the writes owed to a store that was away (lib/owed.h) */
 #define DUE_KEY_MAX	(SCALE_ID_MAX + 16)	/* hk-scale.gate.APP/SVC */
 #define SCALE_OWED_MAX	8192	/* rows and gates: two a service */
-enum due_kind { DUE_PUT, DUE_DELETE, DUE_GATE };
+enum due_kind { DUE_PUT, DUE_DELETE, DUE_GATE, DUE_REVISION };
 int		 due_init(struct scale *);
 int		 due_write(struct scale *, enum due_kind, const char *,
 		    const char *, const struct store_instance *, const char *,
 		    const char *);
+int		 due_revision(struct scale *, const struct svc *, int64_t,
+		    const char *, const char *);
+
+/* release.c: a failed release never replaces a healthy one */
+void		 release_load(struct service *);
+void		 release_passed(struct service *);
+struct svc	*inst_def(const struct inst *);
+int		 release_guarded(const struct service *);
+int		 release_is_gate(const struct service *, int64_t);
+void		 release_mark(struct service *, int64_t, const char *,
+		    const char *);
+void		 release_gate_failed(struct service *, const char *, json_t *);
+int		 release_gate_due(struct service *);
 
 /* service.c: the per-service state machine */
 const char	*service_state_name(enum svc_state);
@@ -448,6 +476,7 @@ void		 ctl_reap(struct scale *);
 void		 ctl_ready(struct service *);
 void		 ctl_down(struct service *, const char *);
 void		 ctl_failed(struct service *);
+void		 ctl_gate_failed(struct service *);
 void		 ctl_sleep_done(struct service *, const char *);
 
 /* instance_store.c */

@@ -46,7 +46,7 @@ static void	check_tmpfs(struct scale *, const char *);
 static int
 cred_path(struct inst *in, char *buf, size_t len)
 {
-	const struct svc *d = &in->svc->def;
+	const struct svc *d = inst_def(in);
 
 	return cred_path_of(in->sc, d->app, d->name, in->started_at, buf,
 	    len);
@@ -129,7 +129,7 @@ int
 secrets_prepare(struct inst *in, const struct user_ids *u, char *err,
     size_t errlen)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	struct scale *sc = in->sc;
 	struct secret_key k;
 	char dir[PATH_MAX], tmp[PATH_MAX + 8], top[PATH_MAX];
@@ -291,7 +291,7 @@ secrets_sweep(struct scale *sc, const struct store_instance *rows,
 int
 secrets_env(const struct inst *in, char **env, char *err, size_t errlen)
 {
-	const struct service_spec *sp = &in->svc->def.spec;
+	const struct service_spec *sp = &inst_def(in)->spec;
 	char path[PATH_MAX], *e;
 	size_t i, k = 0, len, nl;
 	ssize_t n;

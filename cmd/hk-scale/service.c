@@ -22,6 +22,9 @@
  *
  * A new revision of a running service starts behind it ("pending") and
  * takes over once ready; the old instance is then stopped without a down.
+ * While a serverless service's current revision has not passed its
+ * readiness gate, the newest revision that did serves, and the current
+ * one is tried behind it, whatever the state (release.c).
  */
 #include <sys/wait.h>
 
@@ -42,6 +45,9 @@ static void	describe_exit(int, char *, size_t);
 static void	want_start(struct service *, const char *);
 static void	replace(struct service *);
 static void	start_failed(struct service *, const char *, json_t *);
+static void	fail_start(struct service *, int64_t, const char *, json_t *);
+static void	gate_start(struct service *, const char *);
+static void	pending_deadline(struct loop *, void *);
 static void	finish_stop(struct service *, int, int64_t);
 static void	running_exited(struct service *, int);
 static void	retry_fire(struct loop *, void *);
@@ -83,12 +89,14 @@ service_new(struct scale *sc, struct svc *def)
 	s->def = *def;
 	memset(&def->spec, 0, sizeof(def->spec));
 	loop_timer_init(&s->deadline, service_deadline, s);
+	loop_timer_init(&s->pending_deadline, pending_deadline, s);
 	loop_timer_init(&s->retry, retry_fire, s);
 	loop_timer_init(&s->suspend_timer, suspend_expired, s);
 	loop_timer_init(&s->record_timer, record_fire, s);
 	s->state = s->def.desired == STORE_DESIRED_STOPPED ? SVC_STOPPED :
 	    SVC_SLEEPING;
 	s->gated = gate_passed(sc, &s->def);
+	release_load(s);
 	TAILQ_INSERT_TAIL(&sc->services, s, entry);
 	return s;
 }
@@ -100,6 +108,7 @@ service_free(struct service *s)
 
 	queue_remove(s);
 	loop_timer_cancel(sc->loop, &s->deadline);
+	loop_timer_cancel(sc->loop, &s->pending_deadline);
 	loop_timer_cancel(sc->loop, &s->retry);
 	loop_timer_cancel(sc->loop, &s->suspend_timer);
 	ready_record(s);
@@ -110,6 +119,7 @@ service_free(struct service *s)
 	ctl_sleep_done(s, NULL);
 	TAILQ_REMOVE(&sc->services, s, entry);
 	spec_clear(&s->def.spec);
+	spec_clear(&s->good.spec);
 	free(s);
 }
 
@@ -182,7 +192,16 @@ describe_exit(int status, char *buf, size_t len)
 static void
 want_start(struct service *s, const char *why)
 {
-	if (s->sc->stopping || s->removed || s->queued || s->pending != NULL ||
+	if (s->queued && s->gate_next && s->inst == NULL &&
+	    !s->restart_good) {
+		/* The gate waits: this start serves, then it is tried. */
+		s->gate_next = 0;
+		if (s->state != SVC_RUNNING)
+			set_state(s, SVC_STARTING);
+		return;
+	}
+	if (s->sc->stopping || s->removed || s->queued ||
+	    (s->pending != NULL && s->inst != NULL) ||
 	    (s->inst != NULL && !s->inst->ready) || s->adopting)
 		return;
 	loop_timer_cancel(s->sc->loop, &s->retry);
@@ -190,6 +209,22 @@ want_start(struct service *s, const char *why)
 		set_state(s, SVC_STARTING);
 	log_debug("service=%s: start of revision %lld: %s", s->def.id,
 	    (long long)s->def.revision, why);
+	queue_add(s);
+}
+
+/*
+ * The readiness gate of def, tried behind what serves (release.c): the
+ * start goes pending once it has a slot.
+ */
+static void
+gate_start(struct service *s, const char *why)
+{
+	if (s->sc->stopping || s->removed || s->queued || s->pending != NULL ||
+	    s->adopting || (s->inst != NULL && !s->inst->ready))
+		return;
+	log_debug("service=%s: start of revision %lld: %s", s->def.id,
+	    (long long)s->def.revision, why);
+	s->gate_next = 1;
 	queue_add(s);
 }
 
@@ -205,9 +240,11 @@ replace(struct service *s)
 		/* The new revision needs the port: stop, then start. */
 		s->wake_after_stop = 1;
 		service_stop(s, "replaced");
+		s->gate_next = 1;	/* once stopped, def starts alone */
+		s->restart_good = release_guarded(s);
 		return;
 	}
-	want_start(s, "new revision");
+	gate_start(s, "new revision");
 }
 
 /*
@@ -230,7 +267,18 @@ service_converge(struct service *s)
 	case SVC_DRAINING:
 		return;
 	case SVC_SUSPENDED:
-		/* Woken, it would run what the store no longer wants. */
+		/*
+		 * Woken, it would run what the store no longer wants; but
+		 * the good revision stays frozen, and serves wakes, while
+		 * the new one's gate is tried (release.c).
+		 */
+		if (release_guarded(s) &&
+		    s->inst->revision == s->good.revision) {
+			if (release_gate_due(s))
+				gate_start(s, "readiness gate of a new "
+				    "revision");
+			return;
+		}
 		if (s->inst->revision != s->def.revision ||
 		    !service_suspends(s))
 			service_stop(s, "replaced");
@@ -239,7 +287,9 @@ service_converge(struct service *s)
 		set_state(s, SVC_SLEEPING);
 		break;
 	case SVC_STARTING:
-		if (s->inst != NULL && s->inst->revision != s->def.revision) {
+		if (s->inst != NULL && s->inst->revision != s->def.revision &&
+		    !(release_guarded(s) &&
+		    s->inst->revision == s->good.revision)) {
 			log_info("service=%s: start of revision %lld "
 			    "abandoned for %lld", s->def.id,
 			    (long long)s->inst->revision,
@@ -251,8 +301,14 @@ service_converge(struct service *s)
 	case SVC_RUNNING:
 		if (s->inst->revision != s->def.revision &&
 		    (s->pending == NULL ||
-		    s->pending->revision != s->def.revision) && !s->queued)
+		    s->pending->revision != s->def.revision) && !s->queued) {
+			if (loop_now_ms(sc->loop) < s->gate_retry_at) {
+				loop_timer_at(sc->loop, &s->retry,
+				    s->gate_retry_at);
+				return;
+			}
 			replace(s);
+		}
 		return;
 	default:
 		break;
@@ -263,7 +319,10 @@ service_converge(struct service *s)
 	}
 	if (service_always_on(s))
 		want_start(s, "always on");
-	else if (!s->gated && !s->gate_tried) {
+	else if (release_guarded(s)) {
+		if (release_gate_due(s))
+			gate_start(s, "readiness gate of a new revision");
+	} else if (!s->gated && !s->gate_tried) {
 		s->gate_tried = 1;
 		want_start(s, "readiness gate of a new revision");
 	}
@@ -322,7 +381,10 @@ service_stop(struct service *s, const char *reason)
 
 	ready_record(s);
 	queue_remove(s);
+	s->gate_next = 0;
+	s->restart_good = 0;
 	loop_timer_cancel(l, &s->deadline);
+	loop_timer_cancel(l, &s->pending_deadline);
 	loop_timer_cancel(l, &s->retry);
 	loop_timer_cancel(l, &s->suspend_timer);
 	if (s->pending != NULL) {
@@ -402,7 +464,12 @@ service_spawn(struct service *s)
 	const struct backend *be;
 	char why[SCALE_REASON_MAX];
 	struct inst *in;
+	int gate = s->gate_next, behind;
 
+	s->gate_next = 0;
+	/* def's gate goes behind what serves, unless it needs its port */
+	behind = s->inst != NULL || (gate && release_guarded(s) &&
+	    !s->restart_good);
 	if ((be = backend_find(s->def.spec.backend)) == NULL) {
 		snprintf(why, sizeof(why), "backend \"%s\" is not available "
 		    "in this build", config_backend_name(s->def.spec.backend));
@@ -414,14 +481,19 @@ service_spawn(struct service *s)
 		return;
 	}
 	in->svc = s;
-	in->revision = s->def.revision;
+	in->revision = !gate && !behind && release_guarded(s) ?
+	    s->good.revision : s->def.revision;
 	in->counted = 1;
 	strlcpy(in->node, service_node(s, be), sizeof(in->node));
 	s->sc->nstarting++;
 	s->m_starts++;
-	if (s->inst != NULL)
+	if (behind) {
+		/* its own deadline: the slot's may serve a wake next */
 		s->pending = in;
-	else {
+		loop_timer_at(s->sc->loop, &s->pending_deadline,
+		    s->deadline.deadline);
+		loop_timer_cancel(s->sc->loop, &s->deadline);
+	} else {
 		s->inst = in;
 		if (be->starts_later) {
 			in->in_store = 1;
@@ -453,17 +525,19 @@ service_inst_failed(struct inst *in, const char *why)
 {
 	struct service *s = in->svc;
 	char reason[SCALE_REASON_MAX];
+	int64_t rev = in->revision;
 
 	strlcpy(reason, why, sizeof(reason));	/* it may be in->priv's */
-	if (in == s->pending)
+	if (in == s->pending) {
 		s->pending = NULL;
-	else if (in == s->inst) {
+		loop_timer_cancel(s->sc->loop, &s->pending_deadline);
+	} else if (in == s->inst) {
 		s->inst = NULL;
 		if (in->in_store)
 			row_delete(s->sc, &s->def);
 	}
 	inst_free(in);
-	start_failed(s, reason, NULL);
+	fail_start(s, rev, reason, NULL);
 }
 
 /* The startup deadline, queued or starting: the start has failed. */
@@ -473,27 +547,63 @@ service_deadline(struct loop *l, void *arg)
 	struct service *s = arg;
 	struct inst *in;
 	char why[64];
+	int64_t rev;
 
 	loop_timer_cancel(l, &s->deadline);
 	snprintf(why, sizeof(why), "not ready within %d s",
 	    service_timeout(s));
 	if (s->queued) {
 		queue_remove(s);
-		start_failed(s, why, NULL);
+		if (s->gate_next) {
+			s->gate_next = 0;
+			release_gate_failed(s, why, NULL);
+		} else
+			start_failed(s, why, NULL);
 		return;
 	}
-	in = s->pending != NULL ? s->pending : s->inst;
+	in = s->inst;
 	if (in == NULL || in->ready)
 		return;
-	if (in == s->pending)
-		s->pending = NULL;
-	else {
-		s->inst = NULL;
-		row_delete(s->sc, &s->def);
-	}
+	rev = in->revision;
+	s->inst = NULL;
+	row_delete(s->sc, &s->def);
 	inst_retire(in);
 	inst_kill(in);
-	start_failed(s, why, NULL);
+	fail_start(s, rev, why, NULL);
+}
+
+/* The startup deadline of a start behind what serves. */
+static void
+pending_deadline(struct loop *l, void *arg)
+{
+	struct service *s = arg;
+	struct inst *in = s->pending;
+	char why[64];
+	int64_t rev;
+
+	loop_timer_cancel(l, &s->pending_deadline);
+	if (in == NULL || in->ready)
+		return;
+	snprintf(why, sizeof(why), "not ready within %d s",
+	    service_timeout(s));
+	rev = in->revision;
+	s->pending = NULL;
+	inst_retire(in);
+	inst_kill(in);
+	fail_start(s, rev, why, NULL);
+}
+
+/* A start of revision rev failed: def's gate, or what was to serve. */
+static void
+fail_start(struct service *s, int64_t rev, const char *why, json_t *detail)
+{
+	if (release_is_gate(s, rev)) {
+		release_gate_failed(s, why, detail);
+		return;
+	}
+	if (rev == s->def.revision)
+		release_mark(s, rev, "failed", why);
+	start_failed(s, why, detail);
 }
 
 static void
@@ -553,7 +663,9 @@ service_inst_ready(struct inst *in)
 
 	ready_record(s);	/* another's, first */
 	queue_settle(in);
-	loop_timer_cancel(sc->loop, &s->deadline);
+	s->restart_good = 0;
+	loop_timer_cancel(sc->loop, in == s->pending ? &s->pending_deadline :
+	    &s->deadline);
 	in->ready = 1;
 	in->ready_at = store_now_ms();
 	ms = loop_now_ms(sc->loop) - (s->wake_reason[0] != '\0' ?
@@ -563,7 +675,15 @@ service_inst_ready(struct inst *in)
 		old = s->inst;
 		s->inst = in;
 		s->pending = NULL;
+		/* what it replaces may be starting, or frozen */
+		if (s->queued && !s->gate_next)
+			queue_remove(s);	/* a start it makes moot */
+		loop_timer_cancel(sc->loop, &s->deadline);
+		loop_timer_cancel(sc->loop, &s->suspend_timer);
+		s->down_sent = 0;
 	}
+	if (in->revision == s->def.revision)
+		release_passed(s);
 	set_state(s, SVC_RUNNING);
 	ctl_ready(s);
 	if (in->conn_fd != -1) {	/* the probe's: a gateway has a copy */
@@ -643,6 +763,7 @@ service_inst_exit(struct inst *in, int status, const char *last)
 	struct service *s = in->svc;
 	char how[64], why[SCALE_REASON_MAX];
 	int64_t uptime = loop_now_ms(s->sc->loop) - in->start_mono;
+	int64_t rev = in->revision;
 	int ready = in->ready;
 
 	ready_record(s);		/* before the row goes */
@@ -653,8 +774,9 @@ service_inst_exit(struct inst *in, int status, const char *last)
 		strlcpy(why, how, sizeof(why));
 	if (in == s->pending) {
 		s->pending = NULL;
+		loop_timer_cancel(s->sc->loop, &s->pending_deadline);
 		inst_free(in);
-		start_failed(s, why, exit_detail(status));
+		fail_start(s, rev, why, exit_detail(status));
 		return;
 	}
 	s->inst = NULL;
@@ -667,7 +789,7 @@ service_inst_exit(struct inst *in, int status, const char *last)
 	}
 	if (!ready) {
 		inst_free(in);
-		start_failed(s, why, exit_detail(status));
+		fail_start(s, rev, why, exit_detail(status));
 		return;
 	}
 	log_warnx("service=%s: %s %s", s->def.id, in->what, why);
@@ -715,6 +837,9 @@ running_exited(struct service *s, int status)
 	if (s->pending != NULL) {
 		s->inst = s->pending;
 		s->pending = NULL;
+		loop_timer_at(s->sc->loop, &s->deadline,
+		    s->pending_deadline.deadline);
+		loop_timer_cancel(s->sc->loop, &s->pending_deadline);
 		s->inst->in_store = 1;
 		row_put(s->inst, "starting");
 		set_state(s, SVC_STARTING);
@@ -725,15 +850,20 @@ running_exited(struct service *s, int status)
 
 /*
  * idle_action = "suspend", and an instance of the current revision runs
- * alone (a release under way is stopped as usual instead).
+ * alone (a release under way is stopped as usual instead); or one of the
+ * revision that serves while the current one has not passed its gate,
+ * which may be tried behind it meanwhile (release.c).
  */
 int
 service_suspends(const struct service *s)
 {
-	return s->def.spec.serverless &&
-	    s->def.spec.policy.idle_action == IDLE_SUSPEND &&
-	    s->inst != NULL && inst_can_suspend(s->inst) &&
-	    s->pending == NULL && s->inst->revision == s->def.revision;
+	if (!s->def.spec.serverless ||
+	    s->def.spec.policy.idle_action != IDLE_SUSPEND ||
+	    s->inst == NULL || !inst_can_suspend(s->inst))
+		return 0;
+	if (release_guarded(s) && s->inst->revision == s->good.revision)
+		return 1;
+	return s->pending == NULL && s->inst->revision == s->def.revision;
 }
 
 /*
@@ -855,6 +985,8 @@ ready_record(struct service *s)
 			s->gated = 1;
 			gate_mark(s->sc, &s->def, s->def.revision);
 		}
+		if (in->revision == s->def.revision)
+			release_mark(s, in->revision, "passed", NULL);
 	} else if (kind == REC_THAW) {
 		if (in != NULL && in->in_store && !in->stopping)
 			row_put(in, "running");

@@ -115,17 +115,24 @@ source_prepare(struct scale *sc, struct service_spec *sp, char *err,
 	return 0;
 }
 
-/* Some service's current revision or some live instance uses hash. */
+/*
+ * Some service's current revision, the revision that serves while it
+ * has not passed (release.c), or some live instance uses hash.
+ */
 static int
 kept(struct scale *sc, const char *hash)
 {
 	struct service *s;
 	struct inst *in;
 
-	TAILQ_FOREACH(s, &sc->services, entry)
+	TAILQ_FOREACH(s, &sc->services, entry) {
 		if (!s->removed && s->def.spec.code_hash != NULL &&
 		    strcmp(s->def.spec.code_hash, hash) == 0)
 			return 1;
+		if (!s->removed && s->good.spec.code_hash != NULL &&
+		    strcmp(s->good.spec.code_hash, hash) == 0)
+			return 1;
+	}
 	TAILQ_FOREACH(in, &sc->insts, entry)
 		if (strcmp(in->code_hash, hash) == 0)
 			return 1;

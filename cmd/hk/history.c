@@ -153,3 +153,59 @@ cmd_history(struct hk *hk, int argc, char **argv)
 	store_service_clear(&svc);
 	return code;
 }
+
+/*
+ * The release state of a service, for hk status: its current revision's
+ * gate (and why it failed), and the revision that serves.  NULL when the
+ * store fails (said) or keeps no row of the current revision.
+ */
+json_t *
+hk_release_json(struct hk *hk, const struct store_service *svc)
+{
+	struct store_revision *v;
+	size_t n, i;
+	json_t *o = NULL;
+	int64_t serving;
+
+	if (store_revision_list(hk->store, svc->app, svc->name, &v, &n) ==
+	    -1) {
+		log_warnx("%s/%s: unable to list revisions: %s", svc->app,
+		    svc->name, store_error(hk->store));
+		return NULL;
+	}
+	serving = hk_serving_revision(v, n, svc->revision);
+	for (i = 0; i < n; i++) {
+		if (v[i].revision != svc->revision)
+			continue;
+		o = json_pack("{s:I, s:s, s:s?, s:I}", "revision",
+		    (json_int_t)v[i].revision, "gate", v[i].gate, "reason",
+		    v[i].reason[0] != '\0' ? v[i].reason : NULL, "serving",
+		    (json_int_t)serving);
+	}
+	store_revision_free(v, n);
+	return o;
+}
+
+void
+hk_release_print(const json_t *o)
+{
+	const char *gate, *reason;
+	int64_t rev, serving;
+
+	if (o == NULL)
+		return;
+	gate = json_string_value(json_object_get(o, "gate"));
+	reason = json_string_value(json_object_get(o, "reason"));
+	rev = json_integer_value(json_object_get(o, "revision"));
+	serving = json_integer_value(json_object_get(o, "serving"));
+	printf("%-12s revision %lld %s%s%s\n", "gate:", (long long)rev,
+	    gate, reason != NULL ? ": " : "", reason != NULL ? reason : "");
+	if (serving == 0)
+		printf("%-12s none (no revision passed its gate yet)\n",
+		    "serving:");
+	else if (serving == rev)
+		printf("%-12s revision %lld\n", "serving:", (long long)rev);
+	else
+		printf("%-12s revision %lld (the newest that passed its "
+		    "gate)\n", "serving:", (long long)serving);
+}

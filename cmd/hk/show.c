@@ -309,7 +309,7 @@ cmd_status(struct hk *hk, int argc, char **argv)
 {
 	struct store_service svc;
 	struct store_instance inst;
-	json_t *o, *wake;
+	json_t *o, *wake, *rel;
 	int first, as_json, code, r;
 
 	if ((first = hk_json_flag(argc, argv, "status [--json] service", 1,
@@ -325,18 +325,22 @@ cmd_status(struct hk *hk, int argc, char **argv)
 		return hk_store_failed(hk, "read instance");
 	}
 	wake = last_wake(hk, &svc);
+	rel = hk_release_json(hk, &svc);
 	if (as_json) {
 		o = service_json(&svc, r == 0 ? &inst : NULL);
 		json_object_set(o, "last_wake", wake != NULL ? wake :
 		    json_null());
+		json_object_set(o, "release", rel != NULL ? rel : json_null());
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(o);
 	} else {
 		print_card(&svc, r == 0 ? &inst : NULL);
+		hk_release_print(rel);
 		print_wake(wake);
 	}
 	json_decref(wake);
+	json_decref(rel);
 	store_service_clear(&svc);
 	return EX_OK;
 }

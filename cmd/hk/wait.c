@@ -199,7 +199,8 @@ on_message(struct waitset *ws, json_t *msg)
 	rev = json_integer_value(json_object_get(msg, "revision"));
 	if (strcmp(op, "ready") == 0 && rev >= w->revision)
 		settle(ws, w);
-	else if (strcmp(op, "failed") == 0 && rev >= w->revision) {
+	else if ((strcmp(op, "failed") == 0 ||
+	    strcmp(op, "gate_failed") == 0) && rev >= w->revision) {
 		reason = json_string_value(json_object_get(msg, "reason"));
 		clear_progress(ws);
 		printf("%s revision %lld failed: %s\n", w->id,
