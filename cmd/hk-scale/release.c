@@ -19,7 +19,8 @@
  * revision starts behind the old one, which keeps running if it fails.
  * A new revision that needs the port its old one holds (a fixed "port")
  * cannot start beside it: the old instance is stopped, the new one
- * started alone, and if it fails the good revision is started again.
+ * started alone, and if it fails the good revision is started again; that
+ * gate is not tried again by itself (service_converge()).
  */
 #include <stdio.h>
 #include <stdlib.h>

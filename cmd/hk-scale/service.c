@@ -43,6 +43,7 @@ static void	wake_breakdown(const struct service *, const struct inst *,
 static json_t	*exit_detail(int);
 static void	describe_exit(int, char *, size_t);
 static void	want_start(struct service *, const char *);
+static int	needs_port(const struct service *);
 static void	replace(struct service *);
 static void	start_failed(struct service *, const char *, json_t *);
 static void	fail_start(struct service *, int64_t, const char *, json_t *);
@@ -228,6 +229,13 @@ gate_start(struct service *s, const char *why)
 	queue_add(s);
 }
 
+/* The new revision needs the fixed port the running instance holds. */
+static int
+needs_port(const struct service *s)
+{
+	return s->def.spec.port != 0 && s->def.spec.port == s->inst->port;
+}
+
 /* A running service has a new revision: start it behind the old one. */
 static void
 replace(struct service *s)
@@ -236,7 +244,7 @@ replace(struct service *s)
 		inst_retire(s->pending);
 		s->pending = NULL;
 	}
-	if (s->def.spec.port != 0 && s->def.spec.port == s->inst->port) {
+	if (needs_port(s)) {
 		/* The new revision needs the port: stop, then start. */
 		s->wake_after_stop = 1;
 		service_stop(s, "replaced");
@@ -302,6 +310,9 @@ service_converge(struct service *s)
 		if (s->inst->revision != s->def.revision &&
 		    (s->pending == NULL ||
 		    s->pending->revision != s->def.revision) && !s->queued) {
+			/* each try would take what serves down: once only */
+			if (s->gate_backoff > 0 && needs_port(s))
+				return;
 			if (loop_now_ms(sc->loop) < s->gate_retry_at) {
 				loop_timer_at(sc->loop, &s->retry,
 				    s->gate_retry_at);

@@ -1,20 +1,23 @@
 #!/bin/sh
 # A failed release never replaces a healthy one (hk-scale(8) "Releases"),
-# on SQLite and PostgreSQL, through the gateway: three serverless
-# services that passed revision 1 (fn/sl asleep, fn/su suspended, fn/ru
-# running) get a revision 2 that exits at once, then a revision 3 that
-# is never ready (it holds its readiness past startup_timeout_seconds);
+# on SQLite and PostgreSQL, through the gateway.  Four serverless
+# services pass revision 1: fn/sl (then asleep), fn/su (suspended),
+# fn/ru (running) and fn/fp (running on a fixed port, which its new
+# revisions need too: stopped for them, started again when they fail).
+# Each gets a revision 2 that exits at once, then a revision 3 that is
+# never ready (it holds its readiness past startup_timeout_seconds);
 # every request meanwhile is answered 200 by revision 1 (the body says
 # which), hk history and hk status say what failed and what serves, and
 # a StartFailed event names the revision and the reason.  A good
 # revision 4 then takes over; hk rollback to revision 1 makes revision
-# 5, which serves; and an hk-scale killed with SIGKILL and started again
-# while a revision 6 fails still serves revision 5.
+# 5, which serves; hk apply --wait of a revision 6 that exits says it
+# failed (exit 75); and an hk-scale killed with SIGKILL and started again
+# while revision 6 fails still serves revision 5.
 # No hk-idle: services are put to sleep through scale.sock.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 
-SVCS="sl su ru"
+SVCS="sl su ru fp"	# fp: running, on a fixed port
 
 # write_app KIND: every service at once; KIND good TAG, exits, never.
 write_app() {
@@ -29,6 +32,7 @@ write_app() {
 			esac
 			printf '\n[services.%s]\ncommand = %s\npublic = true\n' \
 			    "$s" "$cmd"
+			[ "$s" = fp ] && printf 'port = %s\n' "$FP_PORT"
 			[ "$1" = never ] && printf 'readiness = "notify"\n'
 			printf '[services.%s.environment]\nSCALE_TAG = "%s"\n' \
 			    "$s" "${2:-$1}"
@@ -38,7 +42,8 @@ write_app() {
 			[ "$s" = su ] && printf 'idle_action = "suspend"\n'
 		done
 	} >"$T/app.toml"
-	hk apply "$T/app.toml" >"$T/apply.out" 2>&1
+	hk apply ${APPLY_WAIT:+--wait --timeout 60} "$T/app.toml" \
+	    >"$T/apply.out" 2>&1
 }
 
 # gate_is SERVICE REV GATE: hk history says so of that revision
@@ -52,9 +57,9 @@ answers() {
 	[ "$_code" = 200 ] && grep -q "^$2 " "$T/body"
 }
 
-# all_answer TAG WHAT: each service answers 200 with TAG
+# all_answer TAG WHAT [SERVICES]: each service answers 200 with TAG
 all_answer() {
-	for s in $SVCS; do
+	for s in ${3:-$SVCS}; do
 		_code=$(get "$s.fn.localhost" /)
 		is "$_code $(cut -d' ' -f1 "$T/body")" "200 $1" \
 		    "$engine: fn/$s: $2: answered 200 by $1"
@@ -72,6 +77,7 @@ settle() {
 for engine in $(engines); do
 	new_store "$engine" rel
 	idle_setup "$STORE" "max_concurrent_starts = 8"
+	FP_PORT=$(free_port)
 	write_app good v1
 	start_events && start_scale && start_gw
 	ok $? "$engine: hk-events, hk-scale and hk-activate are ready"
@@ -89,9 +95,11 @@ for engine in $(engines); do
 		wait_t 10 gate_is "$s" 2 failed
 		ok $? "$engine: fn/$s: revision 2 failed its gate"
 	done
+	wait_t 10 scale_is fn/fp running
 	is "$(scale_state fn/sl) $(scale_state fn/su) $(scale_state fn/ru)" \
 	    "sleeping suspended running" \
 	    "$engine: what served before is as it was"
+	ok $? "$engine: fn/fp: revision 1 runs again once revision 2 failed on its port"
 	is "$(scale_pid fn/su)" "$su_pid" \
 	    "$engine: fn/su: the frozen revision 1 is still there"
 	all_answer v1 "revision 2 failed"
@@ -116,7 +124,7 @@ for engine in $(engines); do
 
 	# Revision 3 is never ready (its readiness is held past 5 s).
 	write_app never v3
-	all_answer v1 "revision 3 starting"
+	all_answer v1 "revision 3 starting" "sl su ru"
 	for s in $SVCS; do
 		wait_t 15 gate_is "$s" 3 failed
 		ok $? "$engine: fn/$s: revision 3 failed its gate"
@@ -151,7 +159,12 @@ for engine in $(engines); do
 	settle
 
 	# hk-scale killed while revision 6 fails: revision 5 still serves.
+	APPLY_WAIT=1
 	write_app exits v6
+	is "$?" 75 "$engine: hk apply --wait of revision 6 exits 75"
+	APPLY_WAIT=
+	like "$(cat "$T/apply.out")" '^fn/(sl|su|ru|fp) revision 6 failed: exit status 3: broken$' \
+	    "$engine: ... and says which revision failed, and why"
 	for s in $SVCS; do
 		wait_t 10 gate_is "$s" 6 failed
 	done
