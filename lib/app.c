@@ -171,6 +171,9 @@ static void	 svc_placement(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_unapplied(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
+static int	 sl_pair(const struct toml_kv *, const char *,
+		    const struct toml_kv **, const char *,
+		    const struct toml_kv **);
 static void	 svc_unrouted(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_env_host(struct actx *, const struct toml_kv *const *,
@@ -1183,6 +1186,30 @@ svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
 }
 
 /*
+ * Two keys of a [serverless] table, each NULL when absent; 0 when sl is
+ * not a table (its own diagnostic said so).
+ */
+static int
+sl_pair(const struct toml_kv *sl, const char *a, const struct toml_kv **pa,
+    const char *b, const struct toml_kv **pb)
+{
+	const struct toml_kv *e;
+	size_t i;
+
+	*pa = *pb = NULL;
+	if (sl == NULL || sl->value->type != TOML_TABLE)
+		return 0;
+	for (i = 0; i < sl->value->u.table.len; i++) {
+		e = &sl->value->u.table.items[i];
+		if (cw_key_is(e, a))
+			*pa = e;
+		else if (cw_key_is(e, b))
+			*pb = e;
+	}
+	return 1;
+}
+
+/*
  * idle_action = "suspend" needs a backend that can freeze an instance;
  * suspend_max_seconds means nothing without it, and is refused rather
  * than ignored.
@@ -1191,19 +1218,11 @@ static void
 svc_suspend_rules(struct actx *c, const struct toml_kv *sl,
     const char *prefix, const struct service_spec *s)
 {
-	const struct toml_kv *e, *action = NULL, *max = NULL;
+	const struct toml_kv *action, *max;
 	char sl_key[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
-	size_t i;
 
-	if (sl == NULL || sl->value->type != TOML_TABLE)
+	if (!sl_pair(sl, "idle_action", &action, "suspend_max_seconds", &max))
 		return;
-	for (i = 0; i < sl->value->u.table.len; i++) {
-		e = &sl->value->u.table.items[i];
-		if (cw_key_is(e, "idle_action"))
-			action = e;
-		else if (cw_key_is(e, "suspend_max_seconds"))
-			max = e;
-	}
 	if (s->policy.idle_action == IDLE_SUSPEND && action != NULL &&
 	    s->backend < BACKEND_COUNT &&
 	    !(config_backend_available(s->backend) &&
@@ -1230,19 +1249,11 @@ static void
 svc_idle_check_rules(struct actx *c, const struct toml_kv *sl,
     const char *prefix, const struct service_spec *s)
 {
-	const struct toml_kv *e, *check = NULL, *max = NULL;
+	const struct toml_kv *check, *max;
 	char sl_key[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
-	size_t i;
 
-	if (sl == NULL || sl->value->type != TOML_TABLE)
+	if (!sl_pair(sl, "idle_check", &check, "idle_check_max_seconds", &max))
 		return;
-	for (i = 0; i < sl->value->u.table.len; i++) {
-		e = &sl->value->u.table.items[i];
-		if (cw_key_is(e, "idle_check"))
-			check = e;
-		else if (cw_key_is(e, "idle_check_max_seconds"))
-			max = e;
-	}
 	cw_kpath_s(sl_key, prefix, "serverless");
 	if (check != NULL && s->policy.min_replicas > 0) {
 		cw_kpath_s(key, sl_key, "idle_check");
