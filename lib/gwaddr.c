@@ -171,7 +171,8 @@ fail:
 }
 
 int
-gwaddr_deploy(struct store *s, const char *address, struct gwaddr_move *m)
+gwaddr_deploy(struct store *s, const char *address, int record_it,
+    struct gwaddr_move *m)
 {
 	struct gwaddr from, to;
 	int r;
@@ -190,5 +191,5 @@ gwaddr_deploy(struct store *s, const char *address, struct gwaddr_move *m)
 			return r;
 	} else if (r == 0)
 		return 0;
-	return store_setting_put(s, KEY_ADDRESS, address);
+	return record_it ? store_setting_put(s, KEY_ADDRESS, address) : 0;
 }

@@ -69,6 +69,6 @@ int	gwaddr_claim(struct store *, const struct gwaddr *, int,
  * transaction: 0 (recorded if it was not, or if no serverless service
  * was behind the old one); 1 refused, m says what; -1 store error.
  */
-int	gwaddr_deploy(struct store *, const char *, struct gwaddr_move *);
+int	gwaddr_deploy(struct store *, const char *, int, struct gwaddr_move *);
 
 #endif

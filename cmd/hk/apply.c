@@ -44,7 +44,6 @@ struct applied {
 static int	check_cross_files(struct app_config *, int);
 static int	refusal_kept(int, int *);
 static int	validate_store(struct hk *, struct app_config *, int);
-static int	check_gateway(struct hk *, const struct app_config *);
 static int	check_hosts(const struct app_config *,
 		    const struct store_service *, size_t);
 static int	write_app(struct hk *, const struct app_config *, json_t *);
@@ -268,20 +267,21 @@ cmd_validate(struct hk *hk, int argc, char **argv)
 /*
  * The app's serverless services are deployed behind serverless_address:
  * the store records the one the installation's serverless services are
- * behind (gwaddr.h), this apply's if none is.  A hakopod.toml that names
- * another while any exists is refused (78): the gateway moves on purpose
- * only (hk-activate(8), MOVING THE GATEWAY).  An app without serverless
- * services is not concerned: it is how they are removed.
+ * behind (gwaddr.h), this apply's if none is and record is set (not for
+ * --dry-run, plan.c).  A hakopod.toml that names another while any exists
+ * is refused (78): the gateway moves on purpose only (hk-activate(8),
+ * MOVING THE GATEWAY).  An app without serverless services is not
+ * concerned: it is how they are removed.
  */
-static int
-check_gateway(struct hk *hk, const struct app_config *app)
+int
+apply_check_gateway(struct hk *hk, const struct app_config *app, int record)
 {
 	struct gwaddr_move m;
 	int r;
 
 	if (app_count_serverless(app) == 0)
 		return EX_OK;
-	if ((r = gwaddr_deploy(hk->store, hk->cfg.serverless_address,
+	if ((r = gwaddr_deploy(hk->store, hk->cfg.serverless_address, record,
 	    &m)) == -1)
 		return hk_store_failed(hk, "read the gateway's address");
 	if (r == 0)
@@ -392,8 +392,7 @@ write_app(struct hk *hk, const struct app_config *app, json_t *report)
 
 	if ((code = apply_check_installation(hk, app)) != EX_OK)
 		return code;
-	/* Not in the check: it records the address, --dry-run must not. */
-	if ((code = check_gateway(hk, app)) != EX_OK)
+	if ((code = apply_check_gateway(hk, app, 1)) != EX_OK)
 		return code;
 	if (store_app_put(hk->store, app->name, app->path) == -1)
 		return hk_store_failed(hk, "record app");

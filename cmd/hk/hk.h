@@ -63,6 +63,7 @@ int	secrets_resolve(struct hk *, struct app_config *);
 
 /* apply.c: the installation's limits on an app (read only) */
 int	apply_check_installation(struct hk *, const struct app_config *);
+int	apply_check_gateway(struct hk *, const struct app_config *, int);
 
 /* enabled.c: hk.toml's enabled = false, kept by hk apply (hk.toml(5)) */
 int	enabled_off(const char *);

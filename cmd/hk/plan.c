@@ -154,7 +154,8 @@ plan_app(struct hk *hk, struct app_config *app, struct plan *p)
 	int code;
 
 	if ((code = secrets_resolve(hk, app)) != EX_OK ||
-	    (code = apply_check_installation(hk, app)) != EX_OK)
+	    (code = apply_check_installation(hk, app)) != EX_OK ||
+	    (code = apply_check_gateway(hk, app, 0)) != EX_OK)
 		return code;
 	for (s = 0; s < app->nservices; s++)
 		if ((code = plan_service(hk, app, &app->services[s],

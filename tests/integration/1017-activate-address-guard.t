@@ -97,6 +97,10 @@ for e in $(engines); do
 	is "$rc" 78 "$e: hk apply of a serverless service behind the new address: 78"
 	is "$err" "hk: error: apply: $T/fn.toml: $why's recorded address; put it back, or move the gateway first (hk-activate(8), MOVING THE GATEWAY): services: fn/cold, more/late" \
 	    "$e: hk apply names the services"
+	run hk apply --dry-run "$T/fn.toml"
+	is "$rc" 78 "$e: hk apply --dry-run says the apply would be refused: 78"
+	is "$err" "hk: error: apply: $T/fn.toml: $why's recorded address; put it back, or move the gateway first (hk-activate(8), MOVING THE GATEWAY): services: fn/cold, more/late" \
+	    "$e: ... with the same reason"
 	run env HAKOPOD_CONFIG="$T/hk-old.toml" hk apply "$T/fn.toml"
 	is "$rc" 0 "$e: hk apply with the address kept: accepted"
 
