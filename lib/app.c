@@ -54,6 +54,7 @@ enum svc_key {
 	SK_GPU,
 	SK_HOSTS,
 	SK_IMAGE,
+	SK_IMAGE_PULL,
 	SK_JOBS,
 	SK_NODE_NAME,
 	SK_PORT,
@@ -97,6 +98,7 @@ static const struct {
 	    "instance no GPU" },
 	[SK_HOSTS] =			{ "hosts", 0, NULL },
 	[SK_IMAGE] =			{ "image", 0, NULL },
+	[SK_IMAGE_PULL] =		{ "image_pull", 0, NULL },
 	[SK_JOBS] =			{ "jobs", 1, NOT_YET "hk runs no "
 	    "deployment jobs (runs are the file's [jobs.NAME] tables)" },
 	[SK_NODE_NAME] =		{ "node_name", 0, NULL },
@@ -922,6 +924,12 @@ svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
 		    "backend \"%s\", which runs command on this host: use "
 		    "backend = \"container\", or remove it", name);
 	}
+	if (slot[SK_IMAGE_PULL] != NULL &&
+	    !config_backend_can(s->backend, BACKEND_ENGINE)) {
+		cw_kpath_s(key, prefix, "image_pull");
+		cw_diag(&c->w, slot[SK_IMAGE_PULL]->line, key, "not used by "
+		    "backend \"%s\", which pulls no image", name);
+	}
 	if (slot[SK_DIRECTORY] != NULL &&
 	    config_backend_can(s->backend, BACKEND_ENGINE)) {
 		cw_kpath_s(key, prefix, "directory");
@@ -1287,6 +1295,15 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 			    "letter or digit)");
 		else
 			s->image = cw_strndup(&c->w, str, strlen(str));
+		break;
+	case SK_IMAGE_PULL:
+		if ((str = cw_str(&c->w, kv, key, SIZE_MAX)) == NULL)
+			break;
+		if ((n = spec_image_pull_find(str)) == -1)
+			cw_diag(&c->w, kv->line, key,
+			    "must be missing, always or never");
+		else
+			s->image_pull = (enum image_pull)n;
 		break;
 	case SK_COMMAND:
 		svc_command(c, kv, key, s);

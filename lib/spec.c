@@ -291,7 +291,8 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 	s->replicas = (int)json_integer_value(json_object_get(o, "replicas"));
 	if (decode_readiness(o, s) == -1 || decode_policy(o, s) == -1 ||
 	    decode_env(o, s) == -1 || decode_backend(o, s) == -1 ||
-	    decode_secrets(o, s) == -1 || decode_volumes(o, s) == -1)
+	    decode_secrets(o, s) == -1 || decode_volumes(o, s) == -1 ||
+	    spec_image_get(o, s) == -1)
 		bad = 1;
 	if (!bad && (s->spec_json = strdup(text)) == NULL)
 		bad = 1;
@@ -620,6 +621,7 @@ spec_encode(const struct service_spec *s)
 	if (s->code_hash != NULL)
 		err |= json_object_set_new(o, "code_hash",
 		    json_string(s->code_hash));
+	err |= spec_image_put(o, s);
 	/* Names; hk apply adds each one's digest (spec_set_secrets()). */
 	if (s->nsecrets > 0)
 		err |= spec_secrets_put(o, s);

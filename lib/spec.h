@@ -40,6 +40,13 @@ struct serverless_policy {
 	int	idle_check_max_seconds;	/* 10..86400, 600: then slept */
 };
 
+/* image_pull: when hk-scale pulls a container's image (hk.toml(5)). */
+enum image_pull {
+	IMAGE_PULL_MISSING,	/* when the engine lacks it (the default) */
+	IMAGE_PULL_ALWAYS,	/* before every start */
+	IMAGE_PULL_NEVER,	/* never: the image must be on the engine */
+};
+
 enum idle_action {
 	IDLE_STOP,
 	IDLE_SUSPEND,
@@ -61,6 +68,7 @@ struct service_spec {
 	char			 name[CONFIG_NAME_MAX + 1];
 	int			 line;		/* of [services.NAME] */
 	char			*image;		/* NULL if absent */
+	enum image_pull		 image_pull;
 	char			**command;	/* argv, NULL-terminated; NULL if absent */
 	size_t			 ncommand;
 	char			*directory;	/* absolute; default: the file's dir */
@@ -196,6 +204,17 @@ int	spec_size_limits(const char *, int64_t *, int64_t *);
  * changed spec, a new revision.
  */
 int	spec_secrets_put(json_t *, const struct service_spec *);
+
+/*
+ * spec_image.c: image_pull and the digest hk apply pins (hk.toml(5)),
+ * in spec_json only when not their defaults, so that a stored spec
+ * keeps its bytes.  _put adds them to a spec's object, _get reads them
+ * back (-1: mistyped).
+ */
+int	 spec_image_pull_find(const char *);
+const char *spec_image_pull_name(enum image_pull);
+int	 spec_image_put(json_t *, const struct service_spec *);
+int	 spec_image_get(json_t *, struct service_spec *);
 int	spec_set_secrets(struct service_spec *, char *const *);
 
 /*

@@ -105,6 +105,7 @@ static void	ct_prepare(struct ct *);
 static void	ct_create(struct ct *);
 static void	on_create(void *, int, json_t *, const char *);
 static void	on_pull(void *, int, json_t *, const char *);
+static void	ct_pull(struct ct *);
 static void	on_start(void *, int, json_t *, const char *);
 static void	on_inspect(void *, int, json_t *, const char *);
 static int	ct_health(struct ct *, json_t *);
@@ -464,12 +465,19 @@ ct_start(struct inst *in)
 	}
 	x->phase = CT_CREATING;
 	/* kept: a start stopped meanwhile is no longer its service's */
-	strlcpy(x->image, inst_def(in)->spec.image != NULL ?
-	    inst_def(in)->spec.image : "", sizeof(x->image));
+	if (ct_image_ref(&inst_def(in)->spec, x->image, sizeof(x->image)) ==
+	    -1) {
+		ct_fail(x, "image", strerror(errno));
+		return;
+	}
+	x->pull = inst_def(in)->spec.image_pull;
 	ct_prepare(x);
 }
 
-/* The service's named volumes first, one at a time; then the container. */
+/*
+ * The service's named volumes first, one at a time; then the image when
+ * image_pull = "always"; then the container.
+ */
 static void
 ct_prepare(struct ct *x)
 {
@@ -479,7 +487,10 @@ ct_prepare(struct ct *x)
 	case 1:
 		return;		/* ct_volumes_done() follows */
 	case 0:
-		ct_create(x);
+		if (x->pull == IMAGE_PULL_ALWAYS)
+			ct_pull(x);
+		else
+			ct_create(x);
 		return;
 	default:
 		ct_fail(x, err, NULL);
@@ -503,6 +514,16 @@ int
 ct_volume_owner(struct ct *x, struct user_ids *u, char *err, size_t errlen)
 {
 	return ct_user(x->in->sc, &inst_def(x->in)->spec, u, err, errlen);
+}
+
+/* image_pull = "always", or the create found no image (on_create()). */
+static void
+ct_pull(struct ct *x)
+{
+	char err[SCALE_REASON_MAX - sizeof("pull: ")];
+
+	if ((x->op = ct_image_pull(x, on_pull, err, sizeof(err))) == NULL)
+		ct_fail(x, "pull", err);
 }
 
 static void
@@ -532,16 +553,19 @@ on_create(void *arg, int status, json_t *body, const char *err)
 {
 	struct ct *x = arg;
 	struct inst *in = x->in;
+	char why[CONFIG_NODE_MAX + 64];
 	const char *id;
 
 	x->op = NULL;
 	if (err != NULL && status == 404 && !x->pulled && !x->stop_wanted &&
 	    !x->kill_wanted) {
-		log_info("service=%s: pulling %s on node %s", in->id,
-		    x->image, x->node->name);
-		x->op = engine_image_pull(x->node->e, x->image, on_pull, x);
-		if (x->op == NULL)
-			ct_fail(x, "pull", strerror(errno));
+		if (x->pull != IMAGE_PULL_NEVER)
+			ct_pull(x);
+		else {
+			snprintf(why, sizeof(why), "not on node %s's engine, "
+			    "and image_pull = \"never\"", x->node->name);
+			ct_fail(x, x->image, why);
+		}
 		return;
 	}
 	if (err != NULL) {

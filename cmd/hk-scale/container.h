@@ -87,6 +87,7 @@ struct ct {
 	char			**health;	/* the HEALTHCHECK's argv */
 	size_t			 vol_next;	/* named volume to make */
 	int			 pulled;
+	enum image_pull		 pull;		/* image_pull, at the start */
 	int			 matched;	/* adopting: listed, found */
 	int			 stop_wanted;
 	int			 kill_wanted;
@@ -107,6 +108,11 @@ void		 ct_node_relist(struct ct_node *);
 void		 ct_nodes_init(struct scale *);
 void		 ct_nodes_shutdown(void);
 void		 ct_endpoint(const struct ct_node *, int, char *, size_t);
+
+/* ct_image.c */
+int		 ct_image_ref(const struct service_spec *, char *, size_t);
+struct engine_call *ct_image_pull(struct ct *, engine_done_fn *, char *,
+		    size_t);
 
 /* backend_container.c, for container_node.c */
 void		 ct_died(struct ct *, int);

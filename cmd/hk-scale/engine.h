@@ -53,7 +53,9 @@
  *				when NAME has no tag or digest); the
  *				progress stream is read to its end, and an
  *				"error" in it fails the call, as a non-2xx
- *				status does; body is the last progress object
+ *				status does; body is the last progress object;
+ *				with the header line "X-Registry-Auth: ..."
+ *				when given one (regauth.h)
  *	engine_create		POST /containers/create from a struct
  *				engine_spec; body holds "Id" (engine_id())
  *	engine_start		POST /containers/ID/start
@@ -235,7 +237,7 @@ struct engine_call *engine_version(struct engine *, engine_done_fn *,
 struct engine_call *engine_image_inspect(struct engine *, const char *,
 		    engine_done_fn *, void *);
 struct engine_call *engine_image_pull(struct engine *, const char *,
-		    engine_done_fn *, void *);
+		    const char *, engine_done_fn *, void *);
 
 struct engine_spec {
 	const char		*name;		/* NULL: the engine names it */

@@ -192,11 +192,13 @@ engine_image_inspect(struct engine *e, const char *image, engine_done_fn *fn,
 /*
  * fromImage and tag: "latest" when the reference has neither tag nor
  * digest, for an empty tag would pull every tag of the repository.
+ * auth: the line "X-Registry-Auth: ..." (regauth.h), or NULL.
  */
 struct engine_call *
-engine_image_pull(struct engine *e, const char *image, engine_done_fn *fn,
-    void *arg)
+engine_image_pull(struct engine *e, const char *image, const char *auth,
+    engine_done_fn *fn, void *arg)
 {
+	struct curl_slist *h;
 	char path[PATH_MAX_OPS], *q = NULL;
 	const char *slash, *tag = "&tag=latest";
 	struct engine_call *c;
@@ -223,6 +225,12 @@ engine_image_pull(struct engine *e, const char *image, engine_done_fn *fn,
 	}
 	c->ctx = p;
 	c->ctxfree = pull_free;
+	/* appended: the list's head, which the handle holds, stays */
+	if (auth != NULL && (h = curl_slist_append(c->hdrs, auth)) == NULL) {
+		engine_call_free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
 	c->max = 2 * ENGINE_OBJ_MAX;
 	c->feedfn = pull_feed;
 	c->endfn = pull_end;

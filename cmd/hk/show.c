@@ -29,6 +29,19 @@ static void	print_card(const struct store_service *,
 		    const struct store_instance *);
 static json_t	*last_wake(struct hk *, const struct store_service *);
 static void	print_wake(const json_t *);
+static void	print_image(const json_t *);
+
+/* The image, and when hk-scale pulls it (image_pull, hk.toml(5)). */
+static void
+print_image(const json_t *spec)
+{
+	const char *pull;
+
+	pull = json_string_value(json_object_get(spec, "image_pull"));
+	printf("%-12s %s\n", "image:", json_string_value(json_object_get(spec,
+	    "image")));
+	printf("%-12s %s\n", "image_pull:", pull != NULL ? pull : "missing");
+}
 
 static const struct store_instance *
 find_instance(const struct store_instance *insts, size_t n, const char *app,
@@ -194,7 +207,7 @@ print_card(const struct store_service *svc, const struct store_instance *in)
 	printf("%-12s /fn/%s/%s/\n", "path:", svc->app, svc->name);
 	print_placement(svc, spec, in);
 	if ((v = json_object_get(spec, "image")) != NULL && json_is_string(v))
-		printf("%-12s %s\n", "image:", json_string_value(v));
+		print_image(spec);
 	if (json_is_string(v = json_object_get(spec, "code_hash")))
 		printf("%-12s %.*s (source, SHA-256)\n", "code:",
 		    SRCTREE_SHORT_LEN, json_string_value(v));

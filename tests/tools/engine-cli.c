@@ -333,7 +333,7 @@ dispatch(struct cli *cli, int argc, char **argv)
 	if (strcmp(cmd, "image") == 0 && argc == 2)
 		return engine_image_inspect(e, argv[1], on_id, cli);
 	if (strcmp(cmd, "pull") == 0 && argc == 2)
-		return engine_image_pull(e, argv[1], on_done, cli);
+		return engine_image_pull(e, argv[1], NULL, on_done, cli);
 	if (strcmp(cmd, "create") == 0)
 		return create(cli, argc, argv);
 	if (strcmp(cmd, "start") == 0 && argc == 2)

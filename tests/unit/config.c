@@ -1237,6 +1237,7 @@ static void	 test_spec_decode(void);
 static void	 test_spec_idle_check(void);
 static void	 test_decode_backend(void);
 static void	 test_decode_volumes(void);
+static void	 test_image_pull(void);
 static void	 test_many(void);
 static void	 test_examples(void);
 static void	 cleanup(void);
@@ -2164,6 +2165,56 @@ test_stability(void)
 	app_free(&x);
 }
 
+/*
+ * image_pull: in spec_json only when not "missing" (an older spec keeps
+ * its bytes), read back by spec_decode(); a stored value hk does not
+ * know is a spec it cannot read.
+ */
+static void
+test_image_pull(void)
+{
+	static const char dflt[] = HEAD "[services.api]\nimage = \"i\"\n";
+	static const char miss[] = HEAD "[services.api]\nimage = \"i\"\n"
+	    "image_pull = \"missing\"\n";
+	static const char alw[] = HEAD "[services.api]\nimage = \"i\"\n"
+	    "image_pull = \"always\"\n";
+	struct server_config srv;
+	struct app_config x, y, z;
+	struct service_spec sp;
+	struct config_diag d;
+	char err[SPEC_ERR_LEN];
+	int rc;
+
+	srv_make(&srv, SRV_SL);
+	(void)config_set_flag(&srv, "container_engine",
+	    "unix:///run/podman.sock", &d);
+	memset(&d, 0, sizeof(d));
+	rc = app_parse(&x, "/a/app.toml", dflt, strlen(dflt), &srv, &d);
+	rc |= app_parse(&y, "/a/app.toml", miss, strlen(miss), &srv, &d);
+	rc |= app_parse(&z, "/a/app.toml", alw, strlen(alw), &srv, &d);
+	if (!ok(rc == 0 && d.count == 0, "image_pull: valid")) {
+		skip(4, "not parsed");
+		return;
+	}
+	is(x.services[0].spec_json, y.services[0].spec_json,
+	    "image_pull = \"missing\": the spec of no image_pull");
+	ok(strstr(x.services[0].spec_json, "image_pull") == NULL,
+	    "image_pull: the default is not stored");
+	ok(strstr(z.services[0].spec_json, "\"image_pull\":\"always\"") !=
+	    NULL, "image_pull = \"always\" is stored");
+	rc = spec_decode(z.services[0].spec_json, &sp, err, sizeof(err));
+	ok(rc == 0 && sp.image_pull == IMAGE_PULL_ALWAYS,
+	    "image_pull: read back");
+	if (rc == 0)
+		spec_clear(&sp);
+	ok(spec_decode("{\"name\":\"a\",\"port\":0,\"hosts\":[],"
+	    "\"image\":\"i\",\"image_pull\":\"often\"}", &sp, err,
+	    sizeof(err)) == -1, "image_pull: an unknown value does not decode");
+	app_free(&x);
+	app_free(&y);
+	app_free(&z);
+}
+
 /* What app.c writes (spec_encode()), spec_decode() reads back. */
 static void
 test_spec_decode(void)
@@ -2212,6 +2263,7 @@ test_spec_decode(void)
 	}
 	ok(rc == 0 && same, "decode: spec_decode() reads spec_json back");
 	app_free(&app);
+	test_image_pull();
 	test_decode_backend();
 	test_decode_volumes();
 }

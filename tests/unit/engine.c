@@ -471,7 +471,7 @@ t_refused(void)
 	    errno == EINVAL, "an ID with a slash: EINVAL");
 	ok(engine_kill(e, "abc", "TERM;x", never, &called) == NULL,
 	    "a signal that is not a name: refused");
-	ok(engine_image_pull(e, "a b", never, &called) == NULL,
+	ok(engine_image_pull(e, "a b", NULL, never, &called) == NULL,
 	    "an image name with a space: refused");
 	ok(engine_list(e, labels, never, &called) == NULL,
 	    "a label filter without '=': refused");
