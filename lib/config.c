@@ -101,6 +101,8 @@ struct server_rule {
 	    KT_INT, 1, 64, max_concurrent_starts)			\
 	K("max_serverless_services", NULL, "512", 1,			\
 	    KT_INT, 1, 65536, max_serverless_services)			\
+	K("registry_auth_file", NULL, "", 1,				\
+	    KT_OPTFILE, 0, 0, registry_auth_file)			\
 	K("request_log", NULL, "true", 1,				\
 	    KT_BOOL, 0, 1, request_log)					\
 	K("requests_max_age_days", NULL, "7", 1,			\

@@ -133,6 +133,8 @@ struct server_config {
 							   logs/ */
 	char		s6_scandir[CONFIG_URL_MAX + 1];	/* "" = unset */
 	char		secret_key_file[CONFIG_URL_MAX + 1];	/* secret.h */
+	char		registry_auth_file[CONFIG_URL_MAX + 1];	/* regauth.h;
+								   "" unset */
 	int64_t		max_concurrent_requests;	/* 1..65536, 128 */
 	int64_t		max_concurrent_starts;		/* 1..64, 2 */
 	int64_t		scale_grace_seconds;	/* 1..600, 5: hk-activate parks

@@ -520,10 +520,12 @@ ct_volume_owner(struct ct *x, struct user_ids *u, char *err, size_t errlen)
 static void
 ct_pull(struct ct *x)
 {
-	char err[SCALE_REASON_MAX - sizeof("pull: ")];
+	char what[ENGINE_IMAGE_MAX + 8], err[SCALE_REASON_MAX - sizeof(what) - 2];
 
-	if ((x->op = ct_image_pull(x, on_pull, err, sizeof(err))) == NULL)
-		ct_fail(x, "pull", err);
+	if ((x->op = ct_image_pull(x, on_pull, err, sizeof(err))) == NULL) {
+		snprintf(what, sizeof(what), "pull %s", x->image);
+		ct_fail(x, what, err);
+	}
 }
 
 static void

@@ -1467,7 +1467,7 @@ test_defaults(void)
 		"freezer", "keep_revisions", "max_body_bytes",
 		"max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
-		"request_log", "requests_max_age_days", "requests_max_rows",
+		"registry_auth_file", "request_log", "requests_max_age_days", "requests_max_rows",
 		"runs_body_bytes", "runs_max_age_days", "runs_max_rows",
 		"runtime_dir", "s6_scandir", "scale_grace_seconds",
 		"secret_key_file",
