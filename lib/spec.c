@@ -321,6 +321,7 @@ spec_clear(struct service_spec *s)
 	size_t i;
 
 	free(s->image);
+	free(s->image_digest);
 	free_strings(s->command, s->ncommand);
 	free(s->directory);
 	for (i = 0; s->env != NULL && i < s->nenv; i++) {

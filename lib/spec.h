@@ -69,6 +69,7 @@ struct service_spec {
 	int			 line;		/* of [services.NAME] */
 	char			*image;		/* NULL if absent */
 	enum image_pull		 image_pull;
+	char			*image_digest;	/* pinned by hk apply; NULL */
 	char			**command;	/* argv, NULL-terminated; NULL if absent */
 	size_t			 ncommand;
 	char			*directory;	/* absolute; default: the file's dir */
@@ -215,6 +216,11 @@ int	 spec_image_pull_find(const char *);
 const char *spec_image_pull_name(enum image_pull);
 int	 spec_image_put(json_t *, const struct service_spec *);
 int	 spec_image_get(json_t *, struct service_spec *);
+/* "sha256:" and 64 lower-case hex digits. */
+#define SPEC_DIGEST_MAX	71
+int	 spec_valid_digest(const char *);
+/* Pins the image to that digest: in the struct and its spec_json. */
+int	 spec_set_image_digest(struct service_spec *, const char *);
 int	spec_set_secrets(struct service_spec *, char *const *);
 
 /*

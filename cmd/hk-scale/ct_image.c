@@ -12,14 +12,32 @@
 #include "log.h"
 #include "regauth.h"
 
+/*
+ * The image as given, or, pinned by hk apply, NAME@DIGEST: the tag goes,
+ * for the digest names the image (and the engines refuse NAME:TAG@D in
+ * some versions).
+ */
 int
 ct_image_ref(const struct service_spec *s, char *dst, size_t size)
 {
-	if (strlcpy(dst, s->image != NULL ? s->image : "", size) >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
+	const char *image = s->image != NULL ? s->image : "", *slash, *colon;
+	size_t n;
+
+	if (s->image_digest == NULL) {
+		if (strlcpy(dst, image, size) >= size)
+			goto toolong;
+		return 0;
 	}
+	slash = strrchr(image, '/');
+	colon = strrchr(slash != NULL ? slash : image, ':');
+	n = colon != NULL ? (size_t)(colon - image) : strlen(image);
+	if ((size_t)snprintf(dst, size, "%.*s@%s", (int)n, image,
+	    s->image_digest) >= size)
+		goto toolong;
 	return 0;
+toolong:
+	errno = ENAMETOOLONG;
+	return -1;
 }
 
 struct engine_call *
@@ -41,3 +59,4 @@ ct_image_pull(struct ct *x, engine_done_fn *fn, char *err, size_t errlen)
 	regauth_free(auth);
 	return c;
 }
+

@@ -256,18 +256,36 @@ pull_feed(struct engine_call *c)
 	return 0;
 }
 
-/* A progress object; the first "error" is the pull's failure. */
+/*
+ * A progress object; the first "error" is the pull's failure.  podman's
+ * is a chain of causes, the root one last: "initializing source
+ * docker://IMAGE: reading manifest ...: unauthorized: ...".  Its lead,
+ * which names the image the caller knows, goes (a reference has no
+ * ": "), and one still too long keeps its end.
+ */
 static int
 pull_obj(json_t *o, void *arg)
 {
 	struct pull *p = arg;
+	char tail[ENGINE_ERR_LEN];
+	const char *m;
 	json_t *error;
+	size_t n;
 
 	error = json_object_get(o, "error");
-	if (json_is_string(error) && p->err[0] == '\0')
-		engine_reason(p->err, sizeof(p->err),
-		    json_string_length(error) > 0 ? json_string_value(error) :
-		    "pull failed");
+	if (json_is_string(error) && p->err[0] == '\0') {
+		m = json_string_length(error) > 0 ? json_string_value(error) :
+		    "pull failed";
+		if (strncmp(m, "initializing source ", 20) == 0 &&
+		    strstr(m, ": ") != NULL)
+			m = strstr(m, ": ") + 2;
+		if ((n = strlen(m)) >= sizeof(p->err)) {
+			snprintf(tail, sizeof(tail), "...%s",
+			    m + n - (sizeof(tail) - 4));
+			m = tail;
+		}
+		engine_reason(p->err, sizeof(p->err), m);
+	}
 	json_decref(p->last);
 	p->last = json_incref(o);
 	return 0;

@@ -498,8 +498,9 @@ cmd_apply(struct hk *hk, int argc, char **argv)
 	wait = o.wait;
 	timeout = o.timeout;
 	n = argc - first;
+	/* pinned first: the plan shows the digests apply would store */
 	if ((code = apps_load(hk, n, argv + first, &apps)) == EX_OK &&
-	    o.dry_run)
+	    (code = images_pin(hk, apps, n)) == EX_OK && o.dry_run)
 		code = plan_apps(hk, apps, n, o.json);
 	if (code != EX_OK || o.dry_run ||
 	    (code = hk_store(hk)) != EX_OK ||

@@ -60,6 +60,8 @@ int	vet_would_send(struct hk *, const char *, const struct service_spec *);
 
 /* secret.c: the digests of the secrets an app's services name */
 int	secrets_resolve(struct hk *, struct app_config *);
+/* pin.c */
+int	images_pin(struct hk *, struct app_config *, int);
 
 /* apply.c: the installation's limits on an app (read only) */
 int	apply_check_installation(struct hk *, const struct app_config *);

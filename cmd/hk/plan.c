@@ -52,6 +52,7 @@ static void	 keys_add(json_t *, const char *, const char *);
 static int	 name_cmp(const void *, const void *);
 static void	 print_plan(const struct plan *);
 static void	 print_service(const json_t *);
+static void	 print_digest(const json_t *);
 
 /*
  * The store to plan against.  An SQLite file that is not there yet is an
@@ -202,12 +203,19 @@ plan_service(struct hk *hk, const struct app_config *app,
 	}
 	json_object_set_new(o, "code", sp->code_hash != NULL ?
 	    json_string(sp->code_hash) : json_null());
+	/* what the revision would run: the digest hk apply pins */
+	if (sp->image_digest != NULL)
+		json_object_set_new(o, "image_digest",
+		    json_string(sp->image_digest));
 	if (r == 0 && json_object_get(o, "previous_revision") != NULL) {
 		prev = json_loads(row.spec_json, 0, NULL);
 		old_code = json_string_value(json_object_get(prev,
 		    "code_hash"));
 		json_object_set_new(o, "previous_code", old_code != NULL ?
 		    json_string(old_code) : json_null());
+		if (json_is_string(json_object_get(prev, "image_digest")))
+			json_object_set(o, "previous_image_digest",
+			    json_object_get(prev, "image_digest"));
 		json_decref(prev);
 		json_object_set_new(o, "keys", spec_keys_changed(row.spec_json,
 		    sp->spec_json));
@@ -452,6 +460,20 @@ print_plan(const struct plan *p)
 	    removed);
 }
 
+/* The digest the revision pins, and the one it replaces. */
+static void
+print_digest(const json_t *r)
+{
+	const char *now, *was;
+
+	now = json_string_value(json_object_get(r, "image_digest"));
+	was = json_string_value(json_object_get(r, "previous_image_digest"));
+	if (now != NULL && was != NULL && strcmp(now, was) != 0)
+		printf("\timage %s -> %s", was, now);
+	else if (now != NULL)
+		printf("\timage %s", now);
+}
+
 /*
  * APP/SERVICE  revision N  RESULT  [code OLD -> NEW]  [keys K1 K2 ...]
  * [disabled] [would be vetted]; a code is its short hash, "-" for none.
@@ -485,6 +507,7 @@ print_service(const json_t *r)
 		json_array_foreach(json_object_get(r, "keys"), i, k)
 			printf(" %s", json_string_value(k));
 	}
+	print_digest(r);
 	/* enabled = false: apply would stop it (enabled.c) */
 	if (json_is_false(json_object_get(r, "enabled")))
 		printf("\tdisabled");

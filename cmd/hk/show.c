@@ -41,6 +41,9 @@ print_image(const json_t *spec)
 	printf("%-12s %s\n", "image:", json_string_value(json_object_get(spec,
 	    "image")));
 	printf("%-12s %s\n", "image_pull:", pull != NULL ? pull : "missing");
+	if (json_is_string(json_object_get(spec, "image_digest")))
+		printf("%-12s %s (pinned by hk apply)\n", "digest:",
+		    json_string_value(json_object_get(spec, "image_digest")));
 }
 
 static const struct store_instance *

@@ -140,12 +140,13 @@ is "$(podman logs "$ID2" 2>/dev/null | grep '^ct-fn: POST' | sort | tr '\n' ' ')
 wait_t 5 events_reach 2 HTTPIdleWake "$S"
 is "$(events_of HTTPIdleWake "$S")" 2 "one more HTTPIdleWake, for the three"
 
-# An image that is not there and cannot be pulled; readiness by the
-# image's HEALTHCHECK; a service kept up, then stopped.
+# An image that is not there and cannot be pulled (given by digest: hk
+# apply would refuse a tag it cannot pin); readiness by the image's
+# HEALTHCHECK; a service kept up, then stopped.
 cat >>"$T/app.toml" <<APP
 
 [services.nopull]
-image = "127.0.0.1:9/hk-missing:1"
+image = "127.0.0.1:9/hk-missing@sha256:0000000000000000000000000000000000000000000000000000000000000000"
 public = true
 [services.nopull.serverless]
 
@@ -160,7 +161,7 @@ min_replicas = 1
 APP
 run hk apply "$T/app.toml"
 is "$rc" 0 "a service with a missing image and one on healthcheck applied"
-wait_t 30 grep -q "service=http-functions/nopull: unable to start revision 1: pull 127.0.0.1:9/hk-missing:1: " \
+wait_t 30 grep -q "service=http-functions/nopull: unable to start revision 1: pull 127.0.0.1:9/hk-missing@sha256:0000000000000000000000000000000000000000000000000000000000000000: " \
     "$T/scale.log"
 ok $? "the missing image: its pull fails, the start's reason"
 # Past the backoff of that failure (1 s), a request parks and wakes it.
@@ -171,7 +172,7 @@ is "$(get nopull.http-functions.localhost /)" 503 \
 t1=$(date +%s%3N)
 ok "$([ $((t1 - t0)) -lt 30000 ]; echo $?)" \
     "as soon as it fails ($((t1 - t0)) ms; startup_timeout_seconds is 60)"
-like "$(cat "$T/body")" '^service failed to start: pull 127\.0\.0\.1:9/hk-missing:1: .*connection refused' \
+like "$(cat "$T/body")" '^service failed to start: pull 127\.0\.0\.1:9/hk-missing@sha256:0{64}: .*connection refused' \
     "with the pull's reason"
 t0=$(date +%s%3N)
 is "$(get nopull.http-functions.localhost /)" 503 "the next one, in the backoff"

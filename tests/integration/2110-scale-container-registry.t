@@ -1,14 +1,19 @@
 #!/bin/sh
-# Images from a private registry, against the suite's podman API service
-# and a registry of the test's own on loopback (lib/registry.sh: Debian's
-# docker-registry, TLS from a test CA, htpasswd basic auth): an image of
-# the test image with GREETING=v1 is pushed under a tag.  With the right
-# password in registry_auth_file, the readiness gate's start pulls it and
-# a wake is answered by it (200 "v1 ..."); with a wrong one, the pull
-# fails and so does the start: 503 "service failed to start: pull ...",
-# the registry's refusal as the reason; a file others may read is refused
-# with that reason.  The password is in no hk output, daemon log, event
-# or the store file.  time_unit_ms = 10: idle_seconds = 1000 lasts 10 s.
+# Images from a private registry, pinned to digests, against the suite's
+# podman API service and a registry of the test's own on loopback
+# (lib/registry.sh: Debian's docker-registry, TLS from a test CA,
+# htpasswd basic auth): the test image with GREETING=v1 is pushed under
+# a tag.  hk apply pins the tag to the digest the registry serves (hk
+# status and the plan show it); with a wrong password in
+# registry_auth_file it refuses (69), and a start's pull fails: 503
+# "service failed to start: pull ...", the registry's refusal as the
+# reason; a file others may read is refused with that reason.  With the
+# right one, the pinned image is pulled and answers (200 "v1 ...").  The
+# tag pushed again with v2 changes nothing until an apply, whose plan
+# shows the new digest, and which makes a new revision that runs v2.
+# image_pull = "always" pulls the pinned digest at every start.  The
+# passwords are in no hk output, daemon log, event or the store file.
+# time_unit_ms = 10: idle_seconds = 1000 lasts 10 s.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 . tests/integration/lib/ct.sh
@@ -35,7 +40,7 @@ ok $? "and pushed to the registry as hk/fn:live"
 D1=$(reg_digest hk/fn:live)
 like "$D1" '^sha256:[0-9a-f]{64}$' "the registry serves it at $D1"
 reg_forget "$LOCAL:v1"
-podman image exists "$REG/hk/fn:live"
+podman image exists "$ID1"
 ok $((! $?)) "the engine does not have it"
 
 auth_file() {	# auth_file PASSWORD [MODE]: $T/auth.json
@@ -44,7 +49,7 @@ auth_file() {	# auth_file PASSWORD [MODE]: $T/auth.json
 	chmod "${2:-600}" "$T/auth.json"
 }
 WRONG=hk-wrong-$$-password
-auth_file "$WRONG"
+auth_file "$REG_PASS"
 ct_config "time_unit_ms = 10" "registry_auth_file = \"$T/auth.json\""
 cat >"$T/app.toml" <<APP
 schema_version = 1
@@ -57,23 +62,39 @@ public = true
 [services.fn.serverless]
 idle_seconds = 1000
 APP
+S=reg/fn
+H=fn.reg.localhost
+
+# The plan and apply pin the tag.
+run hk apply --dry-run "$T/app.toml"
+is "$rc $(echo "$out" | head -1)" "0 $S	revision 1	created	image $D1" \
+    "the plan shows the digest the revision would pin"
 run hk apply "$T/app.toml"
-is "$rc" 0 "a service of the registry's image applies"
+is "$rc" 0 "hk apply pins it"
+run hk status "$S"
+like "$out" "digest: +$D1 \\(pinned by hk apply\\)" "hk status shows the digest"
+run hk apply --dry-run "$T/app.toml"
+is "$(echo "$out" | head -1)" "$S	revision 1	unchanged	image $D1" \
+    "applied again: unchanged"
+
+# The wrong password: apply refuses, a start's pull fails.
+auth_file "$WRONG"
+run hk apply "$T/app.toml"
+is "$rc" 69 "a wrong password: hk apply refuses (69)"
+is "$err" "hk: $S: image $REG/hk/fn:live: cannot pin its digest: https://$REG/v2/hk/fn/manifests/live: 401 (the credentials of registry_auth_file are refused)" \
+    "with the registry's answer"
 
 start_all
 ok $? "hk-events, hk-scale, hk-activate and hk-idle are ready"
 INST=$(ct_install "$STORE")
-S=reg/fn
-H=fn.reg.localhost
-
-# The wrong password: the pull is refused, and the start with it.
-wait_t 60 grep -q "service=$S: unable to start revision 1: pull $REG/hk/fn:live: " \
+PINNED=$REG/hk/fn@$D1
+wait_t 60 grep -q "service=$S: unable to start revision 1: pull $PINNED: " \
     "$T/scale.log"
-ok $? "a wrong password: the readiness gate's pull fails"
+ok $? "a wrong password: the readiness gate's pull (by digest) fails"
 is "$(get "$H" /)" 503 "a wake is answered 503"
-like "$(cat "$T/body")" "^service failed to start: pull $REG/hk/fn:live: .*(unauthorized|authentication required)" \
+like "$(cat "$T/body")" "^service failed to start: pull $PINNED: .*(unauthorized|authentication required)" \
     "with the registry's refusal as the reason"
-grep -q "service=$S: pulling $REG/hk/fn:live on node .* with the registry's credentials" \
+grep -q "service=$S: pulling $PINNED on node .* with the registry's credentials" \
     "$T/scale.log"
 ok $? "hk-scale sent the file's credentials"
 
@@ -82,7 +103,7 @@ auth_file "$REG_PASS" 644
 wait_t 60 sh -c "[ \"\$(curl -sS -o '$T/body' -w '%{http_code}' -H 'Host: $H' '$URL/')\" = 503 ] &&
     grep -q 'mode 0644: must be 0600 or stricter' '$T/body'"
 ok $? "a file others may read: 503, the file refused"
-like "$(cat "$T/body")" "^service failed to start: pull $REG/hk/fn:live: $T/auth\\.json: mode 0644: must be 0600 or stricter\$" \
+like "$(cat "$T/body")" "^service failed to start: pull $PINNED: $T/auth\\.json: mode 0644: must be 0600 or stricter\$" \
     "with that reason"
 
 # The right password: pulled, started, answered by the image.
@@ -92,8 +113,53 @@ ok $? "the right password: a wake is answered 200"
 like "$(cat "$T/body")" '^v1 pid=' "by the registry's image (GREETING=v1)"
 ID=$(ct_ids "$INST" running)
 like "$ID" '^[0-9a-f]{64}$' "one container runs"
-is "$(ct_inspect "$ID" '{{.Image}}')" "$ID1" "of the pushed image"
-REG_IMAGES="$REG_IMAGES $(podman image inspect --format '{{.Id}}' "$REG/hk/fn:live")"
+is "$(ct_inspect "$ID" '{{.Image}} {{.ImageName}}')" "$ID1 $PINNED" \
+    "of the pinned image, by digest"
+
+# The tag pushed again: nothing changes until an apply.
+ID2=$(build "$LOCAL:v2" v2)
+ok $? "an image with GREETING=v2 is built"
+REG_IMAGES="$REG_IMAGES $ID2"
+reg_push "$LOCAL:v2" hk/fn:live
+ok $? "and pushed under the same tag"
+D2=$(reg_digest hk/fn:live)
+ok "$([ -n "$D2" ] && [ "$D2" != "$D1" ]; echo $?)" "the tag now names $D2"
+reg_forget "$LOCAL:v2"
+wait_t 60 ct_asleep "$S"
+ok $? "idle, the service sleeps"
+is "$(get "$H" /)" 200 "woken again"
+like "$(cat "$T/body")" '^v1 pid=' "it still runs v1: the pinned digest"
+run hk status "$S"
+like "$out" "digest: +$D1 " "hk status: still $D1"
+
+run hk apply --dry-run "$T/app.toml"
+is "$(echo "$out" | head -1)" \
+    "$S	revision 2	updated	keys image_digest	image $D1 -> $D2" \
+    "the plan shows the new digest a new revision would pin"
+run hk apply "$T/app.toml"
+like "$rc $out" "^0 $S	revision 2	updated" "hk apply pins it: revision 2"
+run hk status "$S"
+like "$out" "digest: +$D2 " "hk status shows it"
+wait_t 60 sh -c "curl -sS -H 'Host: $H' '$URL/' | grep -q '^v2 pid='"
+ok $? "the new revision runs v2"
+ID=$(ct_ids "$INST" running)
+is "$(ct_inspect "$ID" '{{.Image}} {{index .Config.Labels "hk.revision"}}')" \
+    "$ID2 2" "its container is revision 2's, of the new image"
+
+# image_pull = "always": the pinned digest is pulled at every start.
+sed 's/^public = true$/&\nimage_pull = "always"/' "$T/app.toml" >"$T/always.toml"
+PINNED=$REG/hk/fn@$D2
+n0=$(grep -c "service=$S: pulling $PINNED " "$T/scale.log")
+run hk apply "$T/always.toml"
+like "$rc $out" "^0 $S	revision 3	updated" "image_pull = \"always\": revision 3"
+wait_t 60 sh -c "[ \$(grep -c 'service=$S: pulling $PINNED ' '$T/scale.log') -gt $n0 ]"
+ok $? "its start pulls $D2 though the engine has it"
+wait_t 60 ct_asleep "$S"
+ok $? "it sleeps"
+n0=$(grep -c "service=$S: pulling $PINNED " "$T/scale.log")
+is "$(get "$H" /)" 200 "a wake is answered"
+is "$(grep -c "service=$S: pulling $PINNED " "$T/scale.log")" $((n0 + 1)) \
+    "after one more pull"
 
 # Where the password must not be.
 {
