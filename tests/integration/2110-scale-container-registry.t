@@ -13,6 +13,7 @@
 # shows the new digest, and which makes a new revision that runs v2.
 # image_pull = "always" pulls the pinned digest at every start.  The
 # passwords are in no hk output, daemon log, event or the store file.
+# The pin is checked again in a PostgreSQL store.
 # time_unit_ms = 10: idle_seconds = 1000 lasts 10 s.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
@@ -173,6 +174,27 @@ for pw in "$REG_PASS" "$WRONG"; do
 	grep -qa 'CREATE TABLE' "$T/state.db" && ! grep -qaF -- "$pw" "$T"/state.db*
 	ok $? "nor in the store file"
 done
+
+# The pin in a PostgreSQL store (scripts/pg): stored and shown alike.
+for engine in $(engines); do
+	[ "$engine" = postgres ] || continue
+	new_store postgres regpin || { ok 1 "postgres: store"; continue; }
+	{ grep -v '^state = ' "$HAKOPOD_CONFIG"; echo "state = \"$STORE\""; } \
+	    >"$T/pg.toml"
+	run hk -f "$T/pg.toml" apply "$T/app.toml"
+	like "$rc $out" "^0 $S	revision 1	created" \
+	    "postgres: hk apply pins the tag"
+	run hk -f "$T/pg.toml" status "$S"
+	like "$out" "digest: +$D2 " "postgres: hk status shows $D2"
+	run hk -f "$T/pg.toml" apply --dry-run "$T/app.toml"
+	is "$(echo "$out" | head -1)" "$S	revision 1	unchanged	image $D2" \
+	    "postgres: applied again, unchanged"
+	psql "$STORE" -qAtc 'SELECT spec FROM services' >"$T/pg.rows"
+	grep -q "\"image_digest\":\"$D2\"" "$T/pg.rows" &&
+	    ! grep -qF -- "$REG_PASS" "$T/pg.rows"
+	ok $? "postgres: the digest is in the row, the password is not"
+done
+pg_missing_is_failure
 
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"
