@@ -548,10 +548,15 @@ engine_call_start(struct engine_call *c)
 void
 engine_call_free(struct engine_call *c)
 {
+	struct curl_slist *h;
+
 	if (c == NULL)
 		return;
 	if (c->easy != NULL)
 		curl_easy_cleanup(c->easy);
+	/* a pull's X-Registry-Auth holds a password: not left in the heap */
+	for (h = c->hdrs; h != NULL; h = h->next)
+		explicit_bzero(h->data, strlen(h->data));
 	curl_slist_free_all(c->hdrs);
 	free(c->post);
 	free(c->buf);
