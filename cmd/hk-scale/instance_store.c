@@ -6,7 +6,8 @@
  * The gate: a serverless service must pass its readiness gate once per
  * revision before it may sleep.  The revision that last passed is kept in
  * the settings table under "hk-scale.gate.APP/SERVICE", so a restarted
- * hk-scale does not start every gated service again.
+ * hk-scale does not start every gated service again.  An ordinary
+ * service's is its revision's row alone (release.c).
  *
  * Adoption: a failed start's row describes nothing and is deleted.  Each
  * other row of this node goes to its service's backend, which says
@@ -38,6 +39,7 @@
 #define INSTALL_KEY	"hk-scale.installation"
 
 static void	gate_key(char *, size_t, const struct svc *);
+static int	ordinary_passed(struct scale *, const struct svc *);
 static void	adopt_one(struct scale *, const struct store_instance *);
 static void	adopt_take(struct inst *, struct service *, int);
 static void	adopt_frozen(struct service *, struct inst *);
@@ -102,7 +104,31 @@ gate_key(char *buf, size_t len, const struct svc *def)
 	snprintf(buf, len, "hk-scale.gate.%s", def->id);
 }
 
-/* Whether this revision has been ready once (ordinary services: always). */
+/*
+ * An ordinary service's revision has passed unless its row says it never
+ * was ready (pending or failed): its gate is the revisions table alone.
+ * No row (applied before there were revisions, or pruned) or a store
+ * that fails leaves it as it was before there were gates: passed.
+ */
+static int
+ordinary_passed(struct scale *sc, const struct svc *def)
+{
+	struct store_revision r;
+	int got, passed;
+
+	got = store_revision_get(sc->store, def->app, def->name,
+	    def->revision, &r);
+	if (got == -1)
+		log_warnx("service=%s: unable to read revision %lld: %s",
+		    def->id, (long long)def->revision, store_error(sc->store));
+	if (got != 0)
+		return 1;
+	passed = strcmp(r.gate, "passed") == 0;
+	store_revision_clear(&r);
+	return passed;
+}
+
+/* Whether this revision has been ready once. */
 int
 gate_passed(struct scale *sc, const struct svc *def)
 {
@@ -111,7 +137,7 @@ gate_passed(struct scale *sc, const struct svc *def)
 	int r;
 
 	if (!def->spec.serverless)
-		return 1;
+		return ordinary_passed(sc, def);
 	gate_key(key, sizeof(key), def);
 	if ((r = store_setting_get(sc->store, key, &val)) == -1) {
 		log_warnx("service=%s: unable to read gate: %s", def->id,

@@ -1,8 +1,9 @@
 /*
  * release.c - a failed release never replaces a healthy one.
  *
- * A serverless service's new revision must pass its readiness gate (an
- * instance of it ready once) before it serves.  Until it has, the service
+ * A service's new revision must pass its readiness gate (an instance of
+ * it ready once) before it serves, be the service serverless or ordinary
+ * (always running: a database, a worker).  Until it has, the service
  * keeps "good", the newest revision that passed (the store's revisions
  * table, with its spec and code), and a wake starts that one; the new
  * revision's gate is tried behind it, as "pending", whatever the state of
@@ -15,12 +16,13 @@
  *
  * A service none of whose revisions ever passed (a new one) has no good
  * revision: its wakes start its current revision, which is its gate, as
- * before.  Ordinary services have no gate (instance_store.c): their new
- * revision starts behind the old one, which keeps running if it fails.
- * A new revision that needs the port its old one holds (a fixed "port")
- * cannot start beside it: the old instance is stopped, the new one
- * started alone, and if it fails the good revision is started again; that
- * gate is not tried again by itself (service_converge()).
+ * before.  An ordinary service's gate is its revision's row alone
+ * (instance_store.c): it runs its good revision, always, and tries the
+ * new one behind it as a running serverless service does.  A new
+ * revision that needs the port its old one holds (a fixed "port") cannot
+ * start beside it: the old instance is stopped, the new one started
+ * alone, and if it fails the good revision is started again; that gate
+ * is not tried again by itself (service_converge()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +58,7 @@ release_load(struct service *s)
 	s->gate_retry_at = 0;
 	s->gate_backoff = 0;
 	s->gate_reason[0] = '\0';
-	if (s->gated || !s->def.spec.serverless)
+	if (s->gated)
 		return;
 	got = store_revision_passed(sc->store, s->def.app, s->def.name,
 	    s->def.revision, &r);
