@@ -7,9 +7,9 @@
 # revisions start beside it).  Each gets a revision 2 that exits at once:
 # revision 1 answers again on fn/fp's port, fn/ru's revision 1 process
 # answers throughout, hk history and hk status say what failed and what
-# serves, and fn/ru's gate is tried again after its backoff.  hk-scale
-# killed with SIGKILL and started again runs revision 1, not 2.  A
-# revision 3 that is never ready (it holds its readiness past the 60 s
+# serves (hk apply --wait says it failed), and fn/ru's gate is tried
+# again after its backoff.  hk-scale killed with SIGKILL and started
+# again runs revision 1, not 2.  A revision 3 that is never ready (it holds its readiness past the 60 s
 # startup deadline of an ordinary service) fails the same way; a good
 # revision 4 then replaces revision 1.
 . tests/integration/lib.sh
@@ -36,7 +36,8 @@ write_app() {
 			[ "$1" = never ] && printf 'SCALE_NOTIFY = "never"\n'
 		done
 	} >"$T/app.toml"
-	hk apply "$T/app.toml" >"$T/apply.out" 2>&1
+	hk apply ${APPLY_WAIT:+--wait --timeout 60} "$T/app.toml" \
+	    >"$T/apply.out" 2>&1
 }
 
 # gate_is SERVICE REV GATE: hk history says so of that revision
@@ -89,7 +90,12 @@ for engine in $(engines); do
 	ru_pid=$(scale_pid fn/ru)
 
 	# Revision 2 exits at once.
+	APPLY_WAIT=1
 	write_app exits v2
+	is "$?" 75 "$engine: hk apply --wait of revision 2 exits 75"
+	APPLY_WAIT=
+	like "$(cat "$T/apply.out")" '^fn/(fp|ru) revision 2 failed: exit status 3: broken$' \
+	    "$engine: ... and says which revision failed, and why"
 	for s in $SVCS; do
 		wait_t 20 gate_is "$s" 2 failed
 		ok $? "$engine: fn/$s: revision 2 failed its gate"
