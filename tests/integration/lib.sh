@@ -68,7 +68,9 @@ fi
 
 _tap_planned=
 plan() { echo "1..$1"; _tap_planned=$1; }
-diag() { printf '# %s\n' "$*"; }
+# diag TEXT: a TAP comment; each line of a text of several is one, so that
+# prove shows what a failed check got whole.
+diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
 
 # ok, is and like return the check's result, so that a failed check can
 # say more of what it saw: ok $? NAME || diag "...".
