@@ -458,7 +458,8 @@ config_reload(struct server_config *cfg, const char *path)
 		same = r->type == KT_INT || r->type == KT_BOOL ?
 		    memcmp(cur, new, sizeof(int64_t)) == 0 :
 		    strcmp(cur, new) == 0;
-		if (same)
+		/* A flag holds for the process's life (-l of hk-activate). */
+		if (same || cfg->source[i] == CONFIG_SRC_FLAG)
 			continue;
 		if (!server_keys[i].reloadable) {
 			log_warnx("reload: %s changes only with a restart",

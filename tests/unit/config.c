@@ -1597,6 +1597,13 @@ test_reload(void)
 	isint(config_reload(&cfg, path), -1, "reload: a bad file is refused");
 	ok(memcmp(&before, &cfg, sizeof(cfg)) == 0,
 	    "reload: and changes nothing");
+	/* A key set by a flag keeps the flag's value over the file's. */
+	(void)write_file("reload.toml", two, sizeof(two) - 1);
+	ok(config_set_flag(&cfg, "max_concurrent_starts", "7", &d) == 0,
+	    "reload: a flag sets a key");
+	isint(config_reload(&cfg, path), 0, "reload: with a flag, reloads");
+	isint(cfg.max_concurrent_starts, 7, "reload: the flag's value holds");
+	isint(cfg.request_log, 0, "reload: the file's other keys apply");
 }
 
 /*
