@@ -360,7 +360,8 @@ void	splice_free_all(void);
 /*
  * upstream.c: backend connections, pooled and paced per service.  What
  * befalls a request it tells conn.c; park.c and ctl.c change a service's
- * endpoint through it (upstream_endpoint, upstream_pool_drop, the gift).
+ * endpoint through it (upstream_pool_drop, the gift); its address is
+ * endpoint_parse()'s.
  */
 void	upstream_start(struct conn *);
 void	upstream_release(struct conn *, int);
@@ -371,8 +372,6 @@ void	upstream_init(struct service *);
 void	upstream_gift(struct service *, int);
 void	upstream_gift_drop(struct service *);
 void	upstream_unwait(struct conn *);
-int	upstream_endpoint(const char *, struct sockaddr_storage *,
-	    socklen_t *);
 
 /*
  * route.c: the table, from the store.  A reload gives back the services

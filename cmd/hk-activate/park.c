@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "activate.h"
+#include "endpoint.h"
 #include "log.h"
 
 #define REFUSED_BACKOFF_MS	200	/* before waking after a refusal */
@@ -309,7 +310,7 @@ park_ready(struct service *svc, const char *ep, int64_t rev, int *gift)
 		return;		/* the fenced instance, about to stop */
 	if (strcmp(ep, svc->endpoint) != 0 || rev != svc->ep_revision ||
 	    svc->state != SVC_RUNNING) {
-		if (upstream_endpoint(ep, &svc->addr, &svc->addrlen) == -1) {
+		if (endpoint_parse(ep, &svc->addr, &svc->addrlen) == -1) {
 			log_warnx("service=%s: unusable endpoint %s", svc->id,
 			    ep);
 			return;

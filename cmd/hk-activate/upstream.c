@@ -76,45 +76,6 @@ static void	up_relay(struct conn *, struct upconn *);
 
 static char	scratch[XBUF_SIZE];
 
-/* "127.0.0.1:8080" or "[::1]:8080", numeric only: nothing may block. */
-int
-upstream_endpoint(const char *ep, struct sockaddr_storage *ss,
-    socklen_t *len)
-{
-	struct sockaddr_in *in = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-	char host[STORE_ENDPOINT_MAX + 1];
-	const char *colon, *errstr;
-	size_t hl;
-	long long port;
-
-	if ((colon = strrchr(ep, ':')) == NULL ||
-	    (hl = (size_t)(colon - ep)) == 0 || hl >= sizeof(host))
-		return -1;
-	port = strtonum(colon + 1, 1, 65535, &errstr);
-	if (errstr != NULL)
-		return -1;
-	memset(ss, 0, sizeof(*ss));
-	if (ep[0] == '[' && ep[hl - 1] == ']') {
-		memcpy(host, ep + 1, hl - 2);
-		host[hl - 2] = '\0';
-		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
-			return -1;
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)port);
-		*len = sizeof(*in6);
-		return 0;
-	}
-	memcpy(host, ep, hl);
-	host[hl] = '\0';
-	if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
-		return -1;
-	in->sin_family = AF_INET;
-	in->sin_port = htons((uint16_t)port);
-	*len = sizeof(*in);
-	return 0;
-}
-
 static struct upconn *
 pool_take(struct service *svc)
 {

@@ -30,10 +30,9 @@
 #include <unistd.h>
 
 #include "idle.h"
+#include "endpoint.h"
 #include "log.h"
 
-static int	check_addr(const char *, struct sockaddr_storage *,
-		    socklen_t *);
 static void	check_io(struct loop *, int, int, void *);
 static int	check_send(struct icheck *);
 static void	check_read(struct icheck *);
@@ -77,39 +76,6 @@ check_cancel(struct isvc *s)
 	loop_close_fd(s->ix->loop, &s->check.fd);
 }
 
-/* "127.0.0.1:8080" or "[::1]:8080", as hk-scale's probe reads it. */
-static int
-check_addr(const char *ep, struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	char host[STORE_ENDPOINT_MAX + 1];
-	const char *colon;
-	size_t hl;
-	int port;
-
-	memset(ss, 0, sizeof(*ss));
-	if ((colon = strrchr(ep, ':')) == NULL ||
-	    (hl = (size_t)(colon - ep)) < 3 || hl >= sizeof(host) ||
-	    (port = (int)strtonum(colon + 1, 1, 65535, NULL)) == 0)
-		return -1;
-	if (ep[0] == '[' && ep[hl - 1] == ']') {
-		memcpy(host, ep + 1, hl - 2);
-		host[hl - 2] = '\0';
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)port);
-		*len = sizeof(*sin6);
-		return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ?
-		    0 : -1;
-	}
-	memcpy(host, ep, hl);
-	host[hl] = '\0';
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons((uint16_t)port);
-	*len = sizeof(*sin);
-	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
-}
-
 /* The check of s starts; isvc_checked() follows, maybe at once. */
 void
 check_start(struct isvc *s)
@@ -124,7 +90,7 @@ check_start(struct isvc *s)
 	k->len = 0;
 	http_parser_init(&k->parser, HTTP_RESPONSE);
 	k->parser.data = k;
-	if (check_addr(s->endpoint, &ss, &sslen) == -1) {
+	if (endpoint_parse(s->endpoint, &ss, &sslen) == -1) {
 		check_end(k, CHECK_UNREACHABLE, "the endpoint is not an "
 		    "address");
 		return;

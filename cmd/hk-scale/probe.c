@@ -65,11 +65,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "log.h"
 #include "scale.h"
 
-static int	probe_addr(const struct inst *, struct sockaddr_storage *,
-		    socklen_t *);
 static int	probe_hold_ms(const struct inst *);
 static void	probe_held(struct inst *);
 static void	probe_try(struct inst *);
@@ -240,40 +239,6 @@ probe_pause_end(struct loop *l, int fd, int mask, void *arg)
 		probe_try(arg);
 }
 
-/* "127.0.0.1:8080" or "[::1]:8080", numeric, as the gateway reads it. */
-static int
-probe_addr(const struct inst *in, struct sockaddr_storage *ss,
-    socklen_t *len)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	char host[SCALE_ENDPOINT_MAX];
-	const char *colon, *ep = in->endpoint;
-	size_t hl;
-	int port;
-
-	memset(ss, 0, sizeof(*ss));
-	if ((colon = strrchr(ep, ':')) == NULL ||
-	    (hl = (size_t)(colon - ep)) < 3 || hl >= sizeof(host) ||
-	    (port = (int)strtonum(colon + 1, 1, 65535, NULL)) == 0)
-		return -1;
-	if (ep[0] == '[' && ep[hl - 1] == ']') {
-		memcpy(host, ep + 1, hl - 2);
-		host[hl - 2] = '\0';
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)port);
-		*len = sizeof(*sin6);
-		return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ?
-		    0 : -1;
-	}
-	memcpy(host, ep, hl);
-	host[hl] = '\0';
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons((uint16_t)port);
-	*len = sizeof(*sin);
-	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
-}
-
 /*
  * Ready by a tcp probe: its connection goes to the gateway with the
  * "ready" (ctl_ready), which sends the first request on it.  The service
@@ -376,7 +341,7 @@ probe_try(struct inst *in)
 		probe_retry(in);
 		return;
 	}
-	if (probe_addr(in, &ss, &sslen) == -1) {
+	if (endpoint_parse(in->endpoint, &ss, &sslen) == -1) {
 		log_warnx("service=%s: probe: endpoint \"%s\" is not an "
 		    "address", in->id, in->endpoint);
 		probe_retry(in);
