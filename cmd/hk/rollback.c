@@ -24,6 +24,7 @@ static int	rollback_pick(struct hk *, const struct store_service *,
 		    const char *, struct store_revision *);
 static int	rollback_check(struct hk *, const struct store_service *,
 		    const struct store_revision *, int *);
+static int	rollback_limit(struct hk *, const struct store_service *, int);
 static int	rollback_write(struct hk *, const struct store_service *,
 		    const struct store_revision *);
 static int	rollback_hosts(struct hk *, const struct store_service *,
@@ -168,6 +169,34 @@ rollback_hosts(struct hk *hk, const struct store_service *svc,
 	return code;
 }
 
+/*
+ * An ordinary service rolled back to a serverless revision counts against
+ * max_serverless_services, and needs the gateway, as hk apply checks.
+ */
+static int
+rollback_limit(struct hk *hk, const struct store_service *svc,
+    int serverless)
+{
+	int64_t n;
+
+	if (!serverless || svc->serverless)
+		return EX_OK;
+	if (hk->cfg.serverless_address[0] == '\0') {
+		log_errorx("%s/%s: the revision is serverless, and "
+		    "serverless_address is unset", svc->app, svc->name);
+		return EX_CONFIG;
+	}
+	if (store_count_serverless(hk->store, NULL, &n) == -1)
+		return hk_store_failed(hk, "count serverless services");
+	if (n + 1 <= hk->cfg.max_serverless_services)
+		return EX_OK;
+	log_errorx("%s/%s: the revision is serverless: the installation "
+	    "would have %lld serverless services, more than "
+	    "max_serverless_services (%lld)", svc->app, svc->name,
+	    (long long)(n + 1), (long long)hk->cfg.max_serverless_services);
+	return EX_DATAERR;
+}
+
 /* In one transaction: the new revision, its row, retention. */
 static int
 rollback_write(struct hk *hk, const struct store_service *svc,
@@ -179,6 +208,7 @@ rollback_write(struct hk *hk, const struct store_service *svc,
 	if (store_begin(hk->store) == -1)
 		return hk_store_failed(hk, "begin transaction");
 	if ((code = rollback_check(hk, svc, r, &serverless)) != EX_OK ||
+	    (code = rollback_limit(hk, svc, serverless)) != EX_OK ||
 	    (code = rollback_hosts(hk, svc, r)) != EX_OK) {
 		store_rollback(hk->store);
 		return code;

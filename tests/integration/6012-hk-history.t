@@ -55,6 +55,7 @@ serverless_address = "127.0.0.1:8082"
 state = "$STORE"
 runtime_dir = "$T/run"
 keep_revisions = 2
+max_serverless_services = 3
 CONF
 	export HAKOPOD_CONFIG="$T/hakopod.toml"
 
@@ -114,6 +115,30 @@ CONF
 	like "$out" "^fn/fn	revision 6	updated" \
 	    "$engine: the next apply of the file applies the file again"
 	is "$(hash_of 6)" "$c4" "$engine: ... with the file's code"
+
+	# A rollback to a serverless revision counts against the limit.
+	lim() {	# lim SERVERLESS-LINES: the app "lim" with its service w
+		printf 'schema_version = 1\nname = "lim"\n[services.w]\ncommand = ["x"]\n%s\n' \
+		    "$1" >"$T/lim.toml"
+		hk apply "$T/lim.toml" >/dev/null
+	}
+	fill() {	# fill SERVERLESS-LINES: the app "fill" with its service f
+		printf 'schema_version = 1\nname = "fill"\n[services.f]\ncommand = ["x"]\n%s\n' \
+		    "$1" >"$T/fill.toml"
+		hk apply "$T/fill.toml" >/dev/null
+	}
+	lim 'public = true
+[services.w.serverless]'
+	lim ''
+	fill 'public = true
+[services.f.serverless]'
+	run hk rollback lim/w 1
+	is "$rc:$err" "65:hk: error: lim/w: the revision is serverless: the installation would have 4 serverless services, more than max_serverless_services (3)" \
+	    "$engine: rollback beyond max_serverless_services is refused"
+	fill ''
+	run hk rollback lim/w 1
+	is "$rc:$out" "0:lim/w	revision 3	updated	from revision 1" \
+	    "$engine: within the limit, it is made"
 
 	run hk history fn/nothere
 	is "$rc:$err" "65:hk: error: fn/nothere: no such service" \
