@@ -41,6 +41,63 @@ struct actx {
 	size_t				 caphosts;
 };
 
+/*
+ * The application config: keys of [services.NAME], alphabetical.
+ */
+enum svc_key {
+	SK_AUTOSCALE,
+	SK_BACKEND,
+	SK_BACKEND_CERTIFICATE,
+	SK_BACKEND_HTTP2,
+	SK_COMMAND,
+	SK_DIRECTORY,
+	SK_ENABLED,
+	SK_ENVIRONMENT,
+	SK_GPU,
+	SK_HOSTS,
+	SK_IMAGE,
+	SK_IMAGE_PULL,
+	SK_JOBS,
+	SK_NODE_NAME,
+	SK_PORT,
+	SK_PORTS,
+	SK_PUBLIC,
+	SK_READINESS,
+	SK_REPLICAS,
+	SK_SCHEDULES,
+	SK_SECRETS,
+	SK_SECRETS_ENV,
+	SK_SERVERLESS,
+	SK_SIZE,
+	SK_SOURCE,
+	SK_TCP_PORTS,
+	SK_USER,
+	SK_VOLUMES,
+	SK_COUNT
+};
+
+/* One key of [services.NAME] (app.c's table, in enum svc_key's order). */
+struct app_svc_key {
+	const char	*name;
+	int		 ordinary;	/* only ordinary services may use it */
+	const char	*why;		/* refused on an ordinary service: why */
+};
+
+#define APP_ENV_RESERVED	6
+extern const struct app_svc_key	 app_svc_keys[SK_COUNT];
+extern const char *const	 app_env_reserved[APP_ENV_RESERVED];
+
+/*
+ * app_rules.c: the rules between a service's keys, once each is read;
+ * slot[] holds each key's entry, NULL when absent.
+ */
+void	 app_rules_backend(struct actx *, const struct toml_kv *const *,
+	    const char *, struct service_spec *);
+void	 app_rules_secrets(struct actx *, const struct toml_kv *const *,
+	    const char *, const struct service_spec *);
+void	 app_rules_routing(struct actx *, const struct toml_kv *const *,
+	    const char *, struct service_spec *);
+
 /* app_runs.c: [jobs.NAME] and [services.X.schedules.NAME] */
 void	 app_jobs(struct actx *, const struct toml_kv *);
 void	 app_jobs_check(struct actx *);
