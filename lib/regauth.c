@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "b64.h"
+#include "privfile.h"
 #include "regauth.h"
 
 #define HEADER_NAME	"X-Registry-Auth: "
@@ -131,22 +132,8 @@ file_read(const char *path, char **out, size_t *len, char *err,
 	char *buf;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if ((fd = privfile_open(path, &st, err, errlen)) == -1)
 		return -1;
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		close(fd);
-		return -1;
-	}
-	/* Passwords that others can read are no longer secrets. */
-	if ((st.st_mode & 077) != 0) {
-		snprintf(err, errlen, "%s: mode %04o: must be 0600 or "
-		    "stricter", path, (unsigned)(st.st_mode & 07777));
-		close(fd);
-		return -1;
-	}
 	if (st.st_size > REGAUTH_FILE_MAX) {
 		snprintf(err, errlen, "%s: over %d bytes", path,
 		    REGAUTH_FILE_MAX);

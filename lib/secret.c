@@ -14,6 +14,7 @@
 
 #include <sodium.h>
 
+#include "privfile.h"
 #include "secret.h"
 
 #define FORMAT		'1'
@@ -45,24 +46,8 @@ key_read(const char *path, unsigned char *raw, char *err, size_t errlen)
 	size_t got;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		if (errno == ENOENT)
-			return 1;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		close(fd);
-		return -1;
-	}
-	/* What others can read is no longer the installation's alone. */
-	if ((st.st_mode & 077) != 0) {
-		snprintf(err, errlen, "%s: mode %04o: must be 0600 or "
-		    "stricter", path, (unsigned)(st.st_mode & 07777));
-		close(fd);
-		return -1;
-	}
+	if ((fd = privfile_open(path, &st, err, errlen)) == -1)
+		return errno == ENOENT ? 1 : -1;
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (n != KEYFILE_LEN || buf[KEYFILE_LEN - 1] != '\n' ||

@@ -30,6 +30,8 @@ static int	valid_bind(const char *);
 static int	valid_labels(const char *const *);
 static char	*escape(const char *);
 static char	*label_filters(const char *const *, const char *);
+static struct engine_call *containers_json(struct engine *, char *,
+		    engine_done_fn *, void *);
 static struct engine_call *json_call(struct engine *, const char *,
 		    const char *, json_t *, engine_done_fn *, void *);
 static struct engine_call *id_call(struct engine *, const char *,
@@ -595,18 +597,15 @@ engine_inspect(struct engine *e, const char *id, engine_done_fn *fn,
 	return id_call(e, "GET", id, "/json", "", fn, arg);
 }
 
-struct engine_call *
-engine_list(struct engine *e, const char *const *labels, engine_done_fn *fn,
+/* GET /containers/json of every state with filters (taken; NULL: none). */
+static struct engine_call *
+containers_json(struct engine *e, char *filters, engine_done_fn *fn,
     void *arg)
 {
 	struct engine_call *c;
-	char *filters, *path;
+	char *path;
 
-	if (!valid_labels(labels)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if ((filters = label_filters(labels, NULL)) == NULL)
+	if (filters == NULL)
 		return NULL;
 	if (asprintf(&path, "/containers/json?all=1&filters=%s",
 	    filters) == -1) {
@@ -617,6 +616,17 @@ engine_list(struct engine *e, const char *const *labels, engine_done_fn *fn,
 	c = json_call(e, "GET", path, NULL, fn, arg);
 	free(path);
 	return c;
+}
+
+struct engine_call *
+engine_list(struct engine *e, const char *const *labels, engine_done_fn *fn,
+    void *arg)
+{
+	if (!valid_labels(labels)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return containers_json(e, label_filters(labels, NULL), fn, arg);
 }
 
 /*
@@ -683,25 +693,14 @@ struct engine_call *
 engine_volume_users(struct engine *e, const char *name, engine_done_fn *fn,
     void *arg)
 {
-	struct engine_call *c;
-	char *filters, *path, base[ENGINE_VOLUME_MAX + 32];
+	char base[ENGINE_VOLUME_MAX + 32];
 
 	if (!valid(name, ENGINE_VOLUME_MAX, NAME_CHARS)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	snprintf(base, sizeof(base), "{\"volume\":[\"%s\"]}", name);
-	if ((filters = label_filters(NULL, base)) == NULL)
-		return NULL;
-	if (asprintf(&path, "/containers/json?all=1&filters=%s",
-	    filters) == -1) {
-		free(filters);
-		return NULL;
-	}
-	free(filters);
-	c = json_call(e, "GET", path, NULL, fn, arg);
-	free(path);
-	return c;
+	return containers_json(e, label_filters(NULL, base), fn, arg);
 }
 
 struct engine_call *
