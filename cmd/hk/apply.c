@@ -212,7 +212,6 @@ validate_store(struct hk *hk, struct app_config *apps, int n)
 	char err[STORE_ERR_LEN];
 	const char *path = NULL;
 	size_t s, named = 0, jobs = 0;
-	int64_t prev;
 	int i, code = EX_OK, c;
 
 	for (i = 0; i < n; i++) {
@@ -238,7 +237,7 @@ validate_store(struct hk *hk, struct app_config *apps, int n)
 			return c;
 		for (s = 0; s < apps[i].njobs; s++)
 			if ((c = refusal_kept(job_run_id_check(hk, &apps[i],
-			    &apps[i].jobs[s], &prev), &code)) != EX_OK)
+			    &apps[i].jobs[s], NULL), &code)) != EX_OK)
 				return c;
 	}
 	return code;

@@ -59,30 +59,42 @@ apply_runs(struct hk *hk, const struct app_config *app, json_t *report)
 
 /*
  * Whether job j of app may be applied: its run_id not lower than the one
- * the store has (hk apply refuses the file then; hk validate says so);
- * *prev is the store's, -1 if the job is new.
+ * the store has (hk apply refuses the file then; hk validate says so).
+ * *result, if asked for, is what applying it would do: "queued" (run_id
+ * went up: one run), "skipped" (a new job with run_id 0), "updated" (the
+ * same run_id with another service, event, path, method or timeout: the
+ * next run uses them, none is started) or "unchanged".
  */
 int
 job_run_id_check(struct hk *hk, const struct app_config *app,
-    const struct job_spec *j, int64_t *prev)
+    const struct job_spec *j, const char **result)
 {
 	struct store_job old;
-	int found;
+	int found, same;
 
-	*prev = -1;
 	if ((found = store_job_get(hk->store, app->name, j->name, &old)) ==
 	    -1)
 		return hk_store_failed(hk, "read job");
-	if (found != 0)
+	if (found != 0) {
+		if (result != NULL)
+			*result = j->run_id == 0 ? "skipped" : "queued";
 		return EX_OK;
-	*prev = old.run_id;
+	}
+	same = strcmp(old.service, j->service) == 0 &&
+	    strcmp(old.spec_json, j->spec_json) == 0;
+	if (j->run_id < old.run_id) {
+		fprintf(stderr, "%s:%d: jobs.%s.run_id: %jd is lower than "
+		    "%jd, the run_id last applied (it may only grow)\n",
+		    app->path, j->run_id_line, j->name, (intmax_t)j->run_id,
+		    (intmax_t)old.run_id);
+		store_job_clear(&old);
+		return EX_DATAERR;
+	}
+	if (result != NULL)
+		*result = j->run_id > old.run_id ? "queued" : same ?
+		    "unchanged" : "updated";
 	store_job_clear(&old);
-	if (j->run_id >= *prev)
-		return EX_OK;
-	fprintf(stderr, "%s:%d: jobs.%s.run_id: %jd is lower than %jd, "
-	    "the run_id last applied (it may only grow)\n", app->path,
-	    j->run_id_line, j->name, (intmax_t)j->run_id, (intmax_t)*prev);
-	return EX_DATAERR;
+	return EX_OK;
 }
 
 static int
@@ -90,17 +102,10 @@ write_job(struct hk *hk, const struct app_config *app,
     const struct job_spec *j, json_t *report)
 {
 	const char *result;
-	int64_t prev;
 	int code;
 
-	if ((code = job_run_id_check(hk, app, j, &prev)) != EX_OK)
+	if ((code = job_run_id_check(hk, app, j, &result)) != EX_OK)
 		return code;
-	if (j->run_id == prev)
-		result = "unchanged";
-	else if (j->run_id == 0)
-		result = "skipped";
-	else
-		result = "queued";
 	if (store_job_put(hk->store, app->name, j->name, j->service,
 	    j->spec_json, j->run_id) == -1)
 		return hk_store_failed(hk, "write job");

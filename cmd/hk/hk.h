@@ -93,7 +93,7 @@ int	wait_deploy(struct hk *, int, json_t *, int);
 /* apply_runs.c: jobs and schedules of hk apply; --wait for job runs */
 int	apply_runs(struct hk *, const struct app_config *, json_t *);
 int	job_run_id_check(struct hk *, const struct app_config *,
-	    const struct job_spec *, int64_t *);
+	    const struct job_spec *, const char **);
 int	apply_wait_jobs(struct hk *, const json_t *, int);
 
 /* daemons.c: tell the running daemons; absent ones are skipped */

@@ -261,16 +261,13 @@ plan_jobs(struct hk *hk, const struct app_config *app, json_t *out)
 	struct store_job *old;
 	const struct job_spec *j;
 	const char *result;
-	int64_t prev;
 	size_t i, k, nold;
 	int code = EX_OK;
 
 	for (i = 0; i < app->njobs && code == EX_OK; i++) {
 		j = &app->jobs[i];
-		if ((code = job_run_id_check(hk, app, j, &prev)) != EX_OK)
+		if ((code = job_run_id_check(hk, app, j, &result)) != EX_OK)
 			break;
-		result = j->run_id == prev ? "unchanged" : j->run_id == 0 ?
-		    "skipped" : "queued";
 		json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:I, "
 		    "s:s}", "app", app->name, "job", j->name, "service",
 		    j->service, "run_id", (json_int_t)j->run_id, "result",

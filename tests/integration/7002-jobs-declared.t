@@ -20,7 +20,7 @@ service = "echo"
 event = { table = "users", rows = [1, 2] }
 method = "PUT"
 path = "/seed"
-timeout_seconds = 10
+timeout_seconds = ${3:-10}
 # run_id on line 11
 run_id = $1
 $_extra
@@ -84,6 +84,18 @@ one() {
 	run hk apply --wait "$T/app.toml"
 	is "$rc" 0 "$e: the same run_id again: exit 0"
 	like "$out" "^fn/seed	job run_id 1	unchanged$" "$e: ... unchanged"
+	is "$(runs_of apply:seed Succeeded) $(calls 'PUT /seed')" "1 1" \
+	    "$e: ... and no run started"
+
+	# The same run_id with another timeout: the job is updated (its next
+	# run takes 20 s), and no run is started for it
+	jobs_app 1 "" 20
+	run hk apply --dry-run "$T/app.toml"
+	like "$out" "^fn/seed	job run_id 1	updated$" \
+	    "$e: another timeout, the same run_id: the plan says updated"
+	run hk apply --wait "$T/app.toml"
+	is "$rc" 0 "$e: ... applied: exit 0"
+	like "$out" "^fn/seed	job run_id 1	updated$" "$e: ... apply says updated"
 	is "$(runs_of apply:seed Succeeded) $(calls 'PUT /seed')" "1 1" \
 	    "$e: ... and no run started"
 
