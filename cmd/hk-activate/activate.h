@@ -60,7 +60,7 @@
 #define REC_HOST_MAX		127
 #define REC_PATH_MAX		255
 #define SVC_ID_MAX		(2 * STORE_NAME_MAX + 1)
-#define REASON_MAX		255
+#define REASON_MAX		640	/* hk-scale's are at most 608 */
 #define STATS_CODES		5	/* 400 413 429 503 504, stats.c */
 #define PAGE_MAX		16384	/* bytes of the waiting page */
 #define PAGE_MAX_TEXT		"16384"

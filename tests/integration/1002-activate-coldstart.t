@@ -26,18 +26,20 @@ APP
 }
 # hk-scale starts each new service once (its readiness gate), then each
 # is put to sleep as hk-idle would.  From then on $T/fail.go makes fn/fail
-# print "boom" and exit 1, $T/never.go makes fn/never hang without
+# print "boom" and 400 bytes more and exit 1, $T/never.go makes fn/never hang without
 # listening, fn/late (gw-late.py) listens only once $T/late.go exists, and
 # fn/cold and fn/leave, once $T/NAME.hold exists, start only once the
 # test makes $T/NAME.go (fn/held): a start that lasts as long as the test
-# needs it to, however busy the machine.
+# needs it to, however busy the machine.  fn/fail's line is long, as an
+# engine's errors are: its reason reaches the client whole.
+LONG=$(printf 'x%.0s' $(seq 1 400))
 held() {	# held NAME: the command of a function the test holds
 	echo "exec sh $GW_FN/held $T/$1 python3 $BE"
 }
 {
 	printf 'schema_version = 1\nname = "fn"\n'
 	svc cold "$(held cold)"
-	svc fail "[ -e $T/fail.go ] && { echo boom; exit 1; }; exec python3 $BE"
+	svc fail "[ -e $T/fail.go ] && { echo boom $LONG; exit 1; }; exec python3 $BE"
 	svc never "[ -e $T/never.go ] && exec sleep 1000; exec python3 $BE"
 	svc refuse "exec python3 $BE"
 	svc late "exec python3 $GW_FN/gw-late.py" 'readiness = "notify"'
@@ -99,8 +101,8 @@ is "$(wakes fn/cold)" 1 "without a wake"
 # backoff lasts are made in the third (4 s), which a busy machine does
 # not outlast.
 is "$(gw_code fail.fn.localhost /)" 503 "a failed start: 503"
-is "$(cat "$T/body")" "service failed to start: exit status 1: boom" \
-    "with the reason"
+is "$(cat "$T/body")" "service failed to start: exit status 1: boom $LONG" \
+    "with the reason, whole (an engine's errors are long)"
 is "$(gw_header retry-after)" 1 "and Retry-After from retry_after: 1 s"
 is "$(wakes fn/fail)/$(count 'service=fn/fail: unable to start' \
     "$T/scale.log")" 1/1 "one wake, one start"
