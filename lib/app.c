@@ -76,6 +76,7 @@ const struct app_svc_key app_svc_keys[SK_COUNT] = {
 	[SK_SERVERLESS] =		{ "serverless", 0, NULL },
 	[SK_SIZE] =			{ "size", 0, NULL },
 	[SK_SOURCE] =			{ "source", 0, NULL },
+	[SK_STARTUP_TIMEOUT] =		{ "startup_timeout_seconds", 1, NULL },
 	[SK_TCP_PORTS] =		{ "tcp_ports", 1, NOT_YET "the "
 	    "gateway routes HTTP by host and publishes no TCP port" },
 	[SK_USER] =			{ "user", 0, NULL },
@@ -807,6 +808,11 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	case SK_PUBLIC:
 		(void)cw_bool(&c->w, kv, key, &s->public_);
 		break;
+	case SK_STARTUP_TIMEOUT:
+		if (!sless && cw_int(&c->w, kv, key, ORDINARY_START_MIN,
+		    ORDINARY_START_MAX, &n) == 0)
+			s->ordinary_start_timeout = (int)n;
+		break;
 	case SK_ENABLED:
 		if (cw_bool(&c->w, kv, key, &s->disabled) == 0)
 			s->disabled = !s->disabled;
@@ -895,6 +901,7 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	cw_kpath(prefix, "services", skv->key, skv->keylen);
 	s->line = sv->line > 0 ? sv->line : skv->line;
 	s->replicas = 1;
+	s->ordinary_start_timeout = ORDINARY_START_DEFAULT;
 	s->backend = BACKEND_COUNT;	/* none given (yet) */
 	s->readiness = READY_TCP;
 	if (strlen(skv->key) != skv->keylen || !config_valid_name(skv->key))
@@ -1080,9 +1087,9 @@ svc_extras(struct actx *c, json_t *o, const struct toml_kv *const *slot,
 	int deep = 0;
 
 	for (k = 0; k < SK_COUNT; k++) {
-		/* volumes: spec_encode()'s, canonical */
+		/* spec_encode()'s, canonical */
 		if (!app_svc_keys[k].ordinary || slot[k] == NULL ||
-		    k == SK_VOLUMES)
+		    k == SK_VOLUMES || k == SK_STARTUP_TIMEOUT)
 			continue;
 		if ((e = cw_json(slot[k]->value, 0, &deep)) == NULL) {
 			if (!deep) {

@@ -404,7 +404,10 @@ svc_serverless_rules(struct actx *c, const struct toml_kv *const *slot,
 		if (!app_svc_keys[k].ordinary || slot[k] == NULL)
 			continue;
 		cw_kpath_s(key, prefix, app_svc_keys[k].name);
-		if (k != SK_BACKEND_HTTP2)
+		if (k == SK_STARTUP_TIMEOUT)
+			cw_diag(&c->w, slot[k]->line, key, "not allowed with "
+			    "[serverless] (it has its own, in [serverless])");
+		else if (k != SK_BACKEND_HTTP2)
 			cw_diag(&c->w, slot[k]->line, key,
 			    "not allowed with [serverless]");
 		else if (slot[k]->value->type == TOML_BOOL &&

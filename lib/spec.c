@@ -289,6 +289,13 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 		bad = 1;
 	s->disabled = json_is_false(v);
 	s->replicas = (int)json_integer_value(json_object_get(o, "replicas"));
+	v = json_object_get(o, "startup_timeout_seconds");
+	if (v != NULL && (!json_is_integer(v) ||
+	    json_integer_value(v) < ORDINARY_START_MIN ||
+	    json_integer_value(v) > ORDINARY_START_MAX))
+		bad = 1;
+	s->ordinary_start_timeout = v != NULL ? (int)json_integer_value(v) :
+	    ORDINARY_START_DEFAULT;
 	if (decode_readiness(o, s) == -1 || decode_policy(o, s) == -1 ||
 	    decode_env(o, s) == -1 || decode_backend(o, s) == -1 ||
 	    decode_secrets(o, s) == -1 || decode_volumes(o, s) == -1 ||
@@ -612,6 +619,11 @@ spec_encode(const struct service_spec *s)
 	if (s->serverless && s->idle_check_path != NULL)
 		err |= idle_check_put(e, s->idle_check_path);
 	err |= json_object_set_new(o, "serverless", e);
+	/* Only when not its default, so that older specs keep their bytes. */
+	if (!s->serverless &&
+	    s->ordinary_start_timeout != ORDINARY_START_DEFAULT)
+		err |= json_object_set_new(o, "startup_timeout_seconds",
+		    json_integer(s->ordinary_start_timeout));
 	/* Only when false, so that specs of before it keep their bytes. */
 	if (s->disabled)
 		err |= json_object_set_new(o, "enabled", json_false());

@@ -19,6 +19,15 @@
 
 #define SPEC_ERR_LEN	256
 
+/*
+ * An ordinary service's start deadline (startup_timeout_seconds beside
+ * its command): longer than a serverless one's, since no request waits
+ * on it and a database's first start (an image pull, initdb) is slow.
+ */
+#define ORDINARY_START_MIN	5
+#define ORDINARY_START_MAX	3600
+#define ORDINARY_START_DEFAULT	60
+
 enum readiness_kind {
 	READY_TCP,
 	READY_HTTP,	/* readiness_path holds "/path" */
@@ -99,6 +108,10 @@ struct service_spec {
 	int			 disabled;	/* enabled = false: kept stopped */
 	char			*size;		/* default "small" */
 	int			 replicas;	/* default 1 */
+	int			 ordinary_start_timeout; /* s: an ordinary
+						   service's start, in its
+						   [services.NAME]
+						   startup_timeout_seconds */
 	char			**hosts;	/* lower-cased; default one host */
 	size_t			 nhosts;
 	enum readiness_kind	 readiness;

@@ -29,7 +29,6 @@
 #define PROG			"hk-scale"
 #define SCALE_LINE_MAX		512	/* bytes kept of one output line */
 #define SCALE_GRACE_DEFAULT	10	/* s from SIGTERM to SIGKILL */
-#define SCALE_ORDINARY_TIMEOUT	60 /* s, startup deadline, no [serverless] */
 #define SCALE_PROBE_DIV		128	/* probe retries: start time / 128, */
 #define SCALE_PROBE_MIN_US	250	/* within these bounds (probe.c) */
 #define SCALE_PROBE_MAX_MS	50

@@ -135,7 +135,8 @@ int
 service_timeout(const struct service *s)
 {
 	return s->def.spec.serverless ?
-	    s->def.spec.policy.startup_timeout_seconds : SCALE_ORDINARY_TIMEOUT;
+	    s->def.spec.policy.startup_timeout_seconds :
+	    s->def.spec.ordinary_start_timeout;
 }
 
 /* Seconds until a failed service may start again (rounded up). */

@@ -9,9 +9,10 @@
 # answers throughout, hk history and hk status say what failed and what
 # serves (hk apply --wait says it failed), and fn/ru's gate is tried
 # again after its backoff.  hk-scale killed with SIGKILL and started
-# again runs revision 1, not 2.  A revision 3 that is never ready (it holds its readiness past the 60 s
-# startup deadline of an ordinary service) fails the same way; a good
-# revision 4 then replaces revision 1.
+# again runs revision 1, not 2.  A revision 3 that is never ready (it
+# holds its readiness past its startup_timeout_seconds, 10 s, where an
+# ordinary service's default is 60 s) fails the same way; a good revision
+# 4 then replaces revision 1.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 
@@ -30,7 +31,8 @@ write_app() {
 			esac
 			printf '\n[services.%s]\ncommand = %s\n' "$s" "$cmd"
 			[ "$s" = fp ] && printf 'port = %s\n' "$FP_PORT"
-			[ "$1" = never ] && printf 'readiness = "notify"\n'
+			[ "$1" = never ] && printf 'readiness = "notify"\n' &&
+			    printf 'startup_timeout_seconds = 10\n'
 			printf '[services.%s.environment]\nSCALE_TAG = "%s"\n' \
 			    "$s" "$2"
 			[ "$1" = never ] && printf 'SCALE_NOTIFY = "never"\n'
@@ -142,7 +144,7 @@ for engine in $(engines); do
 	done
 	ru_pid=$(scale_pid fn/ru)
 
-	# Revision 3 is never ready: it fails at the 60 s startup deadline.
+	# Revision 3 is never ready: it fails at its 10 s startup deadline.
 	write_app never v3
 	is "$(answer ru)" "200 v1" "$engine: fn/ru: revision 1 answers while 3 starts"
 	for s in $SVCS; do
@@ -150,7 +152,7 @@ for engine in $(engines); do
 		ok $? "$engine: fn/$s: revision 3 failed its gate"
 	done
 	run hk history fn/fp
-	like "$out" "^3	[^	]*	-	failed	current	not ready within 60 s\$" \
+	like "$out" "^3	[^	]*	-	failed	current	not ready within 10 s\$" \
 	    "$engine: hk history: revision 3 was not ready in time"
 	wait_t 30 answers fp v1
 	ok $? "$engine: fn/fp: revision 1 answers on its port again"

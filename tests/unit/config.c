@@ -267,6 +267,24 @@ static const struct app_case app_cases[] = {
 	    "app.toml:5: services.api.replicas: must be between 1 and 64", 0 },
 	{ "replicas string", SRV_SL, SVC "replicas = \"1\"\n",
 	    "app.toml:5: services.api.replicas: must be an integer", 0 },
+	{ "ordinary startup_timeout_seconds 3600", SRV_SL,
+	    SVC "startup_timeout_seconds = 3600\n", NULL, 0 },
+	{ "ordinary startup_timeout_seconds 4", SRV_SL,
+	    SVC "startup_timeout_seconds = 4\n",
+	    "app.toml:5: services.api.startup_timeout_seconds: must be "
+	    "between 5 and 3600", 0 },
+	{ "ordinary startup_timeout_seconds 3601", SRV_SL,
+	    SVC "startup_timeout_seconds = 3601\n",
+	    "app.toml:5: services.api.startup_timeout_seconds: must be "
+	    "between 5 and 3600", 0 },
+	{ "ordinary startup_timeout_seconds string", SRV_SL,
+	    SVC "startup_timeout_seconds = \"60\"\n",
+	    "app.toml:5: services.api.startup_timeout_seconds: must be an "
+	    "integer", 0 },
+	{ "serverless with a service's startup_timeout_seconds", SRV_SL,
+	    SLX("startup_timeout_seconds = 30\n"),
+	    "app.toml:6: services.api.startup_timeout_seconds: " NOTSL
+	    " (it has its own, in [serverless])", 0 },
 	{ "hosts string", SRV_SL, SVH("hosts = \"a.example\"\n"),
 	    "app.toml:5: services.api.hosts: must be an array of strings", 0 },
 	{ "hosts empty", SRV_SL, SVH("hosts = []\n"),
@@ -1238,6 +1256,7 @@ static void	 test_spec_idle_check(void);
 static void	 test_decode_backend(void);
 static void	 test_decode_volumes(void);
 static void	 test_image_pull(void);
+static void	 test_ordinary_start(void);
 static void	 test_many(void);
 static void	 test_examples(void);
 static void	 cleanup(void);
@@ -2173,6 +2192,56 @@ test_stability(void)
 }
 
 /*
+ * An ordinary service's startup_timeout_seconds: in spec_json only when
+ * not 60 (an older spec keeps its bytes), read back by spec_decode(), 60
+ * when absent; a stored value out of its range does not decode.
+ */
+static void
+test_ordinary_start(void)
+{
+	static const char dflt[] = SVC;
+	static const char same[] = SVC "startup_timeout_seconds = 60\n";
+	static const char slow[] = SVC "startup_timeout_seconds = 900\n";
+	struct server_config srv;
+	struct app_config x, y, z;
+	struct service_spec sp;
+	struct config_diag d;
+	char err[SPEC_ERR_LEN];
+	int rc;
+
+	srv_make(&srv, SRV_SL);
+	memset(&d, 0, sizeof(d));
+	rc = app_parse(&x, "/a/app.toml", dflt, strlen(dflt), &srv, &d);
+	rc |= app_parse(&y, "/a/app.toml", same, strlen(same), &srv, &d);
+	rc |= app_parse(&z, "/a/app.toml", slow, strlen(slow), &srv, &d);
+	if (!ok(rc == 0 && d.count == 0, "startup_timeout_seconds: valid")) {
+		unreached(5, "not parsed");
+		return;
+	}
+	is(x.services[0].spec_json, y.services[0].spec_json,
+	    "startup_timeout_seconds = 60: the spec of none");
+	ok(strstr(z.services[0].spec_json,
+	    "\"startup_timeout_seconds\":900") != NULL,
+	    "startup_timeout_seconds = 900 is stored");
+	rc = spec_decode(z.services[0].spec_json, &sp, err, sizeof(err));
+	ok(rc == 0 && sp.ordinary_start_timeout == 900,
+	    "startup_timeout_seconds: read back");
+	if (rc == 0)
+		spec_clear(&sp);
+	rc = spec_decode(x.services[0].spec_json, &sp, err, sizeof(err));
+	ok(rc == 0 && sp.ordinary_start_timeout == 60,
+	    "startup_timeout_seconds: 60 when absent");
+	if (rc == 0)
+		spec_clear(&sp);
+	ok(spec_decode("{\"name\":\"a\",\"port\":0,\"hosts\":[],"
+	    "\"command\":[\"x\"],\"startup_timeout_seconds\":0}", &sp, err,
+	    sizeof(err)) == -1, "startup_timeout_seconds 0 does not decode");
+	app_free(&x);
+	app_free(&y);
+	app_free(&z);
+}
+
+/*
  * image_pull: in spec_json only when not "missing" (an older spec keeps
  * its bytes), read back by spec_decode(); a stored value hk does not
  * know is a spec it cannot read.
@@ -2289,6 +2358,7 @@ test_spec_decode(void)
 	ok(rc == 0 && same, "decode: spec_decode() reads spec_json back");
 	app_free(&app);
 	test_image_pull();
+	test_ordinary_start();
 	test_decode_backend();
 	test_decode_volumes();
 }
