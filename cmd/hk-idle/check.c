@@ -34,17 +34,10 @@
 #include "log.h"
 
 static void	check_io(struct loop *, int, int, void *);
-static int	check_send(struct icheck *);
 static void	check_read(struct icheck *);
-static int	check_on_head(http_parser *);
-static int	check_on_end(http_parser *);
+static void	check_on_head(void *);
 static void	check_timeout(struct loop *, void *);
 static void	check_end(struct icheck *, enum check_result, const char *);
-
-static const http_parser_settings check_settings = {
-	.on_headers_complete = check_on_head,
-	.on_message_complete = check_on_end,
-};
 
 static const char *const result_names[CHECK_RESULTS] = {
 	[CHECK_IDLE] = "idle",
@@ -86,10 +79,8 @@ check_start(struct isvc *s)
 	socklen_t sslen;
 
 	check_cancel(s);
-	k->sent = k->done = k->status = 0;
-	k->len = 0;
-	http_parser_init(&k->parser, HTTP_RESPONSE);
-	k->parser.data = k;
+	k->sent = 0;
+	hget_init(&k->get, IDLE_CHECK_READ_MAX, check_on_head, k);
 	if (endpoint_parse(s->endpoint, &ss, &sslen) == -1) {
 		check_end(k, CHECK_UNREACHABLE, "the endpoint is not an "
 		    "address");
@@ -106,20 +97,6 @@ check_start(struct isvc *s)
 	if (loop_timer_at(l, &k->timer, loop_now_ms(l) +
 	    IDLE_CHECK_TIMEOUT_MS) == -1)
 		fatal(EX_OSERR, "unable to arm a timer");
-}
-
-static int
-check_send(struct icheck *k)
-{
-	char req[IDLE_CHECK_REQ_MAX];
-	int n;
-
-	n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s\r\n"
-	    "User-Agent: hk-idle\r\nConnection: close\r\n\r\n",
-	    k->s->check_path, k->s->endpoint);
-	if (n < 0 || (size_t)n >= sizeof(req))
-		return -1;
-	return send(k->fd, req, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -1;
 }
 
 static void
@@ -140,7 +117,8 @@ check_io(struct loop *l, int fd, int mask, void *arg)
 		    errno));
 		return;
 	}
-	if (check_send(k) == -1) {
+	if (hget_send(fd, k->s->check_path, k->s->endpoint, "hk-idle") ==
+	    -1) {
 		check_end(k, CHECK_UNREACHABLE, "unable to send the request");
 		return;
 	}
@@ -149,55 +127,35 @@ check_io(struct loop *l, int fd, int mask, void *arg)
 }
 
 /* The head is in: its status decides, and the rest has a deadline. */
-static int
-check_on_head(http_parser *p)
+static void
+check_on_head(void *arg)
 {
-	struct icheck *k = p->data;
+	struct icheck *k = arg;
 	struct loop *l = k->s->ix->loop;
 
-	k->status = p->status_code;
 	if (loop_timer_at(l, &k->timer, loop_now_ms(l) +
 	    IDLE_CHECK_REST_MS) == -1)
 		fatal(EX_OSERR, "unable to arm a timer");
-	return 0;
-}
-
-static int
-check_on_end(http_parser *p)
-{
-	struct icheck *k = p->data;
-
-	k->done = 1;
-	http_parser_pause(p, 1);	/* the rest is not the answer */
-	return 0;
 }
 
 static void
 check_read(struct icheck *k)
 {
-	http_parser *p = &k->parser;
-	char buf[4096];
-	ssize_t n;
+	const char *why;
 
-	n = recv(k->fd, buf, sizeof(buf), 0);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n == -1) {
-		check_end(k, CHECK_UNREACHABLE, strerror(errno));
-		return;
-	}
-	/* 0 bytes tell the parser of the close, which may end a body */
-	(void)http_parser_execute(p, &check_settings, buf, (size_t)n);
-	k->len += (size_t)n;
-	if (k->done)
+	switch (hget_read(&k->get, k->fd, &why)) {
+	case HGET_MORE:
+		break;
+	case HGET_END:
 		check_end(k, CHECK_IDLE, NULL);
-	else if (HTTP_PARSER_ERRNO(p) != HPE_OK)
-		check_end(k, CHECK_UNREACHABLE,
-		    http_errno_description(HTTP_PARSER_ERRNO(p)));
-	else if (n == 0)
-		check_end(k, CHECK_UNREACHABLE, "closed before its end");
-	else if (k->len >= IDLE_CHECK_READ_MAX)
+		break;
+	case HGET_FAILED:
+		check_end(k, CHECK_UNREACHABLE, why);
+		break;
+	case HGET_CUT:
 		check_end(k, CHECK_IDLE, "longer than the check reads");
+		break;
+	}
 }
 
 static void
@@ -217,8 +175,8 @@ check_end(struct icheck *k, enum check_result r, const char *why)
 	struct isvc *s = k->s;
 
 	check_cancel(s);
-	if (k->status != 0)
-		r = k->status >= 200 && k->status <= 299 ? CHECK_IDLE :
+	if (k->get.status != 0)
+		r = k->get.status >= 200 && k->get.status <= 299 ? CHECK_IDLE :
 		    CHECK_BUSY;
 	isvc_checked(s, r, why);
 }

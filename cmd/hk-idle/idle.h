@@ -11,11 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <http_parser.h>
 #include <jansson.h>
 
 #include "config.h"
 #include "evsink.h"
+#include "hget.h"
 #include "loop.h"
 #include "retry.h"
 #include "metrics.h"
@@ -34,8 +34,6 @@
 #define IDLE_CHECK_TIMEOUT_MS	10000	/* no answer: counted busy */
 #define IDLE_CHECK_REST_MS	1000	/* the answer's body, after its head */
 #define IDLE_CHECK_READ_MAX	65536	/* bytes of an answer read */
-#define IDLE_CHECK_REQ_MAX	2048	/* the request: a path of hk.toml's
-					   1024 bytes, the endpoint, and some */
 
 /* How a fence ended: granted, refused, or no answer (stats.c). */
 enum fence_result { FENCE_GRANTED, FENCE_REFUSED, FENCE_FAILED,
@@ -71,10 +69,7 @@ struct icheck {
 	struct isvc		*s;
 	int			 fd;		/* -1: none under way */
 	int			 sent;
-	int			 done;		/* the answer's end is read */
-	int			 status;	/* 0 until the head is in */
-	size_t			 len;
-	http_parser		 parser;
+	struct hget		 get;		/* the request, its answer */
 	struct loop_timer	 timer;
 };
 

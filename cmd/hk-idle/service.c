@@ -404,9 +404,9 @@ busy(struct isvc *s, enum check_result r, const char *why)
 		s->busy_event = 0;
 	}
 	s->busy_answers++;
-	status = r == CHECK_BUSY ? json_integer(s->check.status) : json_null();
+	status = r == CHECK_BUSY ? json_integer(s->check.get.status) : json_null();
 	if (r == CHECK_BUSY)
-		snprintf(what, sizeof(what), "status %d", s->check.status);
+		snprintf(what, sizeof(what), "status %d", s->check.get.status);
 	else
 		snprintf(what, sizeof(what), "%s", why);
 	if (now - s->busy_since >= (int64_t)s->check_max_seconds * unit) {

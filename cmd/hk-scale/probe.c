@@ -77,19 +77,13 @@ static void	probe_retry(struct inst *);
 static void	probe_fire(struct loop *, void *);
 static void	probe_pause_end(struct loop *, int, int, void *);
 static void	probe_io(struct loop *, int, int, void *);
-static int	probe_send(struct inst *);
-static int	probe_on_head(http_parser *);
-static int	probe_on_end(http_parser *);
+static void	probe_on_head(void *);
 static void	probe_read(struct inst *);
 static void	probe_end(struct inst *, const char *, int);
 static void	probe_pass(struct inst *);
 static ssize_t	notify_recv(int, char *, size_t, uid_t *);
 static void	notify_read(struct loop *, int, int, void *);
 
-static const http_parser_settings probe_settings = {
-	.on_headers_complete = probe_on_head,
-	.on_message_complete = probe_on_end,
-};
 
 /*
  * A datagram socket of our own in runtime_dir, for NOTIFY_SOCKET.  The
@@ -356,11 +350,7 @@ probe_try(struct inst *in)
 	}
 	in->probefd = fd;
 	in->probe_sent = 0;
-	in->probe_status = 0;
-	in->probe_done = 0;
-	in->probe_len = 0;
-	http_parser_init(&in->probe_parser, HTTP_RESPONSE);
-	in->probe_parser.data = in;
+	hget_init(&in->probe_get, SCALE_PROBE_READ_MAX, probe_on_head, in);
 	if (connect(fd, (struct sockaddr *)&ss, sslen) == -1 &&
 	    errno != EINPROGRESS) {
 		probe_retry(in);
@@ -368,20 +358,6 @@ probe_try(struct inst *in)
 	}
 	if (loop_add_fd(in->sc->loop, fd, LOOP_WRITE, probe_io, in) == -1)
 		probe_retry(in);
-}
-
-static int
-probe_send(struct inst *in)
-{
-	char req[256];
-	int n;
-
-	n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s\r\n"
-	    "User-Agent: hk-scale\r\nConnection: close\r\n\r\n",
-	    inst_def(in)->spec.readiness_path, in->endpoint);
-	if (n < 0 || (size_t)n >= sizeof(req))
-		return -1;
-	return send(in->probefd, req, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -1;
 }
 
 static void
@@ -428,7 +404,8 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 		probe_pass(in);
 		return;
 	}
-	if (probe_send(in) == -1) {
+	if (hget_send(fd, inst_def(in)->spec.readiness_path, in->endpoint,
+	    "hk-scale") == -1) {
 		probe_retry(in);
 		return;
 	}
@@ -437,27 +414,15 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 }
 
 /* The head is in: its status will decide, and the rest has a deadline. */
-static int
-probe_on_head(http_parser *p)
+static void
+probe_on_head(void *arg)
 {
-	struct inst *in = p->data;
+	struct inst *in = arg;
 	struct loop *l = in->sc->loop;
 
-	in->probe_status = p->status_code;
 	if (loop_timer_at(l, &in->probe_timer, loop_now_ms(l) +
 	    SCALE_PROBE_REST_MS) == -1)
 		log_warn("service=%s: probe: timer", in->id);
-	return 0;
-}
-
-static int
-probe_on_end(http_parser *p)
-{
-	struct inst *in = p->data;
-
-	in->probe_done = 1;
-	http_parser_pause(p, 1);	/* the rest is not the answer */
-	return 0;
 }
 
 /*
@@ -467,28 +432,19 @@ probe_on_end(http_parser *p)
 static void
 probe_read(struct inst *in)
 {
-	http_parser *p = &in->probe_parser;
-	char buf[4096];
-	ssize_t n;
+	const char *why;
 
-	n = recv(in->probefd, buf, sizeof(buf), 0);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n == -1) {
-		probe_end(in, strerror(errno), 0);
-		return;
-	}
-	/* 0 bytes tell the parser of the close, which may end a body */
-	(void)http_parser_execute(p, &probe_settings, buf, (size_t)n);
-	in->probe_len += (size_t)n;
-	if (in->probe_done)
-		probe_end(in, NULL, 0);
-	else if (HTTP_PARSER_ERRNO(p) != HPE_OK)
-		probe_end(in, http_errno_description(HTTP_PARSER_ERRNO(p)), 0);
-	else if (n == 0)
-		probe_end(in, "closed before its end", 0);
-	else if (in->probe_len >= SCALE_PROBE_READ_MAX)
+	switch (hget_read(&in->probe_get, in->probefd, &why)) {
+	case HGET_MORE:
+		break;
+	case HGET_END:
+	case HGET_FAILED:
+		probe_end(in, why, 0);
+		break;
+	case HGET_CUT:
 		probe_end(in, "longer than the probe reads", 1);
+		break;
+	}
 }
 
 /*
@@ -501,7 +457,7 @@ static void
 probe_end(struct inst *in, const char *why, int cut)
 {
 	const char *path = inst_def(in)->spec.readiness_path;
-	int code = in->probe_status;
+	int code = in->probe_get.status;
 
 	if (code < 200 || code > 299) {
 		if (code != 0)
@@ -516,7 +472,7 @@ probe_end(struct inst *in, const char *why, int cut)
 	if (cut)
 		log_warnx("service=%s: probe %s: status %d, answer cut after "
 		    "%zu bytes: %s (at most %d bytes, %d ms after the head)",
-		    in->id, path, code, in->probe_len, why,
+		    in->id, path, code, in->probe_get.len, why,
 		    SCALE_PROBE_READ_MAX, SCALE_PROBE_REST_MS);
 	else if (why != NULL)
 		log_debug("service=%s: probe %s: status %d, %s", in->id, path,

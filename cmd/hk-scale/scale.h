@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <http_parser.h>
 #include <jansson.h>
 
 #include "config.h"
+#include "hget.h"
 #include "loop.h"
 #include "owed.h"
 #include "retry.h"
@@ -95,10 +95,8 @@ struct inst {
 	int			 conn_fd;	/* the tcp probe's connection,
 						   for the gateway (ctl_ready) */
 	int			 probe_sent;
-	http_parser		 probe_parser;	/* http: the answer */
-	int			 probe_status;	/* 0 until its head is in */
-	int			 probe_done;	/* read to its end */
-	size_t			 probe_len;	/* bytes of it read */
+	struct hget		 probe_get;	/* http: the request, its
+						   answer */
 	int			 probe_tfd;	/* timerfd: the pause between */
 	int			 probe_hold;	/* ms: tcp, see probe.c */
 	pid_t			 probe_ns_pid;	/* tcp behind a forwarder: the
