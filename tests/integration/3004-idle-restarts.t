@@ -31,7 +31,8 @@ killed() {
 	gone "$_p"
 }
 
-wait_t 5 scale_is fn/a running
+wait_t 30 scale_is fn/a running
+ok $? "the service runs (its readiness gate)"
 first=$(scale_pid fn/a)
 wait_t 5 asleep fn/a "$first"
 ok $? "the service goes to sleep"
