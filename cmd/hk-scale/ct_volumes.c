@@ -52,7 +52,9 @@ int
 ct_volumes_next(struct ct *x, char *err, size_t errlen)
 {
 	const struct service *s = x->in->svc;
-	const struct service_spec *sp = &s->def.spec;
+	/* the instance's revision (good's while def has not passed), whose
+	   volumes ct_volume_binds() mounts: each one made with its labels */
+	const struct service_spec *sp = &inst_def(x->in)->spec;
 	const struct spec_volume *v;
 	char name[VOLUME_ENGINE_MAX + 1], l[4][VOL_LABEL_MAX];
 	const char *labels[5];
