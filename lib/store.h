@@ -325,6 +325,12 @@ int	store_secret_get(struct store *, const char *, const char *,
 int	store_secret_list(struct store *, const char *,
 	    struct store_secret **, size_t *);
 int	store_secret_delete(struct store *, const char *, const char *);
+/*
+ * The secret sealed last, of any app: its app, name and sealed bytes
+ * (malloc'd).  0, 1 when the store holds none, -1.
+ */
+int	store_secret_newest(struct store *, char *, char *, unsigned char **,
+	    size_t *);
 
 /*
  * runs: hk-jobs's one-shot invocations (hk-jobs(8)).  put inserts a run

@@ -193,6 +193,47 @@ store_secret_list(struct store *s, const char *app,
 	return r;
 }
 
+/* Where read_newest_row() puts a row. */
+struct newest_out {
+	char		 *app;		/* STORE_NAME_MAX + 1 */
+	char		 *name;
+	unsigned char	**data;
+	size_t		 *len;
+};
+
+static int
+read_newest_row(struct store *s, void *p)
+{
+	struct newest_out *o = p;
+	const unsigned char *b;
+
+	if (store_col_copy(s, 0, o->app, STORE_NAME_MAX + 1, "app") == -1 ||
+	    store_col_copy(s, 1, o->name, STORE_NAME_MAX + 1,
+	    "secret name") == -1)
+		return -1;
+	if ((b = s->ops->col_blob(s, 2, o->len)) == NULL) {
+		store_seterr(s, 0, "secret %s/%s: NULL data", o->app, o->name);
+		return -1;
+	}
+	if ((*o->data = malloc(*o->len + 1)) == NULL)
+		return store_nomem(s);
+	memcpy(*o->data, b, *o->len);
+	return 0;
+}
+
+int
+store_secret_newest(struct store *s, char *app, char *name,
+    unsigned char **data, size_t *len)
+{
+	struct newest_out o = { app, name, data, len };
+
+	call_start(s);
+	*data = NULL;
+	*len = 0;
+	return store_read_one(s, Q_SECRET_NEWEST, NULL, 0, read_newest_row,
+	    &o);
+}
+
 int
 store_secret_delete(struct store *s, const char *app, const char *name)
 {

@@ -544,6 +544,10 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "digest = excluded.digest, updated_at = excluded.updated_at" },
 	[Q_SECRET_GET] = { "secret get",
 	    "SELECT data FROM secrets WHERE app = $1 AND name = $2" },
+	/* The key check of every control host (secret_key_verify()). */
+	[Q_SECRET_NEWEST] = { "secret newest",
+	    "SELECT app, name, data FROM secrets "
+	    "ORDER BY updated_at DESC, app, name LIMIT 1" },
 	[Q_SECRET_LIST] = { "secret list",
 	    "SELECT app, name, digest, created_at, updated_at FROM secrets "
 	    "WHERE app = $1 ORDER BY name" },

@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "notify.h"
 #include "scale.h"
+#include "secret_check.h"
 #include "store.h"
 
 static const char usage_text[] =
@@ -61,7 +62,7 @@ static void
 setup(struct scale *sc)
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGCHLD };
-	char err[STORE_ERR_LEN];
+	char err[STORE_ERR_LEN], kerr[SECRET_ERR_LEN];
 	struct service *s;
 
 	TAILQ_INIT(&sc->services);
@@ -93,6 +94,13 @@ setup(struct scale *sc)
 	if ((sc->store = store_open(sc->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
 		    sc->cfg.state, err);
+	switch (secret_key_check(sc->store, sc->cfg.secret_key_file, 0, NULL,
+	    kerr, sizeof(kerr))) {
+	case 1:
+		fatalx(EX_CONFIG, "secret_key_file: %s", kerr);
+	case -1:
+		fatalx(EX_UNAVAILABLE, "%s", kerr);
+	}
 	if (due_init(sc) == -1)
 		fatal(EX_OSERR, "unable to set up");
 	if (mkdir(sc->cfg.runtime_dir, 0755) == -1 && errno != EEXIST)

@@ -26,6 +26,7 @@
 #include "hk.h"
 #include "log.h"
 #include "secret.h"
+#include "secret_check.h"
 #include "spec.h"
 #include "store.h"
 
@@ -158,21 +159,29 @@ secret_set(struct hk *hk, int argc, char **argv)
 	if ((code = check_names("set", app, name)) != EX_OK ||
 	    (code = read_value(file, &v, &vlen)) != EX_OK)
 		return code;
-	if (secret_key_load(hk->cfg.secret_key_file, 1, &key, err,
-	    sizeof(err)) == -1) {
-		log_errorx("secret set: key file %s", err);
+	if ((code = hk_store(hk)) != EX_OK) {
 		secret_free(v, SECRET_VALUE_MAX + 1);
-		return EX_CANTCREAT;
+		return code;
+	}
+	/* Sealed with the key the store's other secrets were sealed with. */
+	switch (secret_key_check(hk->store, hk->cfg.secret_key_file, 1, &key,
+	    err, sizeof(err))) {
+	case 0:
+		break;
+	case 1:
+		log_errorx("secret set: secret_key_file: %s", err);
+		secret_free(v, SECRET_VALUE_MAX + 1);
+		return EX_CONFIG;
+	default:
+		log_errorx("secret set: %s", err);
+		secret_free(v, SECRET_VALUE_MAX + 1);
+		return EX_UNAVAILABLE;
 	}
 	if (secret_seal(&key, app, name, v, vlen, &sealed, &slen) == -1 ||
 	    secret_digest(&key, app, name, v, vlen, digest) == -1)
 		fatal(EX_OSERR, "secret set: seal");
 	secret_free(v, SECRET_VALUE_MAX + 1);
 	secret_key_clear(&key);
-	if ((code = hk_store(hk)) != EX_OK) {
-		free(sealed);
-		return code;
-	}
 	if (store_begin(hk->store) == -1 ||
 	    store_secret_put(hk->store, app, name, sealed, slen,
 	    digest) == -1 || bump_users(hk, app, name, digest) == -1 ||
