@@ -29,7 +29,8 @@ SYSCONFDIR ?=	/etc
 USERADD =	useradd --system --user-group --home-dir /var/lib/hakopod \
 		    --no-create-home --shell /usr/sbin/nologin hakopod
 
-PKGS =		libpq libcurl jansson libbsd-overlay sqlite3 libsystemd libsodium
+PKGS =		libpq libcurl jansson libbsd-overlay sqlite3 libsystemd libsodium \
+		yaml-0.1
 WARN =		-Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes \
 		-Wno-format-nonliteral -Werror
 ifeq ($(SANITIZE),1)

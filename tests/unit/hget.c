@@ -131,5 +131,5 @@ main(void)
 	    "a read that fails (a closed descriptor): failed, with errno's text");
 	(void)close(sv[1]);
 	ok(hget_send(-1, "/", "h", "a") == -1, "a send that fails: -1");
-	return 0;
+	return done();
 }
