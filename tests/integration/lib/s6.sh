@@ -50,6 +50,17 @@ proc_field() {
 	    tr -s '\t ' ' ' | sed 's/ $//'
 }
 
+# creds_of PID: "UIDS NONEWPRIVS" from one read of its status (uids as
+# proc_field gives them); fails when the process is gone.
+creds_of() {
+	_st=$(cat "/proc/$1/status" 2>/dev/null) || return 1
+	_uid=$(printf '%s\n' "$_st" | sed -n 's/^Uid:[[:space:]]*//p' |
+	    tr -s '\t ' ' ' | sed 's/ $//')
+	_nnp=$(printf '%s\n' "$_st" | sed -n 's/^NoNewPrivs:[[:space:]]*//p')
+	[ -n "$_uid" ] && [ -n "$_nnp" ] || return 1
+	echo "$_uid $_nnp"
+}
+
 # dead PID: the process is gone (or a zombie)
 dead() {
 	! alive "$1"
