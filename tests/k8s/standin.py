@@ -26,8 +26,9 @@
 # for kubectl's human-readable output.  Deployments run one pod with
 # podman on loopback (standin_pods.py).
 #
-# It does not do: protobuf, HTTP/2, server-side apply, dry runs, set-based
-# selectors, limit/continue paging (every list is whole), finalizers or
+# It does not do: protobuf (but for the Secret that kubectl 1.32's
+# "create secret" sends: standin_proto.py), HTTP/2, server-side apply,
+# dry runs, set-based selectors, limit/continue paging (every list is whole), finalizers or
 # garbage collection beyond a Service's slice and a Deployment's pods,
 # pods or ReplicaSets as resources, more than one pod per Deployment,
 # restarts of exited containers, admission, RBAC, OpenAPI schemas (its
@@ -63,6 +64,7 @@ from standin_kinds import (CORE_EVENTS, DEPLOYMENTS, EVENTS, KIND_BY_PATH,
                            core_event, fields_match, group_list,
                            labels_match, prepare, resource_list,
                            selector_string, table)
+import standin_proto
 from standin_pods import Pods
 from standin_store import ApiError, Store, not_found, status_object
 
@@ -349,8 +351,23 @@ class Handler(BaseHTTPRequestHandler):
         if n > MAX_BODY:
             raise ApiError(413, "RequestEntityTooLarge",
                            "request entity too large")
+        data = self.rfile.read(n)
+        if "protobuf" in self.headers.get("Content-Type", ""):
+            try:
+                obj = standin_proto.decode(data)
+            except (ValueError, IndexError, UnicodeDecodeError):
+                obj = None
+            if obj is not None:
+                return obj
+        if "json" not in self.headers.get("Content-Type", "json"):
+            raise ApiError(415, "UnsupportedMediaType", "the body of the "
+                           "request was in an unknown format - accepted "
+                           "media types include: application/json, "
+                           "application/merge-patch+json, "
+                           "application/strategic-merge-patch+json, "
+                           "application/json-patch+json")
         try:
-            return json.loads(self.rfile.read(n) or b"{}")
+            return json.loads(data or b"{}")
         except ValueError as e:
             raise ApiError(400, "BadRequest", "the body is not JSON: %s" % e)
 
