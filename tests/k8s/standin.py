@@ -6,8 +6,8 @@
 # reference, checked by real clients (kubectl, python3-kubernetes) in
 # tests/integration/2200-k8s-standin-clients.t.  It is not a cluster.
 #
-# Serves, over HTTPS, to a bearer token (or a client certificate of the
-# given CA), as JSON only:
+# Serves, over HTTPS (HTTP/1.1), to a bearer token (or a client
+# certificate of the given CA), in JSON:
 #   discovery   /version /api /apis /api/v1 /apis/GROUP/VERSION
 #   v1          namespaces (create get list watch), services and secrets
 #               (create get list watch update patch delete), events (a
@@ -24,15 +24,18 @@
 # merge, strategic-merge (lists merged by name) and JSON patches; 409
 # Conflict on a stale resourceVersion; the API's Status objects; Tables
 # for kubectl's human-readable output.  Deployments run one pod with
-# podman on loopback (standin_pods.py).
+# podman on loopback (standin_pods.py): each pod has an address of its
+# own, 127.77.X.Y, as pods have IPs of their own, and the endpoint's port
+# is the containerPort (not 127.0.0.1: two revisions' pods on port 8080
+# must both listen during a roll).
 #
-# It does not do: protobuf (but for the Secret that kubectl 1.32's
-# "create secret" sends: standin_proto.py), HTTP/2, server-side apply,
-# dry runs, set-based selectors, limit/continue paging (every list is whole), finalizers or
-# garbage collection beyond a Service's slice and a Deployment's pods,
-# pods or ReplicaSets as resources, more than one pod per Deployment,
-# restarts of exited containers, admission, RBAC, OpenAPI schemas (its
-# /openapi/v2 is empty, /openapi/v3 is 404).
+# It does not do: protobuf (but for the Secret and Namespace bodies that
+# kubectl 1.32's "create" sends: standin_proto.py), HTTP/2, server-side
+# apply, dry runs, set-based selectors, limit/continue paging (every list
+# is whole), finalizers, garbage collection beyond a Service's slice and a
+# Deployment's pods, pods or ReplicaSets as resources, more than one pod
+# per Deployment, restarts of exited containers, admission, RBAC,
+# OpenAPI schemas (its /openapi/v2 is empty, /openapi/v3 is 404).
 #
 # For tests, under /standin/ (same authentication):
 #   POST /standin/drop-watches   end every open watch (?abrupt=1: close
@@ -44,7 +47,8 @@
 # usage: standin.py -d DIR -c CERT -k KEY -t TOKENFILE [-C CLIENT_CA]
 #        [-p PORT]
 # Listens on 127.0.0.1:PORT (0: any free one); once listening writes
-# DIR/url and DIR/pid.  SIGTERM removes every container it started (by ID)
+# DIR/url, DIR/pid and DIR/instance (its containers' label
+# hk.k8s-standin=INSTANCE).  SIGTERM removes every container it started (by ID)
 # and exits 0.
 import argparse
 import json

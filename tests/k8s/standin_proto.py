@@ -1,6 +1,7 @@
-# standin_proto.py - the one protobuf body the stand-in (standin.py)
-# reads: a v1 Secret, which kubectl 1.32's "create secret" sends as
-# application/vnd.kubernetes.protobuf whatever the server.  The envelope
+# standin_proto.py - the protobuf bodies the stand-in (standin.py) reads:
+# a v1 Secret or Namespace, which kubectl 1.32's "create secret" and
+# "create namespace" send as application/vnd.kubernetes.protobuf
+# whatever the server (of a Namespace, its metadata only).  The envelope
 # is "k8s\0" and a runtime.Unknown (typeMeta 1 {apiVersion 1, kind 2},
 # raw 2); the Secret is metadata 1, data 2 (map string->bytes), type 3,
 # stringData 4, immutable 5; of ObjectMeta, name 1, generateName 2,
@@ -68,12 +69,15 @@ def decode(body):
         return None
     unknown = dict(fields(body[len(MAGIC):]))
     tm = dict(fields(unknown.get(1, b"")))
-    if (tm.get(1), tm.get(2)) != (b"v1", b"Secret"):
+    if tm.get(1) != b"v1" or tm.get(2) not in (b"Secret", b"Namespace"):
         return None
-    obj = {"apiVersion": "v1", "kind": "Secret", "metadata": {}}
+    kind = tm[2].decode()
+    obj = {"apiVersion": "v1", "kind": kind, "metadata": {}}
     for num, val in fields(unknown.get(2, b"")):
         if num == 1:
             obj["metadata"] = _meta(val)
+        elif kind != "Secret":
+            continue
         elif num == 2:
             k, v = _entry(val)
             obj.setdefault("data", {})[k] = base64.b64encode(v).decode()
