@@ -191,7 +191,7 @@ ok $? "kubectl get -w saw the endpoint become ready" || sed 's/^/# /' "$T/watch.
 
 # A new revision rolls: the old pod serves until the new one is ready.
 run kc create secret generic fn-rev2 --from-literal=token=s3cret-2
-bg kc get endpointslices -l kubernetes.io/service-name=fn -w --watch-only \
+bg kc get endpointslices -l kubernetes.io/service-name=fn -w \
     >"$T/roll.out" 2>&1
 ROLL=$last_pid
 run kc patch deployment fn -p '{"metadata": {"labels": {"hk.revision": "2"}}, "spec": {"template": {"spec": {"volumes": [{"name": "secrets", "secret": {"secretName": "fn-rev2"}}], "containers": [{"name": "fn", "env": [{"name": "GREETING", "value": "rev2"}]}]}}}}'
@@ -210,6 +210,8 @@ ok "$([ "$EP2" != "$EP" ] && [ "$ID2" != "$ID" ]; echo $?)" \
     "a new pod: $EP2, another container"
 is "$(pod_file "$ID2" /run/hk-secrets/token)" s3cret-2 \
     "with the new revision's Secret"
+wait_t 20 grep -q "${EP2%:*} *true" "$T/roll.out"
+ok $? "kubectl get -w saw the new pod's endpoint ready"
 stop_pid "$ROLL"
 grep -q . "$T/roll.out" &&
     ! awk '$1 != "NAME" && $5 !~ /true/ { bad = 1 } END { exit !bad }' \
@@ -296,10 +298,26 @@ like "$rc $err" '^1 .*x509: certificate signed by unknown authority' \
 run kc --context standin-cert get deployments -o name
 is "$rc $out" "0 deployment.apps/fn" "a client certificate of the CA is accepted"
 
-# SIGTERM: the stand-in removes its containers.
+# Deletion: a Service's slice goes with it, a Deployment's pod too.
 run kc scale deployment fn --replicas=1
 wait_t 60 container_count_is 1
 ok $? "scaled to 1 again: a container"
+run kc delete service fn
+is "$rc $out" '0 service "fn" deleted' "kubectl delete service"
+is "$(kc get endpointslices -o name)" "" "its EndpointSlice is gone"
+run kc delete deployment fn
+is "$rc $out" '0 deployment.apps "fn" deleted' "kubectl delete deployment"
+wait_t 30 container_count_is 0
+ok $? "its pod's container is removed"
+run kc get deployment fn
+is "$rc $err" '1 Error from server (NotFound): deployments.apps "fn" not found' \
+    "kubectl get: NotFound"
+
+# SIGTERM: the stand-in removes its containers.
+run kc create -f "$T/app.yaml"
+run kc scale deployment fn --replicas=1
+wait_t 60 container_count_is 1
+ok $? "created and scaled to 1 again: a container"
 "$HK_TOP/scripts/k8s-standin" stop "$KPID"
 alive "$KPID"
 ok $((! $?)) "scripts/k8s-standin stop: the stand-in exits"

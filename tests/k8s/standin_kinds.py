@@ -8,6 +8,7 @@ import copy
 import datetime
 import hashlib
 import json
+import os
 import re
 
 from standin_store import ApiError
@@ -250,7 +251,7 @@ def prepare(kind, obj, name_from_path=None):
     meta = obj.setdefault("metadata", {})
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = meta["generateName"] + base64.b32encode(
-            __import__("os").urandom(5)).decode().lower()[:5]
+            os.urandom(5)).decode().lower()[:5]
     name = meta.get("name") or ""
     if name_from_path and name != name_from_path:
         raise ApiError(400, "BadRequest", "the name of the object (%s) does "
