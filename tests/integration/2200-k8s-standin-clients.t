@@ -18,7 +18,9 @@
 # HTTPIdleWake Event written and read back, 410 Gone from a compacted
 # resourceVersion, 409 Conflict, 404.  A wrong token is 401 to both
 # clients; a wrong CA is an x509 error to kubectl; the client certificate
-# is accepted; a watch cut mid-stream is an error to curl.  On SIGTERM the
+# and in-cluster credentials (scripts/k8s-standin's serviceaccount/) are
+# accepted; kubectl delete removes a Service's slice and a Deployment's
+# pod; a watch cut mid-stream is an error to curl.  On SIGTERM the
 # stand-in removes its containers; none is left with its label.
 . tests/integration/lib.sh
 
@@ -295,6 +297,10 @@ sed "s|certificate-authority: .*|certificate-authority: $T/other/ca.crt|" \
 run kc --kubeconfig "$T/bad-ca" get deployments
 like "$rc $err" '^1 .*x509: certificate signed by unknown authority' \
     "a wrong CA: kubectl refuses the server's certificate"
+run /usr/bin/python3 "$HK_TOP/tests/k8s/client-check.py" \
+    "$K/serviceaccount" "$URL" incluster
+is "$out" "in-cluster: deployments: fn" \
+    "python3-kubernetes with in-cluster credentials (service account token and CA)"
 run kc --context standin-cert get deployments -o name
 is "$rc $out" "0 deployment.apps/fn" "a client certificate of the CA is accepted"
 

@@ -6,6 +6,10 @@
 #						each, for the test to diff
 #	client-check.py KUBECONFIG unauthorized	one list; prints the
 #						ApiException's status
+#	client-check.py DIR URL incluster	one list, with the
+#						in-cluster credentials of
+#						DIR (token, ca.crt) and
+#						the server of URL
 #
 # The deployment has a Service of its name and is at replicas 0.  Names,
 # resourceVersions and addresses change from run to run: they are not
@@ -192,10 +196,28 @@ def unauthorized(kubeconfig):
         out("list: %d %s" % (e.status, e.reason))
 
 
+def incluster(sadir, url):
+    """As a pod's client: the service account's token and CA, the server
+    from KUBERNETES_SERVICE_HOST and _PORT."""
+    host, port = url.split("://")[1].rsplit(":", 1)
+    config.incluster_config.InClusterConfigLoader(
+        token_filename=os.path.join(sadir, "token"),
+        cert_filename=os.path.join(sadir, "ca.crt"),
+        environ={"KUBERNETES_SERVICE_HOST": host,
+                 "KUBERNETES_SERVICE_PORT": port}).load_and_set()
+    deps = client.AppsV1Api().list_namespaced_deployment(NS)
+    out("in-cluster: deployments:",
+        " ".join(d.metadata.name for d in deps.items))
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[3] == "incluster":
+        threading.Thread(target=watchdog, daemon=True).start()
+        incluster(sys.argv[1], sys.argv[2])
+        return 0
     if len(sys.argv) != 3:
-        print("usage: client-check.py KUBECONFIG DEPLOYMENT|unauthorized",
-              file=sys.stderr)
+        print("usage: client-check.py KUBECONFIG DEPLOYMENT|unauthorized\n"
+              "       client-check.py DIR URL incluster", file=sys.stderr)
         return 64
     threading.Thread(target=watchdog, daemon=True).start()
     if sys.argv[2] == "unauthorized":

@@ -35,7 +35,8 @@
 # is whole), finalizers, garbage collection beyond a Service's slice and a
 # Deployment's pods, pods or ReplicaSets as resources, more than one pod
 # per Deployment, restarts of exited containers, admission, RBAC,
-# OpenAPI schemas (its /openapi/v2 is empty, /openapi/v3 is 404).
+# OpenAPI schemas (its /openapi/v2 is empty, /openapi/v3 is 404), a
+# DELETED event to a watch whose selector an object leaves.
 #
 # For tests, under /standin/ (same authentication):
 #   POST /standin/drop-watches   end every open watch (?abrupt=1: close
@@ -342,8 +343,11 @@ class Handler(BaseHTTPRequestHandler):
                                          e.details))
 
     def _authorized(self):
-        auth = self.headers.get("Authorization", "")
-        if auth == "Bearer " + self.server.token:
+        # the scheme in any case, as the API server reads it (the python
+        # client's in-cluster loader sends "bearer")
+        scheme, _, token = self.headers.get("Authorization", "").partition(
+            " ")
+        if scheme.lower() == "bearer" and token.strip() == self.server.token:
             return True
         try:
             return bool(self.connection.getpeercert())
