@@ -20,7 +20,8 @@
 # clients; a wrong CA is an x509 error to kubectl; the client certificate
 # and in-cluster credentials (scripts/k8s-standin's serviceaccount/) are
 # accepted; kubectl delete removes a Service's slice and a Deployment's
-# pod; a watch cut mid-stream is an error to curl.  On SIGTERM the
+# pod; a watch cut mid-stream is an error to curl; a watch sends BOOKMARKs
+# when asked and ends cleanly at its timeoutSeconds.  On SIGTERM the
 # stand-in removes its containers; none is left with its label.
 . tests/integration/lib.sh
 
@@ -280,6 +281,25 @@ curl -sS -X POST --cacert "$K/ca.crt" -H "Authorization: Bearer $TOKEN" \
     "$URL/standin/drop-watches?abrupt=1" >/dev/null
 wait "$CURL"
 is "$?" 18 "a watch cut mid-stream: curl: transfer closed with data outstanding"
+
+# Bookmarks when asked (after 5 s without a change), and a watch's
+# timeoutSeconds ends it cleanly.
+curl -sSN --cacert "$K/ca.crt" -H "Authorization: Bearer $TOKEN" \
+    "$URL/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?watch=true&allowWatchBookmarks=true" \
+    >"$T/bookmark.out" 2>&1 &
+CURL=$!
+_pids="$_pids $CURL"
+wait_t 20 grep -q '"BOOKMARK"' "$T/bookmark.out"
+ok $? "allowWatchBookmarks: a BOOKMARK event comes"
+is "$(grep '"BOOKMARK"' "$T/bookmark.out" | head -1 | /usr/bin/python3 -c 'import json, sys
+e = json.load(sys.stdin)
+print(e["object"]["kind"], e["object"]["metadata"]["resourceVersion"].isdigit())')" \
+    "EndpointSlice True" "with the kind and a resourceVersion"
+kill "$CURL"
+run curl -sSN --cacert "$K/ca.crt" -H "Authorization: Bearer $TOKEN" \
+    "$URL/apis/apps/v1/namespaces/default/deployments?watch=1&timeoutSeconds=1"
+is "$rc $(echo "$out" | grep -c '"ADDED"')" "0 1" \
+    "timeoutSeconds: the watch ends cleanly, after the ADDED of the current one"
 
 # Who may talk to it.
 sed "s/token: $TOKEN/token: wrong-$TOKEN/" "$KUBECONFIG" >"$T/bad-token"
