@@ -339,8 +339,22 @@ run kc get deployment fn
 is "$rc $err" '1 Error from server (NotFound): deployments.apps "fn" not found' \
     "kubectl get: NotFound"
 
+# Errors are the API's Status objects.
+run curl -sS --cacert "$K/ca.crt" -H "Authorization: Bearer $TOKEN" \
+    -w ' %{http_code}' "$URL/apis/apps/v1/namespaces/default/deployments/fn"
+is "$out" '{"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "deployments.apps \"fn\" not found", "reason": "NotFound", "details": {"name": "fn", "group": "apps", "kind": "deployments"}, "code": 404} 404' \
+    "a missing Deployment: 404 and a NotFound Status"
+sed 's/matchLabels: {hk.app: demo, hk.service: fn}/matchLabels: {hk.app: other}/' \
+    "$T/app.yaml" >"$T/bad.yaml"
+run kc create -f "$T/bad.yaml"
+like "$err" '^The Deployment "fn" is invalid: spec.template.metadata.labels: Invalid value: .*`selector` does not match template `labels`' \
+    "a selector the template's labels do not match: Invalid (422)"
+
 # SIGTERM: the stand-in removes its containers.
 run kc create -f "$T/app.yaml"
+run kc create -f "$T/app.yaml"
+like "$rc $err" '^1 Error from server \(AlreadyExists\).*: deployments.apps "fn" already exists' \
+    "created twice: AlreadyExists"
 run kc scale deployment fn --replicas=1
 wait_t 60 container_count_is 1
 ok $? "created and scaled to 1 again: a container"

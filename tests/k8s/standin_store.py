@@ -28,13 +28,15 @@ class ApiError(Exception):
 
 def status_object(code, reason, message, details=None):
     """A meta/v1 Status, as the API server writes its errors."""
+    # in the order of the API server's own
     st = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-          "status": "Success" if code < 400 else "Failure",
-          "message": message, "reason": reason, "code": code}
+          "status": "Success" if code < 400 else "Failure"}
+    if code >= 400:
+        st["message"] = message
+        st["reason"] = reason
     if details:
         st["details"] = details
-    if code < 400:
-        del st["message"], st["reason"]
+    st["code"] = code
     return st
 
 
