@@ -142,14 +142,15 @@ tests: $(UNIT_TESTS) $(TOOLS) $(RELAY)
 # prove, inside a throwaway PostgreSQL server (scripts/pg) so the store
 # tests run on both engines, beside one container with systemd as PID 1
 # (scripts/systemd-ct) for the tests of the units and of the systemd
-# backend, and one podman API service (scripts/podman-api) for the tests
-# of containers.  A failing test's "not ok" lines and every test's
-# comments (got and expected) are printed as they come, so that a run
-# whose output is kept in part still says what failed and why.
+# backend, and one podman API service (scripts/podman-api) and one Docker
+# engine (scripts/docker-engine) for the tests of containers.  A failing
+# test's "not ok" lines and every test's comments (got and expected) are
+# printed as they come, so that a run whose output is kept in part still
+# says what failed and why.
 check: all tests
 	HK_BUILD=$(CURDIR)/$(BUILD) HK_TOP=$(CURDIR) \
 	    scripts/pg exec scripts/systemd-ct exec scripts/podman-api exec \
-	    prove -e '' -j2 --failures --comments \
+	    scripts/docker-engine exec prove -e '' -j2 --failures --comments \
 	    $(UNIT_TESTS) $(wildcard tests/integration/*.t)
 	@$(MAKE) --no-print-directory lint
 

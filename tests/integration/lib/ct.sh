@@ -1,12 +1,60 @@
-# lib/ct.sh - sourced by the container backend's tests after lib.sh: the
-# podman API service (make check's, HK_TEST_ENGINE, or one of the test's
-# own), the test image, and the containers of the test's installations,
-# found by their hk.installation label and removed by ID at the end.
-# A machine without podman fails these tests: nothing is skipped.
+# lib/ct.sh - sourced by the container backend's tests after lib.sh: an
+# engine (podman's API service, or Docker's engine when the test sets
+# CT_ENGINE=docker before sourcing this), the test image, and the
+# containers of the test's installations, found by their hk.installation
+# label and removed by ID at the end.  A machine without podman (or,
+# for CT_ENGINE=docker, Debian's docker.io) fails these tests: nothing is
+# skipped.
+#
+# The two engines differ where a test looks (ct_cli, ct_exists) and in
+# their network: podman's containers run on slirp4netns, their port
+# published on 127.0.0.1; Docker's (scripts/docker-engine: no bridge, no
+# iptables) on the host's own network, each on a port hk-scale picks
+# (CT_NETWORK, CT_PORT: a test gives "port = $CT_PORT").
+CT_ENGINE=${CT_ENGINE:-podman}
+# Debian's docker CLI (docker.io), not /usr/local/bin's.
+CT_DOCKER=/usr/bin/docker
+case $CT_ENGINE in
+docker)
+	CT_NETWORK=host
+	CT_PORT=0 ;;
+*)
+	CT_NETWORK=slirp4netns
+	CT_PORT=8080 ;;
+esac
+
+# ct_cli ARGS...: the engine's own command line, on the test's engine:
+# podman (its store is the API service's), or docker -H $U.
+ct_cli() {
+	if [ "$CT_ENGINE" = docker ]; then
+		"$CT_DOCKER" -H "$U" "$@"
+	else
+		podman "$@"
+	fi
+}
+
+# ct_exists ID: the engine still has that container.
+ct_exists() {
+	ct_cli container inspect --format '{{.Id}}' "$1" >/dev/null 2>&1
+}
+
+# ct_rm ID: the container removed at once (docker rm -f kills; podman's
+# would wait its stop timeout first).
+ct_rm() {
+	if [ "$CT_ENGINE" = docker ]; then
+		ct_cli rm -f "$1"
+	else
+		podman rm -f -t 0 "$1"
+	fi >/dev/null 2>&1
+}
 
 # ct_engine: sets $U to an engine's URL (make check's shared one, or a new
 # one in $T/engine); fails (and says so) without one.
 ct_engine() {
+	if [ "$CT_ENGINE" = docker ]; then
+		ct_engine_docker
+		return
+	fi
 	command -v podman >/dev/null || {
 		ok 1 "podman is installed (scripts/deps)"
 		return 1
@@ -21,6 +69,26 @@ ct_engine() {
 	[ -n "$U" ]
 }
 
+# ct_engine_docker: make check's Docker engine (HK_TEST_DOCKER), or one
+# of the test's own in $T/docker, stopped at exit (ct_cleanup) before $T
+# goes: its mounts are under it.
+CT_DOCKER_DIR=
+ct_engine_docker() {
+	[ -x "$CT_DOCKER" ] || {
+		ok 1 "Debian's docker.io is installed (scripts/deps)"
+		return 1
+	}
+	U=${HK_TEST_DOCKER:-}
+	if [ -z "$U" ]; then
+		CT_DOCKER_DIR=$T/docker
+		"$HK_TOP/scripts/docker-engine" start "$CT_DOCKER_DIR" \
+		    >/dev/null && U="unix://$CT_DOCKER_DIR/docker.sock"
+	fi
+	[ -n "$U" ]
+	ok $? "a Docker engine runs: $U"
+	[ -n "$U" ]
+}
+
 # ct_engine_own DIR: a podman API service of the test's own in DIR; its
 # URL on stdout, its pid (to stop) in $T/DIR.pid.
 ct_engine_own() {
@@ -30,12 +98,12 @@ ct_engine_own() {
 }
 
 # ct_config [LINE ...]: $T/hakopod.toml of an installation on the engine
-# $U: the gateway on a free port ($PORT, reached at $URL), a SQLite store
-# in $T ($STORE), the runtime directory $RUN, the containers' network
-# slirp4netns; each LINE one more key of [server].  A test appends its
+# $U: the gateway on a free port ($PORT, reached at $URL), the store
+# $CT_STORE if set, else a SQLite file in $T ($STORE), the runtime directory $RUN, the containers' network
+# $CT_NETWORK; each LINE one more key of [server].  A test appends its
 # nodes' tables to the file.  HAKOPOD_CONFIG names it.
 ct_config() {
-	STORE=sqlite://$T/state.db
+	STORE=${CT_STORE:-sqlite://$T/state.db}
 	PORT=$(free_port)
 	URL=http://127.0.0.1:$PORT
 	{
@@ -47,7 +115,7 @@ ct_config() {
 			printf '%s\n' "$_l"
 		done
 		echo "container_engine = \"$U\""
-		echo 'container_network = "slirp4netns"'
+		echo "container_network = \"$CT_NETWORK\""
 	} >"$T/hakopod.toml"
 	export HAKOPOD_CONFIG=$T/hakopod.toml
 }
@@ -63,15 +131,19 @@ CT_HELD='"/usr/bin/python3", "-c", "import os, signal, sys, time\nsignal.signal(
 CT_INSTALLS=
 ct_cleanup() {
 	for _i in $CT_INSTALLS; do
-		for _id in $(podman ps -aq --no-trunc \
+		for _id in $(ct_cli ps -aq --no-trunc \
 		    --filter "label=hk.installation=$_i" 2>/dev/null); do
-			podman rm -f -t 0 "$_id" >/dev/null 2>&1
+			ct_rm "$_id"
 		done
-		for _v in $(podman volume ls -q \
+		for _v in $(ct_cli volume ls -q \
 		    --filter "label=hk.installation=$_i" 2>/dev/null); do
-			podman volume rm "$_v" >/dev/null 2>&1
+			ct_cli volume rm "$_v" >/dev/null 2>&1
 		done
 	done
+	if [ -n "$CT_DOCKER_DIR" ]; then
+		"$HK_TOP/scripts/docker-engine" stop "$CT_DOCKER_DIR"
+		CT_DOCKER_DIR=
+	fi
 }
 trap 'ct_cleanup; _cleanup' EXIT
 
@@ -96,13 +168,13 @@ print(r[0] if r else "")' "${1#sqlite://}" 2>/dev/null) ;;
 }
 
 # ct_ids INSTALL [state]: the IDs of the installation's containers (all,
-# or those podman shows in that state: running, created, exited), sorted.
+# or those the engine shows in that state: running, created, exited), sorted.
 ct_ids() {
 	if [ -n "${2:-}" ]; then
-		podman ps -aq --no-trunc --filter "label=hk.installation=$1" \
+		ct_cli ps -aq --no-trunc --filter "label=hk.installation=$1" \
 		    --filter "status=$2"
 	else
-		podman ps -aq --no-trunc --filter "label=hk.installation=$1"
+		ct_cli ps -aq --no-trunc --filter "label=hk.installation=$1"
 	fi 2>/dev/null | sort
 }
 
@@ -118,9 +190,9 @@ ct_count_is() {
 	[ "$(ct_count "$@")" -eq "$_n" ]
 }
 
-# ct_inspect ID FORMAT: podman's inspection of a container.
+# ct_inspect ID FORMAT: the engine's inspection of a container.
 ct_inspect() {
-	podman container inspect --format "$2" "$1" 2>/dev/null
+	ct_cli container inspect --format "$2" "$1" 2>/dev/null
 }
 
 # ct_asleep SERVICE: hk-scale and the gateway say it sleeps (lib/idle.sh).
