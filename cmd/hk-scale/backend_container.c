@@ -1288,7 +1288,12 @@ ct_thaw(struct inst *in)
 		backend_thawed(in, strerror(errno));
 }
 
-/* Runs again, or not: the thaw's answer, or the stop's. */
+/*
+ * Runs again, or not: the thaw's answer, or the stop's.  Docker unpauses
+ * a paused container itself once it has sent it a signal (podman leaves
+ * it paused): the stop's unpause that follows is then answered "is not
+ * paused", which means it runs, the signal delivered.
+ */
 static void
 on_unpaused(void *arg, int status, json_t *body, const char *err)
 {
@@ -1297,9 +1302,11 @@ on_unpaused(void *arg, int status, json_t *body, const char *err)
 	(void)status;
 	(void)body;
 	x->pausec = NULL;
-	if (err == NULL)
+	if (err == NULL || (x->in->stopping && strstr(err, "is not paused") !=
+	    NULL)) {
 		x->paused = 0;
-	else if (x->in->stopping && !x->died)
+		err = NULL;
+	} else if (x->in->stopping && !x->died)
 		log_warnx("service=%s: unable to unpause %s, to stop it: %s "
 		    "(killed after the grace period)", x->in->id,
 		    x->in->what, err);
@@ -1308,7 +1315,8 @@ on_unpaused(void *arg, int status, json_t *body, const char *err)
 
 /*
  * A paused container (or one being paused): podman 4.3 refuses to stop
- * it, and an engine that did would wait, frozen, for the grace period.
+ * it, and an engine that did would wait, frozen, for the grace period
+ * (Docker 20.10 stops it, unpausing it first; one way serves both).
  * Its stop signal first, pending until the unpause that follows: so it
  * sees the signal as soon as it runs again.  inst_stop() kills it after
  * the grace period, as any other.

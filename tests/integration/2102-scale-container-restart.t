@@ -8,8 +8,10 @@
 # removed, and nothing is left that no instance claims; no service ever
 # has two containers once it settles, and SIGTERM leaves none.
 # fn/slow's start lasts until the test releases it: its command waits
-# for /tmp/go in its container, which the test makes by podman exec once
-# it has seen what it looks at (as fn/held does on the host).
+# for /tmp/go in its container, which the test makes by the engine's exec
+# once it has seen what it looks at (as fn/held does on the host).  Against
+# podman's API service; 2115 runs it against Docker's engine
+# (CT_ENGINE=docker, lib/ct.sh).
 . tests/integration/lib.sh
 . tests/integration/lib/scale.sh
 . tests/integration/lib/ct.sh
@@ -17,27 +19,27 @@
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")
 ok $? "the test image is there: $IMAGE"
-# Each wait polls podman: a tenth of a second between polls leaves the
+# Each wait polls the engine: a tenth of a second between polls leaves the
 # CPU to the containers.
 WAIT_PAUSE=0.1
 
 
 # svc_ids SERVICE: the IDs of fn/SERVICE's containers in $INST
 svc_ids() {
-	podman ps -aq --no-trunc --filter "label=hk.installation=$INST" \
+	ct_cli ps -aq --no-trunc --filter "label=hk.installation=$INST" \
 	    --filter "label=hk.service=$1" 2>/dev/null | sort
 }
 svc_count_is() {
 	[ "$(svc_ids "$2" | grep -c .)" -eq "$1" ]
 }
 # release_slow: each of fn/slow's containers that runs, and that the
-# test has not released yet, goes on (podman exec makes its /tmp/go).
+# test has not released yet, goes on (an exec makes its /tmp/go).
 released=
 release_slow() {
-	for _id in $(podman ps -q --no-trunc --filter "label=hk.installation=$INST" \
+	for _id in $(ct_cli ps -q --no-trunc --filter "label=hk.installation=$INST" \
 	    --filter "label=hk.service=slow" --filter status=running 2>/dev/null); do
 		case " $released " in *" $_id "*) continue ;; esac
-		podman exec "$_id" /usr/bin/python3 -c 'open("/tmp/go", "w")' \
+		ct_cli exec "$_id" /usr/bin/python3 -c 'open("/tmp/go", "w")' \
 		    >/dev/null 2>&1 && released="$released $_id"
 	done
 	return 0
@@ -57,7 +59,7 @@ released_settled() {
 for engine in $(engines); do
 	new_store "$engine" ctrestart || { ok 1 "$engine: store"; continue; }
 	scale_operator "$T/hakopod.toml" "$STORE" "container_engine = \"$U\"
-container_network = \"slirp4netns\""
+container_network = \"$CT_NETWORK\""
 	export HAKOPOD_CONFIG="$T/hakopod.toml"
 	cat >"$T/app.toml" <<APP
 schema_version = 1
@@ -65,7 +67,7 @@ name = "fn"
 
 [services.warm]
 image = "$IMAGE"
-port = 8080
+port = $CT_PORT
 public = true
 [services.warm.serverless]
 min_replicas = 1
@@ -73,7 +75,7 @@ min_replicas = 1
 [services.slow]
 image = "$IMAGE"
 command = [$CT_HELD]
-port = 8080
+port = $CT_PORT
 public = true
 [services.slow.environment]
 GREETING = "one"
@@ -115,7 +117,7 @@ APP
 	wait_t 40 released_settled
 	ok $? "$engine: then each service has one container, running, and nothing else is left"
 	is "$(svc_ids warm)" "$WARM" "$engine: warm's is the same container"
-	podman container exists "$SLOW"
+	ct_exists "$SLOW"
 	ok $((!$?)) "$engine: slow's first one is removed"
 	is "$(get "http://$wep/c" | cut -d' ' -f1)" hello "$engine: warm still answers"
 	wait_t 10 out_grep "service=fn/warm: ct-fn: GET /c 200"

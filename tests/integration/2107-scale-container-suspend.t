@@ -1,6 +1,7 @@
 #!/bin/sh
 # idle_action = "suspend" with the container backend, against the suite's
-# podman API service (its own when run alone) and the test image: an idle
+# podman API service (its own when run alone), or Docker's engine when
+# 2114 runs this with CT_ENGINE=docker, and the test image: an idle
 # container service is paused by the engine, not stopped (inspect says
 # "paused", hk-scale "suspended", HTTPIdleSleep's action "suspend"; it
 # does not answer its endpoint); a request through the gateway unpauses
@@ -28,7 +29,7 @@ start_scale() {
 
 STORE=sqlite://$T/state.db
 idle_setup "$STORE" "container_engine = \"$U\"
-container_network = \"slirp4netns\""
+container_network = \"$CT_NETWORK\""
 
 # api: suspended for up to an hour of test time (36 s); exp: for 1 s.
 cat >"$T/app.toml" <<APP
@@ -37,7 +38,7 @@ name = "fn"
 
 [services.api]
 image = "$IMAGE"
-port = 8080
+port = $CT_PORT
 public = true
 [services.api.serverless]
 idle_seconds = 30
@@ -46,7 +47,7 @@ suspend_max_seconds = 3600
 
 [services.exp]
 image = "$IMAGE"
-port = 8080
+port = $CT_PORT
 public = true
 [services.exp.serverless]
 idle_seconds = 30
@@ -68,10 +69,10 @@ H=api.fn.localhost
 
 # svc_ids SERVICE: the IDs of fn/SERVICE's containers.
 svc_ids() {
-	podman ps -aq --no-trunc --filter "label=hk.installation=$INST" \
+	ct_cli ps -aq --no-trunc --filter "label=hk.installation=$INST" \
 	    --filter "label=hk.service=$1" 2>/dev/null | sort
 }
-# status_is ID STATUS: podman's State.Status of the container.
+# status_is ID STATUS: the engine's State.Status of the container.
 status_is() {
 	[ "$(ct_inspect "$1" '{{.State.Status}}')" = "$2" ]
 }
@@ -82,12 +83,9 @@ suspended() {
 	scale_is "$1" suspended && gw_is "$1" sleeping &&
 	    status_is "$2" paused && [ "$(ps_state "${1#fn/}")" = suspended ]
 }
-# died_with ID: the exit code of the container's death, as podman's
-# events tell it (the container itself is removed).
+# died_with ID: the exit code of the container's death (ct_died_with).
 died_with() {
-	timeout 10 podman events --stream=false --since 10m \
-	    --filter "container=$1" --filter event=died \
-	    --format '{{.ContainerExitCode}}' 2>/dev/null | tail -n 1
+	ct_died_with "$1"
 }
 # detail KIND SERVICE FIELD: that field of the last such event's detail.
 detail() {
@@ -107,6 +105,7 @@ ok $? "api passes its readiness gate"
 ID=$(svc_ids api)
 like "$ID" '^[0-9a-f]{64}$' "in one container"
 ID12=$(echo "$ID" | cut -c1-12)
+HOST=$(ct_host "$ID")
 wait_t 20 suspended "$S" "$ID"
 ok $? "idle, it is suspended: hk-scale says so, the engine says paused"
 is "$(svc_ids api)" "$ID" "the same container, kept"
@@ -126,7 +125,7 @@ starts=$(count_in "$T/scale.log" "service=$S: started container")
 t0=$(date +%s%3N)
 is "$(get "$H" /a)" 200 "a request through the gateway thaws it"
 thaw_ms=$(ms_since "$t0")
-like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$ID12\$" \
+like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$HOST\$" \
     "answered by the same container ($thaw_ms ms)"
 is "$(svc_ids api)" "$ID" "no other container"
 is "$(count_in "$T/scale.log" "service=$S: started container")" "$starts" \
@@ -164,11 +163,11 @@ ok $? "not killed after the grace period: it ended at once"
 NODE=$(ct_inspect "$ID" '{{index .Config.Labels "hk.node"}}')
 kill -KILL "$scale_pid"
 wait "$scale_pid" 2>/dev/null
-GHOST=$(podman run -d --network none --ulimit nofile=1024:1024 \
+GHOST=$(ct_cli run -d --network none --ulimit nofile=1024:1024 \
     --ulimit nproc=1024:1024 --label "hk.installation=$INST" \
     --label "hk.node=$NODE" --label hk.app=fn --label hk.service=ghost \
     --label hk.revision=1 "$IMAGE" 2>/dev/null) &&
-    podman pause "$GHOST" >/dev/null 2>&1
+    ct_cli pause "$GHOST" >/dev/null 2>&1
 ok $? "a paused container that no row claims: $(echo "$GHOST" | cut -c1-12)"
 status_is "$ID" paused
 ok $? "killed, hk-scale left api's container paused"
@@ -182,13 +181,13 @@ ok $? "it adopts the paused container"
 is "$(scale_state "$S")" suspended "api is suspended still"
 status_is "$ID" paused
 ok $? "its container paused still"
-wait_t 20 eval '! podman container exists "$GHOST"'
+wait_t 20 eval '! ct_exists "$GHOST"'
 ok $? "the one no row claims is removed"
 wait_t 10 more_in "$T/gw.log" 'scale.sock: subscribed' "$subs"
 ok $? "the gateway has subscribed again"
 t0=$(date +%s%3N)
 is "$(get "$H" /b)" 200 "the next request thaws it"
-like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$ID12\$" \
+like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$HOST\$" \
     "the same container answers ($(ms_since "$t0") ms)"
 is "$(svc_ids api)" "$ID" "no other container"
 wait_t 5 events_reach 2 HTTPIdleWake "$S"
@@ -200,7 +199,7 @@ ok $? "idle, suspended again"
 # pauses it again, as its row says, and adopts it.
 kill -KILL "$scale_pid"
 wait "$scale_pid" 2>/dev/null
-podman unpause "$ID" >/dev/null 2>&1
+ct_cli unpause "$ID" >/dev/null 2>&1
 status_is "$ID" running
 ok $? "api's container unpaused while hk-scale is away"
 adopted=$(count_in "$T/scale.log" "service=$S: adopted container $ID12, frozen")

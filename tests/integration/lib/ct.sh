@@ -199,3 +199,33 @@ ct_inspect() {
 ct_asleep() {
 	scale_is "$1" sleeping && gw_is "$1" sleeping
 }
+
+# ct_died_with ID: the exit code of the container's last death, as the
+# engine's events tell it (the container itself may be removed): podman
+# names the event "died" and gives ContainerExitCode, Docker "die" with
+# the code among the actor's attributes.  Docker's --until leaves out the
+# events of its last second: a second later takes in one just now (the
+# command then waits for that second to end).
+ct_died_with() {
+	if [ "$CT_ENGINE" = docker ]; then
+		timeout 10 "$CT_DOCKER" -H "$U" events --since 10m \
+		    --until "$(($(date +%s) + 1))" --filter "container=$1" \
+		    --filter event=die \
+		    --format '{{index .Actor.Attributes "exitCode"}}'
+	else
+		timeout 10 podman events --stream=false --since 10m \
+		    --filter "container=$1" --filter event=died \
+		    --format '{{.ContainerExitCode}}'
+	fi 2>/dev/null | tail -n 1
+}
+
+# ct_host ID: the host name a container's function gives (ct-fn.py's
+# "host="): its short ID on podman's slirp4netns, the host's own on
+# Docker's host network.
+ct_host() {
+	if [ "$CT_NETWORK" = host ]; then
+		hostname
+	else
+		echo "$1" | cut -c1-12
+	fi
+}
