@@ -1,10 +1,11 @@
 #!/bin/sh
 # Volumes of an ordinary container service, on SQLite and PostgreSQL,
-# against the podman API service and the test image: the service's
-# program appends a line ($GREETING) to /data/log in its named volume at
-# each start and answers GET with the whole file.  The volume is made
-# through the engine's volumes API, labelled with the installation, app,
-# service and volume, and its root is the container user's (nobody).  The
+# against the podman API service (2116: Docker's engine) and the test
+# image: the service's program appends a line ($GREETING) to /data/log in
+# its named volume at each start and answers GET with the whole file.  The
+# volume is made through the engine's volumes API, labelled with the
+# installation, app, service and volume, and its root is the container
+# user's (nobody; on Docker, the image's directory's: see VOL_AT).  The
 # service is stopped and started (hk stop, hk start), replaced by a new
 # revision (hk apply with another GREETING), its hk-scale killed with
 # SIGKILL and started again (the container adopted, then a restart of
@@ -20,15 +21,22 @@
 . tests/integration/lib/ct.sh
 
 ct_engine || done_testing
+# Where the named volume is mounted.  podman makes a new volume's root the
+# container user's; Docker cannot (hk.toml(5)): a new volume takes the
+# owner and mode of the image's directory at its path, so on Docker it is
+# mounted at the image's /tmp (mode 1777), which nobody may write.
+VOL_AT=/data
+[ "$CT_ENGINE" = docker ] && VOL_AT=/tmp
 IMAGE=$("$HK_TOP/scripts/test-image")
 ok $? "the test image is there: $IMAGE"
 WAIT_PAUSE=0.1
 
 # The program: a line at each start, the file at each GET; SIGTERM is a
 # clean exit.
-PROG='"/usr/bin/python3", "-c", "import os, signal, sys\nfrom http.server import BaseHTTPRequestHandler, HTTPServer\nsignal.signal(signal.SIGTERM, lambda n, f: sys.exit(0))\nwith open(\"/data/log\", \"a\") as f:\n    f.write(os.environ[\"GREETING\"] + \"\\n\")\nclass H(BaseHTTPRequestHandler):\n    def do_GET(self):\n        b = open(\"/data/log\", \"rb\").read()\n        self.send_response(200)\n        self.send_header(\"Content-Length\", str(len(b)))\n        self.end_headers()\n        self.wfile.write(b)\n    def log_message(self, *a):\n        pass\nHTTPServer((\"0.0.0.0\", int(os.environ[\"PORT\"])), H).serve_forever()"'
+PROG='"/usr/bin/python3", "-c", "import os, signal, sys\nfrom http.server import BaseHTTPRequestHandler, HTTPServer\nsignal.signal(signal.SIGTERM, lambda n, f: sys.exit(0))\nwith open(os.environ[\"DATA\"] + \"/log\", \"a\") as f:\n    f.write(os.environ[\"GREETING\"] + \"\\n\")\nclass H(BaseHTTPRequestHandler):\n    def do_GET(self):\n        b = open(os.environ[\"DATA\"] + \"/log\", \"rb\").read()\n        self.send_response(200)\n        self.send_header(\"Content-Length\", str(len(b)))\n        self.end_headers()\n        self.wfile.write(b)\n    def log_message(self, *a):\n        pass\nHTTPServer((\"0.0.0.0\", int(os.environ[\"PORT\"])), H).serve_forever()"'
 
 app() {	# app GREETING [APP [SERVICE [VOLUME]]]
+	_vol=${4:-data:$VOL_AT}
 	cat <<APP
 schema_version = 1
 name = "${2:-vol}"
@@ -36,16 +44,17 @@ name = "${2:-vol}"
 [services.${3:-db}]
 image = "$IMAGE"
 command = [$PROG]
-port = 8080
-volumes = ["${4:-data:/data}"]
+port = $CT_PORT
+volumes = ["$_vol"]
 [services.${3:-db}.environment]
 GREETING = "$1"
+DATA = "${_vol#*:}"
 APP
 }
 
 # db_ids: the IDs of vol/db's containers in $INST
 db_ids() {
-	podman ps -aq --no-trunc --filter "label=hk.installation=$INST" \
+	ct_cli ps -aq --no-trunc --filter "label=hk.installation=$INST" \
 	    --filter "label=hk.service=db" 2>/dev/null | sort
 }
 # db_rev_is REVISION: one container, of that revision
@@ -61,15 +70,15 @@ reads() {
 reads_is() {
 	state_is vol/db running && [ "$(reads)" = "$1" ]
 }
-# vol_ids: the volumes of $INST, as podman lists them
+# vol_ids: the volumes of $INST, as the engine lists them
 vol_ids() {
-	podman volume ls -q --filter "label=hk.installation=$INST" 2>/dev/null
+	ct_cli volume ls -q --filter "label=hk.installation=$INST" 2>/dev/null
 }
 
 for engine in $(engines); do
 	new_store "$engine" ctvol || { ok 1 "$engine: store"; continue; }
 	scale_operator "$T/hakopod.toml" "$STORE" "container_engine = \"$U\"
-container_network = \"slirp4netns\"
+container_network = \"$CT_NETWORK\"
 volume_dirs = [\"$T/vd\"]"
 	export HAKOPOD_CONFIG="$T/hakopod.toml"
 	app one >"$T/app.toml"
@@ -86,14 +95,19 @@ volume_dirs = [\"$T/vd\"]"
 	ok $? "$engine: it starts and reads back its first line"
 	V=hk_${INST}_vol_db_data
 	is "$(vol_ids)" "$V" "$engine: one volume, named $V"
-	is "$(podman volume inspect --format '{{index .Labels "hk.installation"}} {{index .Labels "hk.app"}} {{index .Labels "hk.service"}} {{index .Labels "hk.volume"}}' "$V")" \
+	is "$(ct_cli volume inspect --format '{{index .Labels "hk.installation"}} {{index .Labels "hk.app"}} {{index .Labels "hk.service"}} {{index .Labels "hk.volume"}}' "$V")" \
 	    "$INST vol db data" "$engine: labelled with installation, app, service and volume"
-	mp=$(podman volume inspect --format '{{.Mountpoint}}' "$V")
-	is "$(stat -c '%u:%g' "$mp")" "65534:65534" \
-	    "$engine: its root is the container user's (nobody)"
+	mp=$(ct_cli volume inspect --format '{{.Mountpoint}}' "$V")
+	if [ "$CT_ENGINE" = docker ]; then
+		is "$(stat -c '%u:%g %a' "$mp")" "0:0 1777" \
+		    "$engine: its root has the owner and mode of the image's $VOL_AT"
+	else
+		is "$(stat -c '%u:%g' "$mp")" "65534:65534" \
+		    "$engine: its root is the container user's (nobody)"
+	fi
 	ID=$(db_ids)
 	is "$(ct_inspect "$ID" '{{range .Mounts}}{{.Name}}:{{.Destination}}:{{.RW}} {{end}}')" \
-	    "$V:/data:true " "$engine: the container mounts it at /data"
+	    "$V:$VOL_AT:true " "$engine: the container mounts it at $VOL_AT"
 
 	# Stopped and started: the container goes, the volume stays.
 	run hk stop vol/db
@@ -151,7 +165,7 @@ two"
 	is "$(hk volumes --json vol/db | python3 -c 'import json, sys; v = json.load(sys.stdin)[0]; print(v["app"], v["service"], v["name"], v["volume"], v["in_use"])')" \
 	    "vol db data $V $(echo "$ID" | cut -c1-12)" "$engine: hk volumes --json"
 	run hk volumes rm vol/db data
-	like "$rc $err" "^75 hk: error: volumes rm: vol/db: data \\($V on node $(hostname)\\): .*being used" \
+	like "$rc $err" "^75 hk: error: volumes rm: vol/db: data \\($V on node $(hostname)\\): .*(being used|in use)" \
 	    "$engine: hk volumes rm: refused while its container uses it (75), with the engine's reason"
 	is "$(vol_ids)" "$V" "$engine: (it is still there)"
 	wait_t 10 reads_is "one
