@@ -1,6 +1,6 @@
 #!/bin/sh
 # Images from a private registry, pinned to digests, against the suite's
-# podman API service and a registry of the test's own on loopback
+# podman API service (2117: Docker's engine) and a registry of the test's own on loopback
 # (lib/registry.sh: Debian's docker-registry, TLS from a test CA,
 # htpasswd basic auth): the test image with GREETING=v1 is pushed under
 # a tag.  hk apply pins the tag to the digest the registry serves (hk
@@ -41,7 +41,7 @@ ok $? "and pushed to the registry as hk/fn:live"
 D1=$(reg_digest hk/fn:live)
 like "$D1" '^sha256:[0-9a-f]{64}$' "the registry serves it at $D1"
 reg_forget "$LOCAL:v1"
-podman image exists "$ID1"
+ct_cli image inspect "$ID1" >/dev/null 2>&1
 ok $((! $?)) "the engine does not have it"
 
 auth_file() {	# auth_file PASSWORD [MODE]: $T/auth.json
@@ -114,7 +114,7 @@ ok $? "the right password: a wake is answered 200"
 like "$(cat "$T/body")" '^v1 pid=' "by the registry's image (GREETING=v1)"
 ID=$(ct_ids "$INST" running)
 like "$ID" '^[0-9a-f]{64}$' "one container runs"
-is "$(ct_inspect "$ID" '{{.Image}} {{.ImageName}}')" "$ID1 $PINNED" \
+is "$(reg_image_of "$ID")" "$ID1 $PINNED" \
     "of the pinned image, by digest"
 
 # The tag pushed again: nothing changes until an apply.
@@ -143,8 +143,10 @@ run hk status "$S"
 like "$out" "digest: +$D2 " "hk status shows it"
 wait_t 60 sh -c "curl -sS -H 'Host: $H' '$URL/' | grep -q '^v2 pid='"
 ok $? "the new revision runs v2"
+# The old revision's container goes once the new one is ready: after.
+wait_t 20 ct_count_is 1 "$INST"
 ID=$(ct_ids "$INST" running)
-is "$(ct_inspect "$ID" '{{.Image}} {{index .Config.Labels "hk.revision"}}')" \
+is "$(ct_inspect "$ID" '{{.Image}} {{index .Config.Labels "hk.revision"}}' | sed 's/^sha256://')" \
     "$ID2 2" "its container is revision 2's, of the new image"
 
 # image_pull = "always": the pinned digest is pulled at every start.

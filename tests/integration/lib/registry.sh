@@ -3,9 +3,12 @@
 # docker-registry on 127.0.0.1:$REG_PORT, TLS from a test CA made here
 # with openssl, htpasswd basic auth (one user, $REG_USER/$REG_PASS).
 # podman trusts the CA through /etc/containers/certs.d/127.0.0.1:PORT/,
-# which the podman API service reads at each pull; the directory is the
-# test's own (its port) and goes at exit, as the registry (by its PID)
-# and the images the test pulled (by ID, reg_forget).
+# which the podman API service reads at each pull, and Docker (for
+# CT_ENGINE=docker) through /etc/docker/certs.d/127.0.0.1:PORT/, which
+# dockerd reads at each pull too: it has no option to look elsewhere (its
+# certs.d moves only in rootless mode).  Each directory is the test's own
+# (its port, by exact path) and goes at exit, as the registry (by its
+# PID) and the images the test pulled (by ID, reg_forget).
 
 # reg_start: $REG (host:port), $REG_PID, $REG_USER, $REG_PASS, $REG_CA.
 reg_start() {
@@ -51,6 +54,11 @@ auth:
 REGCONF
 	REG_CERTS=/etc/containers/certs.d/$REG
 	mkdir -p "$REG_CERTS" && cp "$REG_CA" "$REG_CERTS/ca.crt" || return 1
+	if [ "$CT_ENGINE" = docker ]; then
+		REG_CERTS_DOCKER=/etc/docker/certs.d/$REG
+		mkdir -p "$REG_CERTS_DOCKER" &&
+		    cp "$REG_CA" "$REG_CERTS_DOCKER/ca.crt" || return 1
+	fi
 	docker-registry serve "$_r/config.yml" >>"$T/registry.log" 2>&1 &
 	REG_PID=$!
 	_pids="$_pids $REG_PID"
@@ -72,7 +80,8 @@ reg_digest() {
 	    tr -d '\r' | sed -n 's/^[Dd]ocker-[Cc]ontent-[Dd]igest: //p'
 }
 
-# reg_forget REF...: removes those images from the engine, by ID.
+# reg_forget REF...: removes those images from podman's store (where the
+# test builds them), by ID.
 REG_IMAGES=
 reg_forget() {
 	for _ref in "$@"; do
@@ -82,11 +91,19 @@ reg_forget() {
 	done
 }
 
+# reg_image_of ID: "IMAGE-ID NAME" of a container: the image it runs (the
+# ID without Docker's "sha256:") and the name it was created from.
+reg_image_of() {
+	ct_inspect "$1" '{{.Image}} {{.Config.Image}}' | sed 's/^sha256://'
+}
+
 reg_cleanup() {
 	[ -n "${REG_PID:-}" ] && kill "$REG_PID" 2>/dev/null
 	[ -n "${REG_CERTS:-}" ] && rm -rf "$REG_CERTS"
+	[ -n "${REG_CERTS_DOCKER:-}" ] && rm -rf "$REG_CERTS_DOCKER"
 	for _i in $REG_IMAGES; do
 		podman rmi -f "$_i" >/dev/null 2>&1
+		[ "$CT_ENGINE" = docker ] && ct_cli rmi -f "$_i" >/dev/null 2>&1
 	done
 }
 trap 'reg_cleanup; ct_cleanup; _cleanup' EXIT
