@@ -9,7 +9,9 @@
 # log; it sleeps again after idle_seconds (container removed,
 # HTTPIdleSleep); three simultaneous POSTs while it sleeps wake it once,
 # and the container's own log (docker logs) shows three handler
-# invocations.  SIGTERM of hk-scale removes its containers.
+# invocations.  SIGTERM of hk-scale removes its containers.  Then
+# container_network = "slirp4netns", podman's, on Docker: every start
+# fails with Docker's reason, and a request is answered 503.
 #
 # The engine runs without a bridge (scripts/docker-engine: no iptables,
 # nothing routed to a private range), so containers use the host's
@@ -151,4 +153,39 @@ hello got 6 bytes" "$st: each by the handler"
 	is "$(grep -Ec 'Sanitizer|runtime error' "$T/scale.log")" 0 \
 	    "$st: no sanitizer report"
 done
+
+# container_network = "slirp4netns" is podman's: on Docker, every start
+# fails with the engine's reason (hakopod.toml(5)), answered 503 at once.
+rm -rf "$RUN" "$T"/*.log
+mkdir -p "$RUN"
+CT_STORE=sqlite://$T/slirp.db
+CT_NETWORK=slirp4netns
+ct_config
+cat >"$T/slirp.toml" <<APP
+schema_version = 1
+name = "slirp"
+
+[services.api]
+image = "$IMAGE"
+port = 8080
+public = true
+[services.api.serverless]
+APP
+run hk apply "$T/slirp.toml"
+is "$rc" 0 "container_network = slirp4netns on Docker: applies"
+start_events && start_scale && start_gw
+ok $? "hk-events, hk-scale and hk-activate are ready"
+INST=$(ct_install "$STORE")
+wait_t 30 grep -q "service=slirp/api: unable to start revision 1: start: network slirp4netns:port_handler=slirp4netns not found" \
+    "$T/scale.log"
+ok $? "its start fails with Docker's reason"
+wait_t 10 ct_count_is 0 "$(ct_install "$STORE")"
+ok $? "and its container is removed"
+wait_t 10 eval '[ "$(get api.slirp.localhost /)" = 503 ]'
+ok $? "a request is answered 503"
+like "$(cat "$T/body")" '^service failed to start: start: network slirp4netns:port_handler=slirp4netns not found' \
+    "with that reason"
+stop_pid "$gw_pid"
+stop_pid "$scale_pid"
+stop_pid "$events_pid"
 done_testing
