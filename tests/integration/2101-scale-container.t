@@ -1,10 +1,11 @@
 #!/bin/sh
 # The container backend, end to end, against the suite's podman API service
-# (its own when run alone) and the test image: seed 000's example as it is
+# (its own when run alone; 2118 runs this against Docker's engine, on the
+# host's network: lib/ct.sh) and the test image: seed 000's example as it is
 # written, with the locally built image, validates, applies, passes its
 # readiness gate and sleeps; a request through the gateway wakes it and
 # is answered by a fresh container (labelled, published on 127.0.0.1
-# through slirp4netns, as nobody, no-new-privileges, 512 MiB), whose
+# through slirp4netns, or on the host's network, as nobody, no-new-privileges, 512 MiB), whose
 # output is in hk-scale's log; it sleeps again after idle_seconds (the
 # container stopped and removed, HTTPIdleSleep); three simultaneous POSTs
 # while it sleeps wake it once, and the container's own log shows three
@@ -24,14 +25,15 @@ ok $? "the test image is there: $IMAGE"
 
 ct_config "time_unit_ms = 10"
 
-# Seed 000's example, word for word but for the image.
+# Seed 000's example, word for word but for the image (and on Docker's
+# host network the port: hk-scale picks one, lib/ct.sh).
 cat >"$T/app.toml" <<APP
 schema_version = 1
 name = "http-functions"
 
 [services.api]
 image = "$IMAGE"
-port = 8080
+port = $CT_PORT
 public = true
 size = "small"
 replicas = 1
@@ -74,7 +76,7 @@ kill -STOP "$idle_pid"
 is "$(get "$H" /x)" 200 "a request through the gateway wakes it"
 ID=$(ct_ids "$INST" running)
 like "$ID" '^[0-9a-f]{64}$' "one container runs"
-like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$(echo "$ID" | cut -c1-12)\$" \
+like "$(cat "$T/body")" "^hello pid=[0-9]+ host=$(ct_host "$ID")\$" \
     "and answers"
 is "$(ct_inspect "$ID" '{{index .Config.Labels "hk.app"}} {{index .Config.Labels "hk.service"}} {{index .Config.Labels "hk.revision"}} {{index .Config.Labels "hk.installation"}}')" \
     "http-functions api 1 $INST" \
@@ -87,14 +89,20 @@ is "$(grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs):' "/proc/$pid/status" | tr -s '\t
     "Uid: 65534 65534 65534 65534 CapEff: 0000000000000000 CapBnd: 0000000000000000 NoNewPrivs: 1 " \
     "its processes: nobody, no capability, no_new_privs"
 like "$(ct_inspect "$ID" '{{range .Config.Env}}{{println .}}{{end}}')" \
-    '^PORT=8080$' "with PORT"
+    "^PORT=$([ "$CT_PORT" = 0 ] && echo '[0-9]+' || echo "$CT_PORT")\$" \
+    "with PORT"
 run hk ps
 like "$out" "$(printf '^http-functions\tapi\trunning\t1\t%s\t' "$(hostname)")" \
     "hk ps: running on this node"
 ep=$(python3 "$IFN/gw-ctl.py" "$RUN/scale.sock" '{"op":"status"}' \
     "services.$S.endpoint")
-is "$(ct_inspect "$ID" '{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}{{.HostIP}}:{{.HostPort}}{{end}}{{end}}')" \
-    "$ep" "its endpoint is the port published on 127.0.0.1 ($ep)"
+if [ "$CT_NETWORK" = host ]; then
+	is "$(ct_inspect "$ID" '{{range .Config.Env}}{{println .}}{{end}}' | sed -n 's/^PORT=/127.0.0.1:/p')" \
+	    "$ep" "its endpoint is 127.0.0.1:PORT, on the host's network ($ep)"
+else
+	is "$(ct_inspect "$ID" '{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}{{.HostIP}}:{{.HostPort}}{{end}}{{end}}')" \
+	    "$ep" "its endpoint is the port published on 127.0.0.1 ($ep)"
+fi
 wait_t 10 out_grep "service=$S: ct-fn: GET /x 200\$"
 ok $? "its output is in hk-scale's log, as an exec instance's"
 out_grep "service=$S: ct-fn: stderr works\$"
@@ -111,7 +119,7 @@ wait_t 20 ct_asleep "$S"
 ok $? "it sleeps after idle_seconds"
 wait_t 10 ct_count_is 0 "$INST"
 ok $? "its container stopped and removed"
-podman container exists "$ID"
+ct_exists "$ID"
 ok $((!$?)) "(that one, $(echo "$ID" | cut -c1-12), is gone)"
 wait_t 5 events_reach 2 HTTPIdleSleep "$S"
 ok $? "HTTPIdleSleep recorded"
@@ -132,9 +140,9 @@ hello got 6 bytes" "each by the handler"
 ID2=$(ct_ids "$INST")
 is "$(echo "$ID2" | grep -c .)" 1 "by one container"
 ok "$([ "$ID2" != "$ID" ]; echo $?)" "a fresh one: it woke again"
-is "$(podman logs "$ID2" 2>/dev/null | grep -c '^ct-fn: POST /post 200 body=post-[123]$')" 3 \
+is "$(ct_cli logs "$ID2" 2>/dev/null | grep -c '^ct-fn: POST /post 200 body=post-[123]$')" 3 \
     "the container's own log shows three handler invocations"
-is "$(podman logs "$ID2" 2>/dev/null | grep '^ct-fn: POST' | sort | tr '\n' ' ')" \
+is "$(ct_cli logs "$ID2" 2>/dev/null | grep '^ct-fn: POST' | sort | tr '\n' ' ')" \
     "ct-fn: POST /post 200 body=post-1 ct-fn: POST /post 200 body=post-2 ct-fn: POST /post 200 body=post-3 " \
     "one for each request"
 wait_t 5 events_reach 2 HTTPIdleWake "$S"
@@ -188,18 +196,19 @@ ok "$([ "${hc:-0}" -gt 0 ] && [ "${rd:-0}" -gt "$hc" ]; echo $?)" \
 grep -q 'service=http-functions/health: health check: exit status 1' "$T/scale.log"
 ok $? "not before: it failed while the function slept (CT_FN_DELAY)"
 is "$(get health.http-functions.localhost /h)" 200 "and it answers"
-HID=$(ct_ids "$INST" running)
+# Its own: api's may not have gone to sleep yet.
+HID=$(ct_svc_ids "$INST" health running)
 
 # A container that dies behind hk-scale's back: the events stream says so.
-podman kill --signal KILL "$HID" >/dev/null 2>&1
+ct_cli kill --signal KILL "$HID" >/dev/null 2>&1
 wait_t 5 grep -q "service=http-functions/health: container $(echo "$HID" | cut -c1-12) killed by signal 9" \
     "$T/scale.log"
 ok $? "a container killed with SIGKILL: seen, as killed by signal 9"
-wait_t 30 ct_count_is 1 "$INST" running
-HID2=$(ct_ids "$INST" running)
+wait_t 30 ct_svc_count_is 1 "$INST" health running
+HID2=$(ct_svc_ids "$INST" health running)
 ok "$([ -n "$HID2" ] && [ "$HID2" != "$HID" ]; echo $?)" \
     "min_replicas = 1: a fresh container replaces it"
-podman container exists "$HID"
+ct_exists "$HID"
 ok $((!$?)) "the dead one is removed"
 wait_t 30 scale_is http-functions/health running
 HID=$HID2
@@ -208,7 +217,7 @@ wait_t 20 scale_is http-functions/health stopped
 ok $? "hk stop stops it"
 wait_t 10 ct_count_is 0 "$INST"
 ok $? "and removes its container"
-podman container exists "$HID"
+ct_exists "$HID"
 ok $((!$?)) "(that one)"
 run hk start http-functions/health
 wait_t 30 scale_is http-functions/health running
@@ -216,7 +225,7 @@ ok $? "hk start starts it again"
 
 # A new revision: its container starts beside the running one, which is
 # removed once the new one is ready.
-HID=$(ct_ids "$INST" running)
+HID=$(ct_svc_ids "$INST" health running)
 sed 's/^CT_FN_DELAY = "1"$/CT_FN_DELAY = "1"\nGREETING = "revision two"/' \
     "$T/app.toml" >"$T/app2.toml"
 run hk apply "$T/app2.toml"
@@ -226,7 +235,7 @@ wait_t 30 grep -q "service=http-functions/health: revision 2 replaces 1" \
 ok $? "it replaces the running one once ready"
 wait_t 10 ct_count_is 1 "$INST"
 ok $? "one container is left"
-podman container exists "$HID"
+ct_exists "$HID"
 ok $((!$?)) "the old revision's is removed"
 is "$(get health.http-functions.localhost /r2 && cut -d' ' -f1-2 "$T/body")" \
     "200revision two" "the new one answers"

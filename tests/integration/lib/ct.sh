@@ -178,6 +178,20 @@ ct_ids() {
 	fi 2>/dev/null | sort
 }
 
+# ct_svc_ids INSTALL SERVICE [state]: as ct_ids, of one service's.
+ct_svc_ids() {
+	ct_cli ps -aq --no-trunc --filter "label=hk.installation=$1" \
+	    --filter "label=hk.service=$2" ${3:+--filter "status=$3"} \
+	    2>/dev/null | sort
+}
+
+# ct_svc_count_is N INSTALL SERVICE [state] (for wait_t)
+ct_svc_count_is() {
+	_n=$1
+	shift
+	[ "$(ct_svc_ids "$@" | grep -c .)" -eq "$_n" ]
+}
+
 # ct_count INSTALL [state]: how many.
 ct_count() {
 	ct_ids "$@" | grep -c .
