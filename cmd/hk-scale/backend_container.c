@@ -134,6 +134,7 @@ static void	ct_freeze(struct inst *);
 static void	ct_thaw(struct inst *);
 static void	on_paused(void *, int, json_t *, const char *);
 static void	on_unpaused(void *, int, json_t *, const char *);
+static int	ct_runs_already(const char *);
 static void	ct_stop_paused(struct ct *);
 static void	on_signalled(void *, int, json_t *, const char *);
 static void	ct_unpause(struct ct *);
@@ -1291,8 +1292,9 @@ ct_thaw(struct inst *in)
 /*
  * Runs again, or not: the thaw's answer, or the stop's.  Docker unpauses
  * a paused container itself once it has sent it a signal (podman leaves
- * it paused): the stop's unpause that follows is then answered "is not
- * paused", which means it runs, the signal delivered.
+ * it paused): the stop's unpause that follows is then answered that it
+ * runs, the signal delivered: "is not paused", or, while Docker's own
+ * unpause is under way, runc's "cannot resume a running process".
  */
 static void
 on_unpaused(void *arg, int status, json_t *body, const char *err)
@@ -1302,8 +1304,7 @@ on_unpaused(void *arg, int status, json_t *body, const char *err)
 	(void)status;
 	(void)body;
 	x->pausec = NULL;
-	if (err == NULL || (x->in->stopping && strstr(err, "is not paused") !=
-	    NULL)) {
+	if (err == NULL || (x->in->stopping && ct_runs_already(err))) {
 		x->paused = 0;
 		err = NULL;
 	} else if (x->in->stopping && !x->died)
@@ -1311,6 +1312,14 @@ on_unpaused(void *arg, int status, json_t *body, const char *err)
 		    "(killed after the grace period)", x->in->id,
 		    x->in->what, err);
 	backend_thawed(x->in, err);
+}
+
+/* An unpause refused because the container runs (on_unpaused()). */
+static int
+ct_runs_already(const char *err)
+{
+	return strstr(err, "is not paused") != NULL ||
+	    strstr(err, "cannot resume a running process") != NULL;
 }
 
 /*
