@@ -72,7 +72,11 @@
  *				a signal other than SIGKILL waits, pending,
  *				for the unpause: a paused container is
  *				stopped with engine_kill() of its stop
- *				signal, then engine_unpause()
+ *				signal, then engine_unpause().  Docker
+ *				20.10 answers 409 for one already paused,
+ *				500 "is not paused" for one that is not,
+ *				and thaws a paused container itself once
+ *				it has signalled it
  *	engine_remove		DELETE /containers/ID?force=1&v=1: killed if
  *				running (or paused), and its anonymous
  *				volumes removed
