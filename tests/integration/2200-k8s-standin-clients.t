@@ -19,7 +19,8 @@
 # resourceVersion, 409 Conflict, 404.  A wrong token is 401 to both
 # clients; a wrong CA is an x509 error to kubectl; the client certificate
 # and in-cluster credentials (scripts/k8s-standin's serviceaccount/) are
-# accepted; kubectl delete removes a Service's slice and a Deployment's
+# accepted, and hk reads each of them (lib/kubeconfig.c, through
+# tests/tools/kube-creds) to a /version answered over verified TLS; kubectl delete removes a Service's slice and a Deployment's
 # pod; a watch cut mid-stream is an error to curl; a watch sends BOOKMARKs
 # when asked and ends cleanly at its timeoutSeconds.  On SIGTERM the
 # stand-in removes its containers; none is left with its label.
@@ -323,6 +324,37 @@ is "$out" "in-cluster: deployments: fn" \
     "python3-kubernetes with in-cluster credentials (service account token and CA)"
 run kc --context standin-cert get deployments -o name
 is "$rc $out" "0 deployment.apps/fn" "a client certificate of the CA is accepted"
+
+# hk's own reading of the same credentials (lib/kubeconfig.c, through
+# tests/tools/kube-creds): a GET of /version, TLS verified, with what it
+# read; the same refusals as the clients'.
+KC=$HK_BUILD/tests/tools/kube-creds
+PORT=${URL##*:}
+run "$KC" "$KUBECONFIG"
+is "$rc $(echo "$out" | tr '\n' ' ')" \
+    "0 server $URL namespace default ca yes token yes cert no version 200 v1.22.0-hk-standin " \
+    "hk reads the kubeconfig's token context, and the server answers it"
+run "$KC" -c standin-cert "$KUBECONFIG"
+is "$rc $(echo "$out" | sed -n 's/^\(cert\|token\|version\) //p' | tr '\n' ' ')" \
+    "0 no yes 200 v1.22.0-hk-standin " \
+    "... its client certificate context"
+run env KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$PORT" \
+    "$KC" -i "$K/serviceaccount"
+is "$rc $(echo "$out" | tail -n 1)" "0 version 200 v1.22.0-hk-standin" \
+    "... in-cluster credentials"
+chmod 600 "$T/bad-token" "$T/bad-ca"
+run "$KC" "$T/bad-token"
+is "$rc $(echo "$out" | tail -n 1)" "69 version 401 -" \
+    "... a wrong token: 401"
+run "$KC" "$T/bad-ca"
+like "$rc $(echo "$out" | tail -n 1)" '^69 version error: SSL certificate problem' \
+    "... a wrong CA: the server's certificate is refused"
+chmod 644 "$T/bad-token"
+run "$KC" "$T/bad-token"
+is "$rc $err" "78 kube-creds: $T/bad-token: mode 0644: must be 0600 or stricter" \
+    "... a kubeconfig others may read: refused"
+! echo "$out$err" | grep -q "$TOKEN"
+ok $? "... and no token is printed"
 
 # Deletion: a Service's slice goes with it, a Deployment's pod too.
 run kc scale deployment fn --replicas=1
