@@ -36,7 +36,7 @@
 #define IMAGE_MAX	255	/* an image reference (lib/engine's bound) */
 #define ENV_NAME_MAX	255
 #define READY_PATH_MAX	1024
-#define REPLICAS_MAX	64
+#define REPLICAS_MAX	SPEC_REPLICAS_MAX
 #define SECRETS_MAX	64	/* names in a service's secrets */
 
 
@@ -831,14 +831,8 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		    kv->value->u.integer != 1))
 			cw_diag(&c->w, kv->line, key, "must be 1 with "
 			    "[serverless]");
-		else if (cw_int(&c->w, kv, key, 1, REPLICAS_MAX, &n) != 0)
-			break;
-		else if (n != 1)
-			cw_diag(&c->w, kv->line, key, "%lld: " NOT_YET "hk "
-			    "runs one instance of an ordinary service "
-			    "(replicas = 1)", (long long)n);
-		else
-			s->replicas = (int)n;
+		else if (cw_int(&c->w, kv, key, 1, REPLICAS_MAX, &n) == 0)
+			s->replicas = (int)n;	/* the rest: app_rules.c */
 		break;
 	case SK_HOSTS:
 		svc_hosts(c, skv, kv, key, s);

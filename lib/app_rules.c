@@ -26,6 +26,9 @@ static void	 svc_placement(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_unapplied(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
+static void	 svc_replica_rules(struct actx *,
+		    const struct toml_kv *const *, const char *,
+		    const struct service_spec *);
 static int	 sl_pair(const struct toml_kv *, const char *,
 		    const struct toml_kv **, const char *,
 		    const struct toml_kv **);
@@ -227,6 +230,39 @@ svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
 		    "backend \"%s\": a container works in its image's "
 		    "directory (or in source)", name);
 	}
+}
+
+/*
+ * replicas > 1 (an ordinary service: app.c refused it with [serverless])
+ * where its backend runs that many.  With a fixed port they share one
+ * listening socket that hk-scale binds and hands each as fd 3
+ * (LISTEN_FDS): a second bind of the port would fail, and a tcp or http
+ * probe of the shared port cannot tell one replica from another, so
+ * their readiness is the socket's or their own notify.
+ */
+static void
+svc_replica_rules(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[CW_KEYPATH_LEN];
+
+	if (slot[SK_REPLICAS] == NULL || s->replicas <= 1)
+		return;
+	cw_kpath_s(key, prefix, "replicas");
+	if (!config_backend_can(s->backend, BACKEND_REPLICAS))
+		cw_diag(&c->w, slot[SK_REPLICAS]->line, key, "%d: not "
+		    "supported yet with backend \"%s\", which runs one "
+		    "instance of a service (replicas = 1); backend \"exec\" "
+		    "runs replicas", s->replicas,
+		    config_backend_name(s->backend));
+	else if (s->port != 0 && s->readiness != READY_SOCKET &&
+	    s->readiness != READY_NOTIFY)
+		cw_diag(&c->w, slot[SK_REPLICAS]->line, key, "%d with port "
+		    "%d: the replicas share one listening socket, handed to "
+		    "each as fd 3 (LISTEN_FDS), and a probe of that port "
+		    "cannot tell one from another: set readiness = "
+		    "\"socket\" or \"notify\", or port = 0 (a port each)",
+		    s->replicas, s->port);
 }
 
 /*
@@ -523,6 +559,7 @@ app_rules_backend(struct actx *c, const struct toml_kv *const *slot,
 		return;
 	svc_placement(c, slot, prefix, s);
 	svc_unapplied(c, slot, prefix, s);
+	svc_replica_rules(c, slot, prefix, s);
 	svc_container(c, slot, prefix, s);
 	svc_env_host(c, slot, prefix, s);
 	svc_volume_rules(c, slot, prefix, s);

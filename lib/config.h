@@ -251,6 +251,7 @@ enum backend_kind {
 #define BACKEND_NEEDS_IMAGE	0x080
 #define BACKEND_NEEDS_SCANDIR	0x100	/* server.s6_scandir */
 #define BACKEND_LIMITS		0x200	/* applies size: memory, CPU */
+#define BACKEND_REPLICAS	0x400	/* replicas > 1, ordinary services */
 
 const char	*config_backend_name(enum backend_kind);
 int		 config_backend_find(const char *);	/* -1: no such */

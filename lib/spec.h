@@ -18,6 +18,7 @@
 #include "volume.h"
 
 #define SPEC_ERR_LEN	256
+#define SPEC_REPLICAS_MAX	64	/* "replicas", hk.toml(5) */
 
 /*
  * An ordinary service's start deadline (startup_timeout_seconds beside

@@ -134,13 +134,16 @@ struct store_instance {
 	int64_t		 started_at;
 	int64_t		 ready_at;	/* 0 until ready */
 	int64_t		 updated_at;
+	int		 replica;	/* 0..replicas-1; 0: the first */
 };
 
 int	store_instance_put(struct store *, const struct store_instance *);
-/* 0 found, 1 not found. */
+/* Replica 0's row.  0 found, 1 not found. */
 int	store_instance_get(struct store *, const char *, const char *,
 	    struct store_instance *);
-int	store_instance_delete(struct store *, const char *, const char *);
+/* One replica's row; replica -1: every row of the service. */
+int	store_instance_delete(struct store *, const char *, const char *,
+	    int);
 int	store_instance_list(struct store *, struct store_instance **, size_t *);
 
 /* events */

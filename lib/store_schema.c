@@ -15,9 +15,11 @@
  *			revision (1 when new, +1 on each spec change),
  *			desired auto|stopped, serverless 0|1, created_at,
  *			updated_at (last revision change)
- *	instances	(app, service) PK -> services, deleted with it;
- *			revision, state, endpoint, node, pid, pid_start,
- *			started_at, ready_at (0 until ready), updated_at
+ *	instances	(app, service, replica) PK -> services, deleted
+ *			with it; revision, state, endpoint, node, pid,
+ *			pid_start, started_at, ready_at (0 until ready),
+ *			updated_at; replica (migration 11) 0 for the first
+ *			instance of a service, 1..replicas-1 for the others
  *	events		id (autoincrement / bigserial), at, app, service,
  *			kind, detail (JSON or NULL); no foreign key: events
  *			outlive what they describe
@@ -346,6 +348,42 @@ static int	 requests_to_batches(struct store *);
 #define LITE_CODE_V10	"json_extract(spec, '$.code_hash')"
 #define PG_CODE_V10	"(spec::json ->> 'code_hash')"
 
+/*
+ * Version 11: a service runs "replicas" instances (hk.toml(5)), a row
+ * each, numbered from 0.  Rows of before are replica 0, so that the
+ * instances they describe are adopted as they were.  SQLite cannot
+ * change a primary key: the table is made again.
+ */
+#define LITE_REPLICAS_V11						\
+	"CREATE TABLE instances_v11 ("					\
+	"  app TEXT NOT NULL,"						\
+	"  service TEXT NOT NULL,"					\
+	"  revision BIGINT NOT NULL,"					\
+	"  state TEXT NOT NULL,"					\
+	"  endpoint TEXT NOT NULL DEFAULT '',"				\
+	"  node TEXT NOT NULL DEFAULT '',"				\
+	"  pid BIGINT NOT NULL DEFAULT 0,"				\
+	"  pid_start BIGINT NOT NULL DEFAULT 0,"			\
+	"  started_at BIGINT NOT NULL DEFAULT 0,"			\
+	"  ready_at BIGINT NOT NULL DEFAULT 0,"				\
+	"  updated_at BIGINT NOT NULL,"					\
+	"  replica INTEGER NOT NULL DEFAULT 0,"				\
+	"  PRIMARY KEY (app, service, replica),"			\
+	"  FOREIGN KEY (app, service) REFERENCES services (app, name)"	\
+	"    ON DELETE CASCADE);"					\
+	"INSERT INTO instances_v11 (app, service, revision, state,"	\
+	"  endpoint, node, pid, pid_start, started_at, ready_at,"	\
+	"  updated_at) SELECT app, service, revision, state, endpoint,"	\
+	"  node, pid, pid_start, started_at, ready_at, updated_at"	\
+	"  FROM instances;"						\
+	"DROP TABLE instances;"						\
+	"ALTER TABLE instances_v11 RENAME TO instances;"
+#define PG_REPLICAS_V11							\
+	"ALTER TABLE instances ADD COLUMN replica INTEGER NOT NULL"	\
+	"  DEFAULT 0;"							\
+	"ALTER TABLE instances DROP CONSTRAINT instances_pkey;"		\
+	"ALTER TABLE instances ADD PRIMARY KEY (app, service, replica);"
+
 /* Append only; see the migration policy above. */
 const struct store_migration store_migrations[] = {
 	{ 1, "initial schema",
@@ -366,6 +404,7 @@ const struct store_migration store_migrations[] = {
 	{ 9, "vetted code", VETTED_V9(LITE_NAME), VETTED_V9(PG_NAME), NULL },
 	{ 10, "revisions", REVISIONS_V10(LITE_NAME, LITE_CODE_V10),
 	    REVISIONS_V10(PG_NAME, PG_CODE_V10), NULL },
+	{ 11, "replicas", LITE_REPLICAS_V11, PG_REPLICAS_V11, NULL },
 };
 const size_t store_nmigrations = NITEMS(store_migrations);
 
@@ -378,7 +417,7 @@ const char store_migrations_table[] =
 	"app, name, spec, revision, desired, serverless, created_at, updated_at"
 #define INSTANCE_COLS \
 	"app, service, revision, state, endpoint, node, pid, pid_start, " \
-	"started_at, ready_at, updated_at"
+	"started_at, ready_at, updated_at, replica"
 #define EVENT_COLS	"id, at, app, service, kind, detail"
 #define LEASE_COLS \
 	"name, holder, epoch, acquired_at, expires_at, grace_ms"
@@ -439,8 +478,8 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "WHERE serverless <> 0 AND ($1 IS NULL OR app <> $1)" },
 	[Q_INSTANCE_PUT] = { "instance put",
 	    "INSERT INTO instances (" INSTANCE_COLS ") "
-	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
-	    "ON CONFLICT (app, service) DO UPDATE SET "
+	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+	    "ON CONFLICT (app, service, replica) DO UPDATE SET "
 	    "revision = excluded.revision, state = excluded.state, "
 	    "endpoint = excluded.endpoint, node = excluded.node, "
 	    "pid = excluded.pid, pid_start = excluded.pid_start, "
@@ -448,10 +487,14 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "ready_at = excluded.ready_at, updated_at = excluded.updated_at" },
 	[Q_INSTANCE_GET] = { "instance get",
 	    "SELECT " INSTANCE_COLS " FROM instances "
-	    "WHERE app = $1 AND service = $2" },
+	    "WHERE app = $1 AND service = $2 AND replica = 0" },
 	[Q_INSTANCE_LIST] = { "instance list",
-	    "SELECT " INSTANCE_COLS " FROM instances ORDER BY app, service" },
+	    "SELECT " INSTANCE_COLS " FROM instances "
+	    "ORDER BY app, service, replica" },
 	[Q_INSTANCE_DELETE] = { "instance delete",
+	    "DELETE FROM instances WHERE app = $1 AND service = $2 "
+	    "AND replica = $3" },
+	[Q_INSTANCE_DELETE_ALL] = { "instance delete all",
 	    "DELETE FROM instances WHERE app = $1 AND service = $2" },
 	[Q_EVENT_ADD] = { "event add",
 	    "INSERT INTO events (at, app, service, kind, detail) "

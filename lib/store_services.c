@@ -194,7 +194,8 @@ store_service_prune(struct store *s, const char *app, char *const *keep,
 	/* Instances go with their service (ON DELETE CASCADE too). */
 	for (i = 0; r == 0 && i < ngone; i++) {
 		a[1].text = gone[i];
-		if ((r = store_q_do(s, Q_INSTANCE_DELETE, a, 2, NULL)) == 0)
+		if ((r = store_q_do(s, Q_INSTANCE_DELETE_ALL, a, 2,
+		    NULL)) == 0)
 			r = store_q_do(s, Q_SERVICE_DELETE, a, 2, NULL);
 	}
 	if (store_own_end(s, own, r) == -1) {
@@ -276,6 +277,7 @@ store_instance_put(struct store *s, const struct store_instance *in)
 		ARG_INT(in->started_at), ARG_INT(in->ready_at),
 		ARG_INT(in->updated_at != 0 ? in->updated_at :
 		    store_now_ms()),
+		ARG_INT(in->replica),
 	};
 
 	call_start(s);
@@ -289,8 +291,14 @@ store_instance_put(struct store *s, const struct store_instance *in)
 	    sizeof(in->endpoint), 0) == -1 ||
 	    store_check_field(s, "node", in->node, sizeof(in->node), 0) == -1)
 		return -1;
+	if (in->replica < 0) {
+		store_seterr(s, 0, "instance %s/%s: replica %d", in->app,
+		    in->service, in->replica);
+		return -1;
+	}
 	if (store_q_do(s, Q_INSTANCE_PUT, a, NITEMS(a), NULL) == -1) {
-		store_errprefix(s, "instance %s/%s", in->app, in->service);
+		store_errprefix(s, "instance %s/%s#%d", in->app, in->service,
+		    in->replica);
 		return -1;
 	}
 	return 0;
@@ -314,6 +322,7 @@ read_instance(struct store *s, struct store_instance *in)
 	in->started_at = s->ops->col_int(s, 8);
 	in->ready_at = s->ops->col_int(s, 9);
 	in->updated_at = s->ops->col_int(s, 10);
+	in->replica = (int)s->ops->col_int(s, 11);
 	return 0;
 }
 
@@ -334,14 +343,18 @@ store_instance_get(struct store *s, const char *app, const char *service,
 }
 
 int
-store_instance_delete(struct store *s, const char *app, const char *service)
+store_instance_delete(struct store *s, const char *app, const char *service,
+    int replica)
 {
-	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service) };
+	struct store_arg a[] = { ARG_TEXT(app), ARG_TEXT(service),
+	    ARG_INT(replica) };
 
 	call_start(s);
 	if (store_check_name(s, "app name", app, STORE_NAME_MAX) == -1 ||
 	    store_check_name(s, "service name", service, STORE_NAME_MAX) == -1)
 		return -1;
+	if (replica < 0)
+		return store_q_do(s, Q_INSTANCE_DELETE_ALL, a, 2, NULL);
 	return store_q_do(s, Q_INSTANCE_DELETE, a, NITEMS(a), NULL);
 }
 

@@ -157,6 +157,7 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 	strlcpy(in->node, sc->node, sizeof(in->node));
 	in->notifyfd = in->probefd = in->conn_fd = in->probe_tfd = -1;
 	loop_timer_init(&in->kill_timer, kill_fire, in);
+	loop_timer_init(&in->replica_deadline, replica_deadline, in);
 	TAILQ_INSERT_TAIL(&sc->insts, in, entry);
 	return in;
 }
@@ -289,6 +290,7 @@ kill_fire(struct loop *l, void *arg)
 void
 inst_retire(struct inst *in)
 {
+	loop_timer_cancel(in->sc->loop, &in->replica_deadline);
 	queue_settle(in);
 	in->svc = NULL;
 	in->in_store = 0;
@@ -343,6 +345,7 @@ inst_free(struct inst *in)
 		return;
 	probe_stop(in);
 	loop_timer_cancel(sc->loop, &in->kill_timer);
+	loop_timer_cancel(sc->loop, &in->replica_deadline);
 	queue_settle(in);
 	in->svc = NULL;
 	in->in_store = 0;

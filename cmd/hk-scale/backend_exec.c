@@ -60,6 +60,8 @@ struct exec_inst {
 	int		 execfd;	/* EOF once exec succeeded */
 	struct cmd_output out;		/* its lines, until ready */
 	char		 cg[FZ_PATH_MAX];	/* its cgroup; "": none */
+	int		 xport;		/* shares its service's socket on
+					   this port (exec_listen.c); 0 */
 };
 
 /* What the child needs between fork and exec, prepared by the parent. */
@@ -92,6 +94,9 @@ static int	exec_release(struct inst *);
 static int	exec_reap(struct inst *, pid_t, int);
 static struct exec_inst *xnew(struct inst *);
 static int	bind_port(struct inst *, int, int *, char *, size_t);
+static int	listener(struct inst *, const struct service_spec *, int *,
+		    char *, size_t);
+static void	adopt_listener(struct inst *, int);
 static int	child_fds(struct spawn *);
 static int	child_drop(const struct spawn *);
 static void	child(struct spawn *) __attribute__((noreturn));
@@ -178,6 +183,26 @@ bind_port(struct inst *in, int port, int *lfd, char *err, size_t errlen)
 		*lfd = fd;
 	else
 		close(fd);
+	return 0;
+}
+
+/*
+ * The listening socket of the instance, if it is handed one (*lfd; -1
+ * if not), and its port: the socket its replicas share, or for readiness
+ * "socket" its own.
+ */
+static int
+listener(struct inst *in, const struct service_spec *sp, int *lfd,
+    char *err, size_t errlen)
+{
+	struct exec_inst *x = in->priv;
+
+	if (!command_shares_port(sp))
+		return bind_port(in, sp->port, sp->readiness == READY_SOCKET ?
+		    lfd : NULL, err, errlen);
+	if (xlisten_take(in, sp->port, lfd, err, errlen) == -1)
+		return -1;
+	x->xport = in->port = sp->port;
 	return 0;
 }
 
@@ -421,19 +446,18 @@ exec_start(struct inst *in)
 		return;
 	}
 	in->uid = sw.user.uid;
-	if (bind_port(in, sp->port, sp->readiness == READY_SOCKET ? &sw.lfd :
-	    NULL, err, sizeof(err)) == -1)
+	x = in->priv;
+	if (listener(in, sp, &sw.lfd, err, sizeof(err)) == -1)
 		goto fail;
 	if (sp->readiness == READY_NOTIFY &&
 	    probe_notify_open(in, err, sizeof(err)) == -1)
 		goto fail;
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
-	x = in->priv;
 	if (freezer_make(in->sc, x->cg, sizeof(x->cg), sw.cg, err,
 	    sizeof(err)) == -1 || fork_child(in, &sw, err, sizeof(err)) == -1)
 		goto fail;
-	if (sw.lfd != -1)
+	if (sw.lfd != -1 && x->xport == 0)
 		close(sw.lfd);
 	cg_close(&sw);
 	log_info("service=%s: started %s revision %lld at %s as %s",
@@ -442,7 +466,7 @@ exec_start(struct inst *in)
 	backend_started(in);
 	return;
 fail:
-	if (sw.lfd != -1)
+	if (sw.lfd != -1 && x->xport == 0)
 		close(sw.lfd);
 	cg_close(&sw);
 	backend_failed(in, err);
@@ -488,11 +512,29 @@ exec_adopt(struct inst *in, const struct store_instance *r)
 	x->pid_start = r->pid_start;
 	freezer_find(in->sc, pid, x->cg, sizeof(x->cg));
 	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
+	adopt_listener(in, pidfd);
 	adopt_frozen_as_row(in, r->state);
 	if (loop_add_fd(in->sc->loop, pidfd, LOOP_READ, pidfd_read, in) == -1)
 		log_warn("service=%s: unable to watch pid %ld", in->id,
 		    (long)pid);
 	backend_adopted(in, 1);
+}
+
+/*
+ * A replica of a service whose replicas share a socket holds it as fd 3:
+ * the socket is known again (exec_listen.c) for those started later.
+ */
+static void
+adopt_listener(struct inst *in, int pidfd)
+{
+	struct exec_inst *x = in->priv;
+	struct service *s = service_find(in->sc, in->id);
+
+	if (s == NULL || !command_shares_port(&s->def.spec) ||
+	    in->port != s->def.spec.port)
+		return;
+	if (xlisten_adopt(in, in->port, pidfd) == 0)
+		x->xport = in->port;
 }
 
 /*
@@ -749,6 +791,8 @@ exec_release(struct inst *in)
 	output_close(&x->out);
 	if (x->cg[0] != '\0')
 		freezer_remove(in->sc, x->cg);
+	if (x->xport != 0)
+		xlisten_drop(in, x->xport);
 	free(x);
 	in->priv = NULL;
 	return 0;

@@ -170,6 +170,24 @@ command_env_reserved(const char *name)
 }
 
 /*
+ * Replicas of a fixed port share one listening socket, which hk-scale
+ * binds and hands each of them (exec_listen.c): a second bind of the port
+ * would fail.  Any number of replicas with port 0 get a port each.
+ */
+int
+command_shares_port(const struct service_spec *sp)
+{
+	return !sp->serverless && sp->replicas > 1 && sp->port != 0;
+}
+
+/* The command is handed a listening socket as fd 3 (LISTEN_FDS). */
+int
+command_listens(const struct service_spec *sp)
+{
+	return sp->readiness == READY_SOCKET || command_shares_port(sp);
+}
+
+/*
  * Ours as env_kept() says and the user's HOME, USER and LOGNAME (unless
  * the spec sets them), then the spec's, then hk's own variables: PORT,
  * HOST, and LISTEN_FDS with a LISTEN_PID for the child to fill in
@@ -210,11 +228,12 @@ command_env(const struct service_spec *sp, const struct inst *in,
 	    (env[k++] = strdup("HOST=127.0.0.1")) == NULL)
 		bad = 1;
 	*listen_pid = NULL;
-	if (sp->readiness == READY_SOCKET) {
+	if (command_listens(sp)) {
 		if ((env[k++] = strdup("LISTEN_FDS=1")) == NULL ||
 		    (*listen_pid = env[k++] = calloc(1, 32)) == NULL)
 			bad = 1;
-	} else if (sp->readiness == READY_NOTIFY) {
+	}
+	if (sp->readiness == READY_NOTIFY) {
 		if (asprintf(&env[k++], "NOTIFY_SOCKET=%s",
 		    in->notify_path) == -1)
 			bad = 1;

@@ -28,6 +28,11 @@ void		 freezer_remove(struct scale *, const char *);
 void		 freezer_sweep(struct scale *);
 void		 freezer_shutdown(struct scale *);
 
+/* exec_listen.c: the socket replicas of a fixed port share */
+int		 xlisten_take(struct inst *, int, int *, char *, size_t);
+int		 xlisten_adopt(struct inst *, int, int);
+void		 xlisten_drop(const struct inst *, int);
+
 /* exec_spawn.c */
 struct clone_args;
 pid_t		 spawn_vm(const struct clone_args *, void (*)(void *), void *);

@@ -1,7 +1,7 @@
 /*
  * instance_store.c - what hk-scale keeps in the store: one instance row per
- * service (so "hk ps" and "hk status" show it, and a restarted hk-scale
- * finds it), and the readiness gate.
+ * replica of a service (so "hk ps" and "hk status" show it, and a
+ * restarted hk-scale finds it), and the readiness gate.
  *
  * The gate: a serverless service must pass its readiness gate once per
  * revision before it may sleep.  The revision that last passed is kept in
@@ -57,6 +57,7 @@ row_put(struct inst *in, const char *state)
 	strlcpy(r.endpoint, in->endpoint, sizeof(r.endpoint));
 	strlcpy(r.node, in->node, sizeof(r.node));
 	r.revision = in->revision;
+	r.replica = in->replica;
 	inst_row(in, &r);
 	r.started_at = in->started_at;
 	r.ready_at = in->ready_at;
@@ -179,7 +180,8 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 		return;		/* another host's instance */
 	snprintf(id, sizeof(id), "%s/%s", r->app, r->service);
 	if (strcmp(r->state, "failed") == 0) {	/* a failed start: nothing */
-		store_instance_delete(sc->store, r->app, r->service);
+		store_instance_delete(sc->store, r->app, r->service,
+		    r->replica);
 		return;
 	}
 	if ((s = service_find(sc, id)) == NULL) {
@@ -198,6 +200,7 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 		return;
 	}
 	in->revision = r->revision;
+	in->replica = r->replica;
 	if (r->revision == s->good.revision && s->good.revision != 0) {
 		if (s->good.spec.code_hash != NULL)
 			strlcpy(in->code_hash, s->good.spec.code_hash,
@@ -241,6 +244,10 @@ adopt_take(struct inst *in, struct service *s, int alive)
 {
 	struct scale *sc = in->sc;
 
+	if (in->replica != 0) {
+		replica_adopt(in, s, alive);
+		return;
+	}
 	if (!alive) {
 		if (s != NULL && s->inst == NULL)
 			row_delete(sc, &s->def);
@@ -331,6 +338,7 @@ void
 adopt_all(struct scale *sc)
 {
 	struct store_instance *rows;
+	struct service *s, *tmp;
 	size_t n, i;
 
 	if (store_instance_list(sc->store, &rows, &n) == -1) {
@@ -338,8 +346,16 @@ adopt_all(struct scale *sc)
 		    store_error(sc->store));
 		return;
 	}
+	/*
+	 * Each service waits for all its rows, not each row (one adopted at
+	 * once would start the replicas that the next rows describe).
+	 */
+	TAILQ_FOREACH(s, &sc->services, entry)
+		s->adopting++;
 	for (i = 0; i < n; i++)
 		adopt_one(sc, &rows[i]);
+	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp)
+		service_adopted(s);
 	secrets_sweep(sc, rows, n);
 	free(rows);
 	backend_sweep(sc);

@@ -20,16 +20,25 @@ static int	reload_retry(void *);
 static void
 update(struct service *s, struct svc *nw)
 {
+	int rescale;
+
 	if (nw->revision == s->def.revision) {
 		s->def.desired = nw->desired;
 		return;
 	}
-	log_info("service=%s: revision %lld -> %lld", s->def.id,
-	    (long long)s->def.revision, (long long)nw->revision);
+	rescale = replica_rescale(s, nw);
+	if (!rescale)
+		log_info("service=%s: revision %lld -> %lld", s->def.id,
+		    (long long)s->def.revision, (long long)nw->revision);
 	spec_clear(&s->def.spec);
 	s->def = *nw;
 	memset(&nw->spec, 0, sizeof(nw->spec));
-	s->gated = gate_passed(s->sc, &s->def);
+	if (rescale) {
+		/* what runs is the new revision: it has passed its gate */
+		s->gated = 1;
+		release_mark(s, s->def.revision, "passed", NULL);
+	} else
+		s->gated = gate_passed(s->sc, &s->def);
 	release_load(s);
 	s->gate_tried = 0;
 	s->fail_backoff = 0;

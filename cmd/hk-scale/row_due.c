@@ -19,6 +19,7 @@ struct due {
 	enum due_kind		 kind;
 	char			 app[STORE_NAME_MAX + 1];
 	char			 name[STORE_NAME_MAX + 1];
+	int			 replica;	/* DUE_PUT, DUE_DELETE */
 	struct store_instance	 row;		/* DUE_PUT */
 	char			 key[DUE_KEY_MAX];	/* DUE_GATE */
 	char			 val[24];
@@ -56,8 +57,10 @@ due_write(struct scale *sc, enum due_kind kind, const char *app,
 	d.kind = kind;
 	strlcpy(d.app, app, sizeof(d.app));
 	strlcpy(d.name, name, sizeof(d.name));
-	if (row != NULL)
+	if (row != NULL) {
 		d.row = *row;
+		d.replica = row->replica;
+	}
 	if (key != NULL) {
 		strlcpy(d.key, key, sizeof(d.key));
 		strlcpy(d.val, val, sizeof(d.val));
@@ -65,7 +68,20 @@ due_write(struct scale *sc, enum due_kind kind, const char *app,
 	/* a put and a delete of one row are one key, its gate another */
 	snprintf(k, sizeof(k), "%s %s/%s", kind == DUE_GATE ? "gate" : "row",
 	    app, name);
+	if (kind != DUE_GATE && d.replica != 0)
+		snprintf(k, sizeof(k), "row %s/%s#%d", app, name, d.replica);
 	return owed_put(sc->owed, k, &d);
+}
+
+/* The row of one replica deleted (due_write()'s DUE_DELETE is 0's). */
+int
+due_delete(struct scale *sc, const char *app, const char *name, int replica)
+{
+	struct store_instance r;
+
+	memset(&r, 0, sizeof(r));
+	r.replica = replica;
+	return due_write(sc, DUE_DELETE, app, name, &r, NULL, NULL);
 }
 
 /*
@@ -100,7 +116,7 @@ due_try(struct store *s, const void *arg)
 	case DUE_PUT:
 		return store_instance_put(s, &d->row);
 	case DUE_DELETE:
-		return store_instance_delete(s, d->app, d->name);
+		return store_instance_delete(s, d->app, d->name, d->replica);
 	case DUE_GATE:
 		return store_setting_put(s, d->key, d->val);
 	case DUE_REVISION:	/* gone with its service: nothing owed */

@@ -124,6 +124,9 @@ struct inst {
 	int64_t			 frozen_mono;	/* loop ms: frozen at */
 	int			 in_store; /* the store's row is this one */
 	int			 releasing;	/* freed once released */
+	int			 replica;	/* 0: svc->inst; else one of
+						   svc->replicas[] (replica.c) */
+	struct loop_timer	 replica_deadline;	/* its start's */
 };
 
 /*
@@ -228,6 +231,16 @@ struct cmd_output {
 	struct svclog		 log;
 };
 
+/*
+ * A replica beside the service's first instance (replica.c): what runs,
+ * and when it may start again after an exit or a failed start.
+ */
+struct replica {
+	struct inst		*in;
+	int64_t			 retry_at;	/* loop ms */
+	int64_t			 backoff;	/* ms */
+};
+
 /* One service of the installation and its state machine. */
 struct service {
 	TAILQ_ENTRY(service)	 entry;		/* scale.services */
@@ -243,6 +256,9 @@ struct service {
 	enum svc_state		 state;
 	struct inst		*inst;	/* starting, running, draining */
 	struct inst		*pending;	/* new revision behind inst */
+	struct replica		 replicas[SPEC_REPLICAS_MAX]; /* 1..: the
+						   others beside inst */
+	struct loop_timer	 replica_timer;	/* a backoff over */
 	int			 queued;
 	int			 gate_next;	/* the queued start is def's
 						   readiness gate */
@@ -334,6 +350,20 @@ int		 due_write(struct scale *, enum due_kind, const char *,
 		    const char *);
 int		 due_revision(struct scale *, const struct svc *, int64_t,
 		    const char *, const char *);
+int		 due_delete(struct scale *, const char *, const char *, int);
+
+/* replica.c: an ordinary service's replicas beside its first instance */
+int		 replica_wanted(const struct service *);
+void		 replica_converge(struct service *);
+void		 replica_stop_all(struct service *);
+void		 replica_fire(struct loop *, void *);
+void		 replica_deadline(struct loop *, void *);
+void		 replica_started(struct inst *);
+void		 replica_failed(struct inst *, const char *);
+void		 replica_ready(struct inst *);
+void		 replica_exit(struct inst *, int, const char *);
+void		 replica_adopt(struct inst *, struct service *, int);
+int		 replica_rescale(struct service *, const struct svc *);
 
 /* release.c: a failed release never replaces a healthy one */
 void		 release_load(struct service *);
@@ -443,6 +473,8 @@ char		**command_env(const struct service_spec *, const struct inst *,
 		    const struct user_ids *, char **);
 void		 command_env_free(char **);
 int		 command_env_reserved(const char *);
+int		 command_listens(const struct service_spec *);
+int		 command_shares_port(const struct service_spec *);
 void		 output_open(struct cmd_output *, const struct inst *);
 void		 output_inst(struct cmd_output *, const char *);
 void		 output_close(struct cmd_output *);

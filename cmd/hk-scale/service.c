@@ -45,6 +45,7 @@ static void	describe_exit(int, char *, size_t);
 static void	want_start(struct service *, const char *);
 static int	needs_port(const struct service *);
 static void	replace(struct service *);
+static void	converge_first(struct service *);
 static void	start_failed(struct service *, const char *, json_t *);
 static void	fail_start(struct service *, int64_t, const char *, json_t *);
 static void	gate_start(struct service *, const char *);
@@ -94,6 +95,7 @@ service_new(struct scale *sc, struct svc *def)
 	loop_timer_init(&s->retry, retry_fire, s);
 	loop_timer_init(&s->suspend_timer, suspend_expired, s);
 	loop_timer_init(&s->record_timer, record_fire, s);
+	loop_timer_init(&s->replica_timer, replica_fire, s);
 	s->state = s->def.desired == STORE_DESIRED_STOPPED ? SVC_STOPPED :
 	    SVC_SLEEPING;
 	s->gated = gate_passed(sc, &s->def);
@@ -113,6 +115,7 @@ service_free(struct service *s)
 	loop_timer_cancel(sc->loop, &s->retry);
 	loop_timer_cancel(sc->loop, &s->suspend_timer);
 	ready_record(s);
+	replica_stop_all(s);
 	if (s->pending != NULL)
 		inst_retire(s->pending);
 	if (s->inst != NULL)
@@ -258,15 +261,24 @@ replace(struct service *s)
 
 /*
  * Brings the service towards what the store wants: stopped, running, or
- * asleep once its revision has passed the readiness gate.
+ * asleep once its revision has passed the readiness gate; and its other
+ * replicas with it (replica.c).
  */
 void
 service_converge(struct service *s)
 {
+	if (s->removed || s->sc->stopping || s->adopting)
+		return;
+	converge_first(s);
+	replica_converge(s);
+}
+
+/* service_converge() for s->inst, replica 0. */
+static void
+converge_first(struct service *s)
+{
 	struct scale *sc = s->sc;
 
-	if (s->removed || sc->stopping || s->adopting)
-		return;
 	if (s->def.desired == STORE_DESIRED_STOPPED) {
 		if (s->state != SVC_STOPPED)
 			service_stop(s, "stopped");
@@ -399,6 +411,7 @@ service_stop(struct service *s, const char *reason)
 	loop_timer_cancel(l, &s->pending_deadline);
 	loop_timer_cancel(l, &s->retry);
 	loop_timer_cancel(l, &s->suspend_timer);
+	replica_stop_all(s);
 	if (s->pending != NULL) {
 		inst_retire(s->pending);
 		s->pending = NULL;
@@ -522,6 +535,10 @@ service_inst_started(struct inst *in)
 {
 	struct service *s = in->svc;
 
+	if (in->replica != 0) {
+		replica_started(in);
+		return;
+	}
 	in->spawned_mono = loop_now_ms(s->sc->loop);
 	if (in == s->inst) {
 		in->in_store = 1;
@@ -540,6 +557,10 @@ service_inst_failed(struct inst *in, const char *why)
 	int64_t rev = in->revision;
 
 	strlcpy(reason, why, sizeof(reason));	/* it may be in->priv's */
+	if (in->replica != 0) {
+		replica_failed(in, reason);
+		return;
+	}
 	if (in == s->pending) {
 		s->pending = NULL;
 		loop_timer_cancel(s->sc->loop, &s->pending_deadline);
@@ -673,6 +694,10 @@ service_inst_ready(struct inst *in)
 	json_t *detail;
 	int64_t ms;
 
+	if (in->replica != 0) {
+		replica_ready(in);
+		return;
+	}
 	ready_record(s);	/* another's, first */
 	queue_settle(in);
 	s->restart_good = 0;
@@ -778,6 +803,10 @@ service_inst_exit(struct inst *in, int status, const char *last)
 	int64_t rev = in->revision;
 	int ready = in->ready;
 
+	if (in->replica != 0) {
+		replica_exit(in, status, last);
+		return;
+	}
 	ready_record(s);		/* before the row goes */
 	describe_exit(status, how, sizeof(how));
 	if (last != NULL && last[0] != '\0')

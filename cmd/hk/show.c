@@ -30,6 +30,14 @@ static void	print_card(const struct store_service *,
 static json_t	*last_wake(struct hk *, const struct store_service *);
 static void	print_wake(const json_t *);
 static void	print_image(const json_t *);
+static int	replicas_wanted(const struct store_service *);
+static void	fmt_replicas(char *, size_t, const struct store_service *,
+		    const struct store_instance *, size_t);
+static json_t	*instance_json(const struct store_instance *);
+static json_t	*replicas_json(const struct store_service *,
+		    const struct store_instance *, size_t);
+static void	print_replicas(const struct store_service *,
+		    const struct store_instance *, size_t);
 
 /* The image, and when hk-scale pulls it (image_pull, hk.toml(5)). */
 static void
@@ -53,10 +61,103 @@ find_instance(const struct store_instance *insts, size_t n, const char *app,
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (strcmp(insts[i].app, app) == 0 &&
+		if (insts[i].replica == 0 && strcmp(insts[i].app, app) == 0 &&
 		    strcmp(insts[i].service, service) == 0)
 			return &insts[i];
 	return NULL;
+}
+
+/* The replicas an ordinary service wants (hk.toml(5)); 0 if stopped. */
+static int
+replicas_wanted(const struct store_service *svc)
+{
+	json_t *spec, *v;
+	int n = 1;
+
+	if (svc->desired == STORE_DESIRED_STOPPED)
+		return 0;
+	spec = json_loads(svc->spec_json, 0, NULL);
+	if (json_is_integer(v = json_object_get(spec, "replicas")) &&
+	    json_integer_value(v) > 1)
+		n = (int)json_integer_value(v);
+	json_decref(spec);
+	return n;
+}
+
+/* "RUNNING/WANTED" of an ordinary service's replicas; "-" serverless. */
+static void
+fmt_replicas(char *buf, size_t len, const struct store_service *svc,
+    const struct store_instance *insts, size_t n)
+{
+	size_t i;
+	int running = 0;
+
+	if (svc->serverless) {
+		strlcpy(buf, "-", len);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (strcmp(insts[i].app, svc->app) == 0 &&
+		    strcmp(insts[i].service, svc->name) == 0 &&
+		    strcmp(insts[i].state, "running") == 0)
+			running++;
+	snprintf(buf, len, "%d/%d", running, replicas_wanted(svc));
+}
+
+static json_t *
+instance_json(const struct store_instance *in)
+{
+	return json_pack("{s:i, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I}",
+	    "replica", in->replica,
+	    "revision", (json_int_t)in->revision, "state", in->state,
+	    "endpoint", in->endpoint, "node", in->node,
+	    "pid", (json_int_t)in->pid,
+	    "started_at", (json_int_t)in->started_at,
+	    "ready_at", (json_int_t)in->ready_at,
+	    "updated_at", (json_int_t)in->updated_at);
+}
+
+/*
+ * Every instance row of svc, replica 0 first: "replicas" of ps --json
+ * and status --json.
+ */
+static json_t *
+replicas_json(const struct store_service *svc,
+    const struct store_instance *insts, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(insts[i].app, svc->app) == 0 &&
+		    strcmp(insts[i].service, svc->name) == 0)
+			json_array_append_new(a, instance_json(&insts[i]));
+	return a;
+}
+
+/* hk status: one line for each replica beside the first. */
+static void
+print_replicas(const struct store_service *svc,
+    const struct store_instance *insts, size_t n)
+{
+	char buf[32], label[32];
+	size_t i;
+
+	if (svc->serverless)
+		return;
+	fmt_replicas(buf, sizeof(buf), svc, insts, n);
+	printf("%-12s %s running\n", "replicas:", buf);
+	for (i = 0; i < n; i++) {
+		if (insts[i].replica == 0 || strcmp(insts[i].app,
+		    svc->app) != 0 || strcmp(insts[i].service, svc->name) != 0)
+			continue;
+		snprintf(label, sizeof(label), "replica %d:", insts[i].replica);
+		printf("%-12s %s revision %lld pid %lld endpoint %s node %s\n",
+		    label, insts[i].state, (long long)insts[i].revision,
+		    (long long)insts[i].pid, insts[i].endpoint[0] ?
+		    insts[i].endpoint : "-", insts[i].node[0] ?
+		    insts[i].node : "-");
+	}
 }
 
 /*
@@ -96,17 +197,8 @@ service_json(const struct store_service *svc, const struct store_instance *in)
 	v = json_object_get(spec, "code_hash");
 	json_object_set_new(o, "code_hash", json_is_string(v) ?
 	    json_string(json_string_value(v)) : json_null());
-	if (in == NULL)
-		json_object_set_new(o, "instance", json_null());
-	else
-		json_object_set_new(o, "instance", json_pack(
-		    "{s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I}",
-		    "revision", (json_int_t)in->revision, "state", in->state,
-		    "endpoint", in->endpoint, "node", in->node,
-		    "pid", (json_int_t)in->pid,
-		    "started_at", (json_int_t)in->started_at,
-		    "ready_at", (json_int_t)in->ready_at,
-		    "updated_at", (json_int_t)in->updated_at));
+	json_object_set_new(o, "instance", in == NULL ? json_null() :
+	    instance_json(in));
 	return o;
 }
 
@@ -115,15 +207,16 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 {
 	static const char *const header[] = {
 		"APP", "SERVICE", "STATE", "REV", "NODE", "HOSTS", "POLICY",
+		"REPLICAS",
 	};
 	struct store_service *svcs;
 	struct store_instance *insts;
 	const struct store_instance *in;
 	struct table *t;
-	char rev[24], hosts[1024], policy[256];
-	const char *row[7];
+	char rev[24], hosts[1024], policy[256], reps[32];
+	const char *row[8];
 	size_t ns, ni, i;
-	json_t *all;
+	json_t *all, *o;
 	int as_json, code;
 
 	if (hk_json_flag(argc, argv, "ps [--json]", 0, &as_json) == -1)
@@ -136,11 +229,15 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 		store_service_free(svcs, ns);
 		return hk_store_failed(hk, "list instances");
 	}
-	t = table_new(7, header);
+	t = table_new(8, header);
 	all = json_array();
 	for (i = 0; i < ns; i++) {
 		in = find_instance(insts, ni, svcs[i].app, svcs[i].name);
-		json_array_append_new(all, service_json(&svcs[i], in));
+		o = service_json(&svcs[i], in);
+		json_object_set_new(o, "replicas", replicas_json(&svcs[i],
+		    insts, ni));
+		json_array_append_new(all, o);
+		fmt_replicas(reps, sizeof(reps), &svcs[i], insts, ni);
 		snprintf(rev, sizeof(rev), "%lld", (long long)svcs[i].revision);
 		fmt_hosts(hosts, sizeof(hosts), svcs[i].spec_json);
 		fmt_policy(policy, sizeof(policy), svcs[i].spec_json);
@@ -151,6 +248,7 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 		row[4] = in != NULL && in->node[0] != '\0' ? in->node : "-";
 		row[5] = hosts;
 		row[6] = policy;
+		row[7] = reps;
 		table_add(t, row);
 	}
 	if (as_json)
@@ -324,9 +422,11 @@ int
 cmd_status(struct hk *hk, int argc, char **argv)
 {
 	struct store_service svc;
-	struct store_instance inst;
+	struct store_instance *insts;
+	const struct store_instance *in;
 	json_t *o, *wake, *rel;
-	int first, as_json, code, r;
+	size_t ni;
+	int first, as_json, code;
 
 	if ((first = hk_json_flag(argc, argv, "status [--json] service", 1,
 	    &as_json)) == -1)
@@ -335,15 +435,17 @@ cmd_status(struct hk *hk, int argc, char **argv)
 		return code;
 	if ((code = resolve_service(hk, argv[first], &svc)) != EX_OK)
 		return code;
-	r = store_instance_get(hk->store, svc.app, svc.name, &inst);
-	if (r == -1) {
+	if (store_instance_list(hk->store, &insts, &ni) == -1) {
 		store_service_clear(&svc);
 		return hk_store_failed(hk, "read instance");
 	}
+	in = find_instance(insts, ni, svc.app, svc.name);
 	wake = last_wake(hk, &svc);
 	rel = hk_release_json(hk, &svc);
 	if (as_json) {
-		o = service_json(&svc, r == 0 ? &inst : NULL);
+		o = service_json(&svc, in);
+		json_object_set_new(o, "replicas", replicas_json(&svc, insts,
+		    ni));
 		json_object_set(o, "last_wake", wake != NULL ? wake :
 		    json_null());
 		json_object_set(o, "release", rel != NULL ? rel : json_null());
@@ -351,12 +453,14 @@ cmd_status(struct hk *hk, int argc, char **argv)
 		putchar('\n');
 		json_decref(o);
 	} else {
-		print_card(&svc, r == 0 ? &inst : NULL);
+		print_card(&svc, in);
+		print_replicas(&svc, insts, ni);
 		hk_release_print(rel);
 		print_wake(wake);
 	}
 	json_decref(wake);
 	json_decref(rel);
+	free(insts);
 	store_service_clear(&svc);
 	return EX_OK;
 }

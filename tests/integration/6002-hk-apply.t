@@ -191,7 +191,7 @@ is "$(cat "$T/heard" 2>/dev/null)" '{"op":"reload"}' "apply sends reload to a li
 # A terminal gets aligned columns under a header.
 if command -v script >/dev/null; then
 	script -qc "hk ps" /dev/null >"$T/tty.out" </dev/null
-	like "$(head -1 "$T/tty.out" | tr -d '\r')" '^APP +SERVICE +STATE +REV +NODE +HOSTS +POLICY$' \
+	like "$(head -1 "$T/tty.out" | tr -d '\r')" '^APP +SERVICE +STATE +REV +NODE +HOSTS +POLICY +REPLICAS$' \
 	    "ps on a terminal prints a header and aligned columns"
 else
 	ok 1 "script(1) from util-linux is needed to test terminal output"

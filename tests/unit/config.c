@@ -511,12 +511,44 @@ static const struct app_case app_cases[] = {
 	    "speaks HTTP/1.1 to every backend", 0 },
 	{ "backend_http2 = false", SRV_SL, SVC "backend_http2 = false\n",
 	    NULL, 0 },
-	{ "replicas 3", SRV_SL, SVC "replicas = 3\n",
-	    "app.toml:5: services.api.replicas: 3: " NOTYET "hk runs one "
-	    "instance of an ordinary service (replicas = 1)", 0 },
+	{ "replicas 3, exec, a port each", SRV_SL, SVC "replicas = 3\n",
+	    NULL, 0 },
+	{ "replicas 64, exec", SRV_SL, SVC "replicas = 64\n", NULL, 0 },
+	{ "replicas 3, exec, port, readiness socket", SRV_SL,
+	    SVC "port = 8080\nreadiness = \"socket\"\nreplicas = 3\n",
+	    NULL, 0 },
+	{ "replicas 3, exec, port, readiness notify", SRV_SL,
+	    SVC "port = 8080\nreadiness = \"notify\"\nreplicas = 3\n",
+	    NULL, 0 },
+	{ "replicas 2, exec, port, readiness tcp", SRV_SL,
+	    SVC "port = 8080\nreplicas = 2\n",
+	    "app.toml:6: services.api.replicas: 2 with port 8080: the "
+	    "replicas share one listening socket, handed to each as fd 3 "
+	    "(LISTEN_FDS), and a probe of that port cannot tell one from "
+	    "another: set readiness = \"socket\" or \"notify\", or port = 0 "
+	    "(a port each)", 0 },
+	{ "replicas 2, exec, port, readiness http", SRV_SL,
+	    SVC "port = 8080\nreadiness = \"http:/\"\nreplicas = 2\n",
+	    "app.toml:7: services.api.replicas: 2 with port 8080: the "
+	    "replicas share one listening socket, handed to each as fd 3 "
+	    "(LISTEN_FDS), and a probe of that port cannot tell one from "
+	    "another: set readiness = \"socket\" or \"notify\", or port = 0 "
+	    "(a port each)", 0 },
 	{ "replicas 64, container", SRV_SL, SVCI "replicas = 64\n",
-	    "app.toml:5: services.api.replicas: 64: " NOTYET "hk runs one "
-	    "instance of an ordinary service (replicas = 1)", 0 },
+	    "app.toml:5: services.api.replicas: 64: not supported yet with "
+	    "backend \"container\", which runs one instance of a service "
+	    "(replicas = 1); backend \"exec\" runs replicas", 0 },
+	{ "replicas 2, s6", SRV_S6, SVC "backend = \"s6\"\nreplicas = 2\n",
+	    "app.toml:6: services.api.replicas: 2: not supported yet with "
+	    "backend \"s6\", which runs one instance of a service "
+	    "(replicas = 1); backend \"exec\" runs replicas", 0 },
+	{ "replicas 2, systemd", SRV_SL,
+	    SVC "backend = \"systemd\"\nreplicas = 2\n",
+	    "app.toml:6: services.api.replicas: 2: not supported yet with "
+	    "backend \"systemd\", which runs one instance of a service "
+	    "(replicas = 1); backend \"exec\" runs replicas", 0 },
+	{ "replicas 1, container, port", SRV_SL,
+	    SVCI "port = 8080\nreplicas = 1\n", NULL, 0 },
 	{ "replicas 1", SRV_SL, SVC "replicas = 1\n", NULL, 0 },
 	{ "size medium, exec", SRV_SL, SVC "size = \"medium\"\n",
 	    "app.toml:5: services.api.size: \"medium\" is not applied by "
@@ -551,13 +583,14 @@ static const struct app_case app_cases[] = {
 	    "replicas = 3\n",
 	    "app.toml:5: services.api.volumes: not with backend \"exec\", "
 	    "which runs command on this host: volumes are a container's (use "
-	    "backend = \"container\", or the directories themselves)", 9 },
+	    "backend = \"container\", or the directories themselves)", 8 },
 	{ "the operator's database (issue 34)", SRV_SL,
 	    HEAD "[services.db]\nimage = \"docker.io/library/postgres:16\"\n"
 	    "replicas = 3\nvolumes = [\"pgdata:/var/lib/postgresql/data\"]\n"
 	    "gpu = 1\nports = [5433]\n",
-	    "app.toml:5: services.db.replicas: 3: " NOTYET "hk runs one "
-	    "instance of an ordinary service (replicas = 1)", 3 },
+	    "app.toml:5: services.db.replicas: 3: not supported yet with "
+	    "backend \"container\", which runs one instance of a service "
+	    "(replicas = 1); backend \"exec\" runs replicas", 3 },
 
 	/* [serverless] */
 	{ "serverless not a table", SRV_SL, SVC "serverless = true\n",

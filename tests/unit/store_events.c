@@ -633,9 +633,17 @@ t_migrate_requests(const char *dir)
 	    "status, wake_id, outcome) VALUES "
 	    "(5, 1000, 'm', 'a', 'GET', 'h', '/5', 200, NULL, 'ok'), "
 	    "(7, 2000, 'm', 'b', 'PUT', 'h', '/7', 404, 3, 'not_found'), "
-	    "(9, 3000, 'm', 'a', 'GET', 'h', '/9', 200, NULL, 'ok');";
+	    "(9, 3000, 'm', 'a', 'GET', 'h', '/9', 200, NULL, 'ok');"
+	    /* an instance, replica 0 once migration 11 numbers them */
+	    "INSERT INTO apps VALUES ('m', '/m', 1);"
+	    "INSERT INTO services (app, name, spec, revision, created_at, "
+	    "updated_at) VALUES ('m', 'a', '{}', 4, 1, 1);"
+	    "INSERT INTO instances (app, service, revision, state, endpoint, "
+	    "pid, pid_start, updated_at) VALUES ('m', 'a', 4, 'running', "
+	    "'127.0.0.1:8080', 4242, 77, 5);";
 	char path[URL_MAX], url[URL_MAX + 16], err[STORE_ERR_LEN];
 	struct store_request v[1], *o = NULL;
+	struct store_instance *inst = NULL;
 	struct store *s;
 	sqlite3 *db;
 	int64_t ver = 0, gone = -1;
@@ -661,6 +669,12 @@ t_migrate_requests(const char *dir)
 	    o[1].wake_id == 3 && strcmp(o[1].outcome, "not_found") == 0,
 	    "sqlite: the requests are kept, with their ids");
 	free(o);
+	ok(store_instance_list(s, &inst, &n) == 0 && n == 1 &&
+	    inst[0].replica == 0 && inst[0].pid == 4242 &&
+	    inst[0].pid_start == 77 && inst[0].revision == 4 &&
+	    strcmp(inst[0].endpoint, "127.0.0.1:8080") == 0,
+	    "sqlite: the instance is kept, as replica 0 (migration 11)");
+	free(inst);
 	isint(sql_count(url, "SELECT COUNT(*) FROM sqlite_master WHERE "
 	    "tbl_name = 'requests' AND (type = 'index' OR "
 	    "sql LIKE '%AUTOINCREMENT%')"), 0,

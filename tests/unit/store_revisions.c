@@ -157,7 +157,15 @@ after(const char *E, const char *url)
 {
 	static const char undo[] =
 	    "DROP TABLE revisions;"
-	    "DELETE FROM schema_migrations WHERE version = 10;"
+	    "DROP TABLE instances;"	/* migration 11 undone */
+	    "CREATE TABLE instances (app TEXT NOT NULL, service TEXT NOT "
+	    "NULL, revision BIGINT NOT NULL, state TEXT NOT NULL, endpoint "
+	    "TEXT NOT NULL DEFAULT '', node TEXT NOT NULL DEFAULT '', pid "
+	    "BIGINT NOT NULL DEFAULT 0, pid_start BIGINT NOT NULL DEFAULT "
+	    "0, started_at BIGINT NOT NULL DEFAULT 0, ready_at BIGINT NOT "
+	    "NULL DEFAULT 0, updated_at BIGINT NOT NULL, PRIMARY KEY (app, "
+	    "service));"
+	    "DELETE FROM schema_migrations WHERE version >= 10;"
 	    "INSERT INTO apps VALUES ('seed', '/s', 1);"
 	    "INSERT INTO services (app, name, spec, revision, serverless, "
 	    "created_at, updated_at) VALUES "

@@ -442,7 +442,14 @@ t_migrate_v7(const char *E, const char *url)
 
 	runs = sql_count(url, "SELECT COUNT(*) FROM runs");
 	ok(runs > 0 && sql_exec(url, "DROP TABLE jobs; DROP TABLE schedules; "
-	    "DROP TABLE vetted; DROP TABLE revisions; "
+	    "DROP TABLE vetted; DROP TABLE revisions; DROP TABLE instances; "
+	    "CREATE TABLE instances (app TEXT NOT NULL, service TEXT NOT "
+	    "NULL, revision BIGINT NOT NULL, state TEXT NOT NULL, endpoint "
+	    "TEXT NOT NULL DEFAULT '', node TEXT NOT NULL DEFAULT '', pid "
+	    "BIGINT NOT NULL DEFAULT 0, pid_start BIGINT NOT NULL DEFAULT "
+	    "0, started_at BIGINT NOT NULL DEFAULT 0, ready_at BIGINT NOT "
+	    "NULL DEFAULT 0, updated_at BIGINT NOT NULL, PRIMARY KEY (app, "
+	    "service)); "
 	    "DELETE FROM schema_migrations WHERE version >= 8") == 0 &&
 	    sql_count(url, "SELECT MAX(version) FROM schema_migrations") == 7,
 	    "%s: a store at version 7, with runs", E);

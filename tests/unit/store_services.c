@@ -130,11 +130,40 @@ t_instances(const char *E, struct store *s)
 	free(v);
 	ok(store_instance_get(s, "fn", "web", &got) == 1,
 	    "%s: instance get of none is 1", E);
-	ok(store_instance_delete(s, "fn", "db") == 0 &&
+	ok(store_instance_delete(s, "fn", "db", 0) == 0 &&
 	    store_instance_get(s, "fn", "db", &got) == 1 &&
 	    store_instance_list(s, &v, &n) == 0 && n == 1,
 	    "%s: instance delete", E);
 	free(v);
+
+	/* replicas: a row each, replica 0 the one store_instance_get reads */
+	(void)strlcpy(in.service, "py", sizeof(in.service));
+	in.replica = 2;
+	in.pid = 4343;
+	ok(store_instance_put(s, &in) == 0 &&
+	    store_instance_get(s, "fn", "py", &got) == 0 && got.pid == 4242 &&
+	    got.replica == 0, "%s: replica 2 beside replica 0", E);
+	in.replica = 1;
+	in.pid = 4444;
+	ok(store_instance_put(s, &in) == 0 &&
+	    store_instance_list(s, &v, &n) == 0 && n == 3 &&
+	    v[0].replica == 0 && v[1].replica == 1 && v[1].pid == 4444 &&
+	    v[2].replica == 2 && v[2].pid == 4343,
+	    "%s: instance list, replicas in order", E);
+	free(v);
+	in.replica = -1;
+	ok(store_instance_put(s, &in) == -1, "%s: replica -1 refused", E);
+	ok(store_instance_delete(s, "fn", "py", 2) == 0 &&
+	    store_instance_list(s, &v, &n) == 0 && n == 2 &&
+	    v[1].replica == 1, "%s: one replica deleted", E);
+	free(v);
+	ok(store_instance_delete(s, "fn", "py", -1) == 0 &&
+	    store_instance_list(s, &v, &n) == 0 && n == 0,
+	    "%s: every replica deleted", E);
+	free(v);
+	in.replica = 0;
+	in.pid = 4242;
+	(void)store_instance_put(s, &in);
 }
 
 static void

@@ -16,6 +16,9 @@
 #                        exists, exit only once G.go exists too: a stop
 #                        that lasts until the test releases it (as
 #                        fn/held does for a start)
+#   GET /hold answers 200 with "pid=N" and keeps the connection until the
+#   client closes it: the process serves no one else meanwhile (the
+#   replicas test, 2021, learns which process took each connection)
 #   GET /healthz answers 200 with a short body, after the head
 #   SCALE_BODY_DELAY=S   ... S seconds after the head
 #   SCALE_BODY_BYTES=N   ... of N bytes
@@ -38,6 +41,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/healthz":
             self.healthz()
             return
+        if self.path == "/hold":
+            self.hold()
+            return
         code = 200
         if self.path == "/health" and health_left > 0:
             health_left -= 1
@@ -48,6 +54,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def hold(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"pid=%d\n" % os.getpid())
+        self.wfile.flush()
+        self.rfile.read()       # until the client closes
+        self.close_connection = True
 
     def healthz(self):
         if os.environ.get("SCALE_BODY_ENDLESS"):

@@ -1,0 +1,194 @@
+/*
+ * exec_listen.c - the one listening socket that the replicas of a service
+ * with a fixed port share (hk.toml(5) replicas): hk-scale binds
+ * 127.0.0.1:PORT once and hands the same socket to each replica as fd 3
+ * (LISTEN_FDS), so that N processes accept from one queue.  Not
+ * SO_REUSEPORT, which would let any process of the same user join the
+ * port.  The socket is kept while an instance of the service holds a
+ * reference, and closed with the last: a replica started meanwhile (a
+ * restart after an exit, one more after a reload) gets the same socket.
+ *
+ * A restarted hk-scale finds the replicas running but not the socket: it
+ * takes a copy of fd 3 from the first adopted replica (pidfd_getfd(2),
+ * Linux 5.6, which asks the rights of ptrace), checked to be a TCP socket
+ * listening on that port, so that a replica started later shares it again
+ * rather than failing to bind a port its siblings hold.
+ *
+ * The list is this file's alone, as the freezer's state is
+ * exec_freezer.c's: a few entries, one per service with shared replicas.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "log.h"
+#include "scale.h"
+
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd	438
+#endif
+#define XLISTEN_BACKLOG	128
+
+struct xlisten {
+	TAILQ_ENTRY(xlisten)	 entry;
+	char			 id[SCALE_ID_MAX];
+	int			 port;
+	int			 fd;
+	int			 refs;
+};
+
+static TAILQ_HEAD(, xlisten) xlistens = TAILQ_HEAD_INITIALIZER(xlistens);
+
+static struct xlisten	*xl_find(const char *, int);
+static struct xlisten	*xl_add(const char *, int, int);
+static int		 xl_bind(int, char *, size_t);
+static int		 xl_is_listener(int, int);
+
+static struct xlisten *
+xl_find(const char *id, int port)
+{
+	struct xlisten *x;
+
+	TAILQ_FOREACH(x, &xlistens, entry)
+		if (x->port == port && strcmp(x->id, id) == 0)
+			return x;
+	return NULL;
+}
+
+static struct xlisten *
+xl_add(const char *id, int port, int fd)
+{
+	struct xlisten *x;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL)
+		return NULL;
+	strlcpy(x->id, id, sizeof(x->id));
+	x->port = port;
+	x->fd = fd;
+	TAILQ_INSERT_TAIL(&xlistens, x, entry);
+	return x;
+}
+
+static int
+xl_bind(int port, char *err, size_t errlen)
+{
+	struct sockaddr_in sin;
+	int fd, on = 1;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(fd, XLISTEN_BACKLOG) == -1) {
+		snprintf(err, errlen, "bind 127.0.0.1:%d: %s", port,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* 1 if fd is an IPv4 TCP socket listening on port. */
+static int
+xl_is_listener(int fd, int port)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int acc = 0;
+	socklen_t alen = sizeof(acc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen) == -1 ||
+	    !acc || getsockname(fd, (struct sockaddr *)&sin, &len) == -1 ||
+	    sin.sin_family != AF_INET)
+		return 0;
+	return ntohs(sin.sin_port) == port;
+}
+
+/*
+ * The shared socket of in's service on port, bound now if no instance
+ * holds it: *fd is the list's (the caller does not close it), and in
+ * holds a reference until xlisten_drop().
+ */
+int
+xlisten_take(struct inst *in, int port, int *fd, char *err, size_t errlen)
+{
+	struct xlisten *x;
+	int lfd;
+
+	if ((x = xl_find(in->id, port)) == NULL) {
+		if ((lfd = xl_bind(port, err, errlen)) == -1)
+			return -1;
+		if ((x = xl_add(in->id, port, lfd)) == NULL) {
+			close(lfd);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		log_debug("service=%s: listening on 127.0.0.1:%d for its "
+		    "replicas", in->id, port);
+	}
+	x->refs++;
+	*fd = x->fd;
+	return 0;
+}
+
+/*
+ * An adopted replica (pidfd) shares its service's socket on port: a
+ * reference for it, and the socket copied from it if none is known.
+ * 0 when it holds one; -1 when the socket could not be had (a replica
+ * started later binds the port again, and fails while it is held).
+ */
+int
+xlisten_adopt(struct inst *in, int port, int pidfd)
+{
+	struct xlisten *x;
+	int fd;
+
+	if ((x = xl_find(in->id, port)) != NULL) {
+		x->refs++;
+		return 0;
+	}
+	if ((fd = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0)) == -1) {
+		log_warn("service=%s: unable to take the listening socket of "
+		    "%s", in->id, in->what);
+		return -1;
+	}
+	if (!xl_is_listener(fd, port) || (x = xl_add(in->id, port,
+	    fd)) == NULL) {
+		log_warnx("service=%s: fd 3 of %s is not its listening socket "
+		    "on port %d", in->id, in->what, port);
+		close(fd);
+		return -1;
+	}
+	log_info("service=%s: listening socket on port %d taken back from "
+	    "%s", in->id, port, in->what);
+	x->refs = 1;
+	return 0;
+}
+
+/* in no longer holds its reference: the last one closes the socket. */
+void
+xlisten_drop(const struct inst *in, int port)
+{
+	struct xlisten *x;
+
+	if ((x = xl_find(in->id, port)) == NULL || --x->refs > 0)
+		return;
+	TAILQ_REMOVE(&xlistens, x, entry);
+	close(x->fd);
+	free(x);
+}
