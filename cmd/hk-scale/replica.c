@@ -322,9 +322,17 @@ replica_adopt(struct inst *in, struct service *s, int alive)
 {
 	int i = in->replica;
 
+	if (i < 1 || i >= SPEC_REPLICAS_MAX) {	/* a row no hk wrote */
+		log_warnx("service=%s: replica %d of an earlier run: stopping "
+		    "%s", in->id, i, in->what);
+		if (alive)
+			inst_stop(in);
+		else
+			inst_free(in);
+		return;
+	}
 	if (!alive) {
-		if (s != NULL && (i >= SPEC_REPLICAS_MAX ||
-		    s->replicas[i].in == NULL))
+		if (s != NULL && s->replicas[i].in == NULL)
 			replica_row_delete(s, i);
 		inst_free(in);
 		return;

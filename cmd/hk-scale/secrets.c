@@ -36,7 +36,7 @@
 
 static int	cred_path(struct inst *, char *, size_t);
 static int	cred_path_of(struct scale *, const char *, const char *,
-		    int64_t, char *, size_t);
+		    int64_t, int, char *, size_t);
 static int	write_one(struct scale *, struct secret_key *, const char *,
 		    const char *, int, const struct user_ids *, char *,
 		    size_t);
@@ -48,16 +48,27 @@ cred_path(struct inst *in, char *buf, size_t len)
 {
 	const struct svc *d = inst_def(in);
 
-	return cred_path_of(in->sc, d->app, d->name, in->started_at, buf,
-	    len);
+	return cred_path_of(in->sc, d->app, d->name, in->started_at,
+	    in->replica, buf, len);
 }
 
+/*
+ * APP.SERVICE.STARTED, and .REPLICA beside the first: replicas start
+ * within the same millisecond.
+ */
 static int
 cred_path_of(struct scale *sc, const char *app, const char *svc,
-    int64_t started, char *buf, size_t len)
+    int64_t started, int replica, char *buf, size_t len)
 {
-	if ((size_t)snprintf(buf, len, "%s/" CRED_SUBDIR "/%s.%s.%lld",
-	    sc->cfg.runtime_dir, app, svc, (long long)started) >= len) {
+	int n;
+
+	if (replica == 0)
+		n = snprintf(buf, len, "%s/" CRED_SUBDIR "/%s.%s.%lld",
+		    sc->cfg.runtime_dir, app, svc, (long long)started);
+	else
+		n = snprintf(buf, len, "%s/" CRED_SUBDIR "/%s.%s.%lld.%d",
+		    sc->cfg.runtime_dir, app, svc, (long long)started, replica);
+	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -234,8 +245,8 @@ secrets_adopt(struct inst *in, const struct store_instance *r)
 	char dir[PATH_MAX];
 
 	in->cred_dir[0] = '\0';
-	if (cred_path_of(in->sc, r->app, r->service, r->started_at, dir,
-	    sizeof(dir)) == -1 ||
+	if (cred_path_of(in->sc, r->app, r->service, r->started_at,
+	    r->replica, dir, sizeof(dir)) == -1 ||
 	    strlen(dir) >= sizeof(in->cred_dir) ||
 	    lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode))
 		return;
@@ -269,7 +280,8 @@ secrets_sweep(struct scale *sc, const struct store_instance *rows,
 		for (i = 0; i < n; i++)
 			if (strcmp(rows[i].state, "failed") != 0 &&
 			    cred_path_of(sc, rows[i].app, rows[i].service,
-			    rows[i].started_at, want, sizeof(want)) == 0 &&
+			    rows[i].started_at, rows[i].replica, want,
+			    sizeof(want)) == 0 &&
 			    strcmp(want, path) == 0)
 				break;
 		if (i < n)

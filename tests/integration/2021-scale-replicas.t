@@ -10,7 +10,8 @@
 # pids, takes the socket back from them (a replica killed then is
 # started again on it).  replicas = 1 stops replicas 1 and 2 and
 # restarts nothing; replicas = 2 starts one more.  fn/wk, a worker with
-# port 0 and replicas = 2, runs two processes, each on a port of its own.
+# port 0 and replicas = 2, runs two processes, each on a port of its own
+# and with a directory of its own holding its secret.
 # hk-scale's SIGTERM stops every replica.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
@@ -30,6 +31,7 @@ replicas = $1
 [services.wk]
 command = ["python3", "$IFN/scale-http.py"]
 replicas = 2
+secrets = ["TOKEN"]
 APP
 	hk apply "$T/app.toml" >"$T/apply.out" 2>&1
 }
@@ -98,6 +100,11 @@ running_without() {
 	return 0
 }
 
+# cred_dir PID: its CREDENTIALS_DIRECTORY
+cred_dir() {
+	tr '\0' '\n' <"/proc/$1/environ" | sed -n 's/^CREDENTIALS_DIRECTORY=//p'
+}
+
 # held N: the pids of N connections held at once on fn/web's port
 held() {
 	python3 "$IFN/hold-pids.py" "$WEB_PORT" "$1"
@@ -105,7 +112,10 @@ held() {
 
 for engine in $(engines); do
 	new_store "$engine" rep
-	idle_setup "$STORE"
+	idle_setup "$STORE" "secret_key_file = \"$T/$engine.key\""
+	TOKEN=$(python3 -c 'import secrets; print("hk-" + secrets.token_hex(20))')
+	printf '%s' "$TOKEN" | hk secret set fn TOKEN >"$T/set.out" 2>&1
+	ok $? "$engine: hk secret set fn TOKEN"
 	WEB_PORT=$(free_port)
 	start_events && start_scale
 	ok $? "$engine: hk-events and hk-scale are ready"
@@ -133,6 +143,14 @@ for engine in $(engines); do
 	set -- $(ps_field wk endpoints)
 	ok $([ "$#" = 2 ] && [ "$1" != "$2" ]; echo $?) \
 	    "$engine: fn/wk: each replica on a port of its own"
+	set -- $(ps_field wk pids)
+	d1=$(cred_dir "$1")
+	d2=$(cred_dir "$2")
+	ok $([ -n "$d1" ] && [ "$d1" != "$d2" ]; echo $?) \
+	    "$engine: fn/wk: each replica has a secrets directory of its own"
+	ok $([ "$(cat "$d1/TOKEN")" = "$TOKEN" ] &&
+	    [ "$(cat "$d2/TOKEN")" = "$TOKEN" ]; echo $?) \
+	    "$engine: ... each holding the secret"
 
 	# A replica killed is started again; the others go on.
 	p1=$(replica_pid web 1)
@@ -197,6 +215,8 @@ for engine in $(engines); do
 	stop_pid "$scale_pid"
 	wait_t 10 all_dead $allp
 	ok $? "$engine: hk-scale's SIGTERM stops every replica"
+	is "$(ls "$RUN/cred" 2>/dev/null | wc -l)" 0 \
+	    "$engine: ... and their secrets directories go with them"
 	stop_pid "$events_pid"
 	: >"$T/scale.log"
 done

@@ -30,7 +30,7 @@ APP
 Y='not supported yet'
 run hk validate "$T/db.toml"
 is "$rc" 65 "the operator's database is refused (65)"
-is "$err" "$T/db.toml:6: services.db.replicas: 3: $Y: hk runs one instance of an ordinary service (replicas = 1)
+is "$err" "$T/db.toml:6: services.db.replicas: 3: $Y with backend \"container\", which runs one instance of a service (replicas = 1); backend \"exec\" runs replicas
 $T/db.toml:8: services.db.gpu: $Y: hk gives an instance no GPU
 $T/db.toml:9: services.db.ports: $Y: hk gives a service one port, port" \
     "each key it cannot honour is named with its reason (volumes it can)"
@@ -41,7 +41,8 @@ run hk ps
 is "$rc $(printf '%s\n' "$out" | grep -c '^db/')" "0 0" \
     "hk ps shows nothing of the app db"
 
-# replicas = 1 and backend_http2 = false are what runs: accepted.
+# replicas = 1 and backend_http2 = false are what runs: accepted (replicas
+# above 1 run with exec: 2021-scale-replicas.t).
 cat >"$T/one.toml" <<'APP'
 schema_version = 1
 name = "one"
@@ -77,7 +78,6 @@ refuse_one gpu 'gpu = 1'
 refuse_one autoscale 'autoscale = { min = 1, max = 4 }'
 refuse_one jobs 'jobs = [{ command = ["migrate"] }]'
 refuse_one backend_http2 'backend_http2 = true'
-refuse_one replicas 'replicas = 2'
 printf 'schema_version = 1\nname = "r"\n[services.s]\ncommand = ["x"]\nsize = "large"\n' \
     >"$T/r.toml"
 run hk validate "$T/r.toml"
