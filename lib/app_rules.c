@@ -234,11 +234,13 @@ svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
 
 /*
  * replicas > 1 (an ordinary service: app.c refused it with [serverless])
- * where its backend runs that many.  With a fixed port they share one
- * listening socket that hk-scale binds and hands each as fd 3
- * (LISTEN_FDS): a second bind of the port would fail, and a tcp or http
- * probe of the shared port cannot tell one replica from another, so
- * their readiness is the socket's or their own notify.
+ * where its backend runs that many.  With a fixed port they must share
+ * one listening socket, which only a backend that hands its command a
+ * listener can (exec: hk-scale binds it and hands it to each as fd 3,
+ * LISTEN_FDS); a second bind of the port would fail.  A tcp or http probe
+ * of the shared port cannot tell one replica from another, so their
+ * readiness is the socket's or their own notify.  With port 0 each
+ * replica has a port of its own.
  */
 static void
 svc_replica_rules(struct actx *c, const struct toml_kv *const *slot,
@@ -252,9 +254,16 @@ svc_replica_rules(struct actx *c, const struct toml_kv *const *slot,
 	if (!config_backend_can(s->backend, BACKEND_REPLICAS))
 		cw_diag(&c->w, slot[SK_REPLICAS]->line, key, "%d: not "
 		    "supported yet with backend \"%s\", which runs one "
-		    "instance of a service (replicas = 1); backend \"exec\" "
-		    "runs replicas", s->replicas,
+		    "instance of a service (replicas = 1); backends \"exec\" "
+		    "and \"systemd\" run replicas", s->replicas,
 		    config_backend_name(s->backend));
+	else if (s->port != 0 &&
+	    !config_backend_can(s->backend, BACKEND_LISTENER))
+		cw_diag(&c->w, slot[SK_REPLICAS]->line, key, "%d with port "
+		    "%d: backend \"%s\" cannot hand the replicas one "
+		    "listening socket, and each would bind the port: set "
+		    "port = 0 (a port each), or backend = \"exec\"",
+		    s->replicas, s->port, config_backend_name(s->backend));
 	else if (s->port != 0 && s->readiness != READY_SOCKET &&
 	    s->readiness != READY_NOTIFY)
 		cw_diag(&c->w, slot[SK_REPLICAS]->line, key, "%d with port "

@@ -217,7 +217,7 @@ static const struct {
 	    BACKEND_NEEDS_SCANDIR, "its run script is a file" },
 	[BACKEND_SYSTEMD] = { "systemd", 1,
 	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND |
-	    BACKEND_LIMITS,
+	    BACKEND_LIMITS | BACKEND_REPLICAS,
 	    "systemd keeps a unit's environment, shown by systemctl show" },
 };
 

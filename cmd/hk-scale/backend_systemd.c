@@ -10,6 +10,8 @@
  *
  * The unit is hk-svc-APP.SERVICE-REVISION-STARTED.service (STARTED, in
  * hex, the Unix ms of the start), so that a row of the store names it;
+ * a replica beside the first (replicas, hk.toml(5)) adds .N before
+ * .service, since replicas start within the same millisecond;
  * its description, "hk APP/SERVICE revision N (RUNTIME_DIR)", tells this
  * installation's units from another's.  Exits are seen from systemd's
  * own signals: PropertiesChanged of the unit, watched from before the
@@ -139,7 +141,7 @@ static void	sd_row(const struct inst *, struct store_instance *);
 static int	sd_release(struct inst *);
 static struct sd_inst *xnew(struct inst *);
 static void	unit_name(char *, size_t, const char *, const char *, int64_t,
-		    int64_t);
+		    int64_t, int);
 static void	unit_desc(char *, size_t, const char *, const char *,
 		    int64_t);
 static int	unit_parse(const char *, char *, char *, int64_t *);
@@ -210,13 +212,19 @@ xnew(struct inst *in)
 	return x;
 }
 
-/* hk-svc-APP.SERVICE-REVISION-STARTED.service */
+/* hk-svc-APP.SERVICE-REVISION-STARTED[.REPLICA].service */
 static void
 unit_name(char *buf, size_t len, const char *app, const char *service,
-    int64_t revision, int64_t started_at)
+    int64_t revision, int64_t started_at, int replica)
 {
-	snprintf(buf, len, SD_PREFIX "%s.%s-%lld-%llx" SD_SUFFIX, app,
-	    service, (long long)revision, (unsigned long long)started_at);
+	if (replica == 0)
+		snprintf(buf, len, SD_PREFIX "%s.%s-%lld-%llx" SD_SUFFIX, app,
+		    service, (long long)revision,
+		    (unsigned long long)started_at);
+	else
+		snprintf(buf, len, SD_PREFIX "%s.%s-%lld-%llx.%d" SD_SUFFIX,
+		    app, service, (long long)revision,
+		    (unsigned long long)started_at, replica);
 }
 
 static void
@@ -244,6 +252,13 @@ unit_parse(const char *name, char *app, char *service, int64_t *revision)
 		return -1;
 	memcpy(buf, name + p, n - p - s);
 	buf[n - p - s] = '\0';
+	/* a replica's .N: names hold no dot, APP.SERVICE one */
+	if ((dot = strrchr(buf, '.')) != NULL && dot != strchr(buf, '.')) {
+		if (dot[1] == '\0' || strspn(dot + 1, "0123456789") !=
+		    strlen(dot + 1))
+			return -1;
+		*dot = '\0';
+	}
 	if ((dash = strrchr(buf, '-')) == NULL ||
 	    strspn(dash + 1, "0123456789abcdef") != strlen(dash + 1) ||
 	    dash[1] == '\0')
@@ -369,7 +384,7 @@ sd_start(struct inst *in)
 	}
 	x->notify = sp->readiness == READY_NOTIFY;
 	unit_name(x->unit, sizeof(x->unit), def->app, def->name,
-	    in->revision, in->started_at);
+	    in->revision, in->started_at, in->replica);
 	snprintf(in->what, sizeof(in->what), "unit %s", x->unit);
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
@@ -681,7 +696,7 @@ sd_adopt(struct inst *in, const struct store_instance *r)
 		return;
 	}
 	unit_name(x->unit, sizeof(x->unit), r->app, r->service, r->revision,
-	    r->started_at);
+	    r->started_at, r->replica);
 	snprintf(in->what, sizeof(in->what), "unit %s", x->unit);
 	x->adopting = 1;
 	x->main_pid = (uint32_t)r->pid;

@@ -537,16 +537,22 @@ static const struct app_case app_cases[] = {
 	{ "replicas 64, container", SRV_SL, SVCI "replicas = 64\n",
 	    "app.toml:5: services.api.replicas: 64: not supported yet with "
 	    "backend \"container\", which runs one instance of a service "
-	    "(replicas = 1); backend \"exec\" runs replicas", 0 },
+	    "(replicas = 1); backends \"exec\" and \"systemd\" run "
+	    "replicas", 0 },
 	{ "replicas 2, s6", SRV_S6, SVC "backend = \"s6\"\nreplicas = 2\n",
 	    "app.toml:6: services.api.replicas: 2: not supported yet with "
 	    "backend \"s6\", which runs one instance of a service "
-	    "(replicas = 1); backend \"exec\" runs replicas", 0 },
-	{ "replicas 2, systemd", SRV_SL,
-	    SVC "backend = \"systemd\"\nreplicas = 2\n",
-	    "app.toml:6: services.api.replicas: 2: not supported yet with "
-	    "backend \"systemd\", which runs one instance of a service "
-	    "(replicas = 1); backend \"exec\" runs replicas", 0 },
+	    "(replicas = 1); backends \"exec\" and \"systemd\" run "
+	    "replicas", 0 },
+	{ "replicas 2, systemd, a port each", SRV_SL,
+	    SVC "backend = \"systemd\"\nreplicas = 2\n", NULL, 0 },
+	{ "replicas 2, systemd, port", SRV_SL,
+	    SVC "backend = \"systemd\"\nport = 8080\nreadiness = "
+	    "\"notify\"\nreplicas = 2\n",
+	    "app.toml:8: services.api.replicas: 2 with port 8080: backend "
+	    "\"systemd\" cannot hand the replicas one listening socket, and "
+	    "each would bind the port: set port = 0 (a port each), or "
+	    "backend = \"exec\"", 0 },
 	{ "replicas 1, container, port", SRV_SL,
 	    SVCI "port = 8080\nreplicas = 1\n", NULL, 0 },
 	{ "replicas 1", SRV_SL, SVC "replicas = 1\n", NULL, 0 },
@@ -590,7 +596,8 @@ static const struct app_case app_cases[] = {
 	    "gpu = 1\nports = [5433]\n",
 	    "app.toml:5: services.db.replicas: 3: not supported yet with "
 	    "backend \"container\", which runs one instance of a service "
-	    "(replicas = 1); backend \"exec\" runs replicas", 3 },
+	    "(replicas = 1); backends \"exec\" and \"systemd\" run "
+	    "replicas", 3 },
 
 	/* [serverless] */
 	{ "serverless not a table", SRV_SL, SVC "serverless = true\n",

@@ -1,0 +1,185 @@
+#!/bin/sh
+# replicas = 2 of an ordinary service with the systemd backend, under
+# systemd as PID 1 in a container (scripts/systemd-ct), on SQLite and on
+# PostgreSQL (the suite's server, its socket bound into the container).
+# hk-events and hk-scale run from the units of etc/systemd, renamed for
+# this test, as root.  fn/wk has port 0: each replica is a transient
+# unit of its own (replica 1's named ...STARTED.1.service) on a port of
+# its own, and answers there from its unit's main process.  A replica's
+# unit killed is replaced by a new one, the other untouched.  hk-scale
+# killed with SIGKILL (systemd starts it again) adopts both units, same
+# processes.  replicas = 1 stops replica 1's unit and restarts nothing.
+# A clean stop leaves no unit.
+. tests/integration/lib.sh
+. tests/integration/lib/systemd.sh
+
+for tool in podman curl; do
+	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
+done
+UNITS="events scale"
+sd_container || done_testing
+N=
+ct_stop() {	# the daemons of this run, and whatever they left
+	[ -n "$N" ] || return 0
+	for u in $UNITS; do
+		ct systemctl stop "$N-$u" >/dev/null 2>&1
+	done
+	ct systemctl stop "hk-svc-$APP.*" >/dev/null 2>&1
+	ct systemctl reset-failed "$N-*" >/dev/null 2>&1
+	ct sh -c "rm -rf /etc/systemd/system/$N-* /etc/$N" >/dev/null 2>&1
+}
+ct_done() {
+	ct_stop
+	[ -n "$own_ct" ] && "$HK_TOP/scripts/systemd-ct" stop "$own_ct"
+}
+trap 'ct_done; _cleanup' EXIT
+ct systemctl start systemd-journald
+ok $? "the container's journal runs"
+
+FN=$CT_TOP/tests/integration/fn
+hkc() { ct env "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" "PATH=$CT_BUILD/bin:/usr/bin:/bin" "$@"; }
+prop() { ct systemctl show -p "$2" --value "$1"; }
+units() {
+	ct systemctl list-units --plain --no-legend \
+	    --state=active,activating,deactivating "$1" | awk '{ print $1 }'
+}
+nunits() { units "$1" | grep -c .; }
+journal() { ct journalctl -u "$1" -o cat --no-pager 2>/dev/null; }
+logged() { journal "$N-scale" | grep -Eq -- "$1"; }
+scale_pid() { prop "$N-scale" MainPID; }
+restarted() {	# restarted OLDPID: a new hk-scale is ready
+	_p=$(scale_pid)
+	[ "$_p" != "$1" ] && [ "$_p" != 0 ] &&
+	    [ "$(ct systemctl is-active "$N-scale")" = active ]
+}
+# rep FIELD: of fn/wk's replicas in hk ps --json, "N:value" each, sorted
+rep() {
+	hkc hk ps --json | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    if s["service"] == "wk":
+        print(" ".join("%d:%s" % (i["replica"], i[sys.argv[1]])
+                       for i in s["replicas"]))' "$1"
+}
+# pid_of N: replica N's pid
+pid_of() { rep pid | tr ' ' '\n' | sed -n "s/^$1://p"; }
+replicas_are() {	# replicas_are TEXT: hk ps's REPLICAS column of fn/wk
+	[ "$(hkc hk ps | awk -F '\t' '$2 == "wk" { print $8 }')" = "$1" ]
+}
+# replaced N OLDPID TEXT: replica N has a pid other than OLDPID, and the
+# REPLICAS column says TEXT
+replaced() {
+	_p=$(pid_of "$1")
+	[ -n "$_p" ] && [ "$_p" != "$2" ] && replicas_are "$3"
+}
+one_unit() { [ "$(nunits "hk-svc-$APP.wk-*")" = 1 ]; }
+# answers N: replica N answers on its endpoint with its pid
+answers() {
+	_ep=$(rep endpoint | tr ' ' '\n' | sed -n "s/^$1://p")
+	_pid=$(pid_of "$1")
+	[ -n "$_ep" ] && [ "$(curl -sS --max-time 10 "http://$_ep/")" = \
+	    "wk pid=$_pid" ]
+}
+
+# stack ENGINE: N, APP, the operator config on ENGINE, the units
+stack() {
+	N=hkr$$$1
+	APP=sr$$$1
+	case $1 in
+	sqlite)
+		CSTORE="sqlite:///var/lib/$N/state.db"
+		;;
+	postgres)
+		new_store postgres "sr$1" || return 1
+		# the server's socket is at /run/hk-pg in the container
+		CSTORE=$(printf '%s\n' "$STORE" |
+		    sed "s|host=[^&]*|host=/run/hk-pg|")
+		;;
+	esac
+	ct mkdir -p "/etc/$N"
+	ct sh -c "cat >/etc/$N/hakopod.toml" <<CONF
+[server]
+state = "$CSTORE"
+runtime_dir = "/run/$N"
+CONF
+	echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" |
+	    ct sh -c "cat >/etc/$N/api.env"
+	sd_units "$N" root
+}
+
+# app R: fn/wk with replicas = R, applied
+app() {
+	ct sh -c "cat >/etc/$N/app.toml" <<APP
+schema_version = 1
+name = "$APP"
+
+[services.wk]
+command = ["python3", "$FN/scale-http.py"]
+backend = "systemd"
+replicas = $1
+[services.wk.environment]
+SCALE_TAG = "wk"
+APP
+	hkc hk apply "/etc/$N/app.toml" >"$T/apply.out" 2>&1
+}
+
+for e in $(engines); do
+	stack "$e" || { ok 1 "$e: a store"; continue; }
+	ct systemctl daemon-reload
+	# shellcheck disable=SC2046
+	run ct systemctl start $(for u in $UNITS; do echo "$N-$u"; done)
+	is "$rc" 0 "$e: hk-events and hk-scale start" || diag "$err"
+	app 2
+	is "$?" 0 "$e: hk apply of replicas = 2 with backend systemd"
+	wait_t 30 replicas_are 2/2
+	ok $? "$e: hk ps shows 2/2"
+	is "$(nunits "hk-svc-$APP.wk-*")" 2 "$e: two units"
+	u1=$(units "hk-svc-$APP.wk-*.1.service")
+	like "$u1" "^hk-svc-$APP\\.wk-1-[0-9a-f]+\\.1\\.service\$" \
+	    "$e: replica 1's unit is named after it"
+	is "$(prop "$u1" MainPID)" "$(pid_of 1)" "$e: ... its main pid is replica 1's"
+	wait_t 10 answers 0
+	ok $? "$e: replica 0 answers on its port"
+	wait_t 10 answers 1
+	ok $? "$e: replica 1 answers on a port of its own"
+	ok $([ "$(rep endpoint | tr ' ' '\n' | cut -d: -f3 | sort -u | wc -l)" = 2 ]; echo $?) \
+	    "$e: two ports"
+
+	# replica 1's unit killed: a new unit replaces it.
+	p0=$(pid_of 0)
+	p1=$(pid_of 1)
+	ct systemctl kill -s KILL "$u1"
+	wait_t 30 replaced 1 "$p1" 2/2
+	ok $? "$e: replica 1's unit killed: a new one runs (2/2)"
+	is "$(pid_of 0)" "$p0" "$e: ... replica 0 untouched"
+	is "$(units "$u1")" "" "$e: ... the killed unit is gone"
+	wait_t 10 answers 1
+	ok $? "$e: the new replica 1 answers"
+
+	# hk-scale killed: both units adopted, same processes.
+	p1=$(pid_of 1)
+	old=$(scale_pid)
+	ct systemctl kill -s KILL --kill-who=main "$N-scale"
+	wait_t 10 restarted "$old"
+	ok $? "$e: hk-scale killed, started again by systemd"
+	wait_t 30 logged 'service=[^ ]*/wk: replica 1: adopted'
+	ok $? "$e: it adopts replica 1's unit"
+	wait_t 30 replicas_are 2/2
+	is "$(pid_of 0) $(pid_of 1)" "$p0 $p1" "$e: the same two processes"
+	is "$(nunits "hk-svc-$APP.wk-*")" 2 "$e: still two units"
+
+	# replicas = 1: replica 1's unit goes, replica 0 runs on.
+	app 1
+	is "$?" 0 "$e: hk apply of replicas = 1"
+	wait_t 30 replicas_are 1/1
+	ok $? "$e: hk ps shows 1/1"
+	wait_t 30 one_unit
+	ok $? "$e: one unit left"
+	is "$(pid_of 0)" "$p0" "$e: replica 0 not restarted"
+
+	ct systemctl stop "$N-scale"
+	is "$(nunits "hk-svc-$APP.*")" 0 "$e: a clean stop of hk-scale leaves no unit"
+	ct_stop
+done
+pg_missing_is_failure
+done_testing
