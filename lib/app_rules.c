@@ -234,44 +234,63 @@ svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
 
 /*
  * replicas > 1 (an ordinary service: app.c refused it with [serverless])
- * where its backend runs that many.  With a fixed port they must share
- * one listening socket, which only a backend that hands its command a
- * listener can (exec: hk-scale binds it and hands it to each as fd 3,
- * LISTEN_FDS); a second bind of the port would fail.  A tcp or http probe
- * of the shared port cannot tell one replica from another, so their
- * readiness is the socket's or their own notify.  With port 0 each
- * replica has a port of its own.
+ * where its backend runs that many.  A container has a network of its
+ * own, its port published on a host port the engine picks: any port
+ * works, but on the node's own network (container_network = "host"),
+ * where a fixed port would be bound by each.  Elsewhere a fixed port must
+ * be one listening socket shared, which only a backend that hands its
+ * command a listener can (exec: hk-scale binds it and hands it to each
+ * as fd 3, LISTEN_FDS); and a tcp or http probe of the shared port
+ * cannot tell one replica from another, so their readiness is the
+ * socket's or their own notify.  With port 0 each has a port of its own.
  */
 static void
 svc_replica_rules(struct actx *c, const struct toml_kv *const *slot,
     const char *prefix, const struct service_spec *s)
 {
+	const struct config_node *n;
+	const char *net = NULL;
 	char key[CW_KEYPATH_LEN];
+	int line;
 
 	if (slot[SK_REPLICAS] == NULL || s->replicas <= 1)
 		return;
 	cw_kpath_s(key, prefix, "replicas");
+	line = slot[SK_REPLICAS]->line;
+	if (config_backend_can(s->backend, BACKEND_ENGINE) && c->srv != NULL) {
+		n = s->node_name != NULL ? config_node_find(c->srv,
+		    s->node_name) : NULL;
+		net = n != NULL ? n->container_network :
+		    c->srv->container_network;
+	}
 	if (!config_backend_can(s->backend, BACKEND_REPLICAS))
-		cw_diag(&c->w, slot[SK_REPLICAS]->line, key, "%d: not "
-		    "supported yet with backend \"%s\", which runs one "
-		    "instance of a service (replicas = 1); backends \"exec\" "
-		    "and \"systemd\" run replicas", s->replicas,
+		cw_diag(&c->w, line, key, "%d: not supported yet with backend "
+		    "\"%s\", which runs one instance of a service (replicas = "
+		    "1); backends \"exec\", \"systemd\" and \"container\" "
+		    "run replicas", s->replicas,
 		    config_backend_name(s->backend));
-	else if (s->port != 0 &&
+	else if (config_backend_can(s->backend, BACKEND_ENGINE)) {
+		if (s->port != 0 && net != NULL && strcmp(net, "host") == 0)
+			cw_diag(&c->w, line, key, "%d with port %d: the "
+			    "containers share the node's network "
+			    "(container_network = \"host\"), where each "
+			    "would bind the port: set port = 0 (a port each)",
+			    s->replicas, s->port);
+	} else if (s->port != 0 &&
 	    !config_backend_can(s->backend, BACKEND_LISTENER))
-		cw_diag(&c->w, slot[SK_REPLICAS]->line, key, "%d with port "
-		    "%d: backend \"%s\" cannot hand the replicas one "
-		    "listening socket, and each would bind the port: set "
-		    "port = 0 (a port each), or backend = \"exec\"",
-		    s->replicas, s->port, config_backend_name(s->backend));
+		cw_diag(&c->w, line, key, "%d with port %d: backend \"%s\" "
+		    "cannot hand the replicas one listening socket, and each "
+		    "would bind the port: set port = 0 (a port each), or "
+		    "backend = \"exec\"", s->replicas, s->port,
+		    config_backend_name(s->backend));
 	else if (s->port != 0 && s->readiness != READY_SOCKET &&
 	    s->readiness != READY_NOTIFY)
-		cw_diag(&c->w, slot[SK_REPLICAS]->line, key, "%d with port "
-		    "%d: the replicas share one listening socket, handed to "
-		    "each as fd 3 (LISTEN_FDS), and a probe of that port "
-		    "cannot tell one from another: set readiness = "
-		    "\"socket\" or \"notify\", or port = 0 (a port each)",
-		    s->replicas, s->port);
+		cw_diag(&c->w, line, key, "%d with port %d: the replicas share "
+		    "one listening socket, handed to each as fd 3 "
+		    "(LISTEN_FDS), and a probe of that port cannot tell one "
+		    "from another: set readiness = \"socket\" or "
+		    "\"notify\", or port = 0 (a port each)", s->replicas,
+		    s->port);
 }
 
 /*

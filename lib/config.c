@@ -209,7 +209,7 @@ static const struct {
 	    NULL },
 	[BACKEND_CONTAINER] = { "container", 1,
 	    BACKEND_PLACED | BACKEND_SUSPENDS | BACKEND_ENGINE |
-	    BACKEND_NEEDS_IMAGE | BACKEND_LIMITS,
+	    BACKEND_NEEDS_IMAGE | BACKEND_LIMITS | BACKEND_REPLICAS,
 	    "the engine keeps a container's environment, shown by podman "
 	    "inspect" },
 	[BACKEND_S6] = { "s6", 1,

@@ -8,7 +8,8 @@
  * A start creates a fresh container and starts it: the image (pulled when
  * the engine does not have it: create answers 404), the service's command
  * if it has one, its environment and PORT, labels naming the
- * installation, app, service, revision and this start (hk.instance), the
+ * installation, app, service, revision, replica (hk.replica: replicas,
+ * hk.toml(5)) and this start (hk.instance), the
  * port published on the node's address (the engine picks the host port;
  * or the node's own network, container_network = host), size as memory
  * and CPU limits, the service's user as uid:gid, no-new-privileges, no
@@ -62,8 +63,8 @@
 #define CT_NPROC	1024	/* RLIMIT_NPROC */
 #define CT_SOURCE	"/app"	/* where a source is, read-only: hk.toml(5) */
 #define CT_SECRETS	"/run/secrets"	/* the secrets' files, read-only */
-#define CT_LABELS	7	/* hk.installation app service revision
-				   instance node port */
+#define CT_LABELS	8	/* hk.installation app service revision
+				   instance node port replica */
 #define CT_LABEL_MAX	(STORE_NAME_MAX + 32)
 
 
@@ -358,6 +359,7 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	snprintf(cc->labels[4], CT_LABEL_MAX, "hk.instance=%s", x->nonce);
 	snprintf(cc->labels[5], CT_LABEL_MAX, "hk.node=%s", x->node->name);
 	snprintf(cc->labels[6], CT_LABEL_MAX, "hk.port=%d", in->port);
+	snprintf(cc->labels[7], CT_LABEL_MAX, "hk.replica=%d", in->replica);
 	for (i = 0; i < CT_LABELS; i++)
 		cc->labelv[i] = cc->labels[i];
 	if ((size_t)snprintf(cc->name, sizeof(cc->name), "hk-%s-%s-%lld-%.6s",

@@ -49,6 +49,7 @@ static int	node_claims(struct ct_node *, const char *, json_t *,
 static void	node_sweep(struct ct_node *, const char *, json_t *);
 static void	swept(void *, int, json_t *, const char *);
 static const char *label(json_t *, const char *);
+static int	 replica_of(json_t *);
 static int	alive_state(const char *);
 
 static TAILQ_HEAD(, ct_node) nodes = TAILQ_HEAD_INITIALIZER(nodes);
@@ -313,6 +314,16 @@ node_retry(struct loop *l, void *arg)
 	node_list(arg);
 }
 
+/* Its hk.replica label; 0 without one (made before there were replicas). */
+static int
+replica_of(json_t *labels)
+{
+	const char *v = label(labels, "hk.replica");
+
+	return v[0] == '\0' ? 0 : (int)strtonum(v, 0, SPEC_REPLICAS_MAX - 1,
+	    NULL);
+}
+
 /*
  * A container of the list that no instance knows: 1 if it is a create of
  * ours under way, or an adoption's (which it then claims).
@@ -336,7 +347,8 @@ node_claims(struct ct_node *n, const char *id, json_t *labels,
 			continue;
 		snprintf(rev, sizeof(rev), "%lld", (long long)x->in->revision);
 		if (strcmp(x->in->id, svc) != 0 ||
-		    strcmp(rev, label(labels, "hk.revision")) != 0)
+		    strcmp(rev, label(labels, "hk.revision")) != 0 ||
+		    replica_of(labels) != x->in->replica)
 			continue;
 		strlcpy(x->id, id, sizeof(x->id));
 		x->matched = 1;

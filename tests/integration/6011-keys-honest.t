@@ -30,10 +30,9 @@ APP
 Y='not supported yet'
 run hk validate "$T/db.toml"
 is "$rc" 65 "the operator's database is refused (65)"
-is "$err" "$T/db.toml:6: services.db.replicas: 3: $Y with backend \"container\", which runs one instance of a service (replicas = 1); backends \"exec\" and \"systemd\" run replicas
-$T/db.toml:8: services.db.gpu: $Y: hk gives an instance no GPU
+is "$err" "$T/db.toml:8: services.db.gpu: $Y: hk gives an instance no GPU
 $T/db.toml:9: services.db.ports: $Y: hk gives a service one port, port" \
-    "each key it cannot honour is named with its reason (volumes it can)"
+    "each key it cannot honour is named with its reason (volumes and replicas it can)"
 printf '%s\n' "$err" | sed 's/^/# /'
 run hk apply "$T/db.toml"
 is "$rc" 65 "hk apply refuses it too (65)"

@@ -34,7 +34,8 @@ enum srv_kind {
 	SRV_LONGDOM,	/* a 251-byte base_domain */
 	SRV_ROOT,	/* allow_root_services = true */
 	SRV_NODES,	/* SRV_SL and [nodes.worker-eu-1] (no engine), [nodes.
-			   tcp-1] (tcp:// without TLS), [nodes.unix-1] */
+			   tcp-1] (tcp:// without TLS), [nodes.unix-1]
+			   (container_network = "host") */
 	SRV_NOENGINE,	/* SRV_SL, container_engine = "" */
 	SRV_TCP,	/* SRV_SL, container_engine tcp:// without TLS */
 	SRV_S6,		/* SRV_NODES and s6_scandir */
@@ -534,16 +535,22 @@ static const struct app_case app_cases[] = {
 	    "(LISTEN_FDS), and a probe of that port cannot tell one from "
 	    "another: set readiness = \"socket\" or \"notify\", or port = 0 "
 	    "(a port each)", 0 },
-	{ "replicas 64, container", SRV_SL, SVCI "replicas = 64\n",
-	    "app.toml:5: services.api.replicas: 64: not supported yet with "
-	    "backend \"container\", which runs one instance of a service "
-	    "(replicas = 1); backends \"exec\" and \"systemd\" run "
-	    "replicas", 0 },
+	{ "replicas 64, container", SRV_SL, SVCI "replicas = 64\n", NULL, 0 },
+	{ "replicas 3, container, port, bridge", SRV_SL,
+	    SVCI "port = 8080\nreplicas = 3\n", NULL, 0 },
+	{ "replicas 3, container, port 0, host network", SRV_NODES,
+	    SVCI "node_name = \"unix-1\"\nreplicas = 3\n", NULL, 0 },
+	{ "replicas 3, container, port, host network", SRV_NODES,
+	    SVCI "node_name = \"unix-1\"\nport = 8080\nreplicas = 3\n",
+	    "app.toml:7: services.api.replicas: 3 with port 8080: the "
+	    "containers share the node's network (container_network = "
+	    "\"host\"), where each would bind the port: set port = 0 (a port "
+	    "each)", 0 },
 	{ "replicas 2, s6", SRV_S6, SVC "backend = \"s6\"\nreplicas = 2\n",
 	    "app.toml:6: services.api.replicas: 2: not supported yet with "
 	    "backend \"s6\", which runs one instance of a service "
-	    "(replicas = 1); backends \"exec\" and \"systemd\" run "
-	    "replicas", 0 },
+	    "(replicas = 1); backends \"exec\", \"systemd\" and "
+	    "\"container\" run replicas", 0 },
 	{ "replicas 2, systemd, a port each", SRV_SL,
 	    SVC "backend = \"systemd\"\nreplicas = 2\n", NULL, 0 },
 	{ "replicas 2, systemd, port", SRV_SL,
@@ -594,10 +601,8 @@ static const struct app_case app_cases[] = {
 	    HEAD "[services.db]\nimage = \"docker.io/library/postgres:16\"\n"
 	    "replicas = 3\nvolumes = [\"pgdata:/var/lib/postgresql/data\"]\n"
 	    "gpu = 1\nports = [5433]\n",
-	    "app.toml:5: services.db.replicas: 3: not supported yet with "
-	    "backend \"container\", which runs one instance of a service "
-	    "(replicas = 1); backends \"exec\" and \"systemd\" run "
-	    "replicas", 3 },
+	    "app.toml:7: services.db.gpu: " NOTYET "hk gives an instance no "
+	    "GPU", 2 },
 
 	/* [serverless] */
 	{ "serverless not a table", SRV_SL, SVC "serverless = true\n",
@@ -1369,6 +1374,8 @@ srv_make(struct server_config *srv, enum srv_kind kind)
 		(void)strlcpy(srv->nodes[2].container_engine,
 		    "unix:///run/unix-1.sock",
 		    sizeof(srv->nodes[2].container_engine));
+		(void)strlcpy(srv->nodes[2].container_network, "host",
+		    sizeof(srv->nodes[2].container_network));
 		srv->nnodes = 3;
 		break;
 	case SRV_NOENGINE:
