@@ -9,7 +9,8 @@
 # hk-scale killed with SIGKILL and started again adopts the same three
 # pids, takes the socket back from them (a replica killed then is
 # started again on it).  replicas = 1 stops replicas 1 and 2 and
-# restarts nothing; replicas = 2 starts one more.  fn/wk, a worker with
+# restarts nothing; replicas = 2 starts one more.  hk stop stops both,
+# hk start starts both.  fn/wk, a worker with
 # port 0 and replicas = 2, runs two processes, each on a port of its own
 # and with a directory of its own holding its secret.
 # hk-scale's SIGTERM stops every replica.
@@ -209,6 +210,18 @@ for engine in $(engines); do
 	is "$(replica_pid web 0)" "$p0" "$engine: replica 0 still not restarted"
 	pids=$(ps_field web pids)
 	is "$(held 2)" "$pids" "$engine: two replicas answer on the port"
+
+	# hk stop stops every replica; hk start starts them all again.
+	run hk stop fn/web
+	is "$rc" 0 "$engine: hk stop fn/web"
+	wait_t 30 all_dead $pids
+	ok $? "$engine: ... both replicas stopped"
+	wait_t 30 replicas_are web 0/0
+	ok $? "$engine: ... hk ps shows 0/0"
+	run hk start fn/web
+	is "$rc" 0 "$engine: hk start fn/web"
+	wait_t 30 replicas_are web 2/2
+	ok $? "$engine: ... 2/2 again"
 
 	# SIGTERM: every replica stops.
 	allp="$(ps_field web pids) $(ps_field wk pids)"
