@@ -155,30 +155,15 @@ close_fd(struct loop *l, int *fd)
 static int
 bind_port(struct inst *in, int port, int *lfd, char *err, size_t errlen)
 {
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd, on = 1;
+	int fd;
 
 	if (lfd == NULL && port != 0) {
 		in->port = port;
 		return 0;
 	}
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1 ||
-	    (lfd != NULL && listen(fd, 128) == -1)) {
-		snprintf(err, errlen, "bind 127.0.0.1:%d: %s", port,
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
+	if ((fd = xlisten_bind(port, lfd != NULL ? 128 : 0, &in->port, err,
+	    errlen)) == -1)
 		return -1;
-	}
-	in->port = ntohs(sin.sin_port);
 	if (lfd != NULL)
 		*lfd = fd;
 	else

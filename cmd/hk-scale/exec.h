@@ -29,6 +29,7 @@ void		 freezer_sweep(struct scale *);
 void		 freezer_shutdown(struct scale *);
 
 /* exec_listen.c: the socket replicas of a fixed port share */
+int		 xlisten_bind(int, int, int *, char *, size_t);
 int		 xlisten_take(struct inst *, int, int *, char *, size_t);
 int		 xlisten_adopt(struct inst *, int, int);
 void		 xlisten_drop(const struct inst *, int);

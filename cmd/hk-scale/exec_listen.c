@@ -52,7 +52,6 @@ static TAILQ_HEAD(, xlisten) xlistens = TAILQ_HEAD_INITIALIZER(xlistens);
 
 static struct xlisten	*xl_find(const char *, int);
 static struct xlisten	*xl_add(const char *, int, int);
-static int		 xl_bind(int, char *, size_t);
 static int		 xl_is_listener(int, int);
 
 static struct xlisten *
@@ -80,10 +79,17 @@ xl_add(const char *id, int port, int fd)
 	return x;
 }
 
-static int
-xl_bind(int port, char *err, size_t errlen)
+/*
+ * A TCP socket of this host's loopback, 127.0.0.1:port (0: a port the
+ * kernel picks), listening with backlog unless that is 0 (bound only:
+ * the port is kept for the child to bind): the fd, and its port in
+ * *got when got is not NULL; -1 with the reason.
+ */
+int
+xlisten_bind(int port, int backlog, int *got, char *err, size_t errlen)
 {
 	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
 	int fd, on = 1;
 
 	memset(&sin, 0, sizeof(sin));
@@ -93,13 +99,16 @@ xl_bind(int port, char *err, size_t errlen)
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
 	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(fd, XLISTEN_BACKLOG) == -1) {
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1 ||
+	    (backlog > 0 && listen(fd, backlog) == -1)) {
 		snprintf(err, errlen, "bind 127.0.0.1:%d: %s", port,
 		    strerror(errno));
 		if (fd != -1)
 			close(fd);
 		return -1;
 	}
+	if (got != NULL)
+		*got = ntohs(sin.sin_port);
 	return fd;
 }
 
@@ -131,7 +140,8 @@ xlisten_take(struct inst *in, int port, int *fd, char *err, size_t errlen)
 	int lfd;
 
 	if ((x = xl_find(in->id, port)) == NULL) {
-		if ((lfd = xl_bind(port, err, errlen)) == -1)
+		if ((lfd = xlisten_bind(port, XLISTEN_BACKLOG, NULL, err,
+		    errlen)) == -1)
 			return -1;
 		if ((x = xl_add(in->id, port, lfd)) == NULL) {
 			close(lfd);
