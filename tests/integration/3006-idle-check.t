@@ -102,8 +102,8 @@ for s in json.load(sys.stdin):
         p = s["spec"]["serverless"]
         print(p["idle_check"], p["idle_check_max_seconds"])')" \
 	    "http:/busy 100" "$e: the store keeps the check and its maximum"
-	like "$(hk ps | awk '$2 == "stuck"')" \
-	    ' idle_check=http:/busy idle_check_max=100s$' \
+	is "$(hk ps | awk -F '\t' '$2 == "stuck" { print $7 }')" \
+	    'min=0 idle=30s start=60s request=60s concurrency=16 idle_check=http:/busy idle_check_max=100s' \
 	    "$e: hk ps shows them in the policy"
 	start_events && start_scale && start_gw
 	ok $? "$e: hk-events, hk-scale and hk-activate are ready"
