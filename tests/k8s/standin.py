@@ -354,12 +354,22 @@ class Handler(BaseHTTPRequestHandler):
         except (AttributeError, ValueError):
             return False
 
-    def _body(self):
+    def _read_body(self):
+        """The request's body, read whatever the method (a DELETE has
+        one, its options): left unread, it would be taken for the next
+        request on the connection.  None when it is too large (the
+        connection is then closed after the answer)."""
         n = int(self.headers.get("Content-Length") or 0)
         if n > MAX_BODY:
+            self.close_connection = True
+            return None
+        return self.rfile.read(n)
+
+    def _body(self):
+        data = self._raw
+        if data is None:
             raise ApiError(413, "RequestEntityTooLarge",
                            "request entity too large")
-        data = self.rfile.read(n)
         if "protobuf" in self.headers.get("Content-Type", ""):
             try:
                 obj = standin_proto.decode(data)
@@ -400,9 +410,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         q = dict(urllib.parse.parse_qsl(url.query))
         parts = [p for p in url.path.split("/") if p]
+        self._raw = self._read_body()
         if not self._authorized():
-            # The body must be read for the connection to be reused.
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
             self._error(ApiError(401, "Unauthorized", "Unauthorized"))
             return
         try:
