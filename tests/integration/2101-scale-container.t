@@ -242,7 +242,7 @@ is "$(get health.http-functions.localhost /r2 && cut -d' ' -f1-2 "$T/body")" \
 
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"
-stop_pid "$scale_pid"
+stop_pid "$scale_pid" 120
 wait_t 10 ct_count_is 0 "$INST"
 ok $? "SIGTERM: hk-scale removes its containers before it exits"
 stop_pid "$events_pid"

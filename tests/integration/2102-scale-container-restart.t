@@ -148,7 +148,7 @@ APP
 	stays 2000
 	ok $? "$engine: and stays so (no late container turns up)"
 
-	stop_pid "$scale_pid"
+	stop_pid "$scale_pid" 120
 	wait_t 10 ct_count_is 0 "$INST"
 	ok $? "$engine: SIGTERM: no container is left"
 	grep -Eq 'Sanitizer|runtime error' "$T/scale.log"

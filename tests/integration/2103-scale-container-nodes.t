@@ -149,7 +149,7 @@ grep -q "which no instance claims" "$T/scale.log"
 ok $((!$?)) "none was taken for a stray"
 
 stop_pid "$gw_pid"
-stop_pid "$scale_pid"
+stop_pid "$scale_pid" 120
 wait_t 20 ct_count_is 0 "$INST"
 ok $? "SIGTERM: every node's container is removed"
 stop_pid "$events_pid"

@@ -157,7 +157,7 @@ ok $? "nor in the store file"
 
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"
-stop_pid "$scale_pid"
+stop_pid "$scale_pid" 120
 wait_t 10 ct_count_is 0 "$INST"
 ok $? "SIGTERM: hk-scale removes its containers before it exits"
 is "$(ls -A "$RUN/cred")" "" "and their directories"

@@ -242,7 +242,7 @@ ok $? "it is suspended again, in a fresh container"
 stop_pid "$idle_pid"
 stop_pid "$gw_pid"
 t0=$(date +%s%3N)
-stop_pid "$scale_pid"
+stop_pid "$scale_pid" 120
 stop_ms=$(ms_since "$t0")
 ct_count_is 0 "$INST"
 ok $? "SIGTERM: hk-scale removes the paused container before it exits"

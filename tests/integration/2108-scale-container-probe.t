@@ -87,7 +87,7 @@ like "$(grep 'service=fn/late: probe: port' "$T/scale.log")" \
 ep=$(status_of fn/late endpoint)
 like "$(get "http://$ep/a")" '^hello ' "and answers at $ep"
 
-stop_pid "$scale_pid"
+stop_pid "$scale_pid" 120
 wait_t 20 ct_count_is 0 "$INST"
 ok $? "SIGTERM: no container is left"
 grep -Eq 'Sanitizer|runtime error' "$T/scale.log"

@@ -203,7 +203,7 @@ two"
 	ok $? "$engine: its start is refused: the link leads out of volume_dirs"
 	is "$(ls "$T/outside")" "" "$engine: nothing was written there"
 
-	stop_pid "$scale_pid"
+	stop_pid "$scale_pid" 120
 	wait_t 20 ct_count_is 0 "$INST"
 	ok $? "$engine: SIGTERM: no container is left"
 	is "$(vol_ids)" "$V" "$engine: the volume is kept across hk-scale's stop"

@@ -113,7 +113,7 @@ container_network = \"slirp4netns\""
 	run hk status fn/sl
 	like "$out" '^serving: +revision 4$' "$engine: hk status: revision 4 serves"
 
-	stop_pid "$scale_pid"
+	stop_pid "$scale_pid" 120
 	wait_t 30 ct_count_is 0 "$INST"
 	ok $? "$engine: hk-scale stopped: its containers are gone"
 	stop_pid "$gw_pid"

@@ -146,7 +146,7 @@ hello got 6 bytes" "$st: each by the handler"
 
 	stop_pid "$idle_pid"
 	stop_pid "$gw_pid"
-	stop_pid "$scale_pid"
+	stop_pid "$scale_pid" 120
 	wait_t 10 ct_count_is 0 "$INST"
 	ok $? "$st: SIGTERM: hk-scale removes its containers before it exits"
 	stop_pid "$events_pid"
@@ -186,6 +186,6 @@ ok $? "a request is answered 503"
 like "$(cat "$T/body")" '^service failed to start: start: network slirp4netns:port_handler=slirp4netns not found' \
     "with that reason"
 stop_pid "$gw_pid"
-stop_pid "$scale_pid"
+stop_pid "$scale_pid" 120
 stop_pid "$events_pid"
 done_testing

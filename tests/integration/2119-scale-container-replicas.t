@@ -109,7 +109,7 @@ for engine in $(engines); do
 	ok $? "$engine: hk ps shows 1/1"
 	is "$(cid 0)" "$c0" "$engine: replica 0's container, not restarted"
 
-	stop_pid "$scale_pid"
+	stop_pid "$scale_pid" 120
 	wait_t 30 ct_count_is 0 "$INST"
 	ok $? "$engine: a clean stop of hk-scale removes every container"
 	stop_pid "$events_pid"

@@ -261,13 +261,15 @@ daemon() {
 	return 1
 }
 
-# stop_pid PID: SIGTERM, then wait for the process to go (5 s), then KILL.
+# stop_pid PID [SECONDS]: SIGTERM, then wait for the process to go (5 s,
+# or SECONDS), then KILL.  An hk-scale that stops its containers as it
+# ends is given longer: a busy engine takes seconds for each one.
 stop_pid() {
 	kill -TERM "$1" 2>/dev/null || return 0
 	_i=0
 	while alive "$1"; do
 		_i=$((_i + 1))
-		if [ "$_i" -ge 250 ]; then
+		if [ "$_i" -ge $((${2:-5} * 50)) ]; then
 			kill -KILL "$1" 2>/dev/null
 			break
 		fi
