@@ -42,6 +42,10 @@
 #include "store_tables.h"
 
 static int	 migrate(struct store *);
+static int	 q_writes(enum store_q);
+static int	 fence_open(struct store *, enum store_q, int *);
+static int	 fence_close(struct store *, int, int);
+static int	 fence_check(struct store *);
 
 void
 store_seterr(struct store *s, int busy, const char *fmt, ...)
@@ -152,8 +156,10 @@ int
 store_q_do(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
     int64_t *changes)
 {
-	int r;
+	int own, r;
 
+	if (fence_open(s, q, &own) == -1)
+		return -1;
 	if ((r = s->ops->exec(s, q, a, n)) == 0) {
 		while ((r = s->ops->next(s)) == 1)
 			;
@@ -161,7 +167,7 @@ store_q_do(struct store *s, enum store_q q, const struct store_arg *a, size_t n,
 			*changes = s->ops->changes(s);
 	}
 	s->ops->finish(s);
-	return r;
+	return fence_close(s, own, r);
 }
 
 /* First column of the first row: 0 read, 1 no row, -1 error. */
@@ -170,8 +176,10 @@ store_q_int(struct store *s, enum store_q q, const struct store_arg *a,
     size_t n,
     int64_t *out)
 {
-	int r;
+	int own, r;
 
+	if (fence_open(s, q, &own) == -1)
+		return -1;
 	if ((r = s->ops->exec(s, q, a, n)) == 0) {
 		if ((r = s->ops->next(s)) == 1) {
 			*out = s->ops->col_int(s, 0);
@@ -182,7 +190,7 @@ store_q_int(struct store *s, enum store_q q, const struct store_arg *a,
 			r = 1;
 	}
 	s->ops->finish(s);
-	return r;
+	return fence_close(s, own, r);
 }
 
 /*
@@ -240,10 +248,12 @@ store_read_rows(struct store *s, enum store_q q, const struct store_arg *a,
 {
 	char *v = NULL, *nv;
 	size_t n = 0, cap = 0;
-	int r;
+	int own, r;
 
 	*out = NULL;
 	*nout = 0;
+	if (fence_open(s, q, &own) == -1)
+		return -1;
 	if ((r = s->ops->exec(s, q, a, na)) == 0) {
 		while ((r = s->ops->next(s)) == 1) {
 			if ((nv = store_grow(s, v, n, &cap, size)) == NULL) {
@@ -257,6 +267,7 @@ store_read_rows(struct store *s, enum store_q q, const struct store_arg *a,
 		}
 	}
 	s->ops->finish(s);
+	r = fence_close(s, own, r);
 	if (r == -1) {
 		if (release != NULL)
 			release(v, n);
@@ -278,15 +289,103 @@ int
 store_read_one(struct store *s, enum store_q q, const struct store_arg *a,
     size_t na, int (*read)(struct store *, void *), void *v)
 {
-	int r;
+	int own, r;
 
+	if (fence_open(s, q, &own) == -1)
+		return -1;
 	if ((r = s->ops->exec(s, q, a, na)) == 0 &&
 	    (r = s->ops->next(s)) == 1)
 		r = read(s, v);
 	else if (r == 0)
 		r = 1;
 	s->ops->finish(s);
-	return r;
+	return fence_close(s, own, r);
+}
+
+/* Whether q changes a table: what a fenced store checks the epoch for. */
+static int
+q_writes(enum store_q q)
+{
+	static const char *const verbs[] = { "INSERT ", "UPDATE ",
+	    "DELETE ", "REPLACE " };
+	const char *sql = store_sql[q].text;
+	size_t i;
+
+	if (q == Q_LEASE_ACQUIRE || q == Q_LEASE_RENEW ||
+	    q == Q_LEASE_RELEASE)
+		return 0;	/* the lease's own rows: hk-lease's, unfenced */
+	for (i = 0; i < NITEMS(verbs); i++)
+		if (strncmp(sql, verbs[i], strlen(verbs[i])) == 0 ||
+		    (strncmp(sql, "WITH ", 5) == 0 &&
+		    strstr(sql, verbs[i]) != NULL))
+			return 1;
+	return 0;
+}
+
+/*
+ * A write of a fenced store outside a transaction: in one of its own, so
+ * that the check of the epoch (store_begin()) and the write commit
+ * together.  *own says whether fence_close() ends it.
+ */
+static int
+fence_open(struct store *s, enum store_q q, int *own)
+{
+	*own = s->fence_epoch != 0 && !s->in_tx && q_writes(q);
+	if (*own && store_begin(s) == -1)
+		return -1;
+	return 0;
+}
+
+/* Ends fence_open()'s transaction, keeping r (1: no row) unless it fails. */
+static int
+fence_close(struct store *s, int own, int r)
+{
+	if (!own)
+		return r;
+	if (r == -1) {
+		store_rollback_keep_error(s);
+		return -1;
+	}
+	return store_commit(s) == -1 ? -1 : r;
+}
+
+/*
+ * First in a fenced store's transaction: 0 the lease still has our
+ * epoch; else -1, the transaction rolled back and the holder told.  A
+ * failure to read the row (busy, a lost connection) is only that.
+ */
+static int
+fence_check(struct store *s)
+{
+	struct store_arg a[] = { ARG_TEXT(s->fence_name) };
+	char why[STORE_ERR_LEN];
+	int64_t epoch = 0;
+	int r;
+
+	r = store_q_int(s, s->engine == STORE_POSTGRES ? Q_FENCE_EPOCH_PG :
+	    Q_FENCE_EPOCH, a, NITEMS(a), &epoch);
+	if (r == 0 && epoch == s->fence_epoch)
+		return 0;
+	if (r == -1) {
+		store_errprefix(s, "lease %s: fence", s->fence_name);
+		store_rollback_keep_error(s);
+		return -1;
+	}
+	if (r == 1)
+		(void)snprintf(why, sizeof(why), "lease %s: fenced: the lease "
+		    "has no row, and this process writes under its epoch "
+		    "%lld", s->fence_name, (long long)s->fence_epoch);
+	else
+		(void)snprintf(why, sizeof(why), "lease %s: fenced: epoch "
+		    "%lld has replaced this process's %lld, so it no longer "
+		    "leads", s->fence_name, (long long)epoch,
+		    (long long)s->fence_epoch);
+	(void)store_rollback(s);
+	store_seterr(s, 0, "%s", why);
+	if (s->fenced != NULL)
+		s->fenced(s->fenced_arg, why);
+	store_seterr(s, 0, "%s", why);
+	return -1;
 }
 
 /* A transaction of our own, unless the caller has one open. */
@@ -562,6 +661,8 @@ store_begin(struct store *s)
 	if (s->ops->begin(s) == -1)
 		return -1;
 	s->in_tx = 1;
+	if (s->fence_epoch != 0 && fence_check(s) == -1)
+		return -1;
 	return 0;
 }
 

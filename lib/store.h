@@ -525,4 +525,19 @@ int	store_lease_release(struct store *, struct store_lease *);
 /* Reads the row of a lease: 0 found, 1 no such lease (wait_ms is 0). */
 int	store_lease_get(struct store *, const char *, struct store_lease *);
 
+/*
+ * Fences every later write of this handle by the epoch of a lease that a
+ * process of this host holds for it (hk-lease(1), HAKOPOD_LEASE_EPOCH):
+ * each transaction, and each write outside one (run in a transaction of
+ * its own), first reads the lease's row in the same transaction, and is
+ * refused (-1, the transaction rolled back) once the row has another
+ * epoch or none.  fn is then called with the reason, after the rollback
+ * (a process that no longer leads stops: it may not write, and what it
+ * does not write it cannot act on); if it returns, the call fails with
+ * that reason.  Reads are not fenced.  0, or -1 for a bad name or epoch.
+ */
+typedef void	store_fenced_fn(void *, const char *);
+int	store_fence(struct store *, const char *, int64_t, store_fenced_fn *,
+	    void *);
+
 #endif

@@ -98,6 +98,8 @@ enum store_q {
 	Q_LEASE_RENEW,
 	Q_LEASE_RELEASE,
 	Q_LEASE_GET,
+	Q_FENCE_EPOCH,		/* store_fence(): SQLite */
+	Q_FENCE_EPOCH_PG,	/* and PostgreSQL, which locks the row */
 	/*
 	 * PostgreSQL only: Q_EVENT_ADD for a whole batch, each column one
 	 * array parameter (exec_rows below).
@@ -210,6 +212,11 @@ struct store {
 	int			 in_tx;		/* store_begin() is open */
 	int			 busy;		/* last failure was temporary */
 	char			 err[STORE_ERR_LEN];
+	/* store_fence(): the lease whose epoch every write checks */
+	char			 fence_name[STORE_NAME_MAX + 1];
+	int64_t			 fence_epoch;	/* 0 = not fenced */
+	store_fenced_fn		*fenced;
+	void			*fenced_arg;
 };
 
 /* Sets the error and whether it is temporary (store_busy()). */

@@ -2,7 +2,8 @@
  * store_leases.c - settings and leases in the state store (store.h):
  * settings a key and a value each; a lease a row per name, written only
  * under the engine's lease lock (store_impl.h), its epoch only growing,
- * and the wait its new holder owes the last one's prog.
+ * and the wait its new holder owes the last one's prog; the fence of a
+ * writer by a lease's epoch (store_fence(); the check is store.c's).
  */
 #include <string.h>
 
@@ -226,4 +227,24 @@ store_lease_get(struct store *s, const char *name, struct store_lease *l)
 	if (check_lease(s, name, NULL) == -1)
 		return -1;
 	return store_read_one(s, Q_LEASE_GET, a, NITEMS(a), read_lease, l);
+}
+
+/* The check itself is fence_check(), in store.c's store_begin(). */
+int
+store_fence(struct store *s, const char *name, int64_t epoch,
+    store_fenced_fn *fn, void *arg)
+{
+	call_start(s);
+	if (check_lease(s, name, NULL) == -1)
+		return -1;
+	if (epoch < 1) {
+		store_seterr(s, 0, "lease %s: epoch %lld is not positive",
+		    name, (long long)epoch);
+		return -1;
+	}
+	(void)strlcpy(s->fence_name, name, sizeof(s->fence_name));
+	s->fence_epoch = epoch;
+	s->fenced = fn;
+	s->fenced_arg = arg;
+	return 0;
 }

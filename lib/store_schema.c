@@ -735,6 +735,18 @@ const struct store_sql store_sql[Q_COUNT] = {
 	[Q_LEASE_GET] = { "lease get",
 	    "SELECT " LEASE_COLS " FROM leases WHERE name = $1" },
 	/*
+	 * The fence (store_fence()), first in each transaction of a fenced
+	 * store.  On PostgreSQL the row is locked FOR SHARE: an acquisition
+	 * (Q_LEASE_ACQUIRE) waits until the transaction ends, and one that
+	 * committed first fails it as a serialization failure, so that no
+	 * write commits after a newer epoch does.  SQLite's BEGIN IMMEDIATE
+	 * already keeps every other writer out.
+	 */
+	[Q_FENCE_EPOCH] = { "lease fence",
+	    "SELECT epoch FROM leases WHERE name = $1" },
+	[Q_FENCE_EPOCH_PG] = { "lease fence",
+	    "SELECT epoch FROM leases WHERE name = $1 FOR SHARE" },
+	/*
 	 * A batch of events (ingest of hk-events), PostgreSQL only: one
 	 * statement, each column an array.  The plan is one function scan,
 	 * which yields the rows in array order, so ids follow the batch

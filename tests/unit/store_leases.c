@@ -1,8 +1,10 @@
 /*
  * store_leases.c - settings in the state store (lib/store_leases.c), on
- * both engines (store_suite.h).  The leases of that file have a test of
+ * both engines (store_suite.h), and the fence of a lease's epoch
+ * (store_fence(), lib/store.c).  The leases of that file have a test of
  * their own, tests/unit/lease.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,8 @@
 #include "tap.h"
 
 static void	 t_settings(const char *, struct store *);
+static void	 t_fence(const char *, struct store *, const char *);
+static void	 on_fenced(void *, const char *);
 static void	 checks(const char *, struct store *, const char *);
 
 static void
@@ -30,12 +34,102 @@ t_settings(const char *E, struct store *s)
 	free(v);
 }
 
+/* What store_fence()'s callback was told, and how often. */
+struct fenced {
+	int	 calls;
+	char	 why[512];
+};
+
+static void
+on_fenced(void *arg, const char *why)
+{
+	struct fenced *f = arg;
+
+	f->calls++;
+	(void)snprintf(f->why, sizeof(f->why), "%s", why);
+}
+
+static struct store *
+reopen(const char *url)
+{
+	char err[256];
+	struct store *s;
+
+	if ((s = store_open(url, err, sizeof(err))) == NULL)
+		diag("store_open: %s", err);
+	return s;
+}
+
+/*
+ * A writer fenced by the epoch of lease "control": it writes while the
+ * epoch is the lease's, and nothing once a new holder has taken it (one
+ * SIGSTOPped past its TTL and continued); a takeover waits for the
+ * writer's open transaction, so that no write lands after a newer epoch.
+ */
+static void
+t_fence(const char *E, struct store *s, const char *url)
+{
+	struct store *holder, *next;
+	struct store_lease l, l2;
+	struct fenced f = { 0, "" };
+	char *v = NULL;
+
+	holder = reopen(url);
+	ok(holder != NULL && store_lease_acquire(holder, "control",
+	    "host=a", 60000, 1000, &l) == 0 && l.epoch >= 1,
+	    "%s: fence: the lease taken", E);
+	ok(store_fence(s, "control", 0, on_fenced, &f) == -1 &&
+	    strstr(store_error(s), "not positive") != NULL,
+	    "%s: fence: epoch 0 refused: %s", E, store_error(s));
+	ok(store_fence(s, "no/such", 1, on_fenced, &f) == -1,
+	    "%s: fence: a bad lease name refused", E);
+	ok(store_fence(s, "control", l.epoch, on_fenced, &f) == 0,
+	    "%s: fence: set", E);
+	ok(store_setting_put(s, "leader", "a") == 0 && f.calls == 0,
+	    "%s: fence: a write under the current epoch lands", E);
+	ok(store_begin(s) == 0 && store_setting_put(s, "leader", "a2") == 0 &&
+	    store_commit(s) == 0 && f.calls == 0,
+	    "%s: fence: so does a transaction", E);
+
+	/* A takeover waits for a fenced transaction that is open. */
+	store_close(holder);
+	next = reopen(url);
+	ok(store_begin(s) == 0, "%s: fence: a transaction open", E);
+	ok(next != NULL && store_lease_acquire(next, "control", "host=b",
+	    60000, 1000, &l2) == -1 && store_busy(next),
+	    "%s: fence: a takeover meanwhile waits, and fails busy: %s", E,
+	    next != NULL ? store_error(next) : "");
+	ok(store_setting_put(s, "leader", "a3") == 0 && store_commit(s) == 0,
+	    "%s: fence: the open transaction commits", E);
+	ok(store_lease_acquire(next, "control", "host=b", 60000, 1000,
+	    &l2) == 0 && l2.epoch == l.epoch + 1,
+	    "%s: fence: then the takeover lands, with the next epoch", E);
+
+	/* The old epoch writes nothing more, in a transaction or not. */
+	ok(store_setting_put(s, "leader", "stale") == -1 && f.calls == 1 &&
+	    strstr(store_error(s), "fenced") != NULL &&
+	    strstr(f.why, "no longer leads") != NULL,
+	    "%s: fence: a write of the old epoch refused: %s", E,
+	    store_error(s));
+	ok(store_begin(s) == -1 && f.calls == 2,
+	    "%s: fence: a transaction of the old epoch refused", E);
+	ok(store_setting_get(s, "leader", &v) == 0 && v != NULL &&
+	    strcmp(v, "a3") == 0,
+	    "%s: fence: reads still work, and nothing stale landed: %s", E,
+	    v != NULL ? v : "(null)");
+	free(v);
+	ok(store_fence(s, "control", l2.epoch, on_fenced, &f) == 0 &&
+	    store_setting_put(s, "leader", "b") == 0,
+	    "%s: fence: the new epoch writes", E);
+	store_close(next);
+}
+
 /* The checks, in order, on the store of one engine. */
 static void
 checks(const char *E, struct store *s, const char *url)
 {
-	(void)url;
 	t_settings(E, s);
+	t_fence(E, s, url);
 }
 
 int
