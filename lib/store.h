@@ -539,5 +539,12 @@ int	store_lease_get(struct store *, const char *, struct store_lease *);
 typedef void	store_fenced_fn(void *, const char *);
 int	store_fence(struct store *, const char *, int64_t, store_fenced_fn *,
 	    void *);
+/*
+ * Before an act that writes nothing first (starting or stopping a
+ * process): the check alone, in a transaction of its own.  0 when the
+ * store is not fenced, the epoch is still ours, or a transaction is open
+ * (its start checked); -1 fenced (after fn), or the store failed.
+ */
+int	store_fence_check(struct store *);
 
 #endif

@@ -248,3 +248,14 @@ store_fence(struct store *s, const char *name, int64_t epoch,
 	s->fenced_arg = arg;
 	return 0;
 }
+
+int
+store_fence_check(struct store *s)
+{
+	call_start(s);
+	if (s->fence_epoch == 0 || s->in_tx)
+		return 0;
+	if (store_begin(s) == -1)
+		return -1;
+	return store_commit(s);
+}

@@ -35,8 +35,10 @@
  * cannot hold a statement past the TTL.  A wait that times out shuts the
  * socket down, so the connection, and with it the lease, is lost.  The
  * server in turn drops the session of a silent client (TCP keepalives,
- * and tcp_user_timeout from PostgreSQL 12) soon after the TTL, which frees
- * the lock for a new holder.
+ * and tcp_user_timeout from PostgreSQL 12) soon after the TTL, and from
+ * PostgreSQL 14 that of a client that stopped renewing while its socket
+ * stays up (idle_session_timeout, the TTL), which frees the lock for a
+ * new holder.
  */
 #include <sys/socket.h>
 
@@ -76,6 +78,7 @@
 	"set_config('tcp_keepalives_interval', '1', false), " \
 	"set_config('tcp_keepalives_count', '3', false)"
 #define PG_LEASE_TUT	"SELECT set_config('tcp_user_timeout', $1, false)"
+#define PG_LEASE_IDLE	"SELECT set_config('idle_session_timeout', $1, false)"
 #define PG_LEASE_NOW	"SELECT floor(extract(epoch FROM clock_timestamp()) " \
 	"* 1000)::bigint"
 
@@ -968,8 +971,8 @@ static int
 pg_lease_bound(struct store *s, int64_t ttl_ms)
 {
 	struct pg *p = s->eng;
-	char bound[24], idle[24];
-	const char *v[2] = { bound, idle };
+	char bound[24], idle[24], ttl[24];
+	const char *v[2] = { bound, idle }, *vt[1] = { ttl };
 
 	p->bound_ms = STORE_LEASE_WAIT(ttl_ms);
 	(void)snprintf(bound, sizeof(bound), "%" PRId64, p->bound_ms);
@@ -979,6 +982,15 @@ pg_lease_bound(struct store *s, int64_t ttl_ms)
 		return -1;
 	if (PQserverVersion(p->conn) >= 120000 &&
 	    pg_lease_run(s, PG_LEASE_TUT, v, 1, "lease timeouts") == -1)
+		return -1;
+	/*
+	 * A holder that stops renewing while its connection stays up (its
+	 * process stopped, SIGSTOP) would keep the lock for ever: from
+	 * PostgreSQL 14 the server ends a session idle for a whole TTL.
+	 */
+	(void)snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_ms);
+	if (PQserverVersion(p->conn) >= 140000 &&
+	    pg_lease_run(s, PG_LEASE_IDLE, vt, 1, "lease timeouts") == -1)
 		return -1;
 	return 0;
 }

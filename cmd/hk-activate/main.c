@@ -15,6 +15,7 @@
 
 #include "activate.h"
 #include "evsink.h"
+#include "leader.h"
 #include "log.h"
 #include "notify.h"
 
@@ -152,6 +153,8 @@ setup(void)
 	if ((gw->store = store_open(gw->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
 		    gw->cfg.state, err);
+	if (leader_fence(gw->store, err, sizeof(err)) == -1)
+		fatalx(EX_CONFIG, "%s", err);
 	gwmove_start(0);	/* before the listener: a refused move binds none */
 	if ((gw->lfd = conn_listen(config_listen_address(&gw->cfg), err,
 	    sizeof(err), &bad)) == -1)

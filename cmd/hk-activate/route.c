@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "activate.h"
+#include "leader.h"
 #include "log.h"
 
 static int	svc_cmp(struct service *, struct service *);
@@ -133,8 +134,14 @@ route_store(char *err, size_t errlen)
 {
 	if (gw->store != NULL)
 		return 0;
-	gw->store = store_open(gw->cfg.state, err, errlen);
-	return gw->store == NULL ? -1 : 0;
+	if ((gw->store = store_open(gw->cfg.state, err, errlen)) == NULL)
+		return -1;
+	if (leader_fence(gw->store, err, errlen) == -1) {
+		store_close(gw->store);
+		gw->store = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 /*

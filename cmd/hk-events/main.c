@@ -22,6 +22,7 @@
 #include "config.h"
 #include "events.h"
 #include "ipc.h"
+#include "leader.h"
 #include "log.h"
 #include "loop.h"
 #include "notify.h"
@@ -68,6 +69,8 @@ setup(struct evd *d)
 	if ((d->store = store_open(d->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(errno == EAGAIN ? EX_TEMPFAIL : EX_UNAVAILABLE,
 		    "unable to open store %s: %s", d->cfg.state, err);
+	if (leader_fence(d->store, err, sizeof(err)) == -1)
+		fatalx(EX_CONFIG, "%s", err);
 	if (mkdir(d->cfg.runtime_dir, 0755) == -1 && errno != EEXIST)
 		fatal(EX_OSERR, "unable to create %s", d->cfg.runtime_dir);
 	if (ingest_listen(d, err, sizeof(err)) == -1)

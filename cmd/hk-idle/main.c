@@ -21,6 +21,7 @@
 #include "evsink.h"
 #include "idle.h"
 #include "ipc.h"
+#include "leader.h"
 #include "log.h"
 #include "loop.h"
 #include "notify.h"
@@ -70,6 +71,8 @@ setup(struct idle *ix)
 	if ((ix->store = store_open(ix->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
 		    ix->cfg.state, err);
+	if (leader_fence(ix->store, err, sizeof(err)) == -1)
+		fatalx(EX_CONFIG, "%s", err);
 	if (mkdir(ix->cfg.runtime_dir, 0755) == -1 && errno != EEXIST)
 		fatal(EX_OSERR, "unable to create %s", ix->cfg.runtime_dir);
 	sock_path(ix->idle_path, ix->cfg.runtime_dir, "idle.sock");

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "ipc.h"
 #include "jobs.h"
+#include "leader.h"
 #include "log.h"
 #include "loop.h"
 #include "notify.h"
@@ -59,6 +60,8 @@ setup(struct jobs *jx)
 	if ((jx->store = store_open(jx->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
 		    jx->cfg.state, err);
+	if (leader_fence(jx->store, err, sizeof(err)) == -1)
+		fatalx(EX_CONFIG, "%s", err);
 	if (record_init(jx) == -1)
 		fatal(EX_OSERR, "unable to set up");
 	retry_init(&jx->reload_retry, jx->loop, reload_retry, jx,

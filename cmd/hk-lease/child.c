@@ -47,8 +47,8 @@ child_start(struct loop *loop, void *arg)
 	l->started = 1;
 	if ((l->code = child_spawn(l, l->argv)) != 0)
 		loop_stop(loop);
-	else
-		local_record(l);
+	else if (!l->join)
+		local_record(l);	/* the holder's: a joiner's is not */
 }
 
 /* The previous holder's prog ran here: start once it is gone. */

@@ -6,6 +6,7 @@
  * renew.c	renewal, loss and the grace period
  * watchdog.c	prog's deadlines, kept even while a store call blocks
  * local.c	the previous holder's prog, when it ran on this host
+ * join.c	-j: prog under the lease another hk-lease of this host holds
  */
 #ifndef HK_LEASE_PRIV_H
 #define HK_LEASE_PRIV_H
@@ -52,6 +53,8 @@ struct lease {
 	int			 code;		/* prog could not be spawned */
 	int			 quit;		/* the signal ending a wait */
 	int			 lost;		/* exits 75 once prog is gone */
+	int			 join;		/* -j: this host's holder's lease */
+	int			 wait;		/* -w: wait while held elsewhere */
 	sigset_t		 mask;		/* as inherited, for prog */
 };
 
@@ -71,8 +74,14 @@ void	renew_event(struct lease *, const char *, const char *);
 
 /* local.c */
 void	local_record(const struct lease *);
+int	local_current(const struct lease *, int, int64_t *, pid_t *,
+	    int64_t *);
 int	local_previous(const struct lease *, pid_t *, int64_t *);
 int	local_alive(pid_t, int64_t);
+
+/* join.c */
+int	join_wait(struct lease *);
+int	join_check(struct lease *, char *, size_t);
 
 /* watchdog.c */
 int	watchdog_init(void);

@@ -77,31 +77,49 @@ local_record(const struct lease *l)
 }
 
 /*
+ * The record of this host's latest holder, if it was written in this
+ * boot: 1 with *epoch, *pid and *start set, else 0.  A joiner whose
+ * sandbox hides the boot id (systemd's ProcSubset=pid) takes the record
+ * without that check when lenient: it matches the record's process by
+ * its start time, and its epoch against the store's.
+ */
+int
+local_current(const struct lease *l, int lenient, int64_t *epoch,
+    pid_t *pid, int64_t *start)
+{
+	char path[512], line[256], boot[BOOT_ID_MAX], theirs[BOOT_ID_MAX];
+	intmax_t e, st;
+	long p;
+	FILE *fp;
+	int ok, known;
+
+	if (local_path(l, path, sizeof(path), "pid") == -1)
+		return 0;
+	known = proc_boot_id(boot, sizeof(boot)) == 0;
+	if ((!known && !lenient) || (fp = fopen(path, "re")) == NULL)
+		return 0;
+	ok = fgets(line, sizeof(line), fp) != NULL;
+	(void)fclose(fp);
+	if (!ok || sscanf(line, "%jd %63s %ld %jd", &e, theirs, &p,
+	    &st) != 4 || (known && strcmp(boot, theirs) != 0) || p <= 1)
+		return 0;
+	*epoch = e;
+	*pid = (pid_t)p;
+	*start = st;
+	return 1;
+}
+
+/*
  * Whether the previous holder's prog ran on this host in this boot: then
  * *pid and *start name it, and 1 is returned.
  */
 int
 local_previous(const struct lease *l, pid_t *pid, int64_t *start)
 {
-	char path[512], line[256], boot[BOOT_ID_MAX], theirs[BOOT_ID_MAX];
-	intmax_t epoch, st;
-	long p;
-	FILE *fp;
-	int ok;
+	int64_t epoch;
 
-	if (l->row.epoch < 2 || local_path(l, path, sizeof(path), "pid") ==
-	    -1 || proc_boot_id(boot, sizeof(boot)) == -1 ||
-	    (fp = fopen(path, "re")) == NULL)
-		return 0;
-	ok = fgets(line, sizeof(line), fp) != NULL;
-	(void)fclose(fp);
-	if (!ok || sscanf(line, "%jd %63s %ld %jd", &epoch, theirs, &p,
-	    &st) != 4 || epoch != l->row.epoch - 1 || strcmp(boot, theirs) !=
-	    0 || p <= 1)
-		return 0;
-	*pid = (pid_t)p;
-	*start = st;
-	return 1;
+	return l->row.epoch >= 2 && local_current(l, 0, &epoch, pid, start) &&
+	    epoch == l->row.epoch - 1;
 }
 
 /* That process, unless it is gone (or another took its pid): 1 alive. */

@@ -29,7 +29,7 @@
 #include "store.h"
 
 static const char usage_text[] =
-    "usage: hk-lease [-v] [-f config] [-t ttl] [-g grace] name prog "
+    "usage: hk-lease [-v] [-j | -w] [-f config] [-t ttl] [-g grace] name prog "
     "[argument ...]\n";
 
 static void	usage(int) __attribute__((noreturn));
@@ -37,7 +37,9 @@ static int64_t	seconds(const char *, long long, long long, const char *);
 static int	valid_name(const char *);
 static int	open_store(struct lease *, const char *);
 static void	rfc3339(int64_t, char *, size_t);
-static void	acquire(struct lease *, const char *);
+static int64_t	acquire(struct lease *, const char *);
+static int	acquire_try(struct lease *, const char *, const char *,
+		    struct store_lease *);
 static int	run(struct lease *, char **, int64_t);
 static void	on_signal(struct loop *, int, void *);
 static int	options(struct lease *, int, char **, const char **);
@@ -113,32 +115,29 @@ rfc3339(int64_t ms, char *buf, size_t size)
 		(void)snprintf(buf, size, "@%jd", (intmax_t)t);
 }
 
-/* Takes the lease, or exits: 75 when it is held elsewhere. */
-static void
-acquire(struct lease *l, const char *name)
+/*
+ * One attempt: 0 taken, or 1 held elsewhere (-w: the caller tries again);
+ * else it exits, 75 when the lease is held elsewhere or the store busy.
+ */
+static int
+acquire_try(struct lease *l, const char *name, const char *holder,
+    struct store_lease *cur)
 {
-	char host[HOST_NAME_MAX + 1], holder[STORE_HOLDER_MAX + 1], since[32];
-	char msg[STORE_ERR_LEN + STORE_HOLDER_MAX + 128];
-	struct store_lease cur;
+	char msg[STORE_ERR_LEN + STORE_HOLDER_MAX + 128], since[32];
 	int r, code = EX_SOFTWARE;
 
-	if (gethostname(host, sizeof(host)) == -1)
-		(void)strlcpy(host, "unknown", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
-	(void)snprintf(holder, sizeof(holder), "host=%s pid=%ld", host,
-	    (long)getpid());
 	r = store_lease_acquire(l->store, name, holder, l->ttl_ms, l->grace_ms,
-	    &cur);
+	    cur);
 	if (r == -1) {
 		(void)snprintf(msg, sizeof(msg), "unable to acquire lease %s: "
 		    "%s", name, store_error(l->store));
 		code = store_busy(l->store) ? EX_TEMPFAIL : EX_UNAVAILABLE;
-	} else if (r == 1 && cur.holder[0] != '\0') {
-		rfc3339(cur.acquired_at, since, sizeof(since));
+	} else if (r == 1 && cur->holder[0] != '\0') {
+		rfc3339(cur->acquired_at, since, sizeof(since));
 		(void)snprintf(msg, sizeof(msg), "lease %s is held by %s since "
-		    "%s (epoch %jd%s)", name, cur.holder, since,
-		    (intmax_t)cur.epoch, cur.expires_at > store_now_ms() ? "" :
-		    "; its row has expired: a new holder may not have "
+		    "%s (epoch %jd%s)", name, cur->holder, since,
+		    (intmax_t)cur->epoch, cur->expires_at > store_now_ms() ?
+		    "" : "; its row has expired: a new holder may not have "
 		    "written it yet");
 		code = EX_TEMPFAIL;
 	} else if (r == 1) {
@@ -146,10 +145,48 @@ acquire(struct lease *l, const char *name)
 		    "holder that has not written its row yet", name);
 		code = EX_TEMPFAIL;
 	}
-	if (r != 0) {
-		store_close(l->store);
-		evsink_close(l->ev);
-		fatalx(code, "%s", msg);
+	if (r == 0)
+		return 0;
+	if (l->wait && (r == 1 || store_busy(l->store))) {
+		log_debug("%s: waiting", msg);
+		return 1;
+	}
+	store_close(l->store);
+	evsink_close(l->ev);
+	fatalx(code, "%s", msg);
+}
+
+/*
+ * Takes the lease, or exits: 75 when it is held elsewhere.  With -w, a
+ * standby: tries again every third of the TTL until the lease is free.
+ * Returns when the attempt that took it began, from which its TTL runs.
+ */
+static int64_t
+acquire(struct lease *l, const char *name)
+{
+	char host[HOST_NAME_MAX + 1], holder[STORE_HOLDER_MAX + 1];
+	struct store_lease cur;
+	struct timespec ts;
+	int64_t start, every = l->ttl_ms / 3 > 0 ? l->ttl_ms / 3 : 1;
+	int told = 0;
+
+	if (gethostname(host, sizeof(host)) == -1)
+		(void)strlcpy(host, "unknown", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	(void)snprintf(holder, sizeof(holder), "host=%s pid=%ld", host,
+	    (long)getpid());
+	ts.tv_sec = every / 1000;
+	ts.tv_nsec = (every % 1000) * 1000000L;
+	for (;;) {
+		start = renew_clock();
+		if (acquire_try(l, name, holder, &cur) == 0)
+			break;
+		if (!told++)
+			log_info("lease %s is held by %s (epoch %jd): waiting "
+			    "for it", name, cur.holder[0] != '\0' ?
+			    cur.holder : "a holder with no row yet",
+			    (intmax_t)cur.epoch);
+		(void)nanosleep(&ts, NULL);
 	}
 	l->row = cur;
 	/* Whole ms: a deadline of the loop may fire up to 1 ms early. */
@@ -166,6 +203,7 @@ acquire(struct lease *l, const char *name)
 		    "pid %ld: prog starts as soon as it is gone", name,
 		    (long)l->prev_pid);
 	renew_event(l, "LeaseAcquired", NULL);
+	return start;
 }
 
 static void
@@ -240,7 +278,7 @@ options(struct lease *l, int argc, char *argv[], const char **config_path)
 	};
 	int ch, verbose = 0;
 
-	while ((ch = getopt_long(argc, argv, "+f:g:ht:v", longopts,
+	while ((ch = getopt_long(argc, argv, "+f:g:hjt:vw", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'f':
@@ -252,11 +290,17 @@ options(struct lease *l, int argc, char *argv[], const char **config_path)
 			break;
 		case 'h':
 			usage(EX_OK);
+		case 'j':
+			l->join = 1;
+			break;
 		case 't':
 			l->ttl_ms = seconds(optarg, 1, LEASE_TTL_MAX, "ttl");
 			break;
 		case 'v':
 			verbose = 1;
+			break;
+		case 'w':
+			l->wait = 1;
 			break;
 		default:
 			usage(EX_USAGE);
@@ -264,6 +308,11 @@ options(struct lease *l, int argc, char *argv[], const char **config_path)
 	}
 	if (argc - optind < 2)
 		usage(EX_USAGE);
+	if (l->join && l->wait) {
+		log_errorx("-j and -w: a joiner always waits for this host's "
+		    "holder");
+		usage(EX_USAGE);
+	}
 	log_verbose(verbose);
 	if (!valid_name(argv[optind])) {
 		log_errorx("lease name %s: expected 1..%d characters of "
@@ -283,7 +332,7 @@ options(struct lease *l, int argc, char *argv[], const char **config_path)
 static void
 release(struct lease *l, int code)
 {
-	if (l->lost)
+	if (l->lost || l->join)
 		return;
 	if (!l->started) {
 		log_info("lease %s given up (epoch %jd)", l->row.name,
@@ -315,8 +364,13 @@ main(int argc, char *argv[])
 	i = options(&l, argc, argv, &config_path);
 	if ((code = open_store(&l, config_path)) != EX_OK)
 		return code;
-	start = renew_clock();
-	acquire(&l, argv[i]);
+	if (l.join) {
+		(void)strlcpy(l.row.name, argv[i], sizeof(l.row.name));
+		(void)join_wait(&l);
+		start = renew_clock();
+		l.start_at = start;
+	} else
+		start = acquire(&l, argv[i]);
 	code = run(&l, argv + i + 1, start);
 	release(&l, code);
 	store_close(l.store);

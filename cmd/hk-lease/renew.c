@@ -59,10 +59,14 @@ on_renew(struct loop *loop, void *arg)
 	int r;
 
 	start = renew_clock();
-	r = store_lease_renew(l->store, &l->row, l->ttl_ms);
+	if (l->join)
+		r = join_check(l, reason, sizeof(reason));
+	else if ((r = store_lease_renew(l->store, &l->row, l->ttl_ms)) != 0)
+		(void)snprintf(reason, sizeof(reason), "%s",
+		    store_error(l->store));
 	now = renew_clock();
 	if (r == 1) {
-		renew_lose(l, store_error(l->store));
+		renew_lose(l, reason);
 		return;
 	}
 	if (r == 0 && watchdog_extend(start + l->ttl_ms,
@@ -78,8 +82,8 @@ on_renew(struct loop *loop, void *arg)
 		renew_lose(l, reason);
 		return;
 	} else {
-		log_warnx("lease %s: unable to renew: %s", l->row.name,
-		    store_error(l->store));
+		log_warnx("lease %s: unable to %s: %s", l->row.name,
+		    l->join ? "check it" : "renew", reason);
 		retry = l->ttl_ms / 10;
 		next = now + (retry < LEASE_RETRY_MIN_MS ?
 		    LEASE_RETRY_MIN_MS : retry);

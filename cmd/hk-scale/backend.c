@@ -169,6 +169,7 @@ inst_new(struct scale *sc, const char *id, const struct backend *be)
 void
 inst_adopt(struct inst *in, const struct store_instance *r)
 {
+	scale_fence(in->sc);
 	in->be->adopt(in, r);
 }
 
@@ -200,6 +201,20 @@ inst_secrets(struct inst *in, char *err, size_t errlen)
 	return secrets_prepare(in, &u, err, errlen);
 }
 
+/*
+ * Before each act on an instance: a host that no longer leads (its
+ * lease has a newer epoch, leader.h) starts, stops, adopts and sweeps
+ * nothing; the fence's handler ends hk-scale.  A store that cannot say
+ * stops nothing here: the lease's TTL bounds such an outage.
+ */
+void
+scale_fence(struct scale *sc)
+{
+	if (store_fence_check(sc->store) == -1)
+		log_warnx("unable to check the lease: %s",
+		    store_error(sc->store));
+}
+
 /* The outcome comes through backend_started() or backend_failed(). */
 void
 inst_start(struct inst *in)
@@ -217,6 +232,7 @@ inst_start(struct inst *in)
 		backend_failed(in, err);
 		return;
 	}
+	scale_fence(in->sc);
 	in->be->start(in);
 }
 
@@ -228,6 +244,7 @@ inst_stop(struct inst *in)
 
 	if (in->stopping || in->releasing)
 		return;
+	scale_fence(sc);
 	in->stopping = 1;
 	probe_stop(in);
 	log_info("service=%s: stopping %s", in->id, in->what);
@@ -270,6 +287,7 @@ inst_kill(struct inst *in)
 {
 	if (in->releasing)
 		return;
+	scale_fence(in->sc);
 	in->stopping = 1;
 	probe_stop(in);
 	in->be->kill(in);
@@ -470,6 +488,7 @@ backend_sweep(struct scale *sc)
 {
 	size_t i;
 
+	scale_fence(sc);
 	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
 		if (backends[i]->sweep != NULL)
 			backends[i]->sweep(sc);

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "evsink.h"
 #include "ipc.h"
+#include "leader.h"
 #include "log.h"
 #include "loop.h"
 #include "notify.h"
@@ -94,6 +95,8 @@ setup(struct scale *sc)
 	if ((sc->store = store_open(sc->cfg.state, err, sizeof(err))) == NULL)
 		fatalx(EX_UNAVAILABLE, "unable to open store %s: %s",
 		    sc->cfg.state, err);
+	if (leader_fence(sc->store, err, sizeof(err)) == -1)
+		fatalx(EX_CONFIG, "%s", err);
 	switch (secret_key_check(sc->store, sc->cfg.secret_key_file, 0, NULL,
 	    kerr, sizeof(kerr))) {
 	case 1:

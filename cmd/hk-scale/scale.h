@@ -443,6 +443,7 @@ void		 backends_teardown(struct scale *);
 void		 inst_teardown(struct scale *);
 struct inst	*inst_new(struct scale *, const char *, const struct backend *);
 void		 inst_adopt(struct inst *, const struct store_instance *);
+void		 scale_fence(struct scale *);
 void		 inst_start(struct inst *);
 void		 inst_stop(struct inst *);
 void		 inst_kill(struct inst *);

@@ -35,7 +35,7 @@ printf 'not a program\n' >"$T/noexec"
 chmod 644 "$T/noexec"
 
 # The command line.
-usage='usage: hk-lease [-v] [-f config] [-t ttl] [-g grace] name prog'
+usage='usage: hk-lease [-v] [-j | -w] [-f config] [-t ttl] [-g grace] name prog'
 run hk-lease -h
 is "$rc $out" "0 $usage [argument ...]" "-h prints the synopsis and exits 0"
 run hk-lease gateway
