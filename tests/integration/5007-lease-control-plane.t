@@ -20,6 +20,10 @@
 #	  starts nothing, and the store still names b's instance.
 #	- The rest of host a continued: every one of its processes ends
 #	  with 75, and b still serves, with bg running exactly once.
+#	- Host a started again is b's standby.  Host b dies: SIGKILL of its
+#	  hk-leases, its daemons and its instances (what a host's death
+#	  takes with it; hk(7) says what a host whose daemons alone die
+#	  leaves behind).  Host a takes over, serves, and runs bg once.
 #
 # On SQLite (one host): the joiners wait for the holder, and stop with
 # it.  PostgreSQL only for the takeover.
@@ -261,8 +265,29 @@ ok $? "$E: host b still serves"
 wait_t 30 bg_under b
 ok $? "$E: bg runs exactly once, under host b"
 
+# Host a again, as the standby; then host b killed outright.
+for f in gw scale idle events; do
+	: >"$T/a/$f.log"
+done
+host_start a
+wait_for 30 grep -q 'waiting for it' "$T/a/gw.log"
+ok $? "$E: host a started again waits, b's standby"
+b_procs=""
+for p in $b_gw $b_scale $b_idle $b_events; do
+	b_procs="$b_procs $p $(prog_of $p)"
+done
+b_procs="$b_procs $(pgrep -P "$(prog_of $b_scale)" | tr '\n' ' ')"
+t0=$(date +%s%3N)
+kill -KILL $b_procs
+wait_t 120 answers a
+ok $? "$E: host b killed: host a takes over, and fn answers"
+t1=$(date +%s%3N)
+diag "takeover: a answered $((t1 - t0)) ms after b was killed (ttl $TTL s, grace $GRACE s)"
+wait_t 60 bg_under a
+ok $? "$E: bg runs once, under host a's hk-scale"
+
 for v in events idle scale gw; do
-	eval "p=\$b_$v"
+	eval "p=\$a_$v"
 	stop_pid "$p" 30
 done
 done_testing

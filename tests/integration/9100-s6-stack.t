@@ -123,7 +123,17 @@ like "$(cat "$T/body")" '^idle-fn pid=' "and is answered by the function"
 wait_for 20 is_state sl sleeping
 ok $? "and it sleeps again when idle"
 
+# up_and_ready D: s6 says D runs, with a pid, and is ready.
+up_and_ready() {
+	_p=$(svc_pid "$1")
+	[ -n "$_p" ] && [ "$_p" -gt 1 ] 2>/dev/null && svc_ready "$1"
+}
+
 for d in $daemons; do
+	# The kill of the gateway's hk-lease ends the lease the others joined
+	# (hk-lease -j): they are restarted by s6 and wait for the new holder.
+	# Each is killed once it is up again.
+	wait_for 30 up_and_ready "$d"
 	old=$(svc_pid "$d")
 	# s6-svstat says -1 for a service that is down: "kill -KILL -1" from
 	# root would end every process of the machine.
