@@ -266,8 +266,8 @@ svc_replica_rules(struct actx *c, const struct toml_kv *const *slot,
 	if (!config_backend_can(s->backend, BACKEND_REPLICAS))
 		cw_diag(&c->w, line, key, "%d: not supported yet with backend "
 		    "\"%s\", which runs one instance of a service (replicas = "
-		    "1); backends \"exec\", \"systemd\" and \"container\" "
-		    "run replicas", s->replicas,
+		    "1); backends \"exec\", \"s6\", \"systemd\" and "
+		    "\"container\" run replicas", s->replicas,
 		    config_backend_name(s->backend));
 	else if (config_backend_can(s->backend, BACKEND_ENGINE)) {
 		if (s->port != 0 && net != NULL && strcmp(net, "host") == 0)

@@ -214,7 +214,8 @@ static const struct {
 	    "inspect" },
 	[BACKEND_S6] = { "s6", 1,
 	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND |
-	    BACKEND_NEEDS_SCANDIR, "its run script is a file" },
+	    BACKEND_NEEDS_SCANDIR | BACKEND_REPLICAS,
+	    "its run script is a file" },
 	[BACKEND_SYSTEMD] = { "systemd", 1,
 	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND |
 	    BACKEND_LIMITS | BACKEND_REPLICAS,

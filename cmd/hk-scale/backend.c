@@ -63,17 +63,19 @@ backend_of(const struct service *s)
 /*
  * For a backend that finds what an earlier run left (s6's directories):
  * 1 if revision is the current one of the service called id, or the
- * one that serves while it has not passed its gate (release.c), and that
- * service's instances run on be; else what is left may go.
+ * one that serves while it has not passed its gate (release.c), that
+ * service's instances run on be, and it wants as many as replica + 1
+ * (replica.c); else what is left may go.
  */
 int
 backend_current(struct scale *sc, const char *id, const struct backend *be,
-    int64_t revision)
+    int64_t revision, int replica)
 {
 	struct service *s = service_find(sc, id);
 
 	return s != NULL && (s->def.revision == revision ||
-	    s->good.revision == revision) && backend_of(s) == be;
+	    s->good.revision == revision) && backend_of(s) == be &&
+	    replica >= 0 && replica < replica_wanted(s);
 }
 
 /* 1 if be can do all of caps (BACKEND_* of config.h). */

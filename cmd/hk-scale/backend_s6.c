@@ -1,13 +1,15 @@
 /*
- * backend_s6.c - the s6 backend: each revision of a service is an s6
- * service directory that hk-scale writes, supervised by the operator's
- * s6-svscan on server.s6_scandir (hakopod.toml(5)).
+ * backend_s6.c - the s6 backend: each revision of a service, and each of
+ * its replicas (hk.toml(5) replicas, replica.c), is an s6 service
+ * directory that hk-scale writes, supervised by the operator's s6-svscan
+ * on server.s6_scandir (hakopod.toml(5)).
  *
  * The directory of revision R of APP/SVC is S6_HOME/hk.APP.SVC.R in the
- * scan directory (s6-svscan skips names that start with a dot), linked
- * into it as hk.APP.SVC.R by s6-svlink -D (supervised, down, with a down
- * file so that no restart of s6-svscan starts it) and removed by
- * s6-svunlink.  It holds:
+ * scan directory (s6-svscan skips names that start with a dot), and that
+ * of its replica N beside the first hk.APP.SVC.R.N (names hold no dot:
+ * config_valid_name()), linked into it under its name by s6-svlink -D
+ * (supervised, down, with a down file so that no restart of s6-svscan
+ * starts it) and removed by s6-svunlink.  It holds:
  *
  *	run		rewritten at each start: standard input /dev/null,
  *			output to the fifo hk-output, its pid (its process
@@ -43,9 +45,16 @@
  * the group, so that a process that waits for its children on SIGTERM
  * ends too.
  *
- * The directory of a revision stays, down, while its service sleeps, so
- * that a wake is one s6-svc; it goes once its service is removed or
- * another revision is ready.  A restarted hk-scale adopts what its rows
+ * The directory of a revision stays, down, while its service sleeps or is
+ * stopped, so that a wake is one s6-svc; it goes once its service is
+ * removed, another revision is ready, or (a replica's) once its service
+ * wants fewer replicas.  Replicas of a fixed port would each bind it: s6
+ * cannot hand them the one socket that exec's share, so hk validate
+ * refuses them (port = 0 gives each a port of its own), and so does
+ * s6_start().  A change of replicas alone is a new revision that restarts
+ * nothing (replica_rescale()): what runs keeps its directory, named after
+ * its first revision, which adoption finds by the row's pid
+ * (dir_revision()).  A restarted hk-scale adopts what its rows
  * describe from supervise/status, and stops what no row claims
  * (s6_sweep()): nothing is left serving unseen.  Whether a directory's
  * revision is still its service's current one on s6 is backend.c's to
@@ -78,7 +87,7 @@
 
 #define S6_HOME		".hk"	/* in the scan directory */
 #define S6_PREFIX	"hk."
-#define S6_NAME_MAX	(sizeof(S6_PREFIX) + 2 * STORE_NAME_MAX + 24)
+#define S6_NAME_MAX	(sizeof(S6_PREFIX) + 2 * STORE_NAME_MAX + 24 + 4)
 #define S6_SCANDIR_MAX	80	/* s6_scandir's bound (hakopod.toml(5)) */
 #define S6_PATH_MAX	(S6_SCANDIR_MAX + sizeof(S6_HOME) + S6_NAME_MAX + 2)
 #define S6_FILE_MAX	(S6_PATH_MAX + 24)	/* a file in it */
@@ -99,7 +108,7 @@ enum s6_step {
 
 /* A revision's s6 service, as one instance sees it (in->priv). */
 struct s6_inst {
-	char		 name[S6_NAME_MAX];	/* hk.APP.SVC.REV */
+	char		 name[S6_NAME_MAX];	/* hk.APP.SVC.REV[.N] */
 	char		 link[S6_PATH_MAX];	/* in the scan directory */
 	char		 real[S6_PATH_MAX];	/* in S6_HOME */
 	enum s6_step	 step;
@@ -141,7 +150,7 @@ static void	s6_freeze(struct inst *);
 static void	s6_thaw(struct inst *);
 static int	group_signal(struct inst *, int, char *, size_t);
 static struct s6_inst *snew(struct inst *, const char *, const char *,
-		    int64_t);
+		    int64_t, int);
 static int	scan_ok(struct scale *, char *, size_t);
 static int	supervised(const char *);
 static int	status_read(const char *, struct s6_status *);
@@ -169,10 +178,11 @@ static int	must_remove(struct inst *);
 static void	finish(struct inst *);
 static void	out_read(struct loop *, int, int, void *);
 static void	close_out(struct inst *);
-static int	parse_name(const char *, char *, char *, int64_t *);
+static int	parse_name(const char *, char *, char *, int64_t *, int *);
 static void	reclaim(struct scale *, const char *, const char *,
-		    int64_t, const char *);
+		    int64_t, int, const char *);
 static void	reclaim_siblings(struct inst *);
+static int64_t	dir_revision(struct scale *, const struct store_instance *);
 
 const struct backend backend_s6 = {
 	.kind = BACKEND_S6,
@@ -200,8 +210,10 @@ static const char *const finish_script =
     "fi\n"
     "exit 125\n";
 
+/* Replica 0's directory is hk.APP.SVC.REV, replica N's hk.APP.SVC.REV.N. */
 static struct s6_inst *
-snew(struct inst *in, const char *app, const char *svc, int64_t rev)
+snew(struct inst *in, const char *app, const char *svc, int64_t rev,
+    int replica)
 {
 	const char *scan = in->sc->cfg.s6_scandir;
 	struct s6_inst *x;
@@ -211,8 +223,12 @@ snew(struct inst *in, const char *app, const char *svc, int64_t rev)
 	x->outfd = -1;
 	x->wstat = -1;
 	loop_timer_init(&x->kick, kick_fire, in);
-	snprintf(x->name, sizeof(x->name), S6_PREFIX "%s.%s.%lld", app, svc,
-	    (long long)rev);
+	if (replica > 0)
+		snprintf(x->name, sizeof(x->name), S6_PREFIX "%s.%s.%lld.%d",
+		    app, svc, (long long)rev, replica);
+	else
+		snprintf(x->name, sizeof(x->name), S6_PREFIX "%s.%s.%lld",
+		    app, svc, (long long)rev);
 	if ((size_t)snprintf(x->link, sizeof(x->link), "%s/%s", scan,
 	    x->name) >= sizeof(x->link) ||
 	    (size_t)snprintf(x->real, sizeof(x->real), "%s/" S6_HOME "/%s",
@@ -359,10 +375,10 @@ write_run(struct inst *in, const struct user_ids *u, int sw, char *err,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	fprintf(f, "#!/bin/sh\n# %s revision %lld, written by hk-scale at each "
-	    "start: edits are lost\n# (hk-backends(7), The s6 backend).\n"
-	    "exec </dev/null >hk-output 2>&1\necho $$ >hk-pgid\n"
-	    "exec setpriv", in->id, (long long)in->revision);
+	fprintf(f, "#!/bin/sh\n# %s revision %lld replica %d, written by "
+	    "hk-scale at each start: edits\n# are lost (hk-backends(7), The s6 "
+	    "backend).\nexec </dev/null >hk-output 2>&1\necho $$ >hk-pgid\n"
+	    "exec setpriv", in->id, (long long)in->revision, in->replica);
 	if (sw) {
 		fprintf(f, " --reuid=%lu --regid=%lu", (unsigned long)u->uid,
 		    (unsigned long)u->gid);
@@ -578,6 +594,12 @@ s6_start(struct inst *in)
 		    "\"exec\"");
 		return;
 	}
+	if (command_shares_port(sp)) {
+		backend_failed(in, "replicas of a fixed port would each bind "
+		    "it: s6 cannot hand them one listening socket (set port = "
+		    "0, or backend \"exec\")");
+		return;
+	}
 	if (strchr(sp->command[0], '=') != NULL) {
 		backend_failed(in, "command: a program name with '=' cannot "
 		    "run under env(1) (s6 backend)");
@@ -590,7 +612,7 @@ s6_start(struct inst *in)
 		return;
 	}
 	if ((x = snew(in, in->svc->def.app, in->svc->def.name,
-	    in->revision)) == NULL) {
+	    in->revision, in->replica)) == NULL) {
 		snprintf(err, sizeof(err), "%.80s/%s: %s",
 		    sc->cfg.s6_scandir, S6_HOME, strerror(errno));
 		backend_failed(in, err);
@@ -831,12 +853,14 @@ ready_seen(struct inst *in, int status)
 
 /*
  * The directory goes when the instance was not its service's current
- * revision on s6 (replaced, removed, or found unclaimed at start-up).
+ * revision on s6 (replaced, removed, or found unclaimed at start-up), or
+ * is a replica beyond those its service wants.
  */
 static int
 must_remove(struct inst *in)
 {
-	return !backend_current(in->sc, in->id, &backend_s6, in->revision);
+	return !backend_current(in->sc, in->id, &backend_s6, in->revision,
+	    in->replica);
 }
 
 /*
@@ -899,6 +923,48 @@ close_out(struct inst *in)
 }
 
 /*
+ * The revision in the name of the directory that runs a row's instance:
+ * the row's, unless a change of replicas alone made what ran count as a
+ * new revision (replica_rescale()) without a new directory; then that of
+ * the directory of the same replica whose process is the row's.
+ */
+static int64_t
+dir_revision(struct scale *sc, const struct store_instance *r)
+{
+	char app[CONFIG_NAME_MAX + 1], svc[CONFIG_NAME_MAX + 1];
+	char path[PATH_MAX];
+	const char *scan = sc->cfg.s6_scandir;
+	struct s6_status st;
+	struct dirent *d;
+	int64_t rev, found = r->revision;
+	int replica;
+	DIR *dp;
+
+	snprintf(path, sizeof(path), "%s/" S6_PREFIX "%s.%s.%lld", scan,
+	    r->app, r->service, (long long)r->revision);
+	if (r->replica > 0)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path),
+		    ".%d", r->replica);
+	if (r->pid <= 0 || (supervised(path) && status_read(path, &st) ==
+	    0 && st.pid > 0) || (dp = opendir(scan)) == NULL)
+		return r->revision;
+	while ((d = readdir(dp)) != NULL) {
+		if (parse_name(d->d_name, app, svc, &rev, &replica) == -1 ||
+		    strcmp(app, r->app) != 0 || strcmp(svc, r->service) != 0 ||
+		    replica != r->replica)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", scan, d->d_name);
+		if (supervised(path) && status_read(path, &st) == 0 &&
+		    st.pid == r->pid) {
+			found = rev;
+			break;
+		}
+	}
+	closedir(dp);
+	return found;
+}
+
+/*
  * A previous hk-scale's instance: alive if an s6-supervise runs on its
  * directory and says the service is up; then its end is watched.
  */
@@ -916,7 +982,8 @@ s6_adopt(struct inst *in, const struct store_instance *r)
 		backend_adopted(in, 0);
 		return;
 	}
-	if ((x = snew(in, r->app, r->service, r->revision)) == NULL) {
+	if ((x = snew(in, r->app, r->service, dir_revision(in->sc, r),
+	    r->replica)) == NULL) {
 		log_warn("service=%s: unable to adopt", in->id);
 		backend_adopted(in, 0);
 		return;
@@ -1157,12 +1224,18 @@ s6_reap(struct inst *in, pid_t pid, int status)
 	return 1;
 }
 
-/* "hk.APP.SVC.REV": 0, or -1 if it is not one of our names. */
+/*
+ * "hk.APP.SVC.REV" (replica 0) or "hk.APP.SVC.REV.N" (replica N, 1 up to
+ * SPEC_REPLICAS_MAX - 1): 0, or -1 if it is not one of our names.
+ */
 static int
-parse_name(const char *name, char *app, char *svc, int64_t *rev)
+parse_name(const char *name, char *app, char *svc, int64_t *rev,
+    int *replica)
 {
-	const char *a, *b, *c;
+	char num[24];
+	const char *a, *b, *c, *d;
 	const char *errstr;
+	size_t n;
 
 	if (strncmp(name, S6_PREFIX, sizeof(S6_PREFIX) - 1) != 0)
 		return -1;
@@ -1172,7 +1245,20 @@ parse_name(const char *name, char *app, char *svc, int64_t *rev)
 	    !config_valid_name_n(a, (size_t)(b - a)) ||
 	    !config_valid_name_n(b + 1, (size_t)(c - b - 1)))
 		return -1;
-	*rev = strtonum(c + 1, 1, INT64_MAX, &errstr);
+	*replica = 0;
+	if ((d = strchr(c + 1, '.')) != NULL) {
+		*replica = (int)strtonum(d + 1, 1, SPEC_REPLICAS_MAX - 1,
+		    &errstr);
+		if (errstr != NULL || d[1] == '0' || d[1] == '+')
+			return -1;
+	} else
+		d = c + 1 + strlen(c + 1);
+	if ((n = (size_t)(d - c - 1)) == 0 || n >= sizeof(num) ||
+	    c[1] == '0' || c[1] == '+')
+		return -1;
+	memcpy(num, c + 1, n);
+	num[n] = '\0';
+	*rev = strtonum(num, 1, INT64_MAX, &errstr);
 	if (errstr != NULL)
 		return -1;
 	memcpy(app, a, (size_t)(b - a));
@@ -1189,7 +1275,7 @@ parse_name(const char *name, char *app, char *svc, int64_t *rev)
  */
 static void
 reclaim(struct scale *sc, const char *app, const char *svc, int64_t rev,
-    const char *why)
+    int replica, const char *why)
 {
 	char id[SCALE_ID_MAX];
 	const char *argv[4];
@@ -1198,7 +1284,7 @@ reclaim(struct scale *sc, const char *app, const char *svc, int64_t rev,
 
 	snprintf(id, sizeof(id), "%s/%s", app, svc);
 	if ((in = inst_new(sc, id, &backend_s6)) == NULL ||
-	    snew(in, app, svc, rev) == NULL) {
+	    snew(in, app, svc, rev, replica) == NULL) {
 		log_warn("service=%s: unable to reclaim revision %lld", id,
 		    (long long)rev);
 		if (in != NULL)
@@ -1207,6 +1293,7 @@ reclaim(struct scale *sc, const char *app, const char *svc, int64_t rev,
 	}
 	x = in->priv;
 	in->revision = rev;
+	in->replica = replica;
 	in->start_mono = loop_now_ms(sc->loop);
 	log_info("service=%s: s6 service %s: %s", id, x->name, why);
 	argv[0] = "s6-svwait";
@@ -1222,32 +1309,34 @@ reclaim(struct scale *sc, const char *app, const char *svc, int64_t rev,
 	inst_stop(in);
 }
 
-/* Once another revision is ready, the others go. */
+/*
+ * Once another revision is ready, the directories of the others go (those
+ * of their replicas that still run are retired by replica.c, and theirs
+ * go then).
+ */
 static void
 reclaim_siblings(struct inst *in)
 {
 	struct s6_inst *x = in->priv;
 	char app[CONFIG_NAME_MAX + 1], svc[CONFIG_NAME_MAX + 1];
-	char mine[S6_NAME_MAX];
+	char mapp[CONFIG_NAME_MAX + 1], msvc[CONFIG_NAME_MAX + 1];
 	struct dirent *d;
-	int64_t rev;
-	size_t n;
+	int64_t rev, mrev;
+	int replica, mreplica;
 	DIR *dp;
 
-	n = (size_t)(strrchr(x->name, '.') - x->name) + 1;
-	memcpy(mine, x->name, n);	/* "hk.APP.SVC." */
-	mine[n] = '\0';
+	if (parse_name(x->name, mapp, msvc, &mrev, &mreplica) == -1)
+		return;
 	if ((dp = opendir(in->sc->cfg.s6_scandir)) == NULL) {
 		log_warn("unable to read %s", in->sc->cfg.s6_scandir);
 		return;
 	}
 	while ((d = readdir(dp)) != NULL)
-		if (strncmp(d->d_name, mine, n) == 0 &&
-		    strcmp(d->d_name, x->name) != 0 &&
-		    !claimed(in->sc, d->d_name, NULL) &&
-		    parse_name(d->d_name, app, svc, &rev) == 0)
-			reclaim(in->sc, app, svc, rev, "replaced by a ready "
-			    "revision");
+		if (parse_name(d->d_name, app, svc, &rev, &replica) == 0 &&
+		    strcmp(app, mapp) == 0 && strcmp(svc, msvc) == 0 &&
+		    rev != mrev && !claimed(in->sc, d->d_name, NULL))
+			reclaim(in->sc, app, svc, rev, replica, "replaced by "
+			    "a ready revision");
 	closedir(dp);
 }
 
@@ -1268,13 +1357,13 @@ s6_sweep(struct scale *sc)
 	struct dirent *d;
 	struct stat sb;
 	int64_t rev;
-	int up;
+	int up, replica;
 	DIR *dp;
 
 	if (scan[0] == '\0' || (dp = opendir(scan)) == NULL)
 		return;
 	while ((d = readdir(dp)) != NULL) {
-		if (parse_name(d->d_name, app, svc, &rev) == -1 ||
+		if (parse_name(d->d_name, app, svc, &rev, &replica) == -1 ||
 		    claimed(sc, d->d_name, NULL))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", scan, d->d_name);
@@ -1282,18 +1371,18 @@ s6_sweep(struct scale *sc)
 		up = supervised(path) && status_read(path, &st) == 0 &&
 		    (st.pid > 0 || st.wantup);
 		if (up)
-			reclaim(sc, app, svc, rev, "up, and no row of the "
-			    "store says so: stopping it");
-		else if (!backend_current(sc, id, &backend_s6, rev))
-			reclaim(sc, app, svc, rev, "not a current revision: "
-			    "removing it");
+			reclaim(sc, app, svc, rev, replica, "up, and no row "
+			    "of the store says so: stopping it");
+		else if (!backend_current(sc, id, &backend_s6, rev, replica))
+			reclaim(sc, app, svc, rev, replica, "not a current "
+			    "revision or replica: removing it");
 	}
 	closedir(dp);
 	snprintf(path, sizeof(path), "%s/" S6_HOME, scan);
 	if ((dp = opendir(path)) == NULL)
 		return;
 	while ((d = readdir(dp)) != NULL) {
-		if (parse_name(d->d_name, app, svc, &rev) == -1)
+		if (parse_name(d->d_name, app, svc, &rev, &replica) == -1)
 			continue;
 		snprintf(lpath, sizeof(lpath), "%s/%s", scan, d->d_name);
 		snprintf(path, sizeof(path), "%s/" S6_HOME "/%s", scan,

@@ -435,7 +435,7 @@ void		 queue_settle(struct inst *);
 const struct backend *backend_find(enum backend_kind);
 const struct backend *backend_of(const struct service *);
 int		 backend_current(struct scale *, const char *,
-		    const struct backend *, int64_t);
+		    const struct backend *, int64_t, int);
 int		 backend_can(const struct backend *, unsigned);
 int		 backends_setup(struct scale *, char *, size_t);
 void		 backends_init(struct scale *);

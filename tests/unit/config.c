@@ -546,11 +546,15 @@ static const struct app_case app_cases[] = {
 	    "containers share the node's network (container_network = "
 	    "\"host\"), where each would bind the port: set port = 0 (a port "
 	    "each)", 0 },
-	{ "replicas 2, s6", SRV_S6, SVC "backend = \"s6\"\nreplicas = 2\n",
-	    "app.toml:6: services.api.replicas: 2: not supported yet with "
-	    "backend \"s6\", which runs one instance of a service "
-	    "(replicas = 1); backends \"exec\", \"systemd\" and "
-	    "\"container\" run replicas", 0 },
+	{ "replicas 2, s6, a port each", SRV_S6,
+	    SVC "backend = \"s6\"\nreplicas = 2\n", NULL, 0 },
+	{ "replicas 2, s6, port", SRV_S6,
+	    SVC "backend = \"s6\"\nport = 8080\nreadiness = "
+	    "\"notify\"\nreplicas = 2\n",
+	    "app.toml:8: services.api.replicas: 2 with port 8080: backend "
+	    "\"s6\" cannot hand the replicas one listening socket, and "
+	    "each would bind the port: set port = 0 (a port each), or "
+	    "backend = \"exec\"", 0 },
 	{ "replicas 2, systemd, a port each", SRV_SL,
 	    SVC "backend = \"systemd\"\nreplicas = 2\n", NULL, 0 },
 	{ "replicas 2, systemd, port", SRV_SL,
