@@ -7,8 +7,14 @@
  *
  *	- They start once replica 0 is ready, of its revision: the new
  *	  revision of a release passes its readiness gate on replica 0
- *	  first, then the others of the old revision are stopped and the
- *	  new ones started.  A failed release never reaches them.
+ *	  first, then the others roll over one at a time, lowest first:
+ *	  old replica k stopped, new replica k started, and the next only
+ *	  once it is ready (its probe), so that all but one serve
+ *	  throughout.  A failed release never reaches them.  A new replica
+ *	  whose start fails stops the roll there: the failure is recorded
+ *	  (a StartFailed event naming the replica, as a gate's), it is
+ *	  tried again after its backoff, and the old replicas above it go
+ *	  on serving meanwhile.
  *	- Each is probed as replica 0 is, and is restarted by itself after
  *	  an exit, with the backoff of service.c (100 ms doubling to 30 s,
  *	  reset after 10 s up); a start that fails or misses the startup
@@ -33,6 +39,7 @@
 
 #include <jansson.h>
 
+#include "evsink.h"
 #include "log.h"
 #include "scale.h"
 
@@ -44,6 +51,10 @@ static void	 replica_backoff(struct service *, struct replica *, int64_t,
 		    int64_t);
 static void	 replica_row_delete(struct service *, int);
 static int	 spec_same_but_replicas(const char *, const char *);
+static int	 roll_busy(const struct service *, int);
+static int	 roll_next(const struct service *, int, int64_t);
+static void	 roll_stopped(struct service *, struct replica *, int,
+		    int64_t, const char *);
 
 /* How many instances s runs: its spec's replicas, 1 when serverless. */
 int
@@ -78,9 +89,11 @@ group_up(const struct service *s)
 
 /*
  * Brings the replicas beside s->inst to what s wants: those numbered
- * beyond replicas, or of another revision than a ready replica 0, are
- * stopped; the missing ones start once replica 0 is ready, each after its
- * backoff.  Called whenever the service converges.
+ * beyond replicas are stopped, or all when the service stops; once
+ * replica 0 is ready, one of another revision than its own is replaced
+ * while no other replica is missing or starting (the roll), and the
+ * missing ones start, each after its backoff.  Called whenever the
+ * service converges, and when a replica is ready.
  */
 void
 replica_converge(struct service *s)
@@ -88,16 +101,29 @@ replica_converge(struct service *s)
 	struct scale *sc = s->sc;
 	struct replica *r;
 	int64_t now = loop_now_ms(sc->loop), next = 0;
-	int i, n = replica_wanted(s), up = group_up(s);
+	int64_t from;
+	int i, k, n = replica_wanted(s), up = group_up(s);
 	int lead = up && s->state == SVC_RUNNING && s->inst != NULL &&
 	    s->inst->ready && !s->inst->stopping;
 
-	for (i = 1; i < SPEC_REPLICAS_MAX; i++) {
-		r = &s->replicas[i];
-		if (r->in != NULL && (i >= n || !up || (lead &&
-		    r->in->revision != s->inst->revision)))
+	for (i = 1; i < SPEC_REPLICAS_MAX; i++)
+		if (s->replicas[i].in != NULL && (i >= n || !up))
 			replica_retire(s, i);
-		if (r->in != NULL || i >= n || !lead)
+	if (lead && !roll_busy(s, n) &&
+	    (k = roll_next(s, n, s->inst->revision)) != 0) {
+		r = &s->replicas[k];
+		from = r->in->revision;
+		log_info("service=%s: replica %d: rolling from revision %lld "
+		    "to %lld", s->def.id, k, (long long)from,
+		    (long long)s->inst->revision);
+		replica_retire(s, k);
+		r->roll_from = from;
+		r->backoff = 0;
+		r->retry_at = 0;
+	}
+	for (i = 1; i < n; i++) {
+		r = &s->replicas[i];
+		if (r->in != NULL || !lead)
 			continue;
 		if (now < r->retry_at) {
 			if (next == 0 || r->retry_at < next)
@@ -108,6 +134,63 @@ replica_converge(struct service *s)
 	}
 	if (next != 0)
 		loop_timer_at(sc->loop, &s->replica_timer, next);
+}
+
+/*
+ * The roll waits while a replica is missing (a start that failed waits
+ * for its backoff) or one of replica 0's revision is not ready yet: at
+ * most one is down at a time.
+ */
+static int
+roll_busy(const struct service *s, int n)
+{
+	const struct inst *in;
+	int i;
+
+	for (i = 1; i < n; i++) {
+		in = s->replicas[i].in;
+		if (in == NULL || (in->revision == s->inst->revision &&
+		    !in->ready))
+			return 1;
+	}
+	return 0;
+}
+
+/* The lowest replica of another revision than rev, or 0 if none. */
+static int
+roll_next(const struct service *s, int n, int64_t rev)
+{
+	int i;
+
+	for (i = 1; i < n; i++)
+		if (s->replicas[i].in != NULL &&
+		    s->replicas[i].in->revision != rev)
+			return i;
+	return 0;
+}
+
+/*
+ * Replica i, started by a roll in place of one of revision r->roll_from,
+ * did not start: recorded as a gate's failure is (an event, the log);
+ * the replicas the roll has not reached go on serving.
+ */
+static void
+roll_stopped(struct service *s, struct replica *r, int i, int64_t rev,
+    const char *why)
+{
+	json_t *detail;
+
+	log_warnx("service=%s: rolling to revision %lld stopped at replica "
+	    "%d: %s; the replicas of revision %lld above it go on serving",
+	    s->def.id, (long long)rev, i, why, (long long)r->roll_from);
+	if ((detail = json_object()) == NULL)
+		return;
+	json_object_set_new(detail, "reason", json_string(why));
+	json_object_set_new(detail, "revision", json_integer(rev));
+	json_object_set_new(detail, "replica", json_integer(i));
+	json_object_set_new(detail, "roll", json_string("stopped"));
+	json_object_set_new(detail, "serving", json_integer(r->roll_from));
+	evsink_event(s->sc->ev, "StartFailed", s->def.id, detail);
 }
 
 void
@@ -136,6 +219,7 @@ replica_retire(struct service *s, int i)
 	struct inst *in = s->replicas[i].in;
 
 	s->replicas[i].in = NULL;
+	s->replicas[i].roll_from = 0;
 	loop_timer_cancel(s->sc->loop, &in->replica_deadline);
 	if (in->in_store)
 		replica_row_delete(s, i);
@@ -219,6 +303,7 @@ void
 replica_ready(struct inst *in)
 {
 	struct service *s = in->svc;
+	struct replica *r;
 
 	loop_timer_cancel(s->sc->loop, &in->replica_deadline);
 	in->ready = 1;
@@ -232,6 +317,9 @@ replica_ready(struct inst *in)
 	log_info("service=%s: replica %d ready at %s, revision %lld, %s",
 	    s->def.id, in->replica, in->endpoint, (long long)in->revision,
 	    in->what);
+	if ((r = slot_of(in)) != NULL)
+		r->roll_from = 0;
+	replica_converge(s);	/* the roll goes on */
 }
 
 /* Its start failed (the backend's reason), or its deadline passed. */
@@ -248,6 +336,8 @@ replica_failed(struct inst *in, const char *why)
 	loop_timer_cancel(s->sc->loop, &in->replica_deadline);
 	if (in->in_store)
 		replica_row_delete(s, i);
+	if (r != NULL && r->roll_from != 0)
+		roll_stopped(s, r, i, in->revision, why);
 	if (r != NULL)
 		r->in = NULL;
 	inst_free(in);
@@ -271,6 +361,8 @@ replica_deadline(struct loop *l, void *arg)
 	log_warnx("service=%s: replica %d: unable to start revision %lld: %s",
 	    s->def.id, in->replica, (long long)in->revision, why);
 	s->m_start_failures++;
+	if (r->roll_from != 0)
+		roll_stopped(s, r, in->replica, in->revision, why);
 	r->in = NULL;
 	if (in->in_store)
 		replica_row_delete(s, in->replica);
@@ -280,11 +372,12 @@ replica_deadline(struct loop *l, void *arg)
 }
 
 /*
- * A replica is gone by itself: started again after the backoff of an
- * always-on service's restart, as replica 0 is.
+ * A replica is gone by itself (why: its exit status and last line):
+ * started again after the backoff of an always-on service's restart, as
+ * replica 0 is.
  */
 void
-replica_exit(struct inst *in, int status, const char *last)
+replica_exit(struct inst *in, const char *why)
 {
 	struct service *s = in->svc;
 	struct replica *r = slot_of(in);
@@ -292,13 +385,11 @@ replica_exit(struct inst *in, int status, const char *last)
 	int ready = in->ready, i = in->replica;
 
 	if (!ready) {
-		replica_failed(in, last != NULL && last[0] != '\0' ? last :
-		    "exited before it was ready");
+		replica_failed(in, why);
 		return;
 	}
-	log_warnx("service=%s: replica %d: %s exited (status %d)%s%s",
-	    s->def.id, i, in->what, status, last != NULL && last[0] != '\0' ?
-	    ": " : "", last != NULL ? last : "");
+	log_warnx("service=%s: replica %d: %s exited: %s", s->def.id, i,
+	    in->what, why);
 	loop_timer_cancel(s->sc->loop, &in->replica_deadline);
 	if (in->in_store)
 		replica_row_delete(s, i);

@@ -239,6 +239,8 @@ struct replica {
 	struct inst		*in;
 	int64_t			 retry_at;	/* loop ms */
 	int64_t			 backoff;	/* ms */
+	int64_t			 roll_from;	/* the revision a roll took
+						   down here, until ready */
 };
 
 /* One service of the installation and its state machine. */
@@ -361,7 +363,7 @@ void		 replica_deadline(struct loop *, void *);
 void		 replica_started(struct inst *);
 void		 replica_failed(struct inst *, const char *);
 void		 replica_ready(struct inst *);
-void		 replica_exit(struct inst *, int, const char *);
+void		 replica_exit(struct inst *, const char *);
 void		 replica_adopt(struct inst *, struct service *, int);
 int		 replica_rescale(struct service *, const struct svc *);
 

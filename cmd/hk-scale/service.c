@@ -803,16 +803,16 @@ service_inst_exit(struct inst *in, int status, const char *last)
 	int64_t rev = in->revision;
 	int ready = in->ready;
 
-	if (in->replica != 0) {
-		replica_exit(in, status, last);
-		return;
-	}
-	ready_record(s);		/* before the row goes */
 	describe_exit(status, how, sizeof(how));
 	if (last != NULL && last[0] != '\0')
 		snprintf(why, sizeof(why), "%s: %s", how, last);
 	else
 		strlcpy(why, how, sizeof(why));
+	if (in->replica != 0) {
+		replica_exit(in, why);
+		return;
+	}
+	ready_record(s);		/* before the row goes */
 	if (in == s->pending) {
 		s->pending = NULL;
 		loop_timer_cancel(s->sc->loop, &s->pending_deadline);
