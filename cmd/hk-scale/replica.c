@@ -319,7 +319,8 @@ replica_ready(struct inst *in)
 	    in->what);
 	if ((r = slot_of(in)) != NULL)
 		r->roll_from = 0;
-	replica_converge(s);	/* the roll goes on */
+	if (!s->removed && !s->sc->stopping && !s->adopting)
+		replica_converge(s);	/* the roll goes on */
 }
 
 /* Its start failed (the backend's reason), or its deadline passed. */
