@@ -211,10 +211,16 @@ for s in json.load(sys.stdin):
 	ok $? "$engine: ... both replicas stopped"
 	wait_t 30 replicas_are 0/0
 	ok $? "$engine: ... hk ps shows 0/0"
+	is "$(s6_field "$SCAN/hk.fn.web.3.1" up)" false \
+	    "$engine: ... replica 1's directory stays, down"
 	run hk start fn/web
 	is "$rc" 0 "$engine: hk start fn/web"
 	wait_t 30 replicas_are 2/2
 	ok $? "$engine: ... 2/2 again"
+	is "$(s6_field "$SCAN/hk.fn.web.3" pid)" "$(replica_of 0 pid)" \
+	    "$engine: ... replica 0 now runs in hk.fn.web.3, of its revision"
+	wait_t 30 no_dir hk.fn.web.1
+	ok $? "$engine: ... and its old directory, hk.fn.web.1, is removed"
 	pids=$(ps_field pids)
 	for r in 0 1; do
 		is "$(answers $r)" "rep pid=$(replica_of $r pid)" \
