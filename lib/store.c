@@ -362,8 +362,7 @@ fence_check(struct store *s)
 	int64_t epoch = 0;
 	int r;
 
-	r = store_q_int(s, s->engine == STORE_POSTGRES ? Q_FENCE_EPOCH_PG :
-	    Q_FENCE_EPOCH, a, NITEMS(a), &epoch);
+	r = store_q_int(s, Q_FENCE_EPOCH, a, NITEMS(a), &epoch);
 	if (r == 0 && epoch == s->fence_epoch)
 		return 0;
 	if (r == -1) {

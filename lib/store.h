@@ -531,7 +531,8 @@ int	store_lease_get(struct store *, const char *, struct store_lease *);
  * each transaction, and each write outside one (run in a transaction of
  * its own), first reads the lease's row in the same transaction, and is
  * refused (-1, the transaction rolled back) once the row has another
- * epoch or none.  fn is then called with the reason, after the rollback
+ * epoch or none.  An acquisition takes the installation's write lock, as
+ * a transaction does, so no write commits after a newer epoch.  fn is then called with the reason, after the rollback
  * (a process that no longer leads stops: it may not write, and what it
  * does not write it cannot act on); if it returns, the call fails with
  * that reason.  Reads are not fenced.  0, or -1 for a bad name or epoch.

@@ -98,8 +98,7 @@ enum store_q {
 	Q_LEASE_RENEW,
 	Q_LEASE_RELEASE,
 	Q_LEASE_GET,
-	Q_FENCE_EPOCH,		/* store_fence(): SQLite */
-	Q_FENCE_EPOCH_PG,	/* and PostgreSQL, which locks the row */
+	Q_FENCE_EPOCH,		/* store_fence() */
 	/*
 	 * PostgreSQL only: Q_EVENT_ADD for a whole batch, each column one
 	 * array parameter (exec_rows below).

@@ -136,9 +136,15 @@ store_lease_acquire(struct store *s, const char *name, const char *holder,
 	a[2].num = now;
 	a[3].num = now + ttl_ms;
 	a[4].num = end - a[3].num > grace_ms ? end - a[3].num : grace_ms;
-	if (store_q_int(s, Q_LEASE_ACQUIRE, a, NITEMS(a), &epoch) != 0) {
+	/*
+	 * Under the installation's write lock, as every transaction of a
+	 * fenced writer (store_fence()): none is open while the epoch moves.
+	 */
+	if (store_begin(s) == -1 || (r = store_q_int(s, Q_LEASE_ACQUIRE, a,
+	    NITEMS(a), &epoch)) != 0 || store_commit(s) == -1) {
 		if (s->err[0] == '\0')
 			store_seterr(s, 0, "no epoch returned");
+		store_rollback_keep_error(s);
 		store_errprefix(s, "lease %s", name);
 		s->ops->lease_unlock(s);
 		return -1;

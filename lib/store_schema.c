@@ -736,16 +736,14 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "SELECT " LEASE_COLS " FROM leases WHERE name = $1" },
 	/*
 	 * The fence (store_fence()), first in each transaction of a fenced
-	 * store.  On PostgreSQL the row is locked FOR SHARE: an acquisition
-	 * (Q_LEASE_ACQUIRE) waits until the transaction ends, and one that
-	 * committed first fails it as a serialization failure, so that no
-	 * write commits after a newer epoch does.  SQLite's BEGIN IMMEDIATE
-	 * already keeps every other writer out.
+	 * store.  Transactions run under the installation's write lock
+	 * (store_begin()), and so does an acquisition (store_lease_acquire()):
+	 * no transaction is open while the epoch changes, and each sees the
+	 * epoch of the last acquisition.  Renewals take no such lock, and
+	 * this read locks nothing, so that they never conflict.
 	 */
 	[Q_FENCE_EPOCH] = { "lease fence",
 	    "SELECT epoch FROM leases WHERE name = $1" },
-	[Q_FENCE_EPOCH_PG] = { "lease fence",
-	    "SELECT epoch FROM leases WHERE name = $1 FOR SHARE" },
 	/*
 	 * A batch of events (ingest of hk-events), PostgreSQL only: one
 	 * statement, each column an array.  The plan is one function scan,
