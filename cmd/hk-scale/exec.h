@@ -2,7 +2,9 @@
  * exec.h - what the exec backend's files share: backend_exec.c (an
  * instance is a child of hk-scale), exec_freezer.c (its cgroups, and the
  * freezer's state, which that file alone keeps) and exec_spawn.c (clone3
- * sharing our memory).  Nothing else in hk-scale includes it.
+ * sharing our memory).  Nothing else in hk-scale includes it; the shared
+ * socket of replicas (exec_listen.c) is xlisten.h's, the systemd backend's
+ * too.
  */
 #ifndef HK_EXEC_H
 #define HK_EXEC_H
@@ -12,6 +14,7 @@
 #include <stddef.h>
 
 #include "scale.h"
+#include "xlisten.h"
 
 #define FZ_PATH_MAX		512	/* an instance's cgroup directory */
 #define FZ_NAME_MAX		(SCALE_INSTALL_MAX + 40) /* hk.ID.PID.SEQ */
@@ -27,12 +30,6 @@ void		 freezer_end(const char *);
 void		 freezer_remove(struct scale *, const char *);
 void		 freezer_sweep(struct scale *);
 void		 freezer_shutdown(struct scale *);
-
-/* exec_listen.c: the socket replicas of a fixed port share */
-int		 xlisten_bind(int, int, int *, char *, size_t);
-int		 xlisten_take(struct inst *, int, int *, char *, size_t);
-int		 xlisten_adopt(struct inst *, int, int);
-void		 xlisten_drop(const struct inst *, int);
 
 /* exec_spawn.c */
 struct clone_args;

@@ -2,17 +2,22 @@
  * exec_listen.c - the one listening socket that the replicas of a service
  * with a fixed port share (hk.toml(5) replicas): hk-scale binds
  * 127.0.0.1:PORT once and hands the same socket to each replica as fd 3
- * (LISTEN_FDS), so that N processes accept from one queue.  Not
- * SO_REUSEPORT, which would let any process of the same user join the
- * port.  The socket is kept while an instance of the service holds a
+ * (LISTEN_FDS), so that N processes accept from one queue: the exec
+ * backend to its children, the systemd backend to each replica's unit.
+ * Not SO_REUSEPORT, which would let any process of the same user join
+ * the port.  The socket is kept while an instance of the service holds a
  * reference, and closed with the last: a replica started meanwhile (a
  * restart after an exit, one more after a reload) gets the same socket.
  *
- * A restarted hk-scale finds the replicas running but not the socket: it
- * takes a copy of fd 3 from the first adopted replica (pidfd_getfd(2),
- * Linux 5.6, which asks the rights of ptrace), checked to be a TCP socket
- * listening on that port, so that a replica started later shares it again
- * rather than failing to bind a port its siblings hold.
+ * A restarted hk-scale finds the replicas running but not the socket.
+ * Under systemd with a file descriptor store (fdstore.c) each socket was
+ * handed to systemd when bound, as hk.APP.SVC.PORT, and is had back at
+ * start (xlisten_restore()); those no adopted replica claims are closed
+ * once every row is adopted (xlisten_prune()).  Otherwise it takes a copy
+ * of fd 3 from the first adopted replica (pidfd_getfd(2), Linux 5.6,
+ * which asks the rights of ptrace), checked to be a TCP socket listening
+ * on that port, so that a replica started later shares it again rather
+ * than failing to bind a port its siblings hold.
  *
  * The list is this file's alone, as the freezer's state is
  * exec_freezer.c's: a few entries, one per service with shared replicas.
@@ -31,12 +36,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec.h"
 #include "log.h"
+#include "proc.h"
 #include "scale.h"
+#include "xlisten.h"
 
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd	438
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open	434
 #endif
 #define XLISTEN_BACKLOG	128
 
@@ -52,6 +61,9 @@ static TAILQ_HEAD(, xlisten) xlistens = TAILQ_HEAD_INITIALIZER(xlistens);
 
 static struct xlisten	*xl_find(const char *, int);
 static struct xlisten	*xl_add(const char *, int, int);
+static void		 xl_free(struct xlisten *);
+static void		 xl_store_name(char *, size_t, const char *, int);
+static void		 xl_stored(const char *, int);
 static int		 xl_is_listener(int, int);
 
 static struct xlisten *
@@ -77,6 +89,30 @@ xl_add(const char *id, int port, int fd)
 	x->fd = fd;
 	TAILQ_INSERT_TAIL(&xlistens, x, entry);
 	return x;
+}
+
+/* Out of the list, closed, and out of systemd's fd store. */
+static void
+xl_free(struct xlisten *x)
+{
+	char name[FDSTORE_NAME_MAX];
+
+	xl_store_name(name, sizeof(name), x->id, x->port);
+	fdstore_remove(name);
+	TAILQ_REMOVE(&xlistens, x, entry);
+	close(x->fd);
+	free(x);
+}
+
+/* Its name in systemd's fd store: hk.APP.SVC.PORT (names have no dot). */
+static void
+xl_store_name(char *buf, size_t len, const char *id, int port)
+{
+	char *p;
+
+	snprintf(buf, len, "hk.%s.%d", id, port);
+	if ((p = strchr(buf, '/')) != NULL)
+		*p = '.';
 }
 
 /*
@@ -136,6 +172,7 @@ xl_is_listener(int fd, int port)
 int
 xlisten_take(struct inst *in, int port, int *fd, char *err, size_t errlen)
 {
+	char name[FDSTORE_NAME_MAX];
 	struct xlisten *x;
 	int lfd;
 
@@ -148,6 +185,8 @@ xlisten_take(struct inst *in, int port, int *fd, char *err, size_t errlen)
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
+		xl_store_name(name, sizeof(name), in->id, port);
+		fdstore_put(name, lfd);
 		log_debug("service=%s: listening on 127.0.0.1:%d for its "
 		    "replicas", in->id, port);
 	}
@@ -165,6 +204,7 @@ xlisten_take(struct inst *in, int port, int *fd, char *err, size_t errlen)
 int
 xlisten_adopt(struct inst *in, int port, int pidfd)
 {
+	char name[FDSTORE_NAME_MAX];
 	struct xlisten *x;
 	int fd;
 
@@ -186,8 +226,41 @@ xlisten_adopt(struct inst *in, int port, int pidfd)
 	}
 	log_info("service=%s: listening socket on port %d taken back from "
 	    "%s", in->id, port, in->what);
+	xl_store_name(name, sizeof(name), in->id, port);
+	fdstore_put(name, fd);
 	x->refs = 1;
 	return 0;
+}
+
+/*
+ * xlisten_adopt() of a replica known by its pid and its start time (a
+ * unit's main process): the pid is checked to be that process still.
+ */
+int
+xlisten_adopt_pid(struct inst *in, int port, pid_t pid, int64_t start)
+{
+	struct xlisten *x;
+	int64_t now;
+	int pidfd, r;
+
+	if ((x = xl_find(in->id, port)) != NULL) {
+		x->refs++;
+		return 0;
+	}
+	if (pid <= 0 || (pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+		log_warnx("service=%s: no process of %s to take its listening "
+		    "socket from", in->id, in->what);
+		return -1;
+	}
+	if (start != 0 && (proc_starttime(pid, &now) == -1 || now != start)) {
+		log_warnx("service=%s: pid %ld is no longer %s", in->id,
+		    (long)pid, in->what);
+		close(pidfd);
+		return -1;
+	}
+	r = xlisten_adopt(in, port, pidfd);
+	close(pidfd);
+	return r;
 }
 
 /* in no longer holds its reference: the last one closes the socket. */
@@ -198,7 +271,60 @@ xlisten_drop(const struct inst *in, int port)
 
 	if ((x = xl_find(in->id, port)) == NULL || --x->refs > 0)
 		return;
-	TAILQ_REMOVE(&xlistens, x, entry);
-	close(x->fd);
-	free(x);
+	xl_free(x);
+}
+
+/*
+ * A socket systemd kept for an earlier hk-scale: known again, held by no
+ * instance until an adopted replica or a new one takes it.  A name not
+ * ours, or an fd that is not such a socket, is closed.
+ */
+static void
+xl_stored(const char *name, int fd)
+{
+	char id[SCALE_ID_MAX], *dot, *end;
+	long port;
+
+	if (strncmp(name, "hk.", 3) != 0 ||
+	    strlcpy(id, name + 3, sizeof(id)) >= sizeof(id) ||
+	    (dot = strrchr(id, '.')) == NULL)
+		goto bad;
+	*dot++ = '\0';
+	port = strtol(dot, &end, 10);
+	if (*end != '\0' || port < 1 || port > 65535 || !xl_is_listener(fd,
+	    (int)port) || (dot = strchr(id, '.')) == NULL)
+		goto bad;
+	*dot = '/';
+	if (xl_find(id, (int)port) != NULL || xl_add(id, (int)port,
+	    fd) == NULL)
+		goto bad;
+	log_info("service=%s: listening socket on port %d kept by systemd",
+	    id, (int)port);
+	return;
+bad:
+	log_warnx("fd store: %s is not a listening socket of hk's: closed",
+	    name);
+	fdstore_remove(name);
+	close(fd);
+}
+
+/* At start, before the rows are adopted: the sockets systemd kept. */
+void
+xlisten_restore(void)
+{
+	fdstore_take(xl_stored);
+}
+
+/* Once the rows are adopted: a kept socket no replica claimed is closed. */
+void
+xlisten_prune(void)
+{
+	struct xlisten *x, *tmp;
+
+	TAILQ_FOREACH_SAFE(x, &xlistens, entry, tmp)
+		if (x->refs == 0) {
+			log_info("service=%s: listening socket on port %d "
+			    "closed: no replica holds it", x->id, x->port);
+			xl_free(x);
+		}
 }

@@ -34,6 +34,7 @@
 
 #include "log.h"
 #include "scale.h"
+#include "xlisten.h"
 
 #define GATE_KEY_MAX	DUE_KEY_MAX
 #define INSTALL_KEY	"hk-scale.installation"
@@ -356,6 +357,7 @@ adopt_all(struct scale *sc)
 		adopt_one(sc, &rows[i]);
 	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp)
 		service_adopted(s);
+	xlisten_prune();
 	secrets_sweep(sc, rows, n);
 	free(rows);
 	backend_sweep(sc);

@@ -29,6 +29,7 @@
 #include "scale.h"
 #include "secret_check.h"
 #include "store.h"
+#include "xlisten.h"
 
 static const char usage_text[] =
     "usage: hk-scale [-nv] [-d fd] [-f config] [-g seconds]\n";
@@ -115,6 +116,7 @@ setup(struct scale *sc)
 	if (scale_reload(sc, 0) == -1)
 		fatalx(EX_UNAVAILABLE, "unable to read services from the "
 		    "store");
+	xlisten_restore();
 	adopt_all(sc);
 	backends_init(sc);
 	if (ctl_listen(sc, err, sizeof(err)) == -1)
