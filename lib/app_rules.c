@@ -160,8 +160,8 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 /*
  * node_name names a node of the operator configuration (svc_value() saw
  * to that); the exec, s6 and systemd backends run commands on this host,
- * the default node, and on no other.  Neither s6 nor systemd has a
- * listener to hand over (readiness "socket": the exec backend binds it
+ * the default node, and on no other.  s6 has no listener to hand over
+ * (readiness "socket": the exec and systemd backends bind it, hk-scale
  * itself).
  */
 static void
@@ -175,8 +175,9 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 	    !config_backend_can(s->backend, BACKEND_ENGINE)) {
 		cw_kpath_s(key, prefix, "readiness");
 		cw_diag(&c->w, slot[SK_READINESS]->line, key, "\"socket\" "
-		    "needs backend \"exec\", which hands its command a "
-		    "listener: use tcp, http:/PATH or notify with \"%s\"",
+		    "needs backend \"exec\" or \"systemd\", which hand "
+		    "their command a listener: use tcp, http:/PATH or "
+		    "notify with \"%s\"",
 		    config_backend_name(s->backend));
 	}
 	if (s->node_name == NULL ||
@@ -239,8 +240,8 @@ svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
  * works, but on the node's own network (container_network = "host"),
  * where a fixed port would be bound by each.  Elsewhere a fixed port must
  * be one listening socket shared, which only a backend that hands its
- * command a listener can (exec: hk-scale binds it and hands it to each
- * as fd 3, LISTEN_FDS); and a tcp or http probe of the shared port
+ * command a listener can (exec and systemd: hk-scale binds it and hands
+ * it to each as fd 3, LISTEN_FDS); and a tcp or http probe of the shared port
  * cannot tell one replica from another, so their readiness is the
  * socket's or their own notify.  With port 0 each has a port of its own.
  */
@@ -281,7 +282,8 @@ svc_replica_rules(struct actx *c, const struct toml_kv *const *slot,
 		cw_diag(&c->w, line, key, "%d with port %d: backend \"%s\" "
 		    "cannot hand the replicas one listening socket, and each "
 		    "would bind the port: set port = 0 (a port each), or "
-		    "backend = \"exec\"", s->replicas, s->port,
+		    "backend = \"exec\" or \"systemd\"", s->replicas,
+		    s->port,
 		    config_backend_name(s->backend));
 	else if (s->port != 0 && s->readiness != READY_SOCKET &&
 	    s->readiness != READY_NOTIFY)

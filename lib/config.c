@@ -218,7 +218,7 @@ static const struct {
 	    "its run script is a file" },
 	[BACKEND_SYSTEMD] = { "systemd", 1,
 	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND |
-	    BACKEND_LIMITS | BACKEND_REPLICAS,
+	    BACKEND_LIMITS | BACKEND_REPLICAS | BACKEND_LISTENER,
 	    "systemd keeps a unit's environment, shown by systemctl show" },
 };
 

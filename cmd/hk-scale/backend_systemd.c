@@ -17,8 +17,15 @@
  * own signals: PropertiesChanged of the unit, watched from before the
  * unit exists; the unit is gone once it is inactive or failed with no job
  * pending.  Readiness is hk's probes (Type=exec), or systemd's own
- * READY=1 (readiness "notify": Type=notify, the start job done).  Its
- * output goes to the journal, under the unit: hk-scale relays nothing.
+ * READY=1 (readiness "notify": Type=notify, the start job done), or for
+ * readiness "socket" the unit active (Type=exec: the command runs, with
+ * its socket listening since before).  Its output goes to the journal,
+ * under the unit: hk-scale relays nothing.
+ *
+ * A listening socket (readiness "socket", and the one socket that the
+ * replicas of a fixed port share) is handed to the unit as its standard
+ * input, and a shell at the head of ExecStart makes it fd 3
+ * (systemd_listen.c).
  *
  * idle_action = "suspend" is systemd's own freezer (FreezeUnit, ThawUnit:
  * the cgroup v2 freezer, systemd 246 and later): the whole unit stops
@@ -94,7 +101,10 @@ struct sd_inst {
 	sd_bus_slot	*stop;		/* StopUnit */
 	sd_bus_slot	*kill;		/* KillUnit */
 	sd_bus_slot	*freeze;	/* FreezeUnit, ThawUnit */
-	int		 notify;	/* Type=notify: active = ready */
+	int		 active_ready;	/* active = ready: Type=notify, or
+					   readiness "socket" */
+	int		 xport;		/* the port of the shared socket it
+					   holds a reference to, 0 = none */
 	int		 adopting;	/* the look answers an adoption */
 	int		 left;		/* has left inactive */
 	int		 seen;		/* its Unit properties came */
@@ -148,11 +158,11 @@ static int	unit_parse(const char *, char *, char *, int64_t *);
 static int	check_user(struct scale *, const struct service_spec *,
 		    char *, size_t, uid_t *, char *, size_t);
 static int	resolve_exec(const struct service_spec *, char *, size_t);
-static int	start_message(struct inst *, const char *, uid_t,
+static int	start_message(struct inst *, const char *, uid_t, int,
 		    sd_bus_message **);
 static int	start_props(sd_bus_message *, struct inst *, const char *,
-		    uid_t);
-static int	prop_exec(sd_bus_message *, const char *, char **);
+		    uid_t, int);
+static int	prop_exec(sd_bus_message *, const char *, char **, int);
 static int	prop_env(sd_bus_message *, const struct service_spec *, int);
 static int	prop_creds(sd_bus_message *, const struct inst *);
 static int	sd_cred_user(struct inst *, struct user_ids *, char *, size_t);
@@ -366,15 +376,14 @@ sd_start(struct inst *in)
 	sd_bus_message *m = NULL;
 	struct sd_inst *x;
 	uid_t uid;
-	int r;
+	int r, lfd = -1;
 
 	if (sp->command == NULL || sp->ncommand == 0) {
 		backend_failed(in, "no command to run (systemd backend)");
 		return;
 	}
 	if (check_user(in->sc, sp, who, sizeof(who), &uid, err,
-	    sizeof(err)) == -1 ||
-	    command_port(in, sp->port, err, sizeof(err)) == -1) {
+	    sizeof(err)) == -1) {
 		backend_failed(in, err);
 		return;
 	}
@@ -382,22 +391,31 @@ sd_start(struct inst *in)
 		backend_failed(in, "out of memory");
 		return;
 	}
-	x->notify = sp->readiness == READY_NOTIFY;
+	if (sdlisten_take(in, sp, &lfd, &x->xport, err, sizeof(err)) == -1) {
+		backend_failed(in, err);
+		return;
+	}
+	x->active_ready = sp->readiness == READY_NOTIFY ||
+	    sp->readiness == READY_SOCKET;
 	unit_name(x->unit, sizeof(x->unit), def->app, def->name,
 	    in->revision, in->started_at, in->replica);
 	snprintf(in->what, sizeof(in->what), "unit %s", x->unit);
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
 	if (sdbus_ensure(in->sc, err, sizeof(err)) == -1) {
+		sdlisten_done(lfd, x->xport);
 		backend_failed(in, err);
 		return;
 	}
-	if ((r = watch(x)) < 0 || (r = start_message(in, who, uid, &m)) < 0) {
+	if ((r = watch(x)) < 0 ||
+	    (r = start_message(in, who, uid, lfd, &m)) < 0) {
 		snprintf(err, sizeof(err), "systemd: unable to ask for unit "
 		    "%s: %s", x->unit, strerror(-r));
+		sdlisten_done(lfd, x->xport);
 		backend_failed(in, err);
 		return;
 	}
+	sdlisten_done(lfd, x->xport);	/* the message holds a copy */
 	backend_started(in);
 	r = sd_bus_call_async(sdbus_bus(), &x->call, m, start_done, x, 0);
 	sd_bus_message_unref(m);
@@ -428,7 +446,7 @@ start_fail(struct inst *in, const char *why)
 }
 
 static int
-start_message(struct inst *in, const char *who, uid_t uid,
+start_message(struct inst *in, const char *who, uid_t uid, int lfd,
     sd_bus_message **mp)
 {
 	struct sd_inst *x = in->priv;
@@ -439,7 +457,7 @@ start_message(struct inst *in, const char *who, uid_t uid,
 	    SD_PATH, SD_MANAGER, "StartTransientUnit")) < 0 ||
 	    (r = sd_bus_message_append(m, "ss", x->unit, "fail")) < 0 ||
 	    (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
-	    (r = start_props(m, in, who, uid)) < 0 ||
+	    (r = start_props(m, in, who, uid, lfd)) < 0 ||
 	    (r = sd_bus_message_close_container(m)) < 0 ||
 	    (r = sd_bus_message_append(m, "a(sa(sv))", 0)) < 0) {
 		sd_bus_message_unref(m);
@@ -464,7 +482,8 @@ start_message(struct inst *in, const char *who, uid_t uid,
  * restarted.
  */
 static int
-start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
+start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid,
+    int lfd)
 {
 	const struct service_spec *sp = &inst_def(in)->spec;
 	const struct svc *def = inst_def(in);
@@ -481,7 +500,8 @@ start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
 	    "notify" : "exec")) < 0 ||
 	    (sp->readiness == READY_NOTIFY &&
 	    (r = PROP(m, "NotifyAccess", "s", "all")) < 0) ||
-	    (r = prop_exec(m, exe, sp->command)) < 0 ||
+	    (r = prop_exec(m, exe, sp->command, lfd)) < 0 ||
+	    (r = sdlisten_prop(m, lfd)) < 0 ||
 	    (sp->directory != NULL &&
 	    (r = PROP(m, "WorkingDirectory", "s", sp->directory)) < 0) ||
 	    (r = prop_env(m, sp, in->port)) < 0 ||
@@ -538,12 +558,18 @@ start_props(sd_bus_message *m, struct inst *in, const char *who, uid_t uid)
 	return 0;
 }
 
-/* ExecStart: one command, its argv as given, a failure not ignored. */
+/*
+ * ExecStart: one command, its argv as given (after a shell that makes
+ * lfd its fd 3, systemd_listen.c, when lfd is a socket to hand it), a
+ * failure not ignored.
+ */
 static int
-prop_exec(sd_bus_message *m, const char *exe, char **argv)
+prop_exec(sd_bus_message *m, const char *exe, char **argv, int lfd)
 {
 	int r;
 
+	if (lfd != -1)
+		return sdlisten_exec(m, exe, argv);
 	if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
 	    (r = sd_bus_message_append(m, "s", "ExecStart")) < 0 ||
 	    (r = sd_bus_message_open_container(m, 'v', "a(sasb)")) < 0 ||
@@ -701,6 +727,7 @@ sd_adopt(struct inst *in, const struct store_instance *r)
 	x->adopting = 1;
 	x->main_pid = (uint32_t)r->pid;
 	x->pid_start = r->pid_start;
+	x->xport = sdlisten_adopt(in, r);
 	if (sdbus_ensure(in->sc, err, sizeof(err)) == -1) {
 		log_warnx("service=%s: %s: %s is looked at once connected",
 		    in->id, err, in->what);
@@ -912,6 +939,7 @@ sd_release(struct inst *in)
 	sd_bus_slot_unref(x->stop);
 	sd_bus_slot_unref(x->kill);
 	sd_bus_slot_unref(x->freeze);
+	sdlisten_drop(in, x->xport);
 	free(x->path);
 	free(x);
 	in->priv = NULL;
@@ -1221,7 +1249,8 @@ state_up(const char *active)
 }
 
 /*
- * What the unit's state means: active is ready for a notify service; the
+ * What the unit's state means: active is ready for a notify service and
+ * for readiness "socket" (its socket listened before it started); the
  * unit has ended once inactive or failed with no job left (a start job
  * keeps a new unit inactive for a moment).
  */
@@ -1232,7 +1261,7 @@ unit_state(struct sd_inst *x)
 		return;		/* the look under way decides */
 	if (state_up(x->active)) {
 		x->left = 1;
-		if (x->notify && strcmp(x->active, "active") == 0)
+		if (x->active_ready && strcmp(x->active, "active") == 0)
 			backend_ready(x->in);
 		return;
 	}

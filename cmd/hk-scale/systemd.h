@@ -1,7 +1,8 @@
 /*
- * systemd.h - what the systemd backend's two files share:
- * backend_systemd.c (an instance is a transient unit) and systemd_bus.c
- * (the connection to systemd over sd-bus, whose state is that file's).
+ * systemd.h - what the systemd backend's files share:
+ * backend_systemd.c (an instance is a transient unit), systemd_bus.c
+ * (the connection to systemd over sd-bus, whose state is that file's)
+ * and systemd_listen.c (the listening socket a unit is handed).
  * Nothing else in hk-scale includes it.
  */
 #ifndef HK_SYSTEMD_H
@@ -26,6 +27,16 @@ int		 sdbus_call(sd_bus_slot **, sd_bus_message_handler_t, void *,
 		    const char *, const char *, const char *, const char *,
 		    ...);
 const char	*sdbus_why(const sd_bus_error *, int);
+
+/* systemd_listen.c: a unit's listening socket */
+struct store_instance;
+int		 sdlisten_take(struct inst *, const struct service_spec *,
+		    int *, int *, char *, size_t);
+void		 sdlisten_done(int, int);
+void		 sdlisten_drop(const struct inst *, int);
+int		 sdlisten_prop(sd_bus_message *, int);
+int		 sdlisten_exec(sd_bus_message *, const char *, char **);
+int		 sdlisten_adopt(struct inst *, const struct store_instance *);
 
 /* backend_systemd.c: what the connection's life means for instances */
 void		 systemd_connected(void);	/* sweep */

@@ -193,12 +193,11 @@ readiness = "notify"
 APP
 run hk validate "$T/backends.toml"
 is "$rc" 65 "backends that cannot run a service are refused with 65"
-is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 4 "one line each; c (its command run in the image) and f (systemd) pass"
+is "$(printf '%s\n' "$err" | wc -l | tr -d ' ')" 3 "one line each; c (its command run in the image), b and f (systemd, readiness socket and notify) pass"
 is "$err" "$T/backends.toml:6: services.a.backend: exec requires command
-$T/backends.toml:11: services.b.readiness: \"socket\" needs backend \"exec\", which hands its command a listener: use tcp, http:/PATH or notify with \"systemd\"
 $T/backends.toml:19: services.e.backend: systemd requires command
 $T/backends.toml:23: services.d.image: not used by backend \"exec\", which runs command on this host: use backend = \"container\", or remove it" \
-    "exec without a command; systemd without a listener to hand over; systemd without a command; an image exec would not use"
+    "exec without a command; systemd without a command; an image exec would not use"
 sed -i '/^\[services.[abed]\]/,/^$/d' "$T/backends.toml"
 run hk validate "$T/backends.toml"
 is "$rc" 0 "image and command (container), and systemd with a command validate"
@@ -221,8 +220,8 @@ run hk -f "$T/s6-operator.toml" validate "$T/s6.toml"
 is "$rc" 0 "with s6_scandir set it validates"
 printf 'readiness = "socket"\n' >>"$T/s6.toml"
 run hk -f "$T/s6-operator.toml" validate "$T/s6.toml"
-is "$err" "$T/s6.toml:7: services.a.readiness: \"socket\" needs backend \"exec\", which hands its command a listener: use tcp, http:/PATH or notify with \"s6\"" \
-    "readiness socket is exec's alone"
+is "$err" "$T/s6.toml:7: services.a.readiness: \"socket\" needs backend \"exec\" or \"systemd\", which hand their command a listener: use tcp, http:/PATH or notify with \"s6\"" \
+    "readiness socket is exec's and systemd's alone"
 
 # Placement: node_name names a node of the operator config, and exec runs
 # on this host only.

@@ -557,13 +557,19 @@ static const struct app_case app_cases[] = {
 	    "backend = \"exec\"", 0 },
 	{ "replicas 2, systemd, a port each", SRV_SL,
 	    SVC "backend = \"systemd\"\nreplicas = 2\n", NULL, 0 },
-	{ "replicas 2, systemd, port", SRV_SL,
+	{ "replicas 2, systemd, port, readiness notify", SRV_SL,
 	    SVC "backend = \"systemd\"\nport = 8080\nreadiness = "
-	    "\"notify\"\nreplicas = 2\n",
-	    "app.toml:8: services.api.replicas: 2 with port 8080: backend "
-	    "\"systemd\" cannot hand the replicas one listening socket, and "
-	    "each would bind the port: set port = 0 (a port each), or "
-	    "backend = \"exec\"", 0 },
+	    "\"notify\"\nreplicas = 2\n", NULL, 0 },
+	{ "replicas 3, systemd, port, readiness socket", SRV_SL,
+	    SVC "backend = \"systemd\"\nport = 8080\nreadiness = "
+	    "\"socket\"\nreplicas = 3\n", NULL, 0 },
+	{ "replicas 2, systemd, port, readiness tcp", SRV_SL,
+	    SVC "backend = \"systemd\"\nport = 8080\nreplicas = 2\n",
+	    "app.toml:7: services.api.replicas: 2 with port 8080: the "
+	    "replicas share one listening socket, handed to each as fd 3 "
+	    "(LISTEN_FDS), and a probe of that port cannot tell one from "
+	    "another: set readiness = \"socket\" or \"notify\", or port = 0 "
+	    "(a port each)", 0 },
 	{ "replicas 1, container, port", SRV_SL,
 	    SVCI "port = 8080\nreplicas = 1\n", NULL, 0 },
 	{ "replicas 1", SRV_SL, SVC "replicas = 1\n", NULL, 0 },
@@ -770,8 +776,8 @@ static const struct app_case app_cases[] = {
 	{ "backend s6 with readiness socket", SRV_S6,
 	    SVC "backend = \"s6\"\nreadiness = \"socket\"\n",
 	    "app.toml:6: services.api.readiness: \"socket\" needs backend "
-	    "\"exec\", which hands its command a listener: use tcp, "
-	    "http:/PATH or notify with \"s6\"", 0 },
+	    "\"exec\" or \"systemd\", which hand their command a listener: "
+	    "use tcp, http:/PATH or notify with \"s6\"", 0 },
 	{ "backend s6 with a node", SRV_S6,
 	    SVC "backend = \"s6\"\nnode_name = \"worker-eu-1\"\n",
 	    "app.toml:6: services.api.node_name: backend \"s6\" runs its "
@@ -796,10 +802,7 @@ static const struct app_case app_cases[] = {
 	{ "backend systemd, readiness notify", SRV_SL,
 	    SVC "backend = \"systemd\"\nreadiness = \"notify\"\n", NULL, 0 },
 	{ "backend systemd, readiness socket", SRV_SL,
-	    SVC "backend = \"systemd\"\nreadiness = \"socket\"\n",
-	    "app.toml:6: services.api.readiness: \"socket\" needs backend "
-	    "\"exec\", which hands its command a listener: use tcp, "
-	    "http:/PATH or notify with \"systemd\"", 0 },
+	    SVC "backend = \"systemd\"\nreadiness = \"socket\"\n", NULL, 0 },
 	{ "node_name with backend = systemd", SRV_NODES,
 	    SVC "backend = \"systemd\"\nnode_name = \"worker-eu-1\"\n",
 	    "app.toml:6: services.api.node_name: backend \"systemd\" runs its "
