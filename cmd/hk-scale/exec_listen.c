@@ -283,6 +283,7 @@ static void
 xl_stored(const char *name, int fd)
 {
 	char id[SCALE_ID_MAX], *dot, *end;
+	struct xlisten *x;
 	long port;
 
 	if (strncmp(name, "hk.", 3) != 0 ||
@@ -295,8 +296,14 @@ xl_stored(const char *name, int fd)
 	    (int)port) || (dot = strchr(id, '.')) == NULL)
 		goto bad;
 	*dot = '/';
-	if (xl_find(id, (int)port) != NULL || xl_add(id, (int)port,
-	    fd) == NULL)
+	if ((x = xl_find(id, (int)port)) != NULL) {
+		/* kept twice: the name's fds go, the first is kept again */
+		fdstore_remove(name);
+		fdstore_put(name, x->fd);
+		close(fd);
+		return;
+	}
+	if (xl_add(id, (int)port, fd) == NULL)
 		goto bad;
 	log_info("service=%s: listening socket on port %d kept by systemd",
 	    id, (int)port);
