@@ -163,6 +163,7 @@ static int	start_message(struct inst *, const char *, uid_t, int,
 static int	start_props(sd_bus_message *, struct inst *, const char *,
 		    uid_t, int);
 static int	prop_exec(sd_bus_message *, const char *, char **, int);
+static int	prop_argv(sd_bus_message *, char **);
 static int	prop_env(sd_bus_message *, const struct service_spec *, int);
 static int	prop_creds(sd_bus_message *, const struct inst *);
 static int	sd_cred_user(struct inst *, struct user_ids *, char *, size_t);
@@ -576,12 +577,27 @@ prop_exec(sd_bus_message *m, const char *exe, char **argv, int lfd)
 	    (r = sd_bus_message_open_container(m, 'a', "(sasb)")) < 0 ||
 	    (r = sd_bus_message_open_container(m, 'r', "sasb")) < 0 ||
 	    (r = sd_bus_message_append(m, "s", exe)) < 0 ||
-	    (r = sd_bus_message_append_strv(m, argv)) < 0 ||
+	    (r = prop_argv(m, argv)) < 0 ||
 	    (r = sd_bus_message_append(m, "b", 0)) < 0 ||
 	    (r = sd_bus_message_close_container(m)) < 0 ||
 	    (r = sd_bus_message_close_container(m)) < 0 ||
 	    (r = sd_bus_message_close_container(m)) < 0)
 		return r;
+	return sd_bus_message_close_container(m);
+}
+
+/* The command's argv, each argument as given (sdbus_append_literal()). */
+static int
+prop_argv(sd_bus_message *m, char **argv)
+{
+	size_t i;
+	int r;
+
+	if ((r = sd_bus_message_open_container(m, 'a', "s")) < 0)
+		return r;
+	for (i = 0; argv[i] != NULL; i++)
+		if ((r = sdbus_append_literal(m, argv[i])) < 0)
+			return r;
 	return sd_bus_message_close_container(m);
 }
 

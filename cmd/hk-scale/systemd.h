@@ -27,6 +27,7 @@ int		 sdbus_call(sd_bus_slot **, sd_bus_message_handler_t, void *,
 		    const char *, const char *, const char *, const char *,
 		    ...);
 const char	*sdbus_why(const sd_bus_error *, int);
+int		 sdbus_append_literal(sd_bus_message *, const char *);
 
 /* systemd_listen.c: a unit's listening socket */
 struct store_instance;

@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -263,4 +264,34 @@ sdbus_why(const sd_bus_error *e, int err)
 	if (e != NULL && e->name != NULL)
 		return e->name;
 	return strerror(err);
+}
+
+/*
+ * One argument of an ExecStart= command line, as given: systemd expands
+ * $NAME and ${NAME} there (and makes $$ a dollar), which the exec backend
+ * never does, so each dollar is doubled.
+ */
+int
+sdbus_append_literal(sd_bus_message *m, const char *arg)
+{
+	const char *c;
+	char *buf, *p;
+	size_t n = 0;
+	int r;
+
+	for (c = arg; *c != '\0'; c++)
+		n += *c == '$';
+	if (n == 0)
+		return sd_bus_message_append(m, "s", arg);
+	if ((buf = malloc(strlen(arg) + n + 1)) == NULL)
+		return -ENOMEM;
+	for (p = buf; *arg != '\0'; arg++) {
+		if (*arg == '$')
+			*p++ = '$';
+		*p++ = *arg;
+	}
+	*p = '\0';
+	r = sd_bus_message_append(m, "s", buf);
+	free(buf);
+	return r;
 }

@@ -100,10 +100,10 @@ sdlisten_exec(sd_bus_message *m, const char *exe, char **argv)
 	    (r = sd_bus_message_open_container(m, 'a', "s")) < 0 ||
 	    (r = sd_bus_message_append(m, "ssss", "sh", "-c", SDL_SCRIPT,
 	    "hk-listen")) < 0 ||
-	    (r = sd_bus_message_append(m, "s", exe)) < 0)
+	    (r = sdbus_append_literal(m, exe)) < 0)
 		return r;
 	for (i = 1; argv[i] != NULL; i++)
-		if ((r = sd_bus_message_append(m, "s", argv[i])) < 0)
+		if ((r = sdbus_append_literal(m, argv[i])) < 0)
 			return r;
 	if ((r = sd_bus_message_close_container(m)) < 0 ||
 	    (r = sd_bus_message_append(m, "b", 0)) < 0 ||

@@ -13,6 +13,8 @@
 # and a replica killed after that comes back on the same port.
 # replicas = 1 stops two units, replicas = 2 starts one; hk stop stops
 # both, hk start starts both on the port.  A clean stop leaves no unit.
+# fn/sh, a command of sh -c whose script names "$0": its arguments reach
+# it as given, not expanded by systemd (as exec would run them).
 . tests/integration/lib.sh
 . tests/integration/lib/systemd.sh
 
@@ -80,6 +82,16 @@ replaced() {
 # held N: the pids of N connections held at once on fn/web's port,
 # sorted (fn/hold-pids.py, from inside the container)
 held() { ct python3 "$FN/hold-pids.py" "$WEB_PORT" "$1"; }
+# sh_answers: fn/sh answers on its endpoint (inside the container)
+sh_answers() {
+	_ep=$(hkc hk ps --json | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    if s["service"] == "sh" and s["instance"]:
+        print(s["instance"]["endpoint"])')
+	[ -n "$_ep" ] &&
+	    ct curl -sS --max-time 10 "http://$_ep/" | grep -q '^dollar pid='
+}
 # each_sorted PIDS: as pids prints them (numbers sorted)
 each_sorted() { printf '%s\n' "$@" | sort -n | tr '\n' ' ' | sed 's/ $//'; }
 all_dead() {	# all_dead PIDS...: none is a process of the container
@@ -127,6 +139,10 @@ backend = "systemd"
 port = $WEB_PORT
 readiness = "socket"
 replicas = $1
+
+[services.sh]
+command = ["sh", "-c", "SCALE_TAG=dollar exec python3 \\"\$0\\"", "$FN/scale-http.py"]
+backend = "systemd"
 APP
 	hkc hk apply "/etc/$N/app.toml" >"$T/apply.out" 2>&1
 }
@@ -152,6 +168,8 @@ for e in $(engines); do
 	p=$(pids)
 	is "$(held 3)" "$p" \
 	    "$e: three held connections are answered by the three replicas"
+	wait_t 30 sh_answers
+	ok $? "$e: fn/sh, whose sh -c script names \$0, runs and answers"
 
 	# replica 1 killed: a new unit takes its place, on the port.
 	p0=$(pid_of 0)
