@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -70,6 +72,23 @@ child_poll_previous(struct loop *loop, void *arg)
 	    LEASE_LOCAL_POLL_MS);
 }
 
+/*
+ * Descriptors passed by the supervisor (sd_listen_fds(3): systemd's fd
+ * store, given back to a restarted unit) pass through as the others do;
+ * they are prog's, so LISTEN_PID, which names hk-lease, names prog.
+ */
+static void
+child_listen_pid(pid_t parent)
+{
+	char buf[24];
+	const char *v = getenv("LISTEN_PID");
+
+	if (v == NULL || strtol(v, NULL, 10) != (long)parent)
+		return;
+	(void)snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+	(void)setenv("LISTEN_PID", buf, 1);
+}
+
 /* In the child, between fork and exec (hk-lease has one thread). */
 static void
 child_exec(char **argv, int fd, pid_t parent, const sigset_t *mask)
@@ -77,6 +96,7 @@ child_exec(char **argv, int fd, pid_t parent, const sigset_t *mask)
 	int e;
 
 	watchdog_child_reset();
+	child_listen_pid(parent);
 	(void)sigprocmask(SIG_SETMASK, mask, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
 		_exit(EX_TEMPFAIL);

@@ -153,7 +153,7 @@ restarted() {	# restarted OLDPID: a new hk-scale is ready
 }
 kill_scale() {
 	_old=$(scale_pid)
-	ct systemctl kill -s KILL --kill-who=main "$N-scale"
+	sd_kill_prog "$N-scale"
 	wait_t 10 restarted "$_old"
 }
 # hold_idle: hk-idle stopped (SIGSTOP) while the test looks at an awake

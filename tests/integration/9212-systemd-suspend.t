@@ -165,7 +165,7 @@ ok $? "hk-scale logs the thaw"
 wait_t 10 suspended fz "$unit"
 ok $? "idle again: frozen again"
 old=$(scale_pid)
-ct systemctl kill -s KILL --kill-who=main "$N-scale"
+sd_kill_prog "$N-scale"
 wait_t 10 restarted "$old"
 ok $? "hk-scale killed with SIGKILL; systemd restarts it"
 wait_t 5 logged "service=$APP/fz: adopted unit $unit, frozen, at "

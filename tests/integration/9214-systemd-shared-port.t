@@ -21,7 +21,8 @@
 for tool in podman curl python3; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
 done
-UNITS="events scale"
+# hk-activate holds the lease that hk-scale joins (hk-lease -j).
+UNITS="events scale activate"
 sd_container || done_testing
 N=
 ct_stop() {	# the daemons of this run, and whatever they left
@@ -119,6 +120,7 @@ stack() {
 	ct mkdir -p "/etc/$N"
 	ct sh -c "cat >/etc/$N/hakopod.toml" <<CONF
 [server]
+serverless_address = "127.0.0.1:$(free_port)"
 state = "$CSTORE"
 runtime_dir = "/run/$N"
 CONF
@@ -185,7 +187,7 @@ for e in $(engines); do
 	# fd store, and a replica killed then comes back on it.
 	p=$(pids)
 	old=$(scale_pid)
-	ct systemctl kill -s KILL --kill-who=main "$N-scale"
+	sd_kill_prog "$N-scale"
 	wait_t 10 restarted "$old"
 	ok $? "$e: hk-scale killed, started again by systemd"
 	wait_t 30 logged 'service=[^ ]*/web: replica 2: adopted'

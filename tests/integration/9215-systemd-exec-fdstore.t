@@ -20,7 +20,8 @@
 for tool in podman python3; do
 	command -v $tool >/dev/null || { ok 1 "$tool is installed"; done_testing; }
 done
-UNITS="events scale"
+# hk-activate holds the lease that hk-scale joins (hk-lease -j).
+UNITS="events scale activate"
 sd_container || done_testing
 N=
 ct_stop() {	# the daemons of this run, and whatever they left
@@ -108,6 +109,7 @@ stack() {
 	ct mkdir -p "/etc/$N"
 	ct sh -c "cat >/etc/$N/hakopod.toml" <<CONF
 [server]
+serverless_address = "127.0.0.1:$(free_port)"
 state = "$CSTORE"
 runtime_dir = "/run/$N"
 CONF
@@ -139,7 +141,7 @@ kept_is() { [ "$(kept)" = "$1" ]; }
 # killed_scale: hk-scale killed with SIGKILL and started again by systemd
 killed_scale() {
 	_old=$(scale_pid)
-	ct systemctl kill -s KILL --kill-who=main "$N-scale"
+	sd_kill_prog "$N-scale"
 	wait_t 10 restarted "$_old"
 }
 

@@ -54,6 +54,15 @@ sd_units() {
 	done
 }
 
+# sd_kill_prog UNIT: SIGKILL of the daemon of UNIT, the child of the
+# hk-lease that is its main process (etc/systemd: hk-lease -j or -w);
+# hk-lease then ends, and systemd restarts the unit.
+sd_kill_prog() {
+	_main=$(ct systemctl show -p MainPID --value "$1")
+	_prog=$(ct pgrep -P "$_main" | head -1)
+	[ -n "$_prog" ] && [ "$_prog" -gt 1 ] && ct kill -KILL "$_prog"
+}
+
 # sd_asan UNIT: under SANITIZE=1, no LeakSanitizer in UNIT: it stops the
 # world with ptrace(2) at exit, which the units' system call filter
 # refuses by design; the rest of the suite looks for leaks outside it.
