@@ -7,7 +7,9 @@
 # published on a loopback address of its own, 127.77.X.Y, at each of its
 # containerPorts, as a pod has an IP of its own; PORT is set to the first
 # containerPort.  The pod is ready once that port accepts a TCP
-# connection, and not ready once its container has exited (no restarts).
+# connection that slirp4netns does not close at once (nothing listening
+# inside yet: _listens), and not ready once its container has exited (no
+# restarts).
 # A changed template makes a new pod, and the old one is removed once the
 # new one is ready.  Replicas 0 removes it.  Containers carry the label
 # hk.k8s-standin=INSTANCE and are removed by ID.
@@ -36,6 +38,7 @@ from standin_store import ApiError, now_rfc3339
 TICK = 2.0              # seconds between looks at a settled pod
 PROBE_TICK = 0.2        # between readiness probes of a starting pod
 START_RETRY = 10.0      # after a pod that could not be created
+HOLD = 0.3              # a readiness probe's connection held open
 NODE = "standin-node"
 
 
@@ -52,6 +55,26 @@ def _quantity(q):
         if q.endswith(suffix):
             return float(q[:-len(suffix)]) * mult
     return float(q)
+
+
+def _listens(address, port):
+    """The pod's process listens on port.  Not a bare connect: slirp4netns
+    accepts on the published port before anything listens inside, then
+    closes; a connection that stays open, silent, for HOLD seconds reached
+    the process (one that closes it at once did not)."""
+    try:
+        s = socket.create_connection((address, port), 1)
+    except OSError:
+        return False
+    try:
+        s.settimeout(HOLD)
+        return s.recv(1) != b""     # it spoke first: it is there
+    except socket.timeout:
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
 
 
 def _free_address(ports):
@@ -186,12 +209,9 @@ class Pods:
             p.ready = False
         elif not p.ready:
             port = next(iter(p.ports.values()))
-            try:
-                socket.create_connection((p.address, port), 1).close()
+            if _listens(p.address, port):
                 p.ready = True
                 log("pod %s: ready at %s:%d" % (p.name, p.address, port))
-            except OSError:
-                pass
 
     # --- podman ---
 
