@@ -100,6 +100,39 @@ parse_url(struct engine *e, const char *url, int tls, char *err,
 	return -1;
 }
 
+/* Another API (engine_conf.api): its https URL is the base as it is. */
+static int
+api_open(struct engine *e, const struct engine_conf *conf, char *err,
+    size_t errlen)
+{
+	if (strncmp(conf->url, "https://", 8) != 0 ||
+	    strlcpy(e->url, conf->url, sizeof(e->url)) >= sizeof(e->url) ||
+	    strlcpy(e->base, conf->url, sizeof(e->base)) >= sizeof(e->base)) {
+		snprintf(err, errlen, "%.128s: not an https:// URL of at most "
+		    "%zu bytes", conf->url, sizeof(e->url) - 1);
+		return -1;
+	}
+	if ((conf->ca_pem && (e->ca_pem = strdup(conf->ca_pem)) == NULL) ||
+	    (conf->cert_pem && (e->cert_pem = strdup(conf->cert_pem)) ==
+	    NULL) ||
+	    (conf->key_pem && (e->key_pem = strdup(conf->key_pem)) == NULL) ||
+	    (conf->bearer && asprintf(&e->auth, "Authorization: Bearer %s",
+	    conf->bearer) == -1)) {
+		e->auth = NULL;
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+secret_free(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
 struct engine *
 engine_open(struct loop *l, const struct engine_conf *conf, char *err,
     size_t errlen)
@@ -125,11 +158,11 @@ engine_open(struct loop *l, const struct engine_conf *conf, char *err,
 	    ENGINE_TIMEOUT_MS;
 	tls = conf->tls_cert != NULL || conf->tls_key != NULL ||
 	    conf->tls_ca != NULL;
-	if (conf->url == NULL ||
-	    parse_url(e, conf->url, tls, err, errlen) == -1) {
+	if (conf->url == NULL || (conf->api ? api_open(e, conf, err,
+	    errlen) : parse_url(e, conf->url, tls, err, errlen)) == -1) {
 		if (conf->url == NULL)
 			snprintf(err, errlen, "no engine URL");
-		free(e);
+		engine_close(e);
 		return NULL;
 	}
 	if ((conf->tls_cert && (e->cert = strdup(conf->tls_cert)) == NULL) ||
@@ -166,6 +199,10 @@ engine_close(struct engine *e)
 	free(e->cert);
 	free(e->key);
 	free(e->ca);
+	free(e->ca_pem);
+	free(e->cert_pem);
+	secret_free(e->key_pem);
+	secret_free(e->auth);
 	free(e);
 }
 
@@ -450,6 +487,20 @@ on_header(char *p, size_t size, size_t n, void *arg)
 	return n;
 }
 
+/* A PEM text given to libcurl (which copies it), if there is one. */
+static int
+pem_blob(CURL *h, CURLoption opt, char *pem)
+{
+	struct curl_blob b;
+
+	if (pem == NULL)
+		return 0;
+	b.data = pem;
+	b.len = strlen(pem);
+	b.flags = CURL_BLOB_COPY;
+	return curl_easy_setopt(h, opt, &b) != CURLE_OK;
+}
+
 static int
 setup_easy(struct engine_call *c, const char *method, const char *url)
 {
@@ -480,12 +531,16 @@ setup_easy(struct engine_call *c, const char *method, const char *url)
 		bad |= curl_easy_setopt(h, CURLOPT_SSLKEY, e->key);
 	if (e->ca != NULL)
 		bad |= curl_easy_setopt(h, CURLOPT_CAINFO, e->ca);
-	if (strcmp(method, "POST") == 0) {
+	bad |= pem_blob(h, CURLOPT_CAINFO_BLOB, e->ca_pem);
+	bad |= pem_blob(h, CURLOPT_SSLCERT_BLOB, e->cert_pem);
+	bad |= pem_blob(h, CURLOPT_SSLKEY_BLOB, e->key_pem);
+	if (strcmp(method, "POST") == 0 || c->post != NULL) {
 		bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDS,
 		    c->post != NULL ? c->post : "");
 		bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE,
 		    c->post != NULL ? (long)strlen(c->post) : 0L);
-	} else if (strcmp(method, "GET") != 0)
+	}
+	if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
 		bad |= curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	return bad ? -1 : 0;
 }
@@ -514,6 +569,10 @@ engine_call_new(struct engine *e, const char *method, const char *path,
 	if (body != NULL && ((c->post = json_dumps(body, JSON_COMPACT)) ==
 	    NULL || (h = curl_slist_append(c->hdrs,
 	    "Content-Type: application/json")) == NULL))
+		goto fail;
+	c->hdrs = h;
+	if (e->auth != NULL &&
+	    (h = curl_slist_append(c->hdrs, e->auth)) == NULL)
 		goto fail;
 	c->hdrs = h;
 	if (asprintf(&url, "%s%s", e->base, path) == -1) {

@@ -225,6 +225,19 @@ struct engine_conf {
 	const char	*tls_key;
 	const char	*tls_ca;
 	long		 timeout_ms;	/* 0: ENGINE_TIMEOUT_MS */
+	/*
+	 * Another HTTP API on the same transport (the Kubernetes backend,
+	 * k8s_api.c): url is then https://HOST[:PORT][/PATH], the base
+	 * of every path as it is (no API version), verified against ca_pem
+	 * (NULL: the system's CAs); a client certificate and key as PEM
+	 * text, or a bearer token, or neither.  Copied; the key and token
+	 * are zeroed when the engine is closed.
+	 */
+	int		 api;
+	const char	*ca_pem;
+	const char	*cert_pem;
+	const char	*key_pem;
+	const char	*bearer;
 };
 
 typedef void	engine_done_fn(void *, int, json_t *, const char *);

@@ -74,6 +74,10 @@ struct engine {
 	char			*cert;
 	char			*key;
 	char			*ca;
+	char			*ca_pem;	/* api: PEM text, or NULL */
+	char			*cert_pem;
+	char			*key_pem;
+	char			*auth;		/* "Authorization: Bearer ..." */
 	long			 timeout_ms;
 	int			 busy;		/* inside engine_run() */
 	struct engine_calls	 calls;
