@@ -857,7 +857,7 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 			break;
 		if ((n = config_backend_find(str)) == -1)
 			cw_diag(&c->w, kv->line, key,
-			    "must be exec, container, s6 or systemd");
+			    "must be exec, container, s6, systemd or kubernetes");
 		else
 			s->backend = (enum backend_kind)n;
 		break;

@@ -98,6 +98,9 @@ void	 app_rules_secrets(struct actx *, const struct toml_kv *const *,
 	    const char *, const struct service_spec *);
 void	 app_rules_routing(struct actx *, const struct toml_kv *const *,
 	    const char *, struct service_spec *);
+/* app_rules_k8s.c: the keys backend = "kubernetes" does not apply */
+void	 app_rules_kubernetes(struct actx *, const struct toml_kv *const *,
+	    const char *, const struct service_spec *);
 
 /* app_runs.c: [jobs.NAME] and [services.X.schedules.NAME] */
 void	 app_jobs(struct actx *, const struct toml_kv *);

@@ -171,6 +171,7 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 	char key[CW_KEYPATH_LEN];
 
 	if (s->readiness == READY_SOCKET &&
+	    !config_backend_can(s->backend, BACKEND_IMAGE_ONLY) &&
 	    !config_backend_can(s->backend, BACKEND_LISTENER) &&
 	    !config_backend_can(s->backend, BACKEND_ENGINE)) {
 		cw_kpath_s(key, prefix, "readiness");
@@ -212,14 +213,16 @@ svc_unapplied(struct actx *c, const struct toml_kv *const *slot,
 		    s->size, name);
 	}
 	if (slot[SK_IMAGE] != NULL &&
-	    !config_backend_can(s->backend, BACKEND_ENGINE)) {
+	    !config_backend_can(s->backend, BACKEND_ENGINE) &&
+	    !config_backend_can(s->backend, BACKEND_IMAGE_ONLY)) {
 		cw_kpath_s(key, prefix, "image");
 		cw_diag(&c->w, slot[SK_IMAGE]->line, key, "not used by "
 		    "backend \"%s\", which runs command on this host: use "
 		    "backend = \"container\", or remove it", name);
 	}
 	if (slot[SK_IMAGE_PULL] != NULL &&
-	    !config_backend_can(s->backend, BACKEND_ENGINE)) {
+	    !config_backend_can(s->backend, BACKEND_ENGINE) &&
+	    !config_backend_can(s->backend, BACKEND_IMAGE_ONLY)) {
 		cw_kpath_s(key, prefix, "image_pull");
 		cw_diag(&c->w, slot[SK_IMAGE_PULL]->line, key, "not used by "
 		    "backend \"%s\", which pulls no image", name);
@@ -364,6 +367,8 @@ svc_volume_rules(struct actx *c, const struct toml_kv *const *slot,
 	if (kv == NULL || s->serverless)	/* refused: not with it */
 		return;
 	cw_kpath_s(key, prefix, "volumes");
+	if (config_backend_can(s->backend, BACKEND_IMAGE_ONLY))
+		return;			/* app_rules_k8s.c */
 	if (!config_backend_can(s->backend, BACKEND_ENGINE)) {
 		cw_diag(&c->w, kv->line, key, "not with backend \"%s\", "
 		    "which runs command on this host: volumes are a "
@@ -415,7 +420,8 @@ svc_container(struct actx *c, const struct toml_kv *const *slot,
 
 	cw_kpath_s(key, prefix, "readiness");
 	if (!config_backend_can(s->backend, BACKEND_ENGINE)) {
-		if (s->readiness == READY_HEALTH)
+		if (s->readiness == READY_HEALTH &&
+		    !config_backend_can(s->backend, BACKEND_IMAGE_ONLY))
 			cw_diag(&c->w, slot[SK_READINESS]->line, key,
 			    "healthcheck (the image's HEALTHCHECK) requires "
 			    "backend \"container\"");
@@ -593,6 +599,7 @@ app_rules_backend(struct actx *c, const struct toml_kv *const *slot,
 	svc_container(c, slot, prefix, s);
 	svc_env_host(c, slot, prefix, s);
 	svc_volume_rules(c, slot, prefix, s);
+	app_rules_kubernetes(c, slot, prefix, s);
 }
 
 void

@@ -53,6 +53,7 @@ enum key_type {
 	KT_OPTPATH,	/* the same, or "" = unset */
 	KT_URL,		/* sqlite://PATH, postgres://..., postgresql://... */
 	KT_USER,	/* USER or USER:GROUP of this host; "" = unset */
+	KT_LABEL,	/* a DNS label (a Kubernetes namespace); "" = unset */
 };
 
 struct server_rule {
@@ -93,6 +94,10 @@ struct server_rule {
 	    KT_FREEZER, 0, 0, freezer)					\
 	K("keep_revisions", NULL, "5", 1,				\
 	    KT_INT, 1, 1000, keep_revisions)				\
+	K("kubernetes_config", NULL, "", 0,				\
+	    KT_OPTFILE, 0, 0, kubernetes_config)			\
+	K("kubernetes_namespace", NULL, "", 0,				\
+	    KT_LABEL, 0, 0, kubernetes_namespace)			\
 	K("max_body_bytes", NULL, "4194304", 1,				\
 	    KT_INT, 0, 1073741824, max_body_bytes)			\
 	K("max_concurrent_requests", NULL, "128", 1,			\
@@ -220,6 +225,9 @@ static const struct {
 	    BACKEND_SUSPENDS | BACKEND_SETS_HOST | BACKEND_NEEDS_COMMAND |
 	    BACKEND_LIMITS | BACKEND_REPLICAS | BACKEND_LISTENER,
 	    "systemd keeps a unit's environment, shown by systemctl show" },
+	[BACKEND_KUBERNETES] = { "kubernetes", 1,
+	    BACKEND_NEEDS_IMAGE | BACKEND_IMAGE_ONLY,
+	    "the cluster keeps a Deployment's environment" },
 };
 
 
@@ -769,6 +777,12 @@ check_text(enum key_type type, size_t size, const char *s, char *why,
 		return check_nets(s, why, whysz);
 	case KT_DIRS:
 		return check_dirs(s, why, whysz);
+	case KT_LABEL:
+		if (len == 0 || config_valid_name(s))
+			return 0;
+		(void)snprintf(why, whysz, "must be a DNS label: at most 63 "
+		    "of a-z, 0-9 and '-', not at either end");
+		return -1;
 	case KT_FREEZER:
 		if (strcmp(s, "auto") == 0 || strcmp(s, "cgroup2") == 0 ||
 		    strcmp(s, "cgroup1") == 0 || strcmp(s, "signal") == 0)

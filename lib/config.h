@@ -127,6 +127,9 @@ struct server_config {
 	char		container_tls_cert[CONFIG_FILE_MAX + 1];
 	char		container_tls_key[CONFIG_FILE_MAX + 1];
 	char		freezer[CONFIG_FREEZER_MAX + 1];	/* exec suspend */
+	char		kubernetes_config[CONFIG_URL_MAX + 1];	/* a kubeconfig;
+							   "" in-cluster */
+	char		kubernetes_namespace[CONFIG_NAME_MAX + 1]; /* "" its */
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
 	char		service_log_dir[CONFIG_URL_MAX + 1]; /* "" = runtime's
@@ -235,6 +238,7 @@ enum backend_kind {
 	BACKEND_CONTAINER,
 	BACKEND_S6,
 	BACKEND_SYSTEMD,
+	BACKEND_KUBERNETES,
 	BACKEND_COUNT
 };
 
@@ -252,6 +256,9 @@ enum backend_kind {
 #define BACKEND_NEEDS_SCANDIR	0x100	/* server.s6_scandir */
 #define BACKEND_LIMITS		0x200	/* applies size: memory, CPU */
 #define BACKEND_REPLICAS	0x400	/* replicas > 1, ordinary services */
+#define BACKEND_IMAGE_ONLY	0x800	/* runs image as it is, with its port
+					   and environment: no other key
+					   of the service (kubernetes) */
 
 const char	*config_backend_name(enum backend_kind);
 int		 config_backend_find(const char *);	/* -1: no such */

@@ -39,6 +39,7 @@ static const struct backend *const backends[] = {
 	[BACKEND_CONTAINER] =	&backend_container,
 	[BACKEND_S6] =		&backend_s6,
 	[BACKEND_SYSTEMD] =	&backend_systemd,
+	[BACKEND_KUBERNETES] =	&backend_kubernetes,
 };
 _Static_assert(sizeof(backends) / sizeof(backends[0]) == BACKEND_COUNT,
     "backends[]: one for each kind of lib/config.c");

@@ -490,11 +490,13 @@ int		 output_read(struct cmd_output *, const char *, int);
 void		 output_drain(struct cmd_output *, const char *, int);
 pid_t		 output_relay(struct cmd_output *, const char *, int);
 
-/* backend_exec.c, backend_container.c, backend_s6.c, backend_systemd.c */
+/* backend_exec.c, backend_container.c, backend_s6.c, backend_systemd.c,
+   backend_kubernetes.c */
 extern const struct backend backend_exec;
 extern const struct backend backend_container;
 extern const struct backend backend_s6;
 extern const struct backend backend_systemd;
+extern const struct backend backend_kubernetes;	/* k8s.h */
 
 /* probe.c */
 void		 probe_start(struct inst *);

@@ -755,7 +755,7 @@ static const struct app_case app_cases[] = {
 	/* backend */
 	{ "backend unknown", SRV_SL, SVC "backend = \"docker\"\n",
 	    "app.toml:5: services.api.backend: "
-	    "must be exec, container, s6 or systemd", 0 },
+	    "must be exec, container, s6, systemd or kubernetes", 0 },
 	{ "backend integer", SRV_SL, SVC "backend = 1\n",
 	    "app.toml:5: services.api.backend: must be a string", 0 },
 	{ "backend empty", SRV_SL, SVC "backend = \"\"\n",
@@ -822,7 +822,7 @@ static const struct app_case app_cases[] = {
 	{ "bad backend beside an image", SRV_SL,
 	    SVCI "backend = \"docker\"\n",
 	    "app.toml:5: services.api.backend: "
-	    "must be exec, container, s6 or systemd", 0 },
+	    "must be exec, container, s6, systemd or kubernetes", 0 },
 	{ "image and command, backend exec", SRV_SL,
 	    SVC "image = \"x\"\nbackend = \"exec\"\n",
 	    "app.toml:5: services.api.image: not used by backend \"exec\", "
@@ -830,6 +830,21 @@ static const struct app_case app_cases[] = {
 	    "or remove it", 0 },
 	{ "command, backend exec", SRV_SL, SVC "backend = \"exec\"\n",
 	    NULL, 0 },
+	{ "image, backend kubernetes", SRV_SL,
+	    SVCI "backend = \"kubernetes\"\n", NULL, 0 },
+	{ "command, backend kubernetes", SRV_SL,
+	    SVCI "backend = \"kubernetes\"\ncommand = [\"x\"]\n",
+	    "app.toml:6: services.api.command: not with backend "
+	    "\"kubernetes\": the Deployment runs the image's own entrypoint",
+	    0 },
+	{ "readiness http, backend kubernetes", SRV_SL,
+	    SVCI "backend = \"kubernetes\"\nreadiness = \"http:/up\"\n",
+	    "app.toml:6: services.api.readiness: only \"tcp\" with backend "
+	    "\"kubernetes\": the pod is ready once its EndpointSlice says so "
+	    "and its port accepts a connection", 0 },
+	{ "no image, backend kubernetes", SRV_SL,
+	    SVC "backend = \"kubernetes\"\n",
+	    "app.toml:5: services.api.backend: kubernetes requires image", 0 },
 
 	/* several diagnostics come in line order */
 	{ "three in line order", SRV_SL,
@@ -1160,6 +1175,17 @@ static const struct srv_case srv_cases[] = {
 	    "2: server.freezer: must be auto, cgroup2, cgroup1 or signal" },
 	{ "freezer integer", "[server]\nfreezer = 2\n",
 	    "2: server.freezer: must be a string" },
+	{ "kubernetes_namespace upper", "[server]\n"
+	    "kubernetes_namespace = \"Prod\"\n",
+	    "2: server.kubernetes_namespace: must be a DNS label: at most 63 "
+	    "of a-z, 0-9 and '-', not at either end" },
+	{ "kubernetes_namespace dash", "[server]\n"
+	    "kubernetes_namespace = \"-x\"\n",
+	    "2: server.kubernetes_namespace: must be a DNS label: at most 63 "
+	    "of a-z, 0-9 and '-', not at either end" },
+	{ "kubernetes_config relative", "[server]\n"
+	    "kubernetes_config = \"kubeconfig\"\n",
+	    "2: server.kubernetes_config: must be an absolute path" },
 	{ "container_tls_ca relative",
 	    "[server]\ncontainer_tls_ca = \"ca.pem\"\n",
 	    "2: server.container_tls_ca: must be an absolute path" },
@@ -1273,6 +1299,8 @@ static const struct srv_case srv_cases[] = {
 	    NULL },
 	{ "time_unit_ms bounds", "[server]\ntime_unit_ms = 1\n", NULL },
 	{ "freezer cgroup2", "[server]\nfreezer = \"cgroup2\"\n", NULL },
+	{ "kubernetes keys", "[server]\nkubernetes_namespace = \"hk-prod\"\n"
+	    "kubernetes_config = \"/etc/hakopod/kubeconfig\"\n", NULL },
 	{ "freezer cgroup1", "[server]\nfreezer = \"cgroup1\"\n", NULL },
 	{ "freezer signal", "[server]\nfreezer = \"signal\"\n", NULL },
 	{ "trusted_proxies", "[server]\ntrusted_proxies = [\"127.0.0.1\", "
@@ -1537,7 +1565,8 @@ test_defaults(void)
 		"container_engine",
 		"container_network", "container_tls_ca", "container_tls_cert",
 		"container_tls_key", "events_max_age_days", "events_max_rows",
-		"freezer", "keep_revisions", "max_body_bytes",
+		"freezer", "keep_revisions", "kubernetes_config",
+		"kubernetes_namespace", "max_body_bytes",
 		"max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"registry_auth_file", "request_log", "requests_max_age_days", "requests_max_rows",
@@ -2547,7 +2576,9 @@ test_decode_backend(void)
 		{ "\"command\":[\"x\"],\"backend\":\"s6\"", BACKEND_S6 },
 		{ "\"command\":[\"x\"],\"backend\":\"systemd\"",
 		    BACKEND_SYSTEMD },
-		{ "\"command\":[\"x\"],\"backend\":\"kubernetes\"", -1 },
+		{ "\"command\":null,\"image\":\"i\","
+		    "\"backend\":\"kubernetes\"", BACKEND_KUBERNETES },
+		{ "\"command\":[\"x\"],\"backend\":\"nomad\"", -1 },
 		{ "\"command\":[\"x\"],\"backend\":1", -1 },
 	};
 	struct service_spec sp;
@@ -2575,8 +2606,9 @@ test_decode_backend(void)
 	ok(config_backend_available(BACKEND_EXEC) &&
 	    config_backend_available(BACKEND_CONTAINER) &&
 	    config_backend_available(BACKEND_S6) &&
-	    config_backend_available(BACKEND_SYSTEMD),
-	    "backends: this build has all four");
+	    config_backend_available(BACKEND_SYSTEMD) &&
+	    config_backend_available(BACKEND_KUBERNETES),
+	    "backends: this build has all five");
 	ok(config_backend_find("exec") == BACKEND_EXEC &&
 	    config_backend_find("docker") == -1,
 	    "backends: found by name, unknown names are not");

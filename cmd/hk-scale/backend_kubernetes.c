@@ -1,0 +1,451 @@
+/*
+ * backend_kubernetes.c - backend = "kubernetes" (hk-backends(7)): a
+ * service is a Deployment of its image in the cluster of [server]
+ * kubernetes_config (k8s_api.c), scaled through its scale subresource.
+ *
+ * A start makes the Deployment (at 0 replicas) or updates it to the
+ * instance's revision, makes the Service that selects its pod, scales it
+ * to 1, and watches the Service's EndpointSlices (k8s_watch.c): the
+ * first ready endpoint is where the instance runs (backend_started();
+ * the tcp probe then connects to it as to any other).  Once running, an
+ * endpoint that goes is the pod's end (backend_exited()).  A stop scales
+ * to 0 and is over once the slices list no endpoint.  Each wake and sleep
+ * is also an events.k8s.io/v1 Event on the Deployment, with its cause.
+ *
+ * Not yet (hk-backends(7)): adoption by labels after a restart of
+ * hk-scale (an adopted row's Deployment is scaled to 0, and the next
+ * wake starts it again), Secrets, a roll that keeps the old pod serving,
+ * idle_action = "suspend" (refused by validate: a pod cannot be frozen
+ * through the API).
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s.h"
+#include "log.h"
+#include "scale.h"
+
+enum kb_step {
+	KB_DEPLOYMENT,		/* GET, then POST or PUT */
+	KB_SERVICE,		/* GET, then POST */
+	KB_SCALE_UP,
+	KB_WAIT,		/* the watch: a ready endpoint */
+	KB_RUNNING,
+	KB_SCALE_DOWN,
+	KB_DRAIN,		/* the watch: no endpoint left */
+};
+
+struct kube {
+	struct inst		*in;
+	struct k8s		*k;
+	struct k8s_ref		 ref;	/* ref.name: the objects' */
+	enum kb_step		 step;
+	struct engine_call	*call;
+	struct k8s_watch	*w;
+	int			 killed;	/* over once at 0 replicas */
+	long			 listed;	/* endpoints, as last told;
+						   -1 before the watch told */
+};
+
+static void	kb_start(struct inst *);
+static void	kb_adopt(struct inst *, const struct store_instance *);
+static void	kb_stop(struct inst *);
+static void	kb_kill(struct inst *);
+static int	kb_release(struct inst *);
+static void	kb_teardown(struct scale *);
+static void	kb_fail(struct kube *, const char *, const char *);
+static void	kb_path(const struct kube *, const char *, char *, size_t);
+static void	kb_service(struct kube *);
+static void	kb_scale(struct kube *, int64_t);
+static void	on_deployment(void *, int, json_t *, const char *);
+static void	on_written(void *, int, json_t *, const char *);
+static void	on_service(void *, int, json_t *, const char *);
+static void	on_scaled(void *, int, json_t *, const char *);
+static void	kb_scale_zero(struct kube *);
+static void	on_zero(void *, int, json_t *, const char *);
+static void	on_slices(void *, const char *, size_t);
+
+const struct backend backend_kubernetes = {
+	.kind = BACKEND_KUBERNETES,
+	.starts_later = 1,
+	.start = kb_start,
+	.adopt = kb_adopt,
+	.stop = kb_stop,
+	.kill = kb_kill,
+	.release = kb_release,
+	.teardown = kb_teardown,
+};
+
+/* PATH of in's object of kind ("deployments", "services"), by name. */
+static void
+kb_path(const struct kube *x, const char *kind, char *dst, size_t size)
+{
+	snprintf(dst, size, "/%s/namespaces/%s/%s/%s",
+	    strcmp(kind, "services") == 0 ? "api/v1" : "apis/apps/v1",
+	    x->k->ns, kind, x->ref.name);
+}
+
+/* in's state, for service d (in->svc is not set yet at an adoption). */
+static struct kube *
+kb_new(struct inst *in, const struct svc *d, char *err, size_t errlen)
+{
+	struct kube *x;
+	struct k8s *k;
+
+	if ((k = k8s_cluster(in->sc, err, errlen)) == NULL)
+		return NULL;
+	if ((x = calloc(1, sizeof(*x))) == NULL) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	x->in = in;
+	x->k = k;
+	x->listed = -1;
+	k8s_ref(in, d, &x->ref);
+	snprintf(in->what, sizeof(in->what), "deployment %s/%s", k->ns,
+	    x->ref.name);
+	in->priv = x;
+	return x;
+}
+
+static void
+kb_start(struct inst *in)
+{
+	const struct service *s = in->svc;
+	char err[SCALE_REASON_MAX], path[K8S_PATH_MAX], note[128];
+	struct kube *x;
+
+	if ((x = kb_new(in, inst_def(in), err, sizeof(err))) == NULL) {
+		backend_failed(in, err);
+		return;
+	}
+	if (s != NULL && s->wake_reason[0] != '\0') {
+		snprintf(note, sizeof(note), "woken: %s", s->wake_reason);
+		k8s_event(x->k, &x->ref, "HTTPIdleWake", "Wake", note);
+	} else
+		k8s_event(x->k, &x->ref, "Started", "Start", "started");
+	x->step = KB_DEPLOYMENT;
+	kb_path(x, "deployments", path, sizeof(path));
+	if ((x->call = k8s_call(x->k, "GET", path, NULL, on_deployment, x)) ==
+	    NULL)
+		kb_fail(x, "Deployment", strerror(errno));
+}
+
+/* The start failed at what (an object's kind): nothing runs. */
+static void
+kb_fail(struct kube *x, const char *what, const char *why)
+{
+	char err[SCALE_REASON_MAX];
+
+	x->call = NULL;
+	snprintf(err, sizeof(err), "kubernetes: %s %s/%s: %s", what,
+	    x->k->ns, x->ref.name, why);
+	backend_failed(x->in, err);
+}
+
+/* The Deployment as it is: made, or brought to this revision. */
+static void
+on_deployment(void *arg, int status, json_t *body, const char *err)
+{
+	struct kube *x = arg;
+	struct inst *in = x->in;
+	char path[K8S_PATH_MAX];
+	const char *method = "POST";
+	json_t *dep, *rv;
+	int64_t replicas = 0;
+
+	x->call = NULL;
+	if (err != NULL && status != 404) {
+		kb_fail(x, "Deployment", err);
+		return;
+	}
+	if (err == NULL && k8s_revision_of(body) == in->revision) {
+		kb_service(x);
+		return;
+	}
+	if (err == NULL) {		/* another revision's: updated */
+		method = "PUT";
+		replicas = json_integer_value(json_object_get(
+		    json_object_get(body, "spec"), "replicas"));
+	}
+	if ((dep = k8s_deployment(&x->ref, &inst_def(in)->spec, replicas)) ==
+	    NULL) {
+		kb_fail(x, "Deployment", "unable to make its object (the "
+		    "image's name is too long, or no memory)");
+		return;
+	}
+	rv = json_object_get(json_object_get(body, "metadata"),
+	    "resourceVersion");
+	if (err == NULL && rv != NULL)	/* refused if it changed meanwhile */
+		json_object_set(json_object_get(dep, "metadata"),
+		    "resourceVersion", rv);
+	kb_path(x, "deployments", path, sizeof(path));
+	if (err != NULL)
+		*strrchr(path, '/') = '\0';	/* POST to the collection */
+	if ((x->call = k8s_call(x->k, method, path, dep, on_written, x)) ==
+	    NULL)
+		kb_fail(x, "Deployment", strerror(errno));
+}
+
+static void
+on_written(void *arg, int status, json_t *body, const char *err)
+{
+	struct kube *x = arg;
+
+	(void)status;
+	(void)body;
+	x->call = NULL;
+	if (err != NULL)
+		kb_fail(x, "Deployment", err);
+	else
+		kb_service(x);
+}
+
+/* The Service whose EndpointSlices are watched: made if missing. */
+static void
+kb_service(struct kube *x)
+{
+	char path[K8S_PATH_MAX];
+
+	x->step = KB_SERVICE;
+	kb_path(x, "services", path, sizeof(path));
+	if ((x->call = k8s_call(x->k, "GET", path, NULL, on_service, x)) ==
+	    NULL)
+		kb_fail(x, "Service", strerror(errno));
+}
+
+static void
+on_service(void *arg, int status, json_t *body, const char *err)
+{
+	struct kube *x = arg;
+	char path[K8S_PATH_MAX];
+	json_t *svc;
+
+	(void)body;
+	x->call = NULL;
+	if (err == NULL || (x->step == KB_SCALE_UP && status == 409)) {
+		kb_scale(x, 1);		/* there, or made meanwhile */
+		return;
+	}
+	if (status != 404 || x->step == KB_SCALE_UP) {
+		kb_fail(x, "Service", err);
+		return;
+	}
+	if ((svc = k8s_service(&x->ref, &inst_def(x->in)->spec)) == NULL) {
+		kb_fail(x, "Service", "out of memory");
+		return;
+	}
+	x->step = KB_SCALE_UP;		/* the POST's answer is next */
+	kb_path(x, "services", path, sizeof(path));
+	*strrchr(path, '/') = '\0';
+	if ((x->call = k8s_call(x->k, "POST", path, svc, on_service, x)) ==
+	    NULL)
+		kb_fail(x, "Service", strerror(errno));
+}
+
+/* The scale subresource to replicas: on_scaled() then. */
+static void
+kb_scale(struct kube *x, int64_t replicas)
+{
+	char path[K8S_PATH_MAX];
+
+	x->step = replicas > 0 ? KB_SCALE_UP : KB_SCALE_DOWN;
+	kb_path(x, "deployments", path, sizeof(path));
+	strlcat(path, "/scale", sizeof(path));
+	if ((x->call = k8s_call(x->k, "PUT", path, k8s_scale(x->k->ns,
+	    x->ref.name, replicas), on_scaled, x)) == NULL)
+		on_scaled(x, 0, NULL, strerror(errno));
+}
+
+static void
+on_scaled(void *arg, int status, json_t *body, const char *err)
+{
+	struct kube *x = arg;
+	struct inst *in = x->in;
+
+	(void)body;
+	x->call = NULL;
+	if (x->step == KB_SCALE_UP && err != NULL) {
+		kb_fail(x, "Deployment", err);
+		return;
+	}
+	if (x->step == KB_SCALE_DOWN && err != NULL) {
+		/* 404: nothing was made; else nothing more can be done */
+		if (status != 404)
+			log_warnx("service=%s: kubernetes: scale %s to 0: %s",
+			    in->id, x->ref.name, err);
+		backend_exited(in, -1, NULL);
+		return;
+	}
+	if (x->step == KB_SCALE_DOWN && (x->killed || x->listed == 0)) {
+		/* none to wait for: no pod was ever listed, or it left */
+		backend_exited(in, -1, NULL);
+		return;
+	}
+	x->step = x->step == KB_SCALE_UP ? KB_WAIT : KB_DRAIN;
+	if (x->w == NULL && (x->w = k8s_watch_open(in->sc, x->k, x->ref.name,
+	    on_slices, x)) == NULL) {
+		if (x->step == KB_WAIT)
+			kb_fail(x, "EndpointSlices of Service", "out of memory");
+		else
+			backend_exited(in, -1, NULL);
+	}
+}
+
+/* What the EndpointSlices say now: a ready endpoint ep, n endpoints. */
+static void
+on_slices(void *arg, const char *ep, size_t n)
+{
+	struct kube *x = arg;
+	struct inst *in = x->in;
+	char why[SCALE_REASON_MAX];
+	int port;
+
+	x->listed = (long)n;
+	switch (x->step) {
+	case KB_WAIT:
+		if (ep[0] == '\0')
+			return;
+		strlcpy(in->endpoint, ep, sizeof(in->endpoint));
+		port = atoi(strrchr(ep, ':') + 1);
+		in->port = port;
+		x->step = KB_RUNNING;
+		log_info("service=%s: kubernetes: %s ready at %s (revision "
+		    "%lld)", in->id, in->what, ep, (long long)in->revision);
+		backend_started(in);
+		return;
+	case KB_RUNNING:
+		if (ep[0] != '\0')
+			return;
+		snprintf(why, sizeof(why), "kubernetes: its pod is no longer "
+		    "ready (the EndpointSlices list no ready endpoint)");
+		x->step = KB_DRAIN;	/* its release ends the watch */
+		kb_scale_zero(x);	/* nor restarted unwatched */
+		backend_exited(in, -1, why);
+		return;
+	case KB_DRAIN:
+		if (n == 0)
+			backend_exited(in, 0, NULL);
+		return;
+	default:
+		return;
+	}
+}
+
+/* Scaled to 0; over once the slices list no endpoint. */
+static void
+kb_stop(struct inst *in)
+{
+	struct kube *x = in->priv;
+	const struct service *s = in->svc;
+	const char *why = s != NULL && s->down_reason != NULL ?
+	    s->down_reason : "stopped";
+	char note[128];
+
+	if (x == NULL) {
+		backend_exited(in, -1, NULL);
+		return;
+	}
+	if (x->step == KB_SCALE_DOWN || x->step == KB_DRAIN)
+		return;
+	engine_cancel(x->call);
+	x->call = NULL;
+	snprintf(note, sizeof(note), "asleep: %s", why);
+	k8s_event(x->k, &x->ref, strcmp(why, "idle") == 0 ? "HTTPIdleSleep" :
+	    "Stopped", strcmp(why, "idle") == 0 ? "Sleep" : "Stop", note);
+	kb_scale(x, 0);
+}
+
+/*
+ * Now, or the grace period is over: once the Deployment is at 0 replicas
+ * (the scale under way, or asked now), its pod is the cluster's to end,
+ * and hk no longer waits for it to leave the EndpointSlices.
+ */
+static void
+kb_kill(struct inst *in)
+{
+	struct kube *x = in->priv;
+
+	if (x == NULL || x->step == KB_DRAIN) {
+		backend_exited(in, -1, NULL);
+		return;
+	}
+	x->killed = 1;
+	kb_stop(in);
+}
+
+/*
+ * An earlier hk-scale's instance: not adopted yet (hk-backends(7)); its
+ * Deployment is scaled to 0 so that nothing runs unwatched, and the next
+ * wake starts it again.
+ */
+static void
+kb_adopt(struct inst *in, const struct store_instance *r)
+{
+	char err[SCALE_REASON_MAX];
+	struct service *s = service_find(in->sc, in->id);
+	struct kube *x;
+
+	(void)r;
+	if (s == NULL)
+		log_warnx("service=%s: no longer there", in->id);
+	else if ((x = kb_new(in, &s->def, err, sizeof(err))) == NULL)
+		log_warnx("service=%s: %s", in->id, err);
+	else {
+		log_info("service=%s: kubernetes: %s, an earlier run's: "
+		    "scaled to 0", in->id, in->what);
+		kb_scale_zero(x);
+	}
+	backend_adopted(in, 0);
+}
+
+/*
+ * The Deployment to 0 replicas, not waited for (the instance goes now):
+ * a refusal is logged.
+ */
+static void
+kb_scale_zero(struct kube *x)
+{
+	char path[K8S_PATH_MAX];
+
+	kb_path(x, "deployments", path, sizeof(path));
+	strlcat(path, "/scale", sizeof(path));
+	if (k8s_call(x->k, "PUT", path, k8s_scale(x->k->ns, x->ref.name, 0),
+	    on_zero, NULL) == NULL)
+		log_warnx("service=%s: kubernetes: scale %s to 0: %s",
+		    x->in->id, x->ref.name, strerror(errno));
+}
+
+static void
+on_zero(void *arg, int status, json_t *body, const char *err)
+{
+	(void)arg;
+	(void)body;
+	if (err != NULL && status != 404)
+		log_warnx("kubernetes: a Deployment to 0 replicas: %s", err);
+}
+
+static int
+kb_release(struct inst *in)
+{
+	struct kube *x = in->priv;
+
+	if (x == NULL)
+		return 0;
+	in->priv = NULL;
+	engine_cancel(x->call);
+	k8s_watch_close(x->w);
+	free(x);
+	return 0;
+}
+
+static void
+kb_teardown(struct scale *sc)
+{
+	(void)sc;
+	k8s_close();
+}

@@ -1,0 +1,72 @@
+/*
+ * k8s.h - the Kubernetes backend's own (backend_kubernetes.c): the
+ * cluster's client and the objects hk makes (k8s_api.c), and the watch
+ * of a Service's EndpointSlices (k8s_watch.c).  The HTTP transport is
+ * the container backend's (engine.c, opened with engine_conf.api): the
+ * same libcurl multi client on hk-scale's loop.
+ */
+#ifndef HK_K8S_H
+#define HK_K8S_H
+
+#include <jansson.h>
+
+#include "engine.h"
+#include "kubeconfig.h"
+#include "scale.h"
+
+#define K8S_NAME_MAX		63	/* a DNS label: the objects' names */
+#define K8S_PATH_MAX		512
+#define K8S_PORT_DEFAULT	8080	/* containerPort for port = 0 */
+#define K8S_RETRY_MS		1000	/* a watch that failed, again */
+
+/* The cluster, opened at the first start of a service on it. */
+struct k8s {
+	struct engine	*api;
+	char		 ns[KUBE_NAMESPACE_MAX + 1];
+	char		 who[KUBE_SERVER_MAX + KUBE_NAMESPACE_MAX + 16]; /* logs */
+};
+
+/*
+ * What names a service's objects, copied at its instance's start: its
+ * service may go (retired, removed) before the instance's stop.
+ */
+struct k8s_ref {
+	char		 app[STORE_NAME_MAX + 1];
+	char		 service[STORE_NAME_MAX + 1];
+	char		 name[K8S_NAME_MAX + 1];	/* the objects' */
+	int64_t		 revision;
+	const char	*installation;	/* hk-scale's */
+	const char	*node;		/* reportingInstance */
+};
+
+/* k8s_api.c */
+struct k8s	*k8s_cluster(struct scale *, char *, size_t);
+void		 k8s_close(void);
+void		 k8s_ref(const struct inst *, const struct svc *,
+		    struct k8s_ref *);
+int		 k8s_port(const struct service_spec *);
+json_t		*k8s_deployment(const struct k8s_ref *,
+		    const struct service_spec *, int64_t);
+json_t		*k8s_service(const struct k8s_ref *, const struct service_spec *);
+json_t		*k8s_scale(const char *, const char *, int64_t);
+struct engine_call *k8s_call(struct k8s *, const char *, const char *,
+		    json_t *, engine_done_fn *, void *);
+void		 k8s_event(struct k8s *, const struct k8s_ref *, const char *,
+		    const char *, const char *);
+int64_t		 k8s_revision_of(const json_t *);
+
+/*
+ * k8s_watch.c: the EndpointSlices of the Service named (label
+ * kubernetes.io/service-name), listed, then watched from the list's
+ * resourceVersion; resumed from the last one seen when the stream ends,
+ * relisted after a 410 Gone.  fn is called after each change: endpoint
+ * "ADDRESS:PORT" of a ready endpoint, or "" when none is ready; n the
+ * endpoints listed, ready or not.
+ */
+typedef void	k8s_slice_fn(void *, const char *, size_t);
+struct k8s_watch;
+struct k8s_watch *k8s_watch_open(struct scale *, struct k8s *, const char *,
+		    k8s_slice_fn *, void *);
+void		 k8s_watch_close(struct k8s_watch *);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * app_rules_k8s.c - what backend = "kubernetes" can run (hk.toml(5),
+ * hk-backends(7)): an image, with its port and environment, as a
+ * Deployment hk makes.  Every other key of the service that says how or
+ * where it runs is refused with the reason rather than kept unapplied:
+ * this first increment of the backend applies none of them.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "app_impl.h"
+#include "config.h"
+#include "cw.h"
+#include "spec.h"
+#include "toml.h"
+
+static const struct {
+	int		 key;	/* SK_* */
+	const char	*why;
+} k8s_refused[] = {
+	{ SK_COMMAND,	"the Deployment runs the image's own entrypoint" },
+	{ SK_DIRECTORY,	"a pod works in its image's directory" },
+	{ SK_SOURCE,	"a pod runs its image; hk mounts no source into it" },
+	{ SK_SECRETS,	"not supported yet: hk writes no Kubernetes Secret" },
+	{ SK_VOLUMES,	"a Deployment hk makes mounts no volume" },
+	{ SK_USER,	"a pod runs as its image's user" },
+	{ SK_IMAGE_PULL, "the cluster's kubelet pulls the image, as its "
+	    "imagePullPolicy says" },
+};
+
+/* Each key of s that a Deployment hk makes would not apply. */
+void
+app_rules_kubernetes(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[CW_KEYPATH_LEN];
+	size_t i;
+
+	if (!config_backend_can(s->backend, BACKEND_IMAGE_ONLY))
+		return;
+	for (i = 0; i < sizeof(k8s_refused) / sizeof(k8s_refused[0]); i++) {
+		if (slot[k8s_refused[i].key] == NULL)
+			continue;
+		cw_kpath_s(key, prefix, app_svc_keys[k8s_refused[i].key].name);
+		cw_diag(&c->w, slot[k8s_refused[i].key]->line, key, "not with "
+		    "backend \"kubernetes\": %s", k8s_refused[i].why);
+	}
+	if (slot[SK_READINESS] != NULL && s->readiness != READY_TCP) {
+		cw_kpath_s(key, prefix, "readiness");
+		cw_diag(&c->w, slot[SK_READINESS]->line, key, "only \"tcp\" "
+		    "with backend \"kubernetes\": the pod is ready once its "
+		    "EndpointSlice says so and its port accepts a connection");
+	}
+}

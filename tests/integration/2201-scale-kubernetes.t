@@ -1,0 +1,292 @@
+#!/bin/sh
+# backend = "kubernetes", end to end, against the Kubernetes stand-in
+# (tests/k8s/standin.py, scripts/k8s-standin: no real API server can run
+# on these machines; 2200 checks the stand-in with kubectl and
+# python3-kubernetes), on both stores.  hk-scale reads the stand-in's
+# kubeconfig (bearer token, its CA: TLS verified).  A serverless service
+# of the test image validates and applies; hk-scale makes its Deployment
+# (labelled with installation, app, service and revision; PORT and the
+# service's environment) and its Service, passes the readiness gate and
+# scales it to 0.  A request through the gateway wakes it: scaled to 1,
+# the EndpointSlice's ready endpoint (the pod's 127.77.X.Y) is the
+# instance's endpoint, and the pod's container answers; hk ps and hk
+# status show it running on kubernetes.  It sleeps after idle_seconds:
+# the Deployment back at 0 replicas (kubectl), no endpoint left, and the
+# Events HTTPIdleWake and HTTPIdleSleep on the Deployment with their
+# causes (kubectl get events.events.k8s.io).  Woken again, its watch cut
+# mid-stream by the stand-in is started again, and its pod's container
+# removed behind hk's back is the instance's exit, seen by that watch.
+# A service whose image cannot be pulled fails its start with the reason
+# (hk status, the gateway's 503), and is scaled to 0 again.  Keys the
+# backend does not apply are refused by hk validate.
+# time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
+. tests/integration/lib.sh
+. tests/integration/lib/idle.sh
+
+for t in kubectl podman openssl curl; do
+	command -v "$t" >/dev/null
+	ok $? "$t is installed (scripts/deps)" || done_testing
+done
+pg_missing_is_failure
+IMAGE=$("$HK_TOP/scripts/test-image")
+ok $? "the test image is there: $IMAGE" || done_testing
+
+K=$T/k8s
+INSTANCE=
+KPID=
+# At exit: the stand-in stopped by its PID (it removes its containers),
+# then any container still carrying its label removed by ID.
+k8s_cleanup() {
+	[ -z "$KPID" ] || "$HK_TOP/scripts/k8s-standin" stop "$KPID"
+	[ -n "$INSTANCE" ] || return 0
+	for _id in $(podman ps -aq --no-trunc \
+	    --filter "label=hk.k8s-standin=$INSTANCE" 2>/dev/null); do
+		podman rm -f -t 0 "$_id" >/dev/null 2>&1
+	done
+}
+trap 'k8s_cleanup; _cleanup' EXIT
+
+KPID=$("$HK_TOP/scripts/k8s-standin" start "$K" 2>"$T/k8s-start.log")
+ok $? "scripts/k8s-standin starts the stand-in" || {
+	sed 's/^/# /' "$T/k8s-start.log"
+	done_testing
+}
+INSTANCE=$(cat "$K/instance")
+export KUBECONFIG=$K/kubeconfig
+ln -s "$K/standin.log" "$T/standin.log"
+
+kc() { kubectl "$@"; }
+containers() {
+	podman ps -q --no-trunc --filter "label=hk.k8s-standin=$INSTANCE" \
+	    2>/dev/null
+}
+# replicas NAME: the Deployment's spec.replicas, as kubectl reads it
+replicas() {
+	kc get deployment "$1" -o 'jsonpath={.spec.replicas}' 2>/dev/null
+}
+replicas_is() { [ "$(replicas "$1")" = "$2" ]; }
+# endpoints NAME: the ready endpoints of Service NAME's EndpointSlices,
+# ADDRESS:PORT, and "n=COUNT" of all of them
+endpoints() {
+	kc get endpointslices -l "kubernetes.io/service-name=$1" -o json |
+	    /usr/bin/python3 -c 'import json, sys
+items = json.load(sys.stdin)["items"]
+eps = [(e, s) for s in items for e in (s.get("endpoints") or [])]
+print(" ".join(["%s:%d" % (e["addresses"][0], s["ports"][0]["port"])
+    for e, s in eps if e["conditions"]["ready"]] + ["n=%d" % len(eps)]))'
+}
+no_endpoint() { [ "$(endpoints "$1")" = "n=0" ]; }
+no_container() { [ -z "$(containers)" ]; }
+# standin METHOD PATH: the stand-in's own test calls (/standin/PATH)
+standin() {
+	curl -sS -X "$1" --cacert "$K/ca.crt" \
+	    -H "Authorization: Bearer $(cat "$K/token")" "$(cat "$K/url")/standin/$2"
+}
+json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+watches_started_over() {
+	[ "$(standin GET watches | json_field started)" -gt "$1" ]
+}
+# status_says SERVICE TEXT: hk status SERVICE shows TEXT
+status_says() { hk status "$1" 2>/dev/null | grep -qF "$2"; }
+# install: the installation's ID, as hk-scale recorded it in the store
+install() {
+	case $STORE in
+	sqlite://*)
+		python3 -c 'import sqlite3, sys
+r = sqlite3.connect(sys.argv[1]).execute("SELECT value FROM settings "
+    "WHERE key = ?", ("hk-scale.installation",)).fetchone()
+print(r[0] if r else "")' "${STORE#sqlite://}" ;;
+	*)
+		psql "$STORE" -qAtc "SELECT value FROM settings \
+		    WHERE key = 'hk-scale.installation'" ;;
+	esac
+}
+# k8s_events NAME: "REASON|ACTION|NOTE" of each events.k8s.io Event
+# regarding Deployment NAME, in order
+k8s_events() {
+	kc get events.events.k8s.io -o json | /usr/bin/python3 -c 'import json, sys
+items = json.load(sys.stdin)["items"]
+items.sort(key=lambda e: e["eventTime"])
+for e in items:
+    r = e.get("regarding") or {}
+    if r.get("kind") == "Deployment" and r.get("name") == sys.argv[1]:
+        print("%s|%s|%s" % (e["reason"], e["action"], e.get("note", "")))' "$1"
+}
+k8s_event_seen() { k8s_events "$1" | grep -q "^$2|"; }
+
+# Keys the backend does not apply: refused, each with its reason.
+cat >"$T/refused.toml" <<APP
+schema_version = 1
+name = "kr"
+
+[services.a]
+backend = "kubernetes"
+image = "$IMAGE"
+command = ["/bin/true"]
+user = "nobody"
+volumes = ["data:/data"]
+readiness = "http:/ready"
+[services.a.serverless]
+idle_action = "suspend"
+APP
+run hk validate "$T/refused.toml"
+is "$rc" 65 "hk validate refuses what kubernetes does not apply"
+for k in command user volumes readiness 'serverless.idle_action'; do
+	like "$err" "services\\.a\\.$k: " "  $k: refused"
+done
+like "$err" 'idle_action: "suspend" is not supported with backend "kubernetes"' \
+    "  suspend: not on kubernetes"
+cat >"$T/noimage.toml" <<APP
+schema_version = 1
+name = "kr"
+
+[services.a]
+backend = "kubernetes"
+command = ["/bin/true"]
+APP
+run hk validate "$T/noimage.toml"
+like "$rc $err" '^65 .*kubernetes requires image' "an image it needs"
+
+D=hk-http-functions-api
+for engine in $(engines); do
+	new_store "$engine" "k8s$engine"
+	idle_setup "$STORE" "kubernetes_config = \"$K/kubeconfig\"
+kubernetes_namespace = \"default\""
+	cat >"$T/app.toml" <<APP
+schema_version = 1
+name = "http-functions"
+
+[services.api]
+backend = "kubernetes"
+image = "$IMAGE"
+port = 8080
+public = true
+
+[services.api.environment]
+GREETING = "from hk"
+
+[services.api.serverless]
+idle_seconds = 300
+startup_timeout_seconds = 60
+APP
+	run hk validate "$T/app.toml"
+	is "$rc $out" "0 $T/app.toml: app http-functions: 1 services, 1 serverless: OK" \
+	    "$engine: a kubernetes service validates"
+	run hk apply "$T/app.toml"
+	is "$rc" 0 "$engine: and applies"
+	run hk status http-functions/api
+	like "$out" '^backend: +kubernetes$' "$engine: hk status: the kubernetes backend"
+
+	start_all
+	ok $? "$engine: hk-events, hk-scale, hk-activate and hk-idle are ready"
+	S=http-functions/api
+	H=api.http-functions.localhost
+	wait_t 60 grep -q "service=$S: ready at 127\\.77\\." "$T/scale.log"
+	ok $? "$engine: the readiness gate: ready at the pod's address"
+	wait_t 30 scale_is "$S" sleeping
+	ok $? "$engine: then it sleeps"
+	wait_t 30 replicas_is "$D" 0
+	ok $? "$engine: its Deployment scaled to 0"
+	wait_t 30 no_endpoint "$D"
+	ok $? "$engine: no endpoint left"
+
+	# A request wakes it; hk-idle is held while the test looks.
+	kill -STOP "$idle_pid"
+	is "$(get "$H" /x)" 200 "$engine: a request through the gateway wakes it"
+	like "$(cat "$T/body")" '^from hk pid=[0-9]+ host=hk-http-functions-api-' \
+	    "$engine: answered by the pod's container (GREETING)"
+	is "$(replicas "$D")" 1 "$engine: the Deployment is at 1 replica"
+	is "$(kc get deployment "$D" -o 'jsonpath={.metadata.labels.hakopod\.io/app} {.metadata.labels.hakopod\.io/service} {.metadata.labels.hakopod\.io/revision} {.metadata.labels.hakopod\.io/installation}')" \
+	    "http-functions api 1 $(install)" \
+	    "$engine: labelled with app, service, revision and installation" ||
+	    kc get deployment "$D" -o 'jsonpath={.metadata.labels}' | sed 's/^/# /'
+	is "$(kc get deployment "$D" -o 'jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].ports[0].containerPort}')" \
+	    "$IMAGE 8080" "$engine: of the service's image and port"
+	like "$(kc get deployment "$D" -o 'jsonpath={range .spec.template.spec.containers[0].env[*]}{.name}={.value} {end}')" \
+	    '^GREETING=from hk PORT=8080 $' "$engine: with its environment and PORT"
+	ep=$(ctl scale.sock '{"op":"status"}' "services.$S.endpoint")
+	like "$ep" '^127\.77\.[0-9]+\.[0-9]+:8080$' "$engine: its endpoint is the pod's ($ep)"
+	is "$(endpoints "$D")" "$ep n=1" "$engine: as the EndpointSlice says"
+	run hk ps
+	like "$out" "$(printf '^http-functions\tapi\trunning\t')" "$engine: hk ps: running"
+	run hk status http-functions/api
+	like "$out" '^state: +running$' "$engine: hk status: running"
+	wait_t 10 events_reach 1 HTTPIdleWake "$S"
+	ok $? "$engine: HTTPIdleWake recorded by hk"
+	wait_t 10 k8s_event_seen "$D" HTTPIdleWake
+	ok $? "$engine: and as a Kubernetes Event on the Deployment"
+	like "$(k8s_events "$D" | grep '^HTTPIdleWake|' | tail -1)" \
+	    '^HTTPIdleWake\|Wake\|woken: request$' "$engine: with its cause"
+
+	# It sleeps after idle_seconds.
+	kill -CONT "$idle_pid"
+	wait_t 30 scale_is "$S" sleeping
+	ok $? "$engine: it sleeps after idle_seconds"
+	is "$(replicas "$D")" 0 "$engine: the Deployment is at 0 replicas again"
+	is "$(endpoints "$D")" "n=0" "$engine: no endpoint"
+	wait_t 30 no_container
+	ok $? "$engine: the pod's container is gone"
+	wait_t 10 events_reach 1 HTTPIdleSleep "$S"
+	ok $? "$engine: HTTPIdleSleep recorded by hk"
+	wait_t 10 k8s_event_seen "$D" HTTPIdleSleep
+	ok $? "$engine: and as a Kubernetes Event on the Deployment"
+	like "$(k8s_events "$D" | grep '^HTTPIdleSleep|' | tail -1)" \
+	    '^HTTPIdleSleep\|Sleep\|asleep: idle$' "$engine: with its cause"
+	is "$(hk ps | awk '$2 == "api" { print $3 }')" sleeping "$engine: hk ps: sleeping"
+
+	# Its watch dropped mid-stream, then its pod's container ended behind
+	# hk's back: the watch, resumed, sees the endpoint go.
+	kill -STOP "$idle_pid"
+	is "$(get "$H" /x)" 200 "$engine: woken again"
+	before=$(standin GET watches | json_field started)
+	standin POST "drop-watches?abrupt=1" >/dev/null
+	wait_t 30 watches_started_over "$before"
+	ok $? "$engine: a dropped watch is started again"
+	wait_t 10 grep -q "kubernetes: EndpointSlices of $D: " "$T/scale.log"
+	ok $? "$engine: (the drop is logged)"
+	podman rm -f -t 0 "$(containers)" >/dev/null
+	wait_t 30 grep -q "service=$S: deployment default/$D .*: kubernetes: its pod is no longer ready" "$T/scale.log"
+	ok $? "$engine: the pod's end is the instance's exit, seen by the watch" ||
+	    grep "service=$S" "$T/scale.log" | tail -4 | sed 's/^/# /'
+	wait_t 30 scale_is "$S" sleeping
+	ok $? "$engine: and it sleeps"
+	kill -CONT "$idle_pid"
+	wait_t 30 replicas_is "$D" 0
+	ok $? "$engine: scaled to 0"
+
+	# An image that cannot be pulled: the start fails with its reason.
+	cat >>"$T/app.toml" <<APP
+
+[services.bad]
+backend = "kubernetes"
+image = "127.0.0.1:9/hk-missing:none"
+public = true
+[services.bad.serverless]
+startup_timeout_seconds = 5
+APP
+	run hk apply "$T/app.toml"
+	is "$rc" 0 "$engine: a service of an image that is not there applies"
+	wait_t 60 grep -q "service=http-functions/bad: unable to start revision 1: not ready within 5 s" "$T/scale.log"
+	ok $? "$engine: its start fails: not ready within startup_timeout_seconds" ||
+	    grep 'http-functions/bad' "$T/scale.log" | tail -5 | sed 's/^/# /'
+	wait_t 30 replicas_is hk-http-functions-bad 0
+	ok $? "$engine: and its Deployment is scaled to 0 again"
+	grep -q "pod hk-http-functions-bad-.*: cannot start: podman run: " "$K/standin.log"
+	ok $? "$engine: (the stand-in could not run its pod)"
+	wait_t 10 status_says http-functions/bad 'not ready within 5 s'
+	ok $? "$engine: hk status gives the reason" ||
+	    hk status http-functions/bad | sed 's/^/# /'
+	is "$(get bad.http-functions.localhost /)" 503 \
+	    "$engine: a request that wakes it gets 503"
+	like "$(cat "$T/body")" '^service failed to start: not ready within 5 s' \
+	    "$engine: with the reason"
+
+	stop_pid "$idle_pid"; stop_pid "$gw_pid"; stop_pid "$scale_pid"
+	stop_pid "$events_pid"
+	# the next store's installation starts from nothing
+	kc delete deployment "$D" hk-http-functions-bad >/dev/null 2>&1
+	kc delete service "$D" hk-http-functions-bad >/dev/null 2>&1
+	kc delete events.events.k8s.io --all >/dev/null 2>&1
+done
+
+done_testing
