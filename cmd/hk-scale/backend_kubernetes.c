@@ -12,11 +12,15 @@
  * to 0 and is over once the slices list no endpoint.  Each wake and sleep
  * is also an events.k8s.io/v1 Event on the Deployment, with its cause.
  *
- * Not yet (hk-backends(7)): adoption by labels after a restart of
- * hk-scale (an adopted row's Deployment is scaled to 0, and the next
- * wake starts it again), Secrets, a roll that keeps the old pod serving,
- * idle_action = "suspend" (refused by validate: a pod cannot be frozen
- * through the API).
+ * After a restart of hk-scale, an instance an earlier run left is adopted
+ * when its Deployment is there, of this installation (its label), of the
+ * row's revision, at 1 replica, and its slices list a ready endpoint: it
+ * is watched again from then on.  Otherwise the Deployment, if this
+ * installation's, is scaled to 0, and the next wake starts it again.
+ *
+ * Not yet (hk-backends(7)): Secrets, a roll that keeps the old pod
+ * serving, Deployments no row names, idle_action = "suspend" (refused by
+ * validate: a pod cannot be frozen through the API).
  */
 #include <sys/types.h>
 
@@ -37,6 +41,8 @@ enum kb_step {
 	KB_RUNNING,
 	KB_SCALE_DOWN,
 	KB_DRAIN,		/* the watch: no endpoint left */
+	KB_ADOPT,		/* GET: an earlier run's Deployment */
+	KB_ADOPT_WATCH,		/* the watch's first word: its endpoint */
 };
 
 struct kube {
@@ -66,6 +72,8 @@ static void	on_written(void *, int, json_t *, const char *);
 static void	on_service(void *, int, json_t *, const char *);
 static void	on_scaled(void *, int, json_t *, const char *);
 static void	kb_scale_zero(struct kube *);
+static void	kb_adopt_not(struct kube *);
+static void	on_adopt_get(void *, int, json_t *, const char *);
 static void	on_zero(void *, int, json_t *, const char *);
 static void	on_slices(void *, const char *, size_t);
 
@@ -307,6 +315,16 @@ on_slices(void *arg, const char *ep, size_t n)
 
 	x->listed = (long)n;
 	switch (x->step) {
+	case KB_ADOPT_WATCH:
+		if (ep[0] == '\0') {
+			kb_adopt_not(x);
+			return;
+		}
+		strlcpy(in->endpoint, ep, sizeof(in->endpoint));
+		in->port = atoi(strrchr(ep, ':') + 1);
+		x->step = KB_RUNNING;
+		backend_adopted(in, 1);
+		return;
 	case KB_WAIT:
 		if (ep[0] == '\0')
 			return;
@@ -378,29 +396,77 @@ kb_kill(struct inst *in)
 	kb_stop(in);
 }
 
-/*
- * An earlier hk-scale's instance: not adopted yet (hk-backends(7)); its
- * Deployment is scaled to 0 so that nothing runs unwatched, and the next
- * wake starts it again.
- */
+/* An earlier hk-scale's instance: its Deployment, then its slices. */
 static void
 kb_adopt(struct inst *in, const struct store_instance *r)
 {
-	char err[SCALE_REASON_MAX];
+	char err[SCALE_REASON_MAX], path[K8S_PATH_MAX];
 	struct service *s = service_find(in->sc, in->id);
 	struct kube *x;
 
 	(void)r;
-	if (s == NULL)
-		log_warnx("service=%s: no longer there", in->id);
-	else if ((x = kb_new(in, &s->def, err, sizeof(err))) == NULL)
-		log_warnx("service=%s: %s", in->id, err);
-	else {
-		log_info("service=%s: kubernetes: %s, an earlier run's: "
-		    "scaled to 0", in->id, in->what);
-		kb_scale_zero(x);
+	if (s == NULL || (x = kb_new(in, &s->def, err, sizeof(err))) ==
+	    NULL) {
+		if (s != NULL)
+			log_warnx("service=%s: %s", in->id, err);
+		backend_adopted(in, 0);
+		return;
 	}
-	backend_adopted(in, 0);
+	x->step = KB_ADOPT;
+	kb_path(x, "deployments", path, sizeof(path));
+	if ((x->call = k8s_call(x->k, "GET", path, NULL, on_adopt_get, x)) ==
+	    NULL) {
+		log_warn("service=%s: kubernetes: %s", in->id, in->what);
+		backend_adopted(in, 0);
+	}
+}
+
+/* Adopted if it runs the row's revision, else to 0 if it is ours. */
+static void
+on_adopt_get(void *arg, int status, json_t *body, const char *err)
+{
+	struct kube *x = arg;
+	struct inst *in = x->in;
+	const char *inst;
+	json_int_t replicas;
+
+	x->call = NULL;
+	if (err != NULL) {
+		if (status != 404)
+			log_warnx("service=%s: kubernetes: %s: %s", in->id,
+			    in->what, err);
+		backend_adopted(in, 0);
+		return;
+	}
+	inst = json_string_value(json_object_get(json_object_get(
+	    json_object_get(body, "metadata"), "labels"),
+	    "hakopod.io/installation"));
+	if (inst == NULL || strcmp(inst, x->ref.installation) != 0) {
+		log_warnx("service=%s: kubernetes: %s is not this "
+		    "installation's: left alone", in->id, in->what);
+		backend_adopted(in, 0);
+		return;
+	}
+	replicas = json_integer_value(json_object_get(json_object_get(body,
+	    "spec"), "replicas"));
+	if (replicas < 1 || k8s_revision_of(body) != in->revision) {
+		kb_adopt_not(x);
+		return;
+	}
+	x->step = KB_ADOPT_WATCH;
+	if ((x->w = k8s_watch_open(in->sc, x->k, x->ref.name, on_slices,
+	    x)) == NULL)
+		kb_adopt_not(x);
+}
+
+/* Not adopted: scaled to 0, so that nothing runs unwatched. */
+static void
+kb_adopt_not(struct kube *x)
+{
+	log_info("service=%s: kubernetes: %s, an earlier run's: scaled to 0",
+	    x->in->id, x->in->what);
+	kb_scale_zero(x);
+	backend_adopted(x->in, 0);
 }
 
 /*

@@ -13,7 +13,9 @@
 # status show it running on kubernetes.  It sleeps after idle_seconds:
 # the Deployment back at 0 replicas (kubectl), no endpoint left, and the
 # Events HTTPIdleWake and HTTPIdleSleep on the Deployment with their
-# causes (kubectl get events.events.k8s.io).  Woken again, its watch cut
+# causes (kubectl get events.events.k8s.io); hk-scale SIGKILLed while it
+# runs, the next one adopts the pod (no new wake, the same pod answers).
+# Woken again, its watch cut
 # mid-stream by the stand-in is started again, and its pod's container
 # removed behind hk's back is the instance's exit, seen by that watch.
 # A service whose image cannot be pulled fails its start with the reason
@@ -218,6 +220,23 @@ APP
 	like "$(k8s_events "$D" | grep '^HTTPIdleWake|' | tail -1)" \
 	    '^HTTPIdleWake\|Wake\|woken: request$' "$engine: with its cause"
 
+	# hk-scale killed while it runs: the next one adopts the pod, found
+	# by its Deployment's labels and its EndpointSlices.
+	host=$(sed -n 's/.* host=//p' "$T/body")
+	kill -KILL "$scale_pid"
+	wait "$scale_pid" 2>/dev/null
+	start_scale
+	ok $? "$engine: hk-scale, SIGKILLed while it ran, starts again"
+	wait_t 30 grep -q "service=$S: adopted deployment default/$D at $ep, revision 1" "$T/scale.log"
+	ok $? "$engine: it adopts the running pod" ||
+	    grep "service=$S" "$T/scale.log" | tail -4 | sed 's/^/# /'
+	wait_t 30 gw_is "$S" running
+	ok $? "$engine: the gateway learns it runs"
+	is "$(get "$H" /y)" 200 "$engine: a request is answered"
+	like "$(cat "$T/body")" " host=$host\$" "$engine: by the same pod"
+	is "$(events_of HTTPIdleWake "$S")" 1 "$engine: without a wake"
+	is "$(replicas "$D")" 1 "$engine: the Deployment still at 1 replica"
+
 	# It sleeps after idle_seconds.
 	kill -CONT "$idle_pid"
 	wait_t 30 scale_is "$S" sleeping
@@ -283,6 +302,9 @@ APP
 
 	stop_pid "$idle_pid"; stop_pid "$gw_pid"; stop_pid "$scale_pid"
 	stop_pid "$events_pid"
+	for _l in events gw idle scale; do
+		mv "$T/$_l.log" "$T/$_l-$engine.log"
+	done
 	# the next store's installation starts from nothing
 	kc delete deployment "$D" hk-http-functions-bad >/dev/null 2>&1
 	kc delete service "$D" hk-http-functions-bad >/dev/null 2>&1
