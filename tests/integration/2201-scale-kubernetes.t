@@ -19,7 +19,8 @@
 # mid-stream by the stand-in is started again, and its pod's container
 # removed behind hk's back is the instance's exit, seen by that watch.
 # A service whose image cannot be pulled fails its start with the reason
-# (hk status, the gateway's 503), and is scaled to 0 again.  Keys the
+# (hk status; the gateway's 503, or its 504 at the same deadline), and is
+# scaled to 0 again.  Keys the
 # backend does not apply are refused by hk validate.
 # time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
 . tests/integration/lib.sh
@@ -295,9 +296,11 @@ APP
 	wait_t 10 status_says http-functions/bad 'not ready within 5 s'
 	ok $? "$engine: hk status gives the reason" ||
 	    hk status http-functions/bad | sed 's/^/# /'
-	is "$(get bad.http-functions.localhost /)" 503 \
-	    "$engine: a request that wakes it gets 503"
-	like "$(cat "$T/body")" '^service failed to start: not ready within 5 s' \
+	# The gateway waits startup_timeout_seconds as hk-scale does: 503
+	# with hk-scale's reason or the gateway's 504, whichever ends first.
+	like "$(get bad.http-functions.localhost /)" '^50[34]$' \
+	    "$engine: a request that wakes it is refused at the deadline"
+	like "$(cat "$T/body")" '^(service failed to start: not ready within 5 s|startup deadline exceeded)' \
 	    "$engine: with the reason"
 
 	stop_pid "$idle_pid"; stop_pid "$gw_pid"; stop_pid "$scale_pid"
