@@ -16,11 +16,13 @@
  * when its Deployment is there, of this installation (its label), of the
  * row's revision, at 1 replica, and its slices list a ready endpoint: it
  * is watched again from then on.  Otherwise the Deployment, if this
- * installation's, is scaled to 0, and the next wake starts it again.
+ * installation's, is scaled to 0, and the next wake starts it again;
+ * then so are this installation's Deployments no instance names
+ * (k8s_sweep.c).
  *
  * Not yet (hk-backends(7)): Secrets, a roll that keeps the old pod
- * serving, Deployments no row names, idle_action = "suspend" (refused by
- * validate: a pod cannot be frozen through the API).
+ * serving, idle_action = "suspend" (refused by validate: a pod cannot be
+ * frozen through the API).
  */
 #include <sys/types.h>
 
@@ -86,7 +88,24 @@ const struct backend backend_kubernetes = {
 	.kill = kb_kill,
 	.release = kb_release,
 	.teardown = kb_teardown,
+	.sweep = k8s_sweep,
 };
+
+/* 1 if an instance of hk-scale's runs (or adopts) Deployment name. */
+int
+k8s_claimed(struct scale *sc, const char *name)
+{
+	const struct kube *x;
+	struct inst *in;
+
+	TAILQ_FOREACH(in, &sc->insts, entry) {
+		if (in->be != &backend_kubernetes || (x = in->priv) == NULL)
+			continue;
+		if (strcmp(x->ref.name, name) == 0)
+			return 1;
+	}
+	return 0;
+}
 
 /* PATH of in's object of kind ("deployments", "services"), by name. */
 static void

@@ -55,6 +55,12 @@ void		 k8s_event(struct k8s *, const struct k8s_ref *, const char *,
 		    const char *, const char *);
 int64_t		 k8s_revision_of(const json_t *);
 
+/* backend_kubernetes.c: 1 if an instance's objects are named so */
+int		 k8s_claimed(struct scale *, const char *);
+
+/* k8s_sweep.c: this installation's Deployments that no instance names */
+void		 k8s_sweep(struct scale *);
+
 /*
  * k8s_watch.c: the EndpointSlices of the Service named (label
  * kubernetes.io/service-name), listed, then watched from the list's

@@ -45,6 +45,12 @@ k8s_cluster(struct scale *sc, char *err, size_t errlen)
 
 	if (k8s_the != NULL)
 		return k8s_the;
+	/* the objects' labels name it: read (or made) once, now */
+	if (installation_id(sc) == -1) {
+		snprintf(err, errlen, "kubernetes: unable to read or record "
+		    "the installation's ID: %s", store_error(sc->store));
+		return NULL;
+	}
 	memset(&cr, 0, sizeof(cr));
 	if ((file[0] != '\0' ? kubeconfig_load(file, NULL, &cr, why,
 	    sizeof(why)) : kube_incluster(KUBE_SA_DIR, &cr, why,

@@ -14,7 +14,9 @@
 # the Deployment back at 0 replicas (kubectl), no endpoint left, and the
 # Events HTTPIdleWake and HTTPIdleSleep on the Deployment with their
 # causes (kubectl get events.events.k8s.io); hk-scale SIGKILLed while it
-# runs, the next one adopts the pod (no new wake, the same pod answers).
+# runs, the next one adopts the pod (no new wake, the same pod answers),
+# scales to 0 a Deployment of this installation that no row names, and
+# leaves another installation's alone.
 # Woken again, its watch cut
 # mid-stream by the stand-in is started again, and its pod's container
 # removed behind hk's back is the instance's exit, seen by that watch.
@@ -186,6 +188,7 @@ APP
 	H=api.http-functions.localhost
 	wait_t 60 grep -q "service=$S: ready at 127\\.77\\." "$T/scale.log"
 	ok $? "$engine: the readiness gate: ready at the pod's address"
+	like "$(install)" '^[0-9a-f]{32}$' "$engine: hk-scale recorded the installation's ID"
 	wait_t 30 scale_is "$S" sleeping
 	ok $? "$engine: then it sleeps"
 	wait_t 30 replicas_is "$D" 0
@@ -224,6 +227,27 @@ APP
 	# hk-scale killed while it runs: the next one adopts the pod, found
 	# by its Deployment's labels and its EndpointSlices.
 	host=$(sed -n 's/.* host=//p' "$T/body")
+	# and two Deployments no row names, at 1 replica (no port: no pod):
+	# one of this installation, one of another
+	for d in "ghost $(install)" "alien 0123456789abcdef0123456789abcdef"; do
+		set -- $d
+		cat <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: hk-http-functions-$1
+  labels: {hakopod.io/installation: "$2"}
+spec:
+  replicas: 1
+  selector: {matchLabels: {x: "$1"}}
+  template:
+    metadata: {labels: {x: "$1"}}
+    spec: {containers: [{name: c, image: "$IMAGE"}]}
+---
+YAML
+	done >"$T/others.yaml"
+	kc create -f "$T/others.yaml" >/dev/null
+	ok $? "$engine: (two Deployments no row names)"
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
 	start_scale
@@ -237,6 +261,14 @@ APP
 	like "$(cat "$T/body")" " host=$host\$" "$engine: by the same pod"
 	is "$(events_of HTTPIdleWake "$S")" 1 "$engine: without a wake"
 	is "$(replicas "$D")" 1 "$engine: the Deployment still at 1 replica"
+	wait_t 30 replicas_is hk-http-functions-ghost 0
+	ok $? "$engine: this installation's Deployment that no row names: scaled to 0" || {
+		grep 'kubernetes' "$T/scale.log" | grep -v 'ready at' | sed 's/^/# /'
+		kc get deployments -o json | grep -i 'installation\|"name"\|replicas' | sed 's/^/# /'
+		grep -i 'deployments?' "$K/standin.log" | tail -5 | sed 's/^/# /'
+	}
+	is "$(replicas hk-http-functions-alien)" 1 \
+	    "$engine: another installation's left alone"
 
 	# It sleeps after idle_seconds.
 	kill -CONT "$idle_pid"
@@ -309,7 +341,8 @@ APP
 		mv "$T/$_l.log" "$T/$_l-$engine.log"
 	done
 	# the next store's installation starts from nothing
-	kc delete deployment "$D" hk-http-functions-bad >/dev/null 2>&1
+	kc delete deployment "$D" hk-http-functions-bad hk-http-functions-ghost \
+	    hk-http-functions-alien >/dev/null 2>&1
 	kc delete service "$D" hk-http-functions-bad >/dev/null 2>&1
 	kc delete events.events.k8s.io --all >/dev/null 2>&1
 done
