@@ -97,7 +97,7 @@ for engine in $(engines); do
 	# is not ours to judge, and is left alone.
 	kill -KILL "$scale_pid"
 	wait "$scale_pid" 2>/dev/null
-	sql "$engine" "$(respec both 's["backend"] = "kubernetes"')"
+	sql "$engine" "$(respec both 's["backend"] = "nomad"')"
 	daemon scale hk-scale -g 2
 	ok $? "$engine: hk-scale starts again"
 	grep -q 'service=fn/both: its spec cannot be read: the instance of an earlier run is left as it is' \
