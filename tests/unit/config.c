@@ -554,7 +554,7 @@ static const struct app_case app_cases[] = {
 	    "app.toml:8: services.api.replicas: 2 with port 8080: backend "
 	    "\"s6\" cannot hand the replicas one listening socket, and "
 	    "each would bind the port: set port = 0 (a port each), or "
-	    "backend = \"exec\"", 0 },
+	    "backend = \"exec\" or \"systemd\"", 0 },
 	{ "replicas 2, systemd, a port each", SRV_SL,
 	    SVC "backend = \"systemd\"\nreplicas = 2\n", NULL, 0 },
 	{ "replicas 2, systemd, port, readiness notify", SRV_SL,
