@@ -54,7 +54,8 @@ is "$missing" "" "it has every key, each commented one at its default"
 grep -l '@BINDIR@' "$R"/usr/lib/systemd/system/hk-*.service >/dev/null
 is "$?" 1 "the units have BINDIR substituted"
 is "$(sed -n 's/^ExecStart=//p' "$R/usr/lib/systemd/system/hk-scale.service")" \
-    /usr/bin/hk-scale "hk-scale.service runs /usr/bin/hk-scale"
+    "/usr/bin/hk-lease -j gateway /usr/bin/hk-scale" \
+    "hk-scale.service runs /usr/bin/hk-scale under /usr/bin/hk-lease -j"
 cmp -s "$R/usr/share/hk/examples/api.env" "$HK_TOP/etc/examples/api.env"
 ok $? "the commented api.env is among the examples"
 is "$(grep -vc '^#\|^$' "$R/usr/share/hk/examples/api.env")" 0 \
