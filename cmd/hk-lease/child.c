@@ -89,6 +89,28 @@ child_listen_pid(pid_t parent)
 	(void)setenv("LISTEN_PID", buf, 1);
 }
 
+/*
+ * Once prog has them: the descriptors LISTEN_FDS passed (3 and up) are
+ * closed here, so that a listening socket prog closes is closed (its
+ * port free to bind again), as if prog had been given it directly.
+ */
+static void
+child_drop_listen_fds(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *n = getenv("LISTEN_FDS");
+	long i, count;
+
+	if (pid == NULL || n == NULL || strtol(pid, NULL, 10) !=
+	    (long)getpid())
+		return;
+	count = strtol(n, NULL, 10);
+	for (i = 0; i < count && i < 1024; i++)
+		(void)close(3 + (int)i);
+	(void)unsetenv("LISTEN_PID");
+	(void)unsetenv("LISTEN_FDS");
+	(void)unsetenv("LISTEN_FDNAMES");
+}
+
 /* In the child, between fork and exec (hk-lease has one thread). */
 static void
 child_exec(char **argv, int fd, pid_t parent, const sigset_t *mask)
@@ -136,6 +158,7 @@ child_spawn(struct lease *l, char **argv)
 	(void)close(p[0]);
 	if (n != (ssize_t)sizeof(e)) {
 		l->child = pid;
+		child_drop_listen_fds();
 		watchdog_child(pid);
 		log_debug("prog %s runs as pid %ld", argv[0], (long)pid);
 		return 0;

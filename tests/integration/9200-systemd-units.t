@@ -112,7 +112,7 @@ p=$(ct pgrep -x -P "$(ct systemctl show -p MainPID --value hk-activate.service)"
     hk-activate)
 is "$(pst "$p" Uid) / $(pst "$p" CapEff)" "$(four "$HKUID") / 0000000000000000" \
     "hk-activate (under hk-lease) too, without capabilities"
-p=$(ct systemctl show -p MainPID --value hk-scale.service)
+p=$(sd_prog hk-scale.service)
 is "$(pst "$p" CapEff) $(pst "$p" CapAmb) $(pst "$p" CapBnd) $(pst "$p" NoNewPrivs)" \
     "00000000000000e1 00000000000000e1 00000000000000e1 1" \
     "hk-scale holds CAP_CHOWN, CAP_KILL, CAP_SETGID and CAP_SETUID, with no_new_privs"
@@ -202,7 +202,7 @@ t1=$(dtick ""); sleep 0.3; t2=$(dtick "")
 ok $? "the daemon's ticker stands still ($t1, then $t2)"
 # hk-idle is held (SIGSTOP) while the test looks at the thawed instance,
 # which its short idle time would freeze again on a busy machine.
-idlepid=$(ct systemctl show -p MainPID --value hk-idle.service)
+idlepid=$(sd_prog hk-idle.service)	# hk-idle, not its hk-lease
 ct kill -STOP "$idlepid"
 is "$(code sus.fz.localhost)" 200 "a request thaws it: 200"
 is "$(cat "$T/body")" "idle-fn pid=$sus" "from the same process"

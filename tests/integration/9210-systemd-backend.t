@@ -168,9 +168,9 @@ idle_pid=
 idle_state() { ct sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1; }
 idle_held() { [ "$(idle_state "$idle_pid")" = T ]; }
 hold_idle() {
-	# shellcheck disable=SC2016
-	idle_pid=$(ct sh -c 'p=$(systemctl show -p MainPID --value "$1") &&
-	    kill -STOP "$p" && echo "$p"' sh "$N-idle")
+	# hk-idle itself, not the hk-lease -j that is the unit's main process
+	idle_pid=$(sd_prog "$N-idle")
+	[ -n "$idle_pid" ] && ct kill -STOP "$idle_pid" || idle_pid=""
 	[ -n "$idle_pid" ] && wait_t 5 idle_held && return 0
 	diag "hk-idle (pid $idle_pid) not held: state $(idle_state "$idle_pid")"
 	return 1

@@ -235,7 +235,8 @@ for e in $(engines); do
 	run hkc hk start "$APP/web"
 	is "$rc" 0 "$e: hk start"
 	wait_t 30 replicas_are 2/2
-	ok $? "$e: ... 2/2 again"
+	ok $? "$e: ... 2/2 again" ||
+	    journal "$N-scale" | tail -n 25 | sed 's/^/#   /'
 	is "$(held 2)" "$(pids)" "$e: ... both answer on the port"
 
 	ct systemctl stop "$N-scale"

@@ -54,12 +54,17 @@ sd_units() {
 	done
 }
 
-# sd_kill_prog UNIT: SIGKILL of the daemon of UNIT, the child of the
-# hk-lease that is its main process (etc/systemd: hk-lease -j or -w);
-# hk-lease then ends, and systemd restarts the unit.
-sd_kill_prog() {
+# sd_prog UNIT: the pid of the daemon of UNIT, the child of the hk-lease
+# that is its main process (etc/systemd: hk-lease -j or -w).
+sd_prog() {
 	_main=$(ct systemctl show -p MainPID --value "$1")
-	_prog=$(ct pgrep -P "$_main" | head -1)
+	ct pgrep -P "$_main" | head -1
+}
+
+# sd_kill_prog UNIT: SIGKILL of the daemon of UNIT; its hk-lease then
+# ends, and systemd restarts the unit.
+sd_kill_prog() {
+	_prog=$(sd_prog "$1")
 	[ -n "$_prog" ] && [ "$_prog" -gt 1 ] && ct kill -KILL "$_prog"
 }
 
