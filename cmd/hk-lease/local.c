@@ -116,10 +116,15 @@ local_current(const struct lease *l, int lenient, int64_t *epoch,
 int
 local_previous(const struct lease *l, pid_t *pid, int64_t *start)
 {
-	int64_t epoch;
+	int64_t epoch, st;
+	pid_t p;
 
-	return l->row.epoch >= 2 && local_current(l, 0, &epoch, pid, start) &&
-	    epoch == l->row.epoch - 1;
+	if (l->row.epoch < 2 || !local_current(l, 0, &epoch, &p, &st) ||
+	    epoch != l->row.epoch - 1)
+		return 0;	/* *pid and *start untouched */
+	*pid = p;
+	*start = st;
+	return 1;
 }
 
 /* That process, unless it is gone (or another took its pid): 1 alive. */

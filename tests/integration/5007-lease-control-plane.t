@@ -285,6 +285,12 @@ t1=$(date +%s%3N)
 diag "takeover: a answered $((t1 - t0)) ms after b was killed (ttl $TTL s, grace $GRACE s)"
 wait_t 60 bg_under a
 ok $? "$E: bg runs once, under host a's hk-scale"
+# The previous holder ran on host b: host a waits out its row, and does
+# not take a process of its own earlier term for it.
+like "$(cat "$T/a/gw.log")" "lease gateway was not released: prog starts in" \
+    "$E: host a waited for host b's row to expire"
+grep -q "the previous holder's prog" "$T/a/gw.log"
+ok $((! $?)) "$E: ... and did not watch a process of its own for it"
 
 for v in events idle scale gw; do
 	eval "p=\$a_$v"

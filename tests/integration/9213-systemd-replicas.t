@@ -19,60 +19,8 @@ done
 # hk-activate holds the lease that hk-scale joins (hk-lease -j).
 UNITS="events scale activate"
 sd_container || done_testing
-N=
-ct_stop() {	# the daemons of this run, and whatever they left
-	[ -n "$N" ] || return 0
-	for u in $UNITS; do
-		ct systemctl stop "$N-$u" >/dev/null 2>&1
-	done
-	ct systemctl stop "hk-svc-$APP.*" >/dev/null 2>&1
-	ct systemctl reset-failed "$N-*" >/dev/null 2>&1
-	ct sh -c "rm -rf /etc/systemd/system/$N-* /etc/$N" >/dev/null 2>&1
-}
-ct_done() {
-	ct_stop
-	[ -n "$own_ct" ] && "$HK_TOP/scripts/systemd-ct" stop "$own_ct"
-}
-trap 'ct_done; _cleanup' EXIT
-ct systemctl start systemd-journald
-ok $? "the container's journal runs"
-
-FN=$CT_TOP/tests/integration/fn
-hkc() { ct env "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" "PATH=$CT_BUILD/bin:/usr/bin:/bin" "$@"; }
-prop() { ct systemctl show -p "$2" --value "$1"; }
-units() {
-	ct systemctl list-units --plain --no-legend \
-	    --state=active,activating,deactivating "$1" | awk '{ print $1 }'
-}
-nunits() { units "$1" | grep -c .; }
-journal() { ct journalctl -u "$1" -o cat --no-pager 2>/dev/null; }
-logged() { journal "$N-scale" | grep -Eq -- "$1"; }
-scale_pid() { prop "$N-scale" MainPID; }
-restarted() {	# restarted OLDPID: a new hk-scale is ready
-	_p=$(scale_pid)
-	[ "$_p" != "$1" ] && [ "$_p" != 0 ] &&
-	    [ "$(ct systemctl is-active "$N-scale")" = active ]
-}
-# rep FIELD: of fn/wk's replicas in hk ps --json, "N:value" each, sorted
-rep() {
-	hkc hk ps --json | python3 -c '
-import json, sys
-for s in json.load(sys.stdin):
-    if s["service"] == "wk":
-        print(" ".join("%d:%s" % (i["replica"], i[sys.argv[1]])
-                       for i in s["replicas"]))' "$1"
-}
-# pid_of N: replica N's pid
-pid_of() { rep pid | tr ' ' '\n' | sed -n "s/^$1://p"; }
-replicas_are() {	# replicas_are TEXT: hk ps's REPLICAS column of fn/wk
-	[ "$(hkc hk ps | awk -F '\t' '$2 == "wk" { print $8 }')" = "$1" ]
-}
-# replaced N OLDPID TEXT: replica N has a pid other than OLDPID, and the
-# REPLICAS column says TEXT
-replaced() {
-	_p=$(pid_of "$1")
-	[ -n "$_p" ] && [ "$_p" != "$2" ] && replicas_are "$3"
-}
+REP_SVC=wk
+. tests/integration/lib/sdrep.sh
 one_unit() { [ "$(nunits "hk-svc-$APP.wk-*")" = 1 ]; }
 # answers N: replica N answers on its endpoint with its pid
 answers() {
