@@ -222,6 +222,9 @@ for p in $a_gw $a_scale $a_idle $a_events; do
 	a_procs="$a_procs $p $(prog_of $p)"
 done
 a_scale_prog=$(prog_of $a_scale)
+# host a's instances and their output relays: a fenced hk-scale leaves
+# them running (hk(7)); the test stops them by their pids.
+a_inst=$(pgrep -P "$a_scale_prog" | tr '\n' ' ')
 t0=$(date +%s%3N)
 kill -STOP $a_procs
 wait_t 120 answers b
@@ -248,6 +251,7 @@ is "$(grep -c 'service=fn/bg: started' "$T/a/scale.log")" 1 "$E: ... it started 
 is "$(bg_pids b)" "$bg_b" "$E: the store still names host b's bg instance"
 alive "$bg_b"
 ok $? "$E: ... which runs"
+kill -KILL $a_inst 2>/dev/null
 
 # The rest of host a continues: each of its hk-leases ends with 75 (that
 # of hk-scale, whose prog the fence ended, with its prog's 75).
