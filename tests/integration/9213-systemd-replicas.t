@@ -19,6 +19,7 @@ done
 # hk-activate holds the lease that hk-scale joins (hk-lease -j).
 UNITS="events scale activate"
 sd_container || done_testing
+REP_TAG=r
 REP_SVC=wk
 . tests/integration/lib/sdrep.sh
 one_unit() { [ "$(nunits "hk-svc-$APP.wk-*")" = 1 ]; }
@@ -30,32 +31,6 @@ answers() {
 	    "wk pid=$_pid" ]
 }
 
-# stack ENGINE: N, APP, the operator config on ENGINE, the units
-stack() {
-	N=hkr$$$1
-	APP=sr$$$1
-	case $1 in
-	sqlite)
-		CSTORE="sqlite:///var/lib/$N/state.db"
-		;;
-	postgres)
-		new_store postgres "sr$1" || return 1
-		# the server's socket is at /run/hk-pg in the container
-		CSTORE=$(printf '%s\n' "$STORE" |
-		    sed "s|host=[^&]*|host=/run/hk-pg|")
-		;;
-	esac
-	ct mkdir -p "/etc/$N"
-	ct sh -c "cat >/etc/$N/hakopod.toml" <<CONF
-[server]
-serverless_address = "127.0.0.1:$(free_port)"
-state = "$CSTORE"
-runtime_dir = "/run/$N"
-CONF
-	echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" |
-	    ct sh -c "cat >/etc/$N/api.env"
-	sd_units "$N" root
-}
 
 # app R: fn/wk with replicas = R, applied
 app() {

@@ -24,6 +24,7 @@ done
 # hk-activate holds the lease that hk-scale joins (hk-lease -j).
 UNITS="events scale activate"
 sd_container || done_testing
+REP_TAG=p
 REP_SVC=web
 . tests/integration/lib/sdrep.sh
 # held N: the pids of N connections held at once on fn/web's port,
@@ -39,41 +40,7 @@ for s in json.load(sys.stdin):
 	[ -n "$_ep" ] &&
 	    ct curl -sS --max-time 10 "http://$_ep/" | grep -q '^dollar pid='
 }
-# each_sorted PIDS: as pids prints them (numbers sorted)
-each_sorted() { printf '%s\n' "$@" | sort -n | tr '\n' ' ' | sed 's/ $//'; }
-all_dead() {	# all_dead PIDS...: none is a process of the container
-	for _p in "$@"; do
-		ct kill -0 "$_p" 2>/dev/null && return 1
-	done
-	return 0
-}
 
-# stack ENGINE: N, APP, the operator config on ENGINE, the units
-stack() {
-	N=hkp$$$1
-	APP=sp$$$1
-	case $1 in
-	sqlite)
-		CSTORE="sqlite:///var/lib/$N/state.db"
-		;;
-	postgres)
-		new_store postgres "sp$1" || return 1
-		# the server's socket is at /run/hk-pg in the container
-		CSTORE=$(printf '%s\n' "$STORE" |
-		    sed "s|host=[^&]*|host=/run/hk-pg|")
-		;;
-	esac
-	ct mkdir -p "/etc/$N"
-	ct sh -c "cat >/etc/$N/hakopod.toml" <<CONF
-[server]
-serverless_address = "127.0.0.1:$(free_port)"
-state = "$CSTORE"
-runtime_dir = "/run/$N"
-CONF
-	echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" |
-	    ct sh -c "cat >/etc/$N/api.env"
-	sd_units "$N" root
-}
 
 # app R: fn/web on WEB_PORT with readiness "socket" and replicas = R
 app() {

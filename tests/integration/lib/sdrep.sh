@@ -2,7 +2,8 @@
 # 9214, 9215), sourced after lib.sh and lib/systemd.sh once sd_container
 # has a container and UNITS names the units: the stack's name N, its
 # cleanup at exit, and the looks at the replicas of fn/$REP_SVC (the
-# service under test) through hk ps.
+# service under test) through hk ps.  REP_TAG, a letter, keeps the names
+# of one test's stacks apart from another's.
 N=
 ct_stop() {	# the daemons of this run, and whatever they left
 	[ -n "$N" ] || return 0
@@ -58,4 +59,39 @@ replicas_are() {	# replicas_are TEXT: hk ps's REPLICAS column of fn/$REP_SVC
 replaced() {
 	_p=$(pid_of "$1")
 	[ -n "$_p" ] && [ "$_p" != "$2" ] && replicas_are "$3"
+}
+# each_sorted PIDS: as pids prints them (numbers sorted)
+each_sorted() { printf '%s\n' "$@" | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+all_dead() {	# all_dead PIDS...: none is a process of the container
+	for _p in "$@"; do
+		ct kill -0 "$_p" 2>/dev/null && return 1
+	done
+	return 0
+}
+
+# stack ENGINE: N, APP, the operator config on ENGINE, the units
+stack() {
+	N=hk${REP_TAG}$$$1
+	APP=s${REP_TAG}$$$1
+	case $1 in
+	sqlite)
+		CSTORE="sqlite:///var/lib/$N/state.db"
+		;;
+	postgres)
+		new_store postgres "s${REP_TAG}$1" || return 1
+		# the server's socket is at /run/hk-pg in the container
+		CSTORE=$(printf '%s\n' "$STORE" |
+		    sed "s|host=[^&]*|host=/run/hk-pg|")
+		;;
+	esac
+	ct mkdir -p "/etc/$N"
+	ct sh -c "cat >/etc/$N/hakopod.toml" <<CONF
+[server]
+serverless_address = "127.0.0.1:$(free_port)"
+state = "$CSTORE"
+runtime_dir = "/run/$N"
+CONF
+	echo "HAKOPOD_CONFIG=/etc/$N/hakopod.toml" |
+	    ct sh -c "cat >/etc/$N/api.env"
+	sd_units "$N" root
 }
