@@ -150,7 +150,7 @@ tests: $(UNIT_TESTS) $(TOOLS) $(RELAY)
 check: all tests
 	HK_BUILD=$(CURDIR)/$(BUILD) HK_TOP=$(CURDIR) \
 	    scripts/pg exec scripts/systemd-ct exec scripts/podman-api exec \
-	    scripts/docker-engine exec prove -e '' -j2 --failures --comments \
+	    scripts/docker-engine exec prove -e '' -j2 --timer --failures --comments \
 	    $(UNIT_TESTS) $(wildcard tests/integration/*.t)
 	@$(MAKE) --no-print-directory lint
 

@@ -42,12 +42,100 @@ _failed_logs() {
 	done >&2
 }
 
+# prove reads a test's stdout until every process holding it has closed
+# it: one left running would hold the whole suite (a CI run ended by its
+# time limit, with no word of which test).  So every test has a deadline
+# (HK_TEST_TIMEOUT seconds, 1200 unless set; a watchdog says what was
+# still running and stops the test), and at its end whatever still holds
+# its stdout is given a minute to go (an hk-scale stops its containers
+# as it ends), then named and killed.
+HK_TEST_TIMEOUT=${HK_TEST_TIMEOUT:-1200}
+_tap_pipe=$(readlink "/proc/$$/fd/1" 2>/dev/null)
+case $_tap_pipe in
+pipe:*) ;;
+*) _tap_pipe= ;;
+esac
+_wd_pid=
+
+# _tree: the test's descendants, one line each (pid, state, what it
+# waits in, command), for the reader of a test that overran.
+_tree() {
+	ps -e -o pid=,ppid=,stat=,etime=,wchan:24=,args= | awk -v top=$$ '
+	{ pid[NR] = $1; ppid[NR] = $2; line[NR] = $0 }
+	END {
+		keep[top] = 1
+		do {
+			more = 0
+			for (i = 1; i <= NR; i++)
+				if (keep[ppid[i]] && !keep[pid[i]]) {
+					keep[pid[i]] = 1
+					more = 1
+				}
+		} while (more)
+		for (i = 1; i <= NR; i++)
+			if (keep[pid[i]])
+				print substr(line[i], 1, 160)
+	}'
+}
+
+# _pipe_holders: the pids other than the test's shell, its reader and
+# the watchdog that hold the test's stdout.
+_pipe_holders() {
+	[ -n "$_tap_pipe" ] || return 0
+	_pat=$(printf '%s' "$_tap_pipe" | sed 's/[][*?]/\\&/g')
+	find /proc/[0-9]*/fd -maxdepth 1 -lname "$_pat" 2>/dev/null |
+	    cut -d/ -f3 | sort -u |
+	    awk -v me=$$ -v up="$PPID" -v wd="${_wd_pid:-0}" \
+		'$1 != me && $1 != up && $1 != wd'
+}
+
+_watchdog() {
+	trap 'kill "$_wd_sleep" 2>/dev/null; exit 0' TERM
+	sleep "$HK_TEST_TIMEOUT" </dev/null >/dev/null 2>&1 &
+	_wd_sleep=$!
+	wait "$_wd_sleep" || exit 0
+	echo "not ok - the test still ran after $HK_TEST_TIMEOUT s (HK_TEST_TIMEOUT): stopped"
+	{
+		echo "what it was running:"
+		_tree
+	} | sed 's/^/# /'
+	read -r _me _ </proc/self/stat
+	for _p in $(ps -o pid= --ppid $$); do
+		[ "$_p" = "$_me" ] || kill -TERM "$_p" 2>/dev/null
+	done
+	kill -TERM $$
+	exit 0
+}
+if [ "$HK_TEST_TIMEOUT" -gt 0 ]; then
+	_watchdog &
+	_wd_pid=$!
+fi
+
+# _stop_leftovers: after the test's own were told to stop.
+_stop_leftovers() {
+	_i=0
+	while _left=$(_pipe_holders) && [ -n "$_left" ]; do
+		_i=$((_i + 1))
+		[ "$_i" -lt 70 ] || break
+		# most are daemons that end on their SIGTERM at once; a
+		# search of every fd of every process costs tens of ms
+		if [ "$_i" -le 10 ]; then sleep 0.1; else sleep 1; fi
+	done
+	for _p in $_left; do
+		echo "# left running after the test, killed: pid $_p:" \
+		    "$(tr '\0' ' ' <"/proc/$_p/cmdline" 2>/dev/null)" >&2
+		kill -KILL "$_p" 2>/dev/null
+	done
+}
+
 _cleanup() {
+	[ -z "$_wd_pid" ] || kill "$_wd_pid" 2>/dev/null
 	_failed_logs
 	for p in $_pids; do
 		kill "$p" 2>/dev/null
 		kill -CONT "$p" 2>/dev/null	# one a test held with SIGSTOP
 	done
+	_stop_leftovers
 	for db in $_pg_dbs; do
 		psql "$HK_TEST_PG" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" \
 		    >/dev/null 2>&1
