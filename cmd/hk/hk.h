@@ -47,6 +47,10 @@ int	hk_revision_applied(struct hk *, const char *, const char *, int64_t,
 int64_t	hk_serving_revision(const struct store_revision *, size_t, int64_t);
 json_t	*hk_release_json(struct hk *, const struct store_service *);
 void	 hk_release_print(const json_t *);
+/* roll.c */
+json_t	*hk_roll_json(struct hk *, const struct store_service *,
+	    const struct store_instance *, size_t);
+void	 hk_roll_print(const json_t *);
 
 /* apply.c: every file loaded and checked (EX_OK, 65, 66); then freed */
 int	apps_load(struct hk *, int, char **, struct app_config **);

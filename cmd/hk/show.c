@@ -424,7 +424,7 @@ cmd_status(struct hk *hk, int argc, char **argv)
 	struct store_service svc;
 	struct store_instance *insts;
 	const struct store_instance *in;
-	json_t *o, *wake, *rel;
+	json_t *o, *wake, *rel, *roll;
 	size_t ni;
 	int first, as_json, code;
 
@@ -442,6 +442,7 @@ cmd_status(struct hk *hk, int argc, char **argv)
 	in = find_instance(insts, ni, svc.app, svc.name);
 	wake = last_wake(hk, &svc);
 	rel = hk_release_json(hk, &svc);
+	roll = hk_roll_json(hk, &svc, insts, ni);
 	if (as_json) {
 		o = service_json(&svc, in);
 		json_object_set_new(o, "replicas", replicas_json(&svc, insts,
@@ -449,17 +450,20 @@ cmd_status(struct hk *hk, int argc, char **argv)
 		json_object_set(o, "last_wake", wake != NULL ? wake :
 		    json_null());
 		json_object_set(o, "release", rel != NULL ? rel : json_null());
+		json_object_set(o, "roll", roll != NULL ? roll : json_null());
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(o);
 	} else {
 		print_card(&svc, in);
 		print_replicas(&svc, insts, ni);
+		hk_roll_print(roll);
 		hk_release_print(rel);
 		print_wake(wake);
 	}
 	json_decref(wake);
 	json_decref(rel);
+	json_decref(roll);
 	free(insts);
 	store_service_clear(&svc);
 	return EX_OK;

@@ -9,7 +9,8 @@
 # least two replicas answer.  Revision 3 passes its gate on replica 0
 # but its other replicas exit at once: the roll stops at replica 1
 # (StartFailed with the replica and the reason, logged), and old replica
-# 2 goes on serving, the same process, through two failed tries.
+# 2 goes on serving, the same process, through two failed tries.  hk
+# status says when a roll is under way, and where it stopped and why.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 
@@ -116,6 +117,9 @@ for engine in $(engines); do
 	    "$engine: ... new replica 0 serves"
 	is "$(answer "$(replica_of 2 endpoint)")" "one pid=$o2" \
 	    "$engine: ... old replica 2 serves: two replicas answer"
+	like "$(hk status fn/web)" \
+	    'roll: +under way to revision 2: 2 of 3 replicas; replica 2 of revision 1 serves meanwhile' \
+	    "$engine: hk status: the roll is under way"
 	touch "$H/go.2"
 
 	wait_t 30 test -e "$H/start.3/pid"
@@ -130,6 +134,9 @@ for engine in $(engines); do
 	ok $? "$engine: the three replicas of revision 2 answer"
 	is "$(replica_of 2 pid)" "$n2" "$engine: ... replica 2 is the one held"
 	ok $([ ! -e "$H/start.4" ]; echo $?) "$engine: three starts in all"
+	hk status fn/web >"$T/status.out"
+	ok $(! grep -q '^roll:' "$T/status.out"; echo $?) \
+	    "$engine: hk status: no roll once it is done"
 	like "$(cat "$T/scale.log")" 'service=fn/web: replica 2: rolling from revision 1 to 2' \
 	    "$engine: the log says each replica rolls"
 
@@ -151,6 +158,14 @@ for engine in $(engines); do
 	    "$engine: ... and serves, of revision 2"
 	like "$(answer "$(replica_of 0 endpoint)")" '^three pid=' \
 	    "$engine: replica 0 serves revision 3 (it passed its gate)"
+	like "$(hk status fn/web)" \
+	    'roll: +stopped at replica 1 \(revision 3\): exit status 3: broken replica, as asked; replica 2 of revision 2 goes on serving' \
+	    "$engine: hk status: the roll stopped, and why"
+	hk status --json fn/web | python3 -c 'import json, sys
+r = json.load(sys.stdin)["roll"]
+sys.exit(0 if r["state"] == "stopped" and r["replica"] == 1 and
+         r["revision"] == 3 and r["older"] == [[2, 2]] else 1)'
+	ok $? "$engine: ... and hk status --json"
 
 	stop_pid "$scale_pid"
 	stop_pid "$events_pid"
