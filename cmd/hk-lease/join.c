@@ -25,7 +25,9 @@
 
 /*
  * 0 this host holds the lease (l->row is its row), 1 it does not (why
- * says who does), -1 the store failed.
+ * says who does), JOIN_GONE the epoch prog runs under is still the row's
+ * but its holder here is gone (a successor may take it again), -1 the
+ * store failed.
  */
 static int
 join_holder(struct lease *l, char *why, size_t whylen)
@@ -40,6 +42,13 @@ join_holder(struct lease *l, char *why, size_t whylen)
 	if (r == 1) {
 		(void)snprintf(why, whylen, "no host has taken it yet");
 		return 1;
+	}
+	if (l->row.epoch != 0 && l->row.epoch == row.epoch &&
+	    (local_current(l, 1, &epoch, &pid, &start) == 0 ||
+	    epoch != row.epoch || !local_alive(pid, start))) {
+		(void)snprintf(why, whylen, "this host's holder of epoch %jd "
+		    "is gone", (intmax_t)row.epoch);
+		return JOIN_GONE;
 	}
 	if (local_current(l, 1, &epoch, &pid, &start) == 0 ||
 	    epoch != row.epoch || !local_alive(pid, start)) {
@@ -84,13 +93,37 @@ join_wait(struct lease *l)
 	return 0;
 }
 
-/* The renewal of a joiner: 0 still ours, 1 lost, -1 the store failed. */
+/*
+ * The renewal of a joiner: 0 still ours, 1 lost, -1 the store failed or
+ * the holder is gone and its successor is awaited.
+ *
+ * A holder of this host that dies (a crash, a kill) is restarted by its
+ * supervisor and takes the lease again at once, at a newer epoch.  If
+ * prog were told to stop the moment the holder is seen gone, hk-scale
+ * would stop every instance, as a host that loses the control plane
+ * does.  So the joiner waits a third of the TTL for the successor; once
+ * it holds a newer epoch, prog's stop finds its epoch replaced (the
+ * fence, leader.h) and hk-scale ends leaving its instances to the
+ * successor's.  The wait keeps prog's end within the row's expiry: the
+ * holder renewed at most a third of the TTL before it died, and was seen
+ * gone at most a third of the TTL later.
+ */
 int
 join_check(struct lease *l, char *why, size_t whylen)
 {
+	int64_t now = renew_clock();
 	int r;
 
 	if ((r = join_holder(l, why, whylen)) == -1)
 		(void)snprintf(why, whylen, "%s", store_error(l->store));
-	return r;
+	if (r != JOIN_GONE) {
+		l->gone_at = 0;
+		return r;
+	}
+	if (l->gone_at == 0)
+		l->gone_at = now;
+	if (now - l->gone_at >= l->ttl_ms / 3)
+		return 1;
+	(void)strlcat(why, ": waiting for its successor", whylen);
+	return -1;
 }

@@ -27,6 +27,7 @@
 #define LEASE_RETRY_MIN_MS	100	/* between failed renewals */
 #define LEASE_LOCAL_POLL_MS	20	/* watching the previous prog */
 #define LEASE_RUNDIR_MAX	255
+#define JOIN_GONE		2	/* join.c: the holder of this host died */
 
 struct evsink;
 
@@ -55,6 +56,7 @@ struct lease {
 	int			 lost;		/* exits 75 once prog is gone */
 	int			 join;		/* -j: this host's holder's lease */
 	int			 wait;		/* -w: wait while held elsewhere */
+	int64_t			 gone_at;	/* -j: holder seen gone (mono ms) */
 	sigset_t		 mask;		/* as inherited, for prog */
 };
 

@@ -123,16 +123,29 @@ like "$(cat "$T/body")" '^idle-fn pid=' "and is answered by the function"
 wait_for 20 is_state sl sleeping
 ok $? "and it sleeps again when idle"
 
-# up_and_ready D: s6 says D runs, with a pid, and is ready.
+# epoch D: the lease epoch D's program runs under (the environment of
+# the child of D's hk-lease).
+epoch() {
+	_e=$(pgrep -P "$(svc_pid "$1")" 2>/dev/null | head -1)
+	[ -n "$_e" ] && tr '\0' '\n' <"/proc/$_e/environ" 2>/dev/null |
+	    sed -n 's/^HAKOPOD_LEASE_EPOCH=//p'
+}
+
+# up_and_ready D: s6 says D runs, with a pid, and is ready, under the
+# gateway's epoch: a joiner still under the epoch of a gateway killed
+# before finds out within a third of the TTL, and ends (75).
 up_and_ready() {
 	_p=$(svc_pid "$1")
-	[ -n "$_p" ] && [ "$_p" -gt 1 ] 2>/dev/null && svc_ready "$1"
+	[ -n "$_p" ] && [ "$_p" -gt 1 ] 2>/dev/null && svc_ready "$1" &&
+	    _ep=$(epoch "$1") && [ -n "$_ep" ] &&
+	    [ "$_ep" = "$(epoch hk-activate)" ]
 }
 
 for d in $daemons; do
 	# The kill of the gateway's hk-lease ends the lease the others joined
-	# (hk-lease -j): they are restarted by s6 and wait for the new holder.
-	# Each is killed once it is up again.
+	# (hk-lease -j): the new one takes it again, and they end (hk-scale
+	# leaving its instances, its epoch replaced), are restarted by s6
+	# and join it.  Each is killed once it is up again.
 	wait_for 30 up_and_ready "$d"
 	old=$(svc_pid "$d")
 	# s6-svstat says -1 for a service that is down: "kill -KILL -1" from
@@ -143,7 +156,12 @@ for d in $daemons; do
 		continue
 		;;
 	esac
-	kill -KILL "$old"
+	# hk-scale itself is killed, as a crash would: its hk-lease ends
+	# with it, and the next one adopts the instances.  (A SIGKILL of
+	# hk-lease gives its prog SIGTERM, PR_SET_PDEATHSIG: a stop.)
+	victim=$old
+	[ "$d" != hk-scale ] || victim=$(pgrep -P "$old" | head -1)
+	kill -KILL "$victim"
 	restarted() {
 		p=$(svc_pid "$d")
 		[ -n "$p" ] && [ "$p" != -1 ] && [ "$p" != "$old" ] && svc_ready "$d"
