@@ -25,6 +25,11 @@
 #	  takes with it; hk(7) says what a host whose daemons alone die
 #	  leaves behind).  Host a takes over, serves, and runs bg once.
 #
+# HAProxy is in front of both gateways as etc/haproxy/haproxy.cfg ships
+# them for two (its commented servers gateway-a and gateway-b, PROXY v2
+# from 127.0.0.2, which both hosts trust): on the advertised address, a
+# client is answered by whichever host leads, before and after each
+# takeover.
 # On SQLite (one host): the joiners wait for the holder, and stop with
 # it.  PostgreSQL only for the takeover.
 . tests/integration/lib.sh
@@ -42,10 +47,40 @@ host_config() {
 [server]
 serverless_address = "127.0.0.1:$VIP"
 serverless_listen = "127.0.0.1:$_port"
+trusted_proxies = ["127.0.0.2"]
 state = "$STORE"
 runtime_dir = "$T/$1/run"
 CONF
 	eval "PORT_$1=$_port"
+}
+
+# haproxy_start: etc/haproxy/haproxy.cfg as it ships for two gateways
+# (its commented gateway-a and gateway-b, at $PORT_a and $PORT_b),
+# listening on $VIP in plain HTTP, connecting from 127.0.0.2, logging to
+# stderr, and checking every 200 ms rather than every second.
+haproxy_start() {
+	sed -e "s|^	bind :443 ssl crt .*|	bind 127.0.0.1:$VIP|" \
+	    -e '/^	bind :80$/d' -e '/redirect scheme https/d' \
+	    -e '/^	server gateway 127.0.0.1:8082 /d' \
+	    -e "s|^	#server gateway-a HOST-A:8082 |	server gateway-a 127.0.0.1:$PORT_a |" \
+	    -e "s|^	#server gateway-b HOST-B:8082 |	server gateway-b 127.0.0.1:$PORT_b |" \
+	    -e 's|inter 1s|inter 200ms|' \
+	    -e 's|^backend hk_gateway$|&\
+	source 127.0.0.2|' \
+	    -e 's|log /dev/log local0|log stderr format raw local0|' \
+	    -e '/^	chroot /d' -e '/^	user /d' -e '/^	group /d' \
+	    "$HK_TOP/etc/haproxy/haproxy.cfg" >"$T/haproxy.cfg"
+	[ "$(grep -c "^	server gateway-[ab] 127.0.0.1:" "$T/haproxy.cfg")" = 2 ] ||
+	    return 1
+	haproxy -db -f "$T/haproxy.cfg" 2>"$T/haproxy.log" &
+	haproxy_pid=$!
+	_pids="$_pids $!"
+}
+
+# via_haproxy: fn answers 200 on the advertised address, through HAProxy
+via_haproxy() {
+	[ "$(curl -sS -o "$T/vbody" -w '%{http_code}' --max-time 30 \
+	    -H "Host: fn.fn.localhost" "http://127.0.0.1:$VIP/" 2>/dev/null)" = 200 ]
 }
 
 # as H CMD...: CMD with host H's configuration.
@@ -212,6 +247,10 @@ for d in scale idle events; do
 	ok $? "$E: host b's $d waits for this host to hold it"
 done
 is "$(get b fn.fn.localhost /)" 000 "$E: host b has no listener"
+haproxy_start
+ok $? "$E: HAProxy in front of both gateways, from etc/haproxy/haproxy.cfg"
+wait_t 30 via_haproxy
+ok $? "$E: ... on the advertised address, host a answers"
 is "$(prog_of $b_gw)$(prog_of $b_scale)$(prog_of $b_idle)$(prog_of $b_events)" "" \
     "$E: host b runs none of its programs"
 is "$(bg_pids a)" "$bg_a" "$E: bg still runs once, a's"
@@ -236,6 +275,8 @@ ok $? "$E: host b's hk-scale runs bg"
 b_epoch=$(epoch_of "$(prog_of $b_scale)")
 ok "$([ "${b_epoch:-0}" -gt "$a_epoch" ] && echo 0 || echo 1)" \
     "$E: under a newer epoch ($b_epoch > $a_epoch)"
+wait_t 30 via_haproxy
+ok $? "$E: ... and through HAProxy, host b answers"
 bg_b=$(bg_pids b)
 
 # Host a's hk-scale alone continues, and its old bg exits: it must act
@@ -289,6 +330,8 @@ t1=$(date +%s%3N)
 diag "takeover: a answered $((t1 - t0)) ms after b was killed (ttl $TTL s, grace $GRACE s)"
 wait_t 60 bg_under a
 ok $? "$E: bg runs once, under host a's hk-scale"
+wait_t 30 via_haproxy
+ok $? "$E: ... and through HAProxy, host a answers"
 # The previous holder ran on host b: host a waits out its row, and does
 # not take a process of its own earlier term for it.
 like "$(cat "$T/a/gw.log")" "lease gateway was not released: prog starts in" \
@@ -300,4 +343,5 @@ for v in events idle scale gw; do
 	eval "p=\$a_$v"
 	stop_pid "$p" 30
 done
+stop_pid "$haproxy_pid"
 done_testing
