@@ -122,6 +122,7 @@ struct conn {
 	char			 client[64];	/* its PROXY source, or peer */
 	unsigned		 trusted:1,	/* peer in trusted_proxies */
 				 proxy_wait:1,	/* its header not yet read */
+				 proxy_local:1,	/* LOCAL: the proxy's own check */
 				 sniff:1;	/* untrusted: no header, first */
 	uint64_t		 seq;		/* arrival order */
 

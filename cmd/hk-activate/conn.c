@@ -203,6 +203,7 @@ conn_new(int fd, const struct sockaddr_storage *ss)
 	c->trusted = c->proxy_wait = proxyproto_nets_match(&gw->trusted,
 	    (const struct sockaddr *)ss);
 	c->sniff = !c->trusted;
+	c->proxy_local = 0;
 	TAILQ_INSERT_TAIL(&gw->conns[CS_IDLE], c, entry);
 	gw->nconns[CS_IDLE]++;
 	conn_reset(c);
@@ -519,6 +520,8 @@ proxy_front(struct conn *c)
 	if (!pp.local)	/* LOCAL: the proxy's own check, for itself */
 		proxyproto_ntop((struct sockaddr *)&pp.src, c->client,
 		    sizeof(c->client));
+	else
+		c->proxy_local = 1;
 	return 1;
 }
 

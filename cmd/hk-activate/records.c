@@ -100,7 +100,8 @@ records_add(const struct conn *c, const char *outcome)
 	struct reqbatch_rec r;
 	char err[96];
 
-	if (!gw->cfg.request_log)
+	/* A proxy's health checks (LOCAL) are no client's requests. */
+	if (!gw->cfg.request_log || c->proxy_local)
 		return;
 	if (batch.b.pos.len == 0)
 		reqbatch_build_init(&batch.b);

@@ -214,6 +214,17 @@ is "$(raw 127.0.0.1 "${SIG}2112000cc00002077f0000019c4001bb")" closed \
     "a v2 header for UDP: closed"
 ok "$([ "$(ctl activate.sock '{"op":"status"}' proxy_refused)" -ge 4 ]; echo $?)" \
     "the refusals are counted (activate.sock status: proxy_refused)"
+# raw_clients: the clients of the request log's GET /raw records
+raw_clients() {
+	hk-events requests --json |
+	    python3 -c 'import json,sys; print(" ".join(sorted(x.get("client", "?") for x in json.load(sys.stdin) if x["path"] == "/raw")))'
+}
+two_raw() { [ "$(raw_clients | wc -w)" -ge 2 ]; }
+wait_t 5 two_raw
+is "$(raw_clients)" "127.0.0.2 192.0.2.7" \
+    "the request log keeps the clients' GET /raw, not the LOCAL one (a proxy's own check)"
+is "$(hk-events requests --json | python3 -c 'import json,sys; print(sum(1 for x in json.load(sys.stdin) if x["method"] == "OPTIONS"))')" 0 \
+    "... nor HAProxy's HTTP health checks"
 
 # A manual stop: public traffic through HAProxy does not wake it.
 kill -CONT "$idle_pid"
