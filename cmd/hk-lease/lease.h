@@ -20,8 +20,8 @@
 #include "store.h"
 
 #define PROG			"hk-lease"
-#define LEASE_TTL_DEFAULT	15	/* seconds */
-#define LEASE_GRACE_DEFAULT	10	/* seconds */
+#define LEASE_TTL_DEFAULT	5	/* seconds */
+#define LEASE_GRACE_DEFAULT	3	/* seconds */
 #define LEASE_TTL_MAX		3600
 #define LEASE_GRACE_MAX		3600
 #define LEASE_RETRY_MIN_MS	100	/* between failed renewals */
