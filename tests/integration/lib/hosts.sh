@@ -1,0 +1,115 @@
+# lib/hosts.sh - two control hosts on one machine, for the tests of the
+# control plane under its lease (hk-lease(1), Joining; hk(7), Several
+# hosts); sourced after lib.sh.  Each "host" has a host name of its own
+# (a UTS namespace: hosta, hostb) and a configuration of its own (its
+# runtime_dir, and its gateway's serverless_listen behind the one
+# serverless_address, $VIP, they advertise), and runs what the shipped
+# units run: hk-lease -w gateway hk-activate, and the others under
+# hk-lease -j gateway, with the test's $TTL and $GRACE.
+
+# host_config H [LINE...]: $T/H/hakopod.toml, its gateway listening on a
+# free port ($PORT_H) behind the advertised $VIP, the store $STORE, and
+# each LINE in [server].
+host_config() {
+	_h=$1
+	shift
+	_port=$(free_port)
+	mkdir -p "$T/$_h/run"
+	{
+		cat <<CONF
+[server]
+serverless_address = "127.0.0.1:$VIP"
+serverless_listen = "127.0.0.1:$_port"
+trusted_proxies = ["127.0.0.2"]
+state = "$STORE"
+runtime_dir = "$T/$_h/run"
+CONF
+		for _l in "$@"; do
+			echo "$_l"
+		done
+	} >"$T/$_h/hakopod.toml"
+	eval "PORT_$_h=$_port"
+}
+
+# haproxy_start: etc/haproxy/haproxy.cfg as it ships for two gateways
+# (its commented gateway-a and gateway-b, at $PORT_a and $PORT_b),
+# listening on $VIP in plain HTTP, connecting from 127.0.0.2, logging to
+# stderr, and checking every 200 ms rather than every second.
+haproxy_start() {
+	sed -e "s|^	bind :443 ssl crt .*|	bind 127.0.0.1:$VIP|" \
+	    -e '/^	bind :80$/d' -e '/redirect scheme https/d' \
+	    -e '/^	server gateway 127.0.0.1:8082 /d' \
+	    -e "s|^	#server gateway-a HOST-A:8082 |	server gateway-a 127.0.0.1:$PORT_a |" \
+	    -e "s|^	#server gateway-b HOST-B:8082 |	server gateway-b 127.0.0.1:$PORT_b |" \
+	    -e 's|inter 1s|inter 200ms|' \
+	    -e 's|^backend hk_gateway$|&\
+	source 127.0.0.2|' \
+	    -e 's|log /dev/log local0|log stderr format raw local0|' \
+	    -e '/^	chroot /d' -e '/^	user /d' -e '/^	group /d' \
+	    "$HK_TOP/etc/haproxy/haproxy.cfg" >"$T/haproxy.cfg"
+	[ "$(grep -c "^	server gateway-[ab] 127.0.0.1:" "$T/haproxy.cfg")" = 2 ] ||
+	    return 1
+	haproxy -db -f "$T/haproxy.cfg" 2>"$T/haproxy.log" &
+	haproxy_pid=$!
+	_pids="$_pids $!"
+}
+
+# via_haproxy: fn answers 200 on the advertised address, through HAProxy
+via_haproxy() {
+	[ "$(curl -sS -o "$T/vbody" -w '%{http_code}' --max-time 30 \
+	    -H "Host: fn.fn.localhost" "http://127.0.0.1:$VIP/" 2>/dev/null)" = 200 ]
+}
+
+# as H CMD...: CMD with host H's configuration.
+as() {
+	_h=$1
+	shift
+	HAKOPOD_CONFIG=$T/$_h/hakopod.toml "$@"
+}
+
+# spawn H NAME CMD...: CMD in the background with host H's
+# configuration, its stderr in $T/H/NAME.log, its pid in ${H}_NAME.
+spawn() {
+	_h=$1
+	_n=$2
+	shift 2
+	HAKOPOD_CONFIG=$T/$_h/hakopod.toml unshare -u sh -c \
+	    'hostname "$0" && exec "$@"' "host$_h" "$@" 2>>"$T/$_h/$_n.log" &
+	eval "${_h}_${_n}=$!"
+	_pids="$_pids $!"
+}
+
+# host_start H: the programs of host H, in the background: the gateway,
+# and hk-scale, hk-idle and hk-events joined to it, and hk-jobs too when
+# HOST_JOBS=1; the pid of each hk-lease in ${H}_gw, ${H}_scale, ${H}_idle,
+# ${H}_events (${H}_jobs).
+host_start() {
+	spawn "$1" gw hk-lease -w -t $TTL -g $GRACE gateway hk-activate -v
+	spawn "$1" scale hk-lease -j -t $TTL -g $GRACE gateway hk-scale -v -g 2
+	spawn "$1" idle hk-lease -j -t $TTL -g $GRACE gateway hk-idle -v
+	spawn "$1" events hk-lease -j -t $TTL -g $GRACE gateway hk-events -v
+	[ "${HOST_JOBS:-0}" = 0 ] ||
+	    spawn "$1" jobs hk-lease -j -t $TTL -g $GRACE gateway hk-jobs -v
+}
+
+# prog_of PID: the program an hk-lease runs (its one child), or nothing.
+prog_of() {
+	pgrep -P "$1" 2>/dev/null | head -1
+}
+
+# epoch_of PID: HAKOPOD_LEASE_EPOCH in the environment of process PID.
+epoch_of() {
+	tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null |
+	    sed -n 's/^HAKOPOD_LEASE_EPOCH=//p'
+}
+
+# ended PID: the process is gone, or a zombie.
+ended() {
+	! alive "$1"
+}
+
+# lost H NAME EPOCH: host H's hk-lease NAME logged the loss of EPOCH
+# (and so exits 75).
+lost() {
+	grep -q "lease gateway lost (epoch $3)" "$T/$1/$2.log"
+}
