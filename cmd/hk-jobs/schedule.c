@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -38,6 +39,8 @@ static void	 sched_plan(struct jobs *, struct sched *, int64_t);
 static void	 sched_arm(struct jobs *);
 static void	 sched_due(struct loop *, int, int, void *);
 static void	 sched_fire(struct jobs *, struct sched *, int64_t);
+static void	 sched_claimed(const struct sched *, int64_t,
+		    const struct run *);
 static int	 sched_running(const struct jobs *, const struct sched *,
 		    const char *);
 static void	 sched_clear(struct sched *, size_t);
@@ -260,6 +263,25 @@ sched_running(const struct jobs *jx, const struct sched *s,
 	return 0;
 }
 
+/*
+ * Which firing a run is, in the log: the store takes each firing once in
+ * the installation, and the log of every host that ran hk-jobs shows it.
+ */
+static void
+sched_claimed(const struct sched *s, int64_t fire, const struct run *r)
+{
+	char when[32];
+	struct tm tm;
+	time_t t = (time_t)(fire / 1000);
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		(void)snprintf(when, sizeof(when), "%jd ms", (intmax_t)fire);
+	log_info("run=%s service=%s app=%s trigger=%s%s: the firing of %s",
+	    r->row.id, r->row.service, r->row.app, JOBS_TRIGGER_SCHEDULE,
+	    s->row.name, when);
+}
+
 static void
 sched_fire(struct jobs *jx, struct sched *s, int64_t fire)
 {
@@ -309,6 +331,7 @@ sched_fire(struct jobs *jx, struct sched *s, int64_t fire)
 		return;
 	}
 	s->row.last_fire = fire;
+	sched_claimed(s, fire, r);
 	if (r->phase == RUN_SKIPPED) {
 		log_info("run=%s service=%s app=%s trigger=%s: Skipped: %s",
 		    r->row.id, r->row.service, r->row.app, trigger,
