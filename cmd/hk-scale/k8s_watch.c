@@ -99,6 +99,9 @@ w_list(struct k8s_watch *w)
 {
 	char path[K8S_PATH_MAX];
 
+	if (w->relist)	/* what it knew may be stale: every slice again */
+		log_info("kubernetes: EndpointSlices of %s: resourceVersion "
+		    "%s is gone (410): listed again", w->svc, w->rv);
 	w->relist = 0;
 	snprintf(path, sizeof(path), SLICE_PATH, w->k->ns, w->svc);
 	if ((w->call = k8s_call(w->k, "GET", path, NULL, on_list, w)) == NULL)

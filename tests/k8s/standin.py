@@ -41,7 +41,11 @@
 # For tests, under /standin/ (same authentication):
 #   POST /standin/drop-watches   end every open watch (?abrupt=1: close
 #                                the connection mid-stream, no last chunk)
-#   POST /standin/compact        forget the history: older watches get 410
+#   POST /standin/compact        forget the history: a watch from before
+#                                then gets 410 Gone, as an ERROR event of
+#                                a 200 stream (kube-apiserver's watch
+#                                cache); ?answer=status: from then on as
+#                                the answer itself, HTTP 410 and a Status
 #   GET  /standin/containers     the podman container IDs it runs
 #   GET  /standin/watches        {"started": N, "open": N}: watch requests
 #
@@ -271,6 +275,8 @@ class Watch:
                         400, "BadRequest", "invalid resourceVersion " + rv)}
                     return
                 except ApiError as e:
+                    log("watch of %s from %s: %d %s, an ERROR event" % (
+                        self.kind.plural, rv, e.code, e.reason))
                     yield {"type": "ERROR", "object": status_object(
                         e.code, e.reason, e.message)}
                     return
@@ -568,6 +574,14 @@ class Handler(BaseHTTPRequestHandler):
         return "as=Table" in self.headers.get("Accept", "")
 
     def _watch(self, kind, ns, q):
+        rv = q.get("resourceVersion") or ""
+        if self.server.gone_as_status and rv.isdigit() and rv != "0":
+            try:
+                self.server.store.since(int(rv))
+            except ApiError as e:
+                log("watch of %s from %s: %d %s, the answer" % (
+                    kind.plural, rv, e.code, e.reason))
+                raise
         w = Watch(self.server.store, kind, ns, q, self._wants_table())
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -607,6 +621,7 @@ class Handler(BaseHTTPRequestHandler):
                 store.drop_watches()
             self._send(200, {"dropped": True})
         elif method == "POST" and parts == ["compact"]:
+            self.server.gone_as_status = q.get("answer") == "status"
             self._send(200, {"compactedTo": str(store.compact())})
         elif method == "GET" and parts == ["watches"]:
             with store.lock:
@@ -658,6 +673,7 @@ def main():
     server.token = token
     server.verbose = args.verbose
     server.abrupt = False
+    server.gone_as_status = False
     server.watches = {"started": 0, "open": 0}
     server.address = "127.0.0.1:%d" % server.server_address[1]
     server.store = Store()
