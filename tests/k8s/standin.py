@@ -48,6 +48,9 @@
 #                                the answer itself, HTTP 410 and a Status
 #   GET  /standin/containers     the podman container IDs it runs
 #   GET  /standin/watches        {"started": N, "open": N}: watch requests
+# Its log (stderr) has a line for each write of a Deployment's scale
+# ("deployment NS/NAME: scale FROM to TO"), for each pod started, ready,
+# exited or removed, and for each 410 Gone it answers a watch.
 #
 # usage: standin.py -d DIR -c CERT -k KEY -t TOKENFILE [-C CLIENT_CA]
 #        [-p PORT]
@@ -207,6 +210,8 @@ class Api:
             if want and want != dep["metadata"]["resourceVersion"]:
                 self.store.replace(DEPLOYMENTS, ns, dep, want)  # Conflict
             replicas = (body.get("spec") or {}).get("replicas", 0)
+            log("deployment %s/%s: scale %d to %d" % (
+                ns, name, dep["spec"].get("replicas", 0), replicas))
             dep["spec"]["replicas"] = replicas
             self.update(DEPLOYMENTS, ns, name, dep)
             return self.scale(ns, name)
