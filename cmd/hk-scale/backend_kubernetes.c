@@ -16,7 +16,8 @@
  * when its Deployment is there, of this installation (its label), of the
  * row's revision, at 1 replica, and its slices list a ready endpoint: it
  * is watched again from then on.  Otherwise the Deployment, if this
- * installation's, is scaled to 0, and the next wake starts it again;
+ * installation's, is scaled to 0, and the next wake starts it again,
+ * once that scale is answered (its scale to 1 must come after);
  * then so are this installation's Deployments no instance names
  * (k8s_sweep.c).
  *
@@ -45,6 +46,7 @@ enum kb_step {
 	KB_DRAIN,		/* the watch: no endpoint left */
 	KB_ADOPT,		/* GET: an earlier run's Deployment */
 	KB_ADOPT_WATCH,		/* the watch's first word: its endpoint */
+	KB_ADOPT_ZERO,		/* not adopted: to 0, before the next wake */
 };
 
 struct kube {
@@ -77,6 +79,7 @@ static void	kb_scale_zero(struct kube *);
 static void	kb_adopt_not(struct kube *);
 static void	on_adopt_get(void *, int, json_t *, const char *);
 static void	on_zero(void *, int, json_t *, const char *);
+static void	on_adopt_zero(void *, int, json_t *, const char *);
 static void	on_slices(void *, const char *, size_t);
 
 const struct backend backend_kubernetes = {
@@ -478,13 +481,38 @@ on_adopt_get(void *arg, int status, json_t *body, const char *err)
 		kb_adopt_not(x);
 }
 
-/* Not adopted: scaled to 0, so that nothing runs unwatched. */
+/*
+ * Not adopted: scaled to 0, so that nothing runs unwatched.  The answer
+ * is waited for: the service's next wake (a request the gateway holds
+ * may ask it at once) scales it to 1, and must come after.
+ */
 static void
 kb_adopt_not(struct kube *x)
 {
+	char path[K8S_PATH_MAX];
+
 	log_info("service=%s: kubernetes: %s, an earlier run's: scaled to 0",
 	    x->in->id, x->in->what);
-	kb_scale_zero(x);
+	x->step = KB_ADOPT_ZERO;
+	k8s_watch_close(x->w);	/* it may be the caller: that is allowed */
+	x->w = NULL;
+	kb_path(x, "deployments", path, sizeof(path));
+	strlcat(path, "/scale", sizeof(path));
+	if ((x->call = k8s_call(x->k, "PUT", path, k8s_scale(x->k->ns,
+	    x->ref.name, 0), on_adopt_zero, x)) == NULL) {
+		log_warnx("service=%s: kubernetes: scale %s to 0: %s",
+		    x->in->id, x->ref.name, strerror(errno));
+		backend_adopted(x->in, 0);
+	}
+}
+
+static void
+on_adopt_zero(void *arg, int status, json_t *body, const char *err)
+{
+	struct kube *x = arg;
+
+	x->call = NULL;
+	on_zero(NULL, status, body, err);
 	backend_adopted(x->in, 0);
 }
 

@@ -46,6 +46,8 @@
 #                                a 200 stream (kube-apiserver's watch
 #                                cache); ?answer=status: from then on as
 #                                the answer itself, HTTP 410 and a Status
+#   POST /standin/readiness?hold=1  a pod not ready yet stays so (its
+#                                readiness probe fails) until ?hold=0
 #   GET  /standin/containers     the podman container IDs it runs
 #   GET  /standin/watches        {"started": N, "open": N}: watch requests
 # Its log (stderr) has a line for each write of a Deployment's scale
@@ -628,6 +630,9 @@ class Handler(BaseHTTPRequestHandler):
         elif method == "POST" and parts == ["compact"]:
             self.server.gone_as_status = q.get("answer") == "status"
             self._send(200, {"compactedTo": str(store.compact())})
+        elif method == "POST" and parts == ["readiness"]:
+            self.server.pods.hold_readiness(truthy(q.get("hold")))
+            self._send(200, {"held": self.server.pods.held})
         elif method == "GET" and parts == ["watches"]:
             with store.lock:
                 self._send(200, dict(self.server.watches))

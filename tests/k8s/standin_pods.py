@@ -9,7 +9,8 @@
 # containerPort.  The pod is ready once that port accepts a TCP
 # connection that slirp4netns does not close at once (nothing listening
 # inside yet: _listens), and not ready once its container has exited (no
-# restarts).
+# restarts).  A test may hold readiness (Pods.hold_readiness): a pod not
+# ready yet stays so until released.
 # A changed template makes a new pod, and the old one is removed once the
 # new one is ready.  Replicas 0 removes it.  Containers carry the label
 # hk.k8s-standin=INSTANCE and are removed by ID.
@@ -119,6 +120,7 @@ class Pods:
         self.wake = {}          # (ns, deployment) -> threading.Event
         self.failed = {}        # (ns, deployment) -> monotonic time
         self.stopping = False
+        self.held = False       # readiness held: no pod becomes ready
         store.listeners.append(self._changed)
 
     # --- triggers: any change of a Deployment, Service or Secret ---
@@ -207,11 +209,21 @@ class Pods:
                 log("pod %s: container %s exited" % (p.name, p.cid[:12]))
         if not p.alive:
             p.ready = False
-        elif not p.ready:
+        elif not p.ready and not self.held:
             port = next(iter(p.ports.values()))
             if _listens(p.address, port):
                 p.ready = True
                 log("pod %s: ready at %s:%d" % (p.name, p.address, port))
+
+    def hold_readiness(self, held):
+        """Held: a pod not ready yet stays so (its readiness probe does
+        not pass), as long as the test wants a start to last; released,
+        the probes go on."""
+        self.held = held
+        log("readiness %s" % ("held" if held else "released"))
+        if not held:
+            for (ns, name) in list(self.pods):
+                self.poke(ns, name)
 
     # --- podman ---
 
