@@ -57,6 +57,7 @@ struct kube {
 	struct engine_call	*call;
 	struct k8s_watch	*w;
 	int			 killed;	/* over once at 0 replicas */
+	char			 why[SCALE_REASON_MAX];	/* an exit's, then */
 	long			 listed;	/* endpoints, as last told;
 						   -1 before the watch told */
 };
@@ -75,7 +76,6 @@ static void	on_deployment(void *, int, json_t *, const char *);
 static void	on_written(void *, int, json_t *, const char *);
 static void	on_service(void *, int, json_t *, const char *);
 static void	on_scaled(void *, int, json_t *, const char *);
-static void	kb_scale_zero(struct kube *);
 static void	kb_adopt_not(struct kube *);
 static void	on_adopt_get(void *, int, json_t *, const char *);
 static void	on_zero(void *, int, json_t *, const char *);
@@ -308,12 +308,12 @@ on_scaled(void *arg, int status, json_t *body, const char *err)
 		if (status != 404)
 			log_warnx("service=%s: kubernetes: scale %s to 0: %s",
 			    in->id, x->ref.name, err);
-		backend_exited(in, -1, NULL);
+		backend_exited(in, -1, x->why[0] != '\0' ? x->why : NULL);
 		return;
 	}
 	if (x->step == KB_SCALE_DOWN && (x->killed || x->listed == 0)) {
 		/* none to wait for: no pod was ever listed, or it left */
-		backend_exited(in, -1, NULL);
+		backend_exited(in, -1, x->why[0] != '\0' ? x->why : NULL);
 		return;
 	}
 	x->step = x->step == KB_SCALE_UP ? KB_WAIT : KB_DRAIN;
@@ -332,7 +332,6 @@ on_slices(void *arg, const char *ep, size_t n)
 {
 	struct kube *x = arg;
 	struct inst *in = x->in;
-	char why[SCALE_REASON_MAX];
 	int port;
 
 	x->listed = (long)n;
@@ -361,11 +360,15 @@ on_slices(void *arg, const char *ep, size_t n)
 	case KB_RUNNING:
 		if (ep[0] != '\0')
 			return;
-		snprintf(why, sizeof(why), "kubernetes: its pod is no longer "
-		    "ready (the EndpointSlices list no ready endpoint)");
-		x->step = KB_DRAIN;	/* its release ends the watch */
-		kb_scale_zero(x);	/* nor restarted unwatched */
-		backend_exited(in, -1, why);
+		/*
+		 * Scaled to 0, not restarted unwatched; the exit once that
+		 * is answered: a wake that follows at once (a request
+		 * waiting) scales to 1 after it, not before.
+		 */
+		snprintf(x->why, sizeof(x->why), "kubernetes: its pod is no "
+		    "longer ready (the EndpointSlices list no ready endpoint)");
+		x->killed = 1;
+		kb_scale(x, 0);
 		return;
 	case KB_DRAIN:
 		if (n == 0)
@@ -514,23 +517,6 @@ on_adopt_zero(void *arg, int status, json_t *body, const char *err)
 	x->call = NULL;
 	on_zero(NULL, status, body, err);
 	backend_adopted(x->in, 0);
-}
-
-/*
- * The Deployment to 0 replicas, not waited for (the instance goes now):
- * a refusal is logged.
- */
-static void
-kb_scale_zero(struct kube *x)
-{
-	char path[K8S_PATH_MAX];
-
-	kb_path(x, "deployments", path, sizeof(path));
-	strlcat(path, "/scale", sizeof(path));
-	if (k8s_call(x->k, "PUT", path, k8s_scale(x->k->ns, x->ref.name, 0),
-	    on_zero, NULL) == NULL)
-		log_warnx("service=%s: kubernetes: scale %s to 0: %s",
-		    x->in->id, x->ref.name, strerror(errno));
 }
 
 static void

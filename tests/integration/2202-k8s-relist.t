@@ -9,7 +9,8 @@
 # HTTP status itself.  Each time hk-scale says it lists again, the
 # service still answers through the gateway, and readiness still comes
 # from the EndpointSlice watch: the pod's container removed behind hk's
-# back is the instance's exit, seen by the relisted watch; woken again,
+# back is the instance's exit, seen by the relisted watch (once its
+# Deployment is scaled to 0: a wake then scales to 1 after); woken again,
 # it is ready at its new pod's address; idle, it sleeps.
 # time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
 . tests/integration/lib.sh
@@ -88,6 +89,8 @@ kubernetes_namespace = \"default\""
 	wait_t 30 grep -q "service=$S: deployment default/$D .*: kubernetes: its pod is no longer ready" "$T/scale.log"
 	ok $? "$engine: the pod's end is seen by the relisted watch" ||
 	    grep "service=$S" "$T/scale.log" | tail -4 | sed 's/^/# /'
+	is "$(replicas "$D")" 0 \
+	    "$engine: its exit once its Deployment is at 0 replicas"
 	wait_t 30 scale_is "$S" sleeping
 	ok $? "$engine: and it sleeps"
 
