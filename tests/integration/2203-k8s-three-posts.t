@@ -104,6 +104,10 @@ kubernetes_namespace = \"default\""
 	for _l in events gw idle scale; do
 		mv "$T/$_l.log" "$T/$_l-$engine.log"
 	done
+	! grep -Eq 'Sanitizer|runtime error' "$T"/*-"$engine".log
+	ok $? "$engine: no sanitizer report (make SANITIZE=1)" ||
+	    grep -E -A30 'Sanitizer|runtime error' "$T"/*-"$engine".log |
+	    sed 's/^/# /'
 	kc delete deployment "$D" >/dev/null 2>&1
 	kc delete service "$D" >/dev/null 2>&1
 	kc delete events.events.k8s.io --all >/dev/null 2>&1
