@@ -50,8 +50,11 @@ pod_held() {
 
 for engine in $(engines); do
 	new_store "$engine" "k8s$engine"
+	# the waiting request parks while hk-scale is away, however long
+	# its restart takes on a busy machine
 	idle_setup "$STORE" "kubernetes_config = \"$K/kubeconfig\"
-kubernetes_namespace = \"default\""
+kubernetes_namespace = \"default\"
+scale_grace_seconds = 120"
 	k8s_app "$T/app.toml" kill
 	run hk apply "$T/app.toml"
 	is "$rc" 0 "$engine: a kubernetes service applies"
