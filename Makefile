@@ -21,6 +21,9 @@ endif
 PREFIX ?=	/usr/local
 DESTDIR ?=
 BINDIR =	$(PREFIX)/bin
+# Programs that hk's daemons run, not a user (hk-listen: hk-scale(8)).
+LIBEXECDIR =	$(PREFIX)/libexec/hk
+LIBEXEC_PROGS =	hk-listen
 MANDIR =	$(PREFIX)/share/man
 EXAMPLEDIR =	$(PREFIX)/share/hk
 UNITDIR =	$(PREFIX)/lib/systemd/system
@@ -104,6 +107,8 @@ $(BUILD)/bin/%: $$(call prog_objs,$$*) $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
 $(BUILD)/bin/hk-scale: HK_LIBS += $(shell pkg-config --libs libsystemd)
+$(BUILD)/cmd/hk-scale/backend_s6.o: HK_CFLAGS += \
+		-DHK_LIBEXECDIR='"$(LIBEXECDIR)"'
 
 # hk new's starters, built into hk from etc/starters/<kind>/ (hk(1)): hk
 # then works from the build directory and installed alike, with no data
@@ -213,7 +218,10 @@ fuzz: $(FUZZ_TARGETS)
 
 install: all install-config install-user
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(EXAMPLEDIR)/examples
-	install -m 755 $(PROGS:%=$(BUILD)/bin/%) $(DESTDIR)$(BINDIR)
+	install -m 755 $(filter-out $(LIBEXEC_PROGS:%=$(BUILD)/bin/%), \
+	    $(PROGS:%=$(BUILD)/bin/%)) $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(LIBEXECDIR)
+	install -m 755 $(LIBEXEC_PROGS:%=$(BUILD)/bin/%) $(DESTDIR)$(LIBEXECDIR)
 	for p in $(MANPAGES); do \
 	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done

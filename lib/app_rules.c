@@ -281,21 +281,23 @@ svc_replica_rules(struct actx *c, const struct toml_kv *const *slot,
 			    "would bind the port: set port = 0 (a port each)",
 			    s->replicas, s->port);
 	} else if (s->port != 0 &&
-	    !config_backend_can(s->backend, BACKEND_LISTENER))
+	    !config_backend_can(s->backend, BACKEND_SHARED_PORT))
 		cw_diag(&c->w, line, key, "%d with port %d: backend \"%s\" "
 		    "cannot hand the replicas one listening socket, and each "
 		    "would bind the port: set port = 0 (a port each), or "
-		    "backend = \"exec\" or \"systemd\"", s->replicas,
+		    "backend = \"exec\", \"s6\" or \"systemd\"", s->replicas,
 		    s->port,
 		    config_backend_name(s->backend));
-	else if (s->port != 0 && s->readiness != READY_SOCKET &&
-	    s->readiness != READY_NOTIFY)
+	else if (s->port != 0 && s->readiness != READY_NOTIFY &&
+	    (s->readiness != READY_SOCKET ||
+	    !config_backend_can(s->backend, BACKEND_LISTENER)))
 		cw_diag(&c->w, line, key, "%d with port %d: the replicas share "
 		    "one listening socket, handed to each as fd 3 "
 		    "(LISTEN_FDS), and a probe of that port cannot tell one "
-		    "from another: set readiness = \"socket\" or "
-		    "\"notify\", or port = 0 (a port each)", s->replicas,
-		    s->port);
+		    "from another: set readiness = %s\"notify\", or port = 0 "
+		    "(a port each)", s->replicas, s->port,
+		    config_backend_can(s->backend, BACKEND_LISTENER) ?
+		    "\"socket\" or " : "");
 }
 
 /*

@@ -256,6 +256,8 @@ enum backend_kind {
 #define BACKEND_NEEDS_SCANDIR	0x100	/* server.s6_scandir */
 #define BACKEND_LIMITS		0x200	/* applies size: memory, CPU */
 #define BACKEND_REPLICAS	0x400	/* replicas > 1, ordinary services */
+#define BACKEND_SHARED_PORT	0x1000	/* replicas of a fixed port share
+					   one listening socket, fd 3 */
 #define BACKEND_IMAGE_ONLY	0x800	/* runs image as it is, with its port
 					   and environment: no other key
 					   of the service (kubernetes) */

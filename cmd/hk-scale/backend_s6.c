@@ -22,7 +22,8 @@
  *	finish		kills what is left of the process group and exits
  *			125: s6 restarts nothing, hk-scale decides
  *	down, timeout-kill (the grace period), notification-fd (3, for
- *	readiness = "notify"), hk-output (a fifo), hk-pgid
+ *	readiness = "notify"; 4 where fd 3 is the shared socket),
+ *	hk-output (a fifo), hk-pgid
  *
  * A wake is s6-svc -u -wu (once up, the probes begin), a stop s6-svc -d
  * and a kill s6-svc -dk; s6-supervise itself kills after timeout-kill.
@@ -48,10 +49,13 @@
  * The directory of a revision stays, down, while its service sleeps or is
  * stopped, so that a wake is one s6-svc; it goes once its service is
  * removed, another revision is ready, or (a replica's) once its service
- * wants fewer replicas.  Replicas of a fixed port would each bind it: s6
- * cannot hand them the one socket that exec's share, so hk validate
- * refuses them (port = 0 gives each a port of its own), and so does
- * s6_start().  A change of replicas alone is a new revision that restarts
+ * wants fewer replicas.  Replicas of a fixed port share one listening
+ * socket, as exec's do, but an s6-supervised process is not our child:
+ * s6_listen.c serves the socket on a Unix socket of runtime_dir, and the
+ * run script execs hk-listen (cmd/hk-listen) between env(1) and the
+ * command, which receives it as fd 3 with LISTEN_FDS; s6's
+ * notification-fd moves to 4.  A restarted hk-scale takes the socket back
+ * from an adopted replica (adopt_listener()).  A change of replicas alone is a new revision that restarts
  * nothing (replica_rescale()): what runs keeps its directory, named after
  * its first revision, which adoption finds by the row's pid
  * (dir_revision()).  A restarted hk-scale adopts what its rows
@@ -84,6 +88,7 @@
 #include "log.h"
 #include "proc.h"
 #include "scale.h"
+#include "xlisten.h"
 
 #define S6_HOME		".hk"	/* in the scan directory */
 #define S6_PREFIX	"hk."
@@ -92,6 +97,11 @@
 #define S6_PATH_MAX	(S6_SCANDIR_MAX + sizeof(S6_HOME) + S6_NAME_MAX + 2)
 #define S6_FILE_MAX	(S6_PATH_MAX + 24)	/* a file in it */
 #define S6_NOTIFY_FD	"3"
+#define S6_NOTIFY_FD_SHARED "4"	/* fd 3 is the shared listening socket */
+#define S6_LISTEN_HELPER "hk-listen"
+#ifndef HK_LIBEXECDIR
+#define HK_LIBEXECDIR	"/usr/local/libexec/hk"
+#endif
 #define S6_STATUS_OLD	35	/* supervise/status, s6 2.11 */
 #define S6_STATUS_NEW	43	/* with the pgid, s6 2.12 */
 #define S6_WANTUP	0x04	/* its flags */
@@ -128,6 +138,8 @@ struct s6_inst {
 	char		 failed[SCALE_REASON_MAX];	/* a start's reason */
 	struct user_ids	 user;		/* its user, for run */
 	int		 sw;		/* switch to it */
+	int		 xport;		/* the shared socket's port, or 0 */
+	char		 listen[PATH_MAX];	/* s6_listen.c's, which serves it */
 };
 
 /* What supervise/status says. */
@@ -183,6 +195,8 @@ static void	reclaim(struct scale *, const char *, const char *,
 		    int64_t, int, const char *);
 static void	reclaim_siblings(struct inst *);
 static int64_t	dir_revision(struct scale *, const struct store_instance *);
+static int	listen_helper(char *, size_t, char *, size_t);
+static void	adopt_listener(struct inst *);
 
 const struct backend backend_s6 = {
 	.kind = BACKEND_S6,
@@ -364,11 +378,14 @@ write_run(struct inst *in, const struct user_ids *u, int sw, char *err,
 {
 	struct s6_inst *x = in->priv;
 	const struct service_spec *sp = &inst_def(in)->spec;
-	char **env, *lp, *buf = NULL;
+	char **env, *lp, *buf = NULL, helper[PATH_MAX];
 	size_t len = 0, i;
 	FILE *f;
 	int r;
 
+	if (x->xport != 0 && listen_helper(helper, sizeof(helper), err,
+	    errlen) == -1)
+		return -1;
 	if ((env = command_env(sp, in, u, &lp)) == NULL ||
 	    (f = open_memstream(&buf, &len)) == NULL) {
 		command_env_free(env);
@@ -396,10 +413,20 @@ write_run(struct inst *in, const struct user_ids *u, int sw, char *err,
 		quote(f, sp->directory);
 	}
 	for (i = 0; env[i] != NULL; i++) {
+		/* hk-listen sets LISTEN_FDS and LISTEN_PID, its own pid */
+		if (env[i] == lp || strncmp(env[i], "LISTEN_FDS=", 11) == 0)
+			continue;
 		fputs(" \\\n    ", f);
 		quote(f, env[i]);
 	}
 	fputs(" \\\n   ", f);
+	if (x->xport != 0) {
+		fputc(' ', f);
+		quote(f, helper);
+		fputc(' ', f);
+		quote(f, x->listen);
+		fputs(" \\\n   ", f);
+	}
 	for (i = 0; i < sp->ncommand; i++) {
 		fputc(' ', f);
 		quote(f, sp->command[i]);
@@ -450,7 +477,8 @@ write_dir(struct inst *in, const struct user_ids *u, int sw, char *err,
 		goto bad;
 	snprintf(path, sizeof(path), "%s/notification-fd", x->real);
 	if (sp->readiness == READY_NOTIFY ? write_file(x->real,
-	    "notification-fd", S6_NOTIFY_FD "\n", 2, 0644) == -1 :
+	    "notification-fd", x->xport != 0 ? S6_NOTIFY_FD_SHARED "\n" :
+	    S6_NOTIFY_FD "\n", 2, 0644) == -1 :
 	    unlink(path) == -1 && errno != ENOENT)
 		goto bad;
 	snprintf(path, sizeof(path), "%s/hk-output", x->real);
@@ -594,12 +622,6 @@ s6_start(struct inst *in)
 		    "\"exec\"");
 		return;
 	}
-	if (command_shares_port(sp)) {
-		backend_failed(in, "replicas of a fixed port would each bind "
-		    "it: s6 cannot hand them one listening socket (set port = "
-		    "0, or backend \"exec\")");
-		return;
-	}
 	if (strchr(sp->command[0], '=') != NULL) {
 		backend_failed(in, "command: a program name with '=' cannot "
 		    "run under env(1) (s6 backend)");
@@ -607,7 +629,8 @@ s6_start(struct inst *in)
 	}
 	if (scan_ok(sc, err, sizeof(err)) == -1 ||
 	    command_user(sc, sp, &u, &sw, err, sizeof(err)) == -1 ||
-	    command_port(in, sp->port, err, sizeof(err)) == -1) {
+	    (!command_shares_port(sp) &&
+	    command_port(in, sp->port, err, sizeof(err)) == -1)) {
 		backend_failed(in, err);
 		return;
 	}
@@ -617,6 +640,14 @@ s6_start(struct inst *in)
 		    sc->cfg.s6_scandir, S6_HOME, strerror(errno));
 		backend_failed(in, err);
 		return;
+	}
+	if (command_shares_port(sp)) {
+		if (s6listen_take(in, sp->port, &u, x->listen,
+		    sizeof(x->listen), err, sizeof(err)) == -1) {
+			backend_failed(in, err);
+			return;
+		}
+		x->xport = in->port = sp->port;
 	}
 	in->uid = u.uid;
 	x->user = u;
@@ -998,6 +1029,7 @@ s6_adopt(struct inst *in, const struct store_instance *r)
 	x->pid = st.pid;
 	x->pid_start = r->pid == st.pid ? r->pid_start : 0;
 	x->up = 1;
+	adopt_listener(in);
 	snprintf(in->what, sizeof(in->what), "pid %ld", (long)x->pid);
 	/* Suspended: kept so (frozen still, unless thawed by hand). */
 	if (strcmp(r->state, "suspended") == 0 &&
@@ -1177,6 +1209,8 @@ s6_release(struct inst *in)
 	close_out(in);
 	output_close(&x->out);
 	loop_timer_cancel(in->sc->loop, &x->kick);
+	if (x->xport != 0)
+		s6listen_drop(in, x->xport);
 	TAILQ_FOREACH(o, &in->sc->insts, entry)
 		if (o != in && o->be == &backend_s6 && (y = o->priv) != NULL &&
 		    y->step == S6_WAIT && strcmp(y->name, x->name) == 0)
@@ -1395,4 +1429,64 @@ s6_sweep(struct scale *sc)
 		}
 	}
 	closedir(dp);
+}
+
+/*
+ * hk-listen, which a replica's run script execs to receive the shared
+ * socket: beside hk-scale's own program (a build tree), else in
+ * HK_LIBEXECDIR (make install).
+ */
+static int
+listen_helper(char *buf, size_t len, char *err, size_t errlen)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			if ((size_t)snprintf(buf, len, "%s/" S6_LISTEN_HELPER,
+			    self) < len && access(buf, X_OK) == 0)
+				return 0;
+		}
+	}
+	if ((size_t)snprintf(buf, len, "%s/" S6_LISTEN_HELPER,
+	    HK_LIBEXECDIR) < len && access(buf, X_OK) == 0)
+		return 0;
+	snprintf(err, errlen, "%s/%s: %s (replicas of a fixed port on s6 "
+	    "need it)", HK_LIBEXECDIR, S6_LISTEN_HELPER, strerror(errno));
+	return -1;
+}
+
+/*
+ * An adopted replica of a service whose replicas share a socket: a
+ * reference to it, taken back from the replica if no other instance
+ * holds it, and served again (s6_listen.c), so that a replica started
+ * after this restart of hk-scale gets the same socket.
+ */
+static void
+adopt_listener(struct inst *in)
+{
+	struct service *s = service_find(in->sc, in->id);
+	struct s6_inst *x = in->priv;
+	const struct service_spec *sp;
+	char err[SCALE_REASON_MAX];
+	struct user_ids u;
+	int sw;
+
+	/* in->svc is not set until the adoption is answered */
+	if (s == NULL)
+		return;
+	sp = &s->def.spec;
+	if (!command_shares_port(sp) || in->port != sp->port)
+		return;
+	if (command_user(in->sc, sp, &u, &sw, err, sizeof(err)) == -1) {
+		log_warnx("service=%s: %s: its listening socket is not served "
+		    "again", in->id, err);
+		return;
+	}
+	if (s6listen_adopt(in, sp->port, x->pid, x->pid_start, &u,
+	    x->listen, sizeof(x->listen)) == 0)
+		x->xport = sp->port;
 }

@@ -263,6 +263,15 @@ xlisten_adopt_pid(struct inst *in, int port, pid_t pid, int64_t start)
 	return r;
 }
 
+/* The shared socket of id's service on port, or -1 if none is held. */
+int
+xlisten_fd(const char *id, int port)
+{
+	struct xlisten *x;
+
+	return (x = xl_find(id, port)) != NULL ? x->fd : -1;
+}
+
 /* in no longer holds its reference: the last one closes the socket. */
 void
 xlisten_drop(const struct inst *in, int port)

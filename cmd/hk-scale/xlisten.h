@@ -20,8 +20,16 @@ int		 xlisten_take(struct inst *, int, int *, char *, size_t);
 int		 xlisten_adopt(struct inst *, int, int);
 int		 xlisten_adopt_pid(struct inst *, int, pid_t, int64_t);
 void		 xlisten_drop(const struct inst *, int);
+int		 xlisten_fd(const char *, int);
 void		 xlisten_restore(void);
 void		 xlisten_prune(void);
+
+/* s6_listen.c: the shared socket served to s6 replicas (hk-listen) */
+int		 s6listen_take(struct inst *, int, const struct user_ids *,
+		    char *, size_t, char *, size_t);
+int		 s6listen_adopt(struct inst *, int, pid_t, int64_t,
+		    const struct user_ids *, char *, size_t);
+void		 s6listen_drop(const struct inst *, int);
 
 /* fdstore.c: systemd's file descriptor store, where there is one */
 #define FDSTORE_NAME_MAX	(SCALE_ID_MAX + 16)	/* hk.APP.SVC.PORT */

@@ -11,7 +11,8 @@
 # replica 0; replicas = 2 starts one more, and a restart of hk-scale
 # after that scale still adopts replica 0 in its first directory.  hk
 # stop stops both (their directories stay, down), hk start starts both.
-# hk validate refuses a fixed port with replicas on s6.  hk-scale's
+# hk validate refuses a fixed port with replicas on s6 unless readiness
+# is "notify".  hk-scale's
 # SIGTERM stops every replica.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
@@ -227,7 +228,9 @@ for s in json.load(sys.stdin):
 		    "$engine: ... replica $r answers"
 	done
 
-	# A fixed port with replicas on s6 is refused: s6 hands no socket.
+	# A fixed port with replicas on s6 needs readiness "notify": a
+	# probe of the shared port cannot tell one replica from another
+	# (2025-scale-s6-shared-port.t runs them).
 	cat >"$T/fixed.toml" <<APP
 schema_version = 1
 name = "fx"
@@ -236,12 +239,11 @@ name = "fx"
 command = ["python3", "$IFN/scale-http.py"]
 backend = "s6"
 port = $(free_port)
-readiness = "notify"
 replicas = 2
 APP
 	run hk validate "$T/fixed.toml"
-	ok $([ "$rc" != 0 ]; echo $?) "$engine: hk validate refuses a fixed port with replicas on s6"
-	like "$out $err" 'backend "s6" cannot hand the replicas one listening socket' \
+	ok $([ "$rc" != 0 ]; echo $?) "$engine: hk validate refuses a fixed port with replicas on s6 and readiness tcp"
+	like "$out $err" 'set readiness = "notify", or port = 0' \
 	    "$engine: ... and says why"
 
 	# SIGTERM: every replica stops.

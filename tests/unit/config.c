@@ -548,13 +548,16 @@ static const struct app_case app_cases[] = {
 	    "each)", 0 },
 	{ "replicas 2, s6, a port each", SRV_S6,
 	    SVC "backend = \"s6\"\nreplicas = 2\n", NULL, 0 },
-	{ "replicas 2, s6, port", SRV_S6,
+	{ "replicas 2, s6, port, readiness notify", SRV_S6,
 	    SVC "backend = \"s6\"\nport = 8080\nreadiness = "
-	    "\"notify\"\nreplicas = 2\n",
-	    "app.toml:8: services.api.replicas: 2 with port 8080: backend "
-	    "\"s6\" cannot hand the replicas one listening socket, and "
-	    "each would bind the port: set port = 0 (a port each), or "
-	    "backend = \"exec\" or \"systemd\"", 0 },
+	    "\"notify\"\nreplicas = 2\n", NULL, 0 },
+	{ "replicas 2, s6, port, readiness tcp", SRV_S6,
+	    SVC "backend = \"s6\"\nport = 8080\nreplicas = 2\n",
+	    "app.toml:7: services.api.replicas: 2 with port 8080: the "
+	    "replicas share one listening socket, handed to each as fd 3 "
+	    "(LISTEN_FDS), and a probe of that port cannot tell one from "
+	    "another: set readiness = \"notify\", or port = 0 (a port "
+	    "each)", 0 },
 	{ "replicas 2, systemd, a port each", SRV_SL,
 	    SVC "backend = \"systemd\"\nreplicas = 2\n", NULL, 0 },
 	{ "replicas 2, systemd, port, readiness notify", SRV_SL,
