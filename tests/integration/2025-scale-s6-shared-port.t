@@ -8,11 +8,15 @@
 # same socket inode at fd 3 of each), and three connections held at once
 # on the port are answered by the three of them.  s6's notification-fd
 # is 4 there, and s6 sees each ready.  The Unix socket is the service
-# user's alone (mode 0600, in a directory of mode 0700).  A replica
+# user's alone (mode 0600, in a directory of mode 0700); root, which the
+# modes let connect, is refused by hk-scale's SO_PEERCRED.  A replica
 # killed: the other two go on answering, and it is started again under
 # s6 onto the same socket.  hk-scale killed with SIGKILL and started
 # again: the three are adopted, still served, and a replica killed after
-# that gets the same socket back (taken from a running replica).
+# that gets the same socket back (taken from a running replica).  An
+# ordinary service is reached at its own port, not through the gateway
+# (hk-activate(8)): the connections go to the port.  hk-listen's command
+# line: --help, a missing command, no one serving.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 . tests/integration/lib/s6.sh
@@ -164,6 +168,13 @@ for engine in $(engines); do
 	is "$rc" 69 "$engine: another user cannot have the socket (hk-listen exits 69)"
 	like "$err" "^hk-listen: error: connect $srv/socket: Permission denied" \
 	    "$engine: ... and says why"
+	# root passes the directory's mode, but not hk-scale's SO_PEERCRED
+	run "$HK_BUILD/bin/hk-listen" "$srv/socket" true
+	is "$rc" 69 "$engine: nor can root, which the modes let connect (SO_PEERCRED)"
+	like "$err" "^hk-listen: error: $srv/socket: no socket received" \
+	    "$engine: ... hk-listen says it received none"
+	wait_t 10 more_in "$T/scale.log" "service=fn/web: $srv/socket: pid [0-9]+ of uid 0 refused: not the service's user \\(uid 65534\\)" 0
+	ok $? "$engine: ... and hk-scale's log says whom it refused"
 
 	# A replica killed: the other two go on answering, and it comes back
 	# under s6 onto the same socket.
