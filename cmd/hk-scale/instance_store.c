@@ -358,6 +358,7 @@ adopt_all(struct scale *sc)
 	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp)
 		service_adopted(s);
 	xlisten_prune();
+	s6listen_prune(sc->cfg.runtime_dir);
 	secrets_sweep(sc, rows, n);
 	free(rows);
 	backend_sweep(sc);

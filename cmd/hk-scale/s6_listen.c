@@ -19,7 +19,9 @@
  * A restarted hk-scale serves again at the same path the socket that
  * exec_listen.c took back from an adopted replica (pidfd_getfd(2)): the
  * same socket, so that a replica started after the restart joins the
- * same accept queue as the ones that kept running.
+ * same accept queue as the ones that kept running.  Once the rows are
+ * adopted, the directories of a killed hk-scale that no replica needs
+ * any more are removed (s6listen_prune()).
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -27,7 +29,9 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +62,7 @@ static int		 sl_own(struct s6listen *, const struct user_ids *);
 static void		 sl_accept(struct loop *, int, int, void *);
 static void		 sl_answer(struct s6listen *, int);
 static void		 sl_unref(struct s6listen *);
+static int		 sl_served_port(const char *);
 
 static struct s6listen *
 sl_find(const char *id, int port)
@@ -292,4 +297,55 @@ s6listen_drop(const struct inst *in, int port)
 	if ((x = sl_find(in->id, port)) != NULL)
 		sl_unref(x);
 	xlisten_drop(in, port);
+}
+
+/* The port of a directory name scale-listen.PORT that no entry serves. */
+static int
+sl_served_port(const char *name)
+{
+	const char *errstr;
+	struct s6listen *x;
+	int port;
+
+	if (strncmp(name, "scale-listen.", 13) != 0)
+		return 0;
+	port = (int)strtonum(name + 13, 1, 65535, &errstr);
+	if (errstr != NULL)
+		return 0;
+	TAILQ_FOREACH(x, &s6listens, entry)
+		if (x->port == port)
+			return 0;
+	return port;
+}
+
+/*
+ * Once the rows are adopted: what a killed hk-scale left in runtime_dir
+ * for a port no replica shares any more (its service removed or scaled
+ * down meanwhile) goes, so that no stale socket waits there.
+ */
+void
+s6listen_prune(const char *runtime_dir)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *de;
+	DIR *dp;
+	int port;
+
+	if ((dp = opendir(runtime_dir)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		if ((port = sl_served_port(de->d_name)) == 0 ||
+		    (size_t)snprintf(dir, sizeof(dir), "%s/%s", runtime_dir,
+		    de->d_name) >= sizeof(dir) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/socket", dir) >=
+		    sizeof(path))
+			continue;
+		if ((unlink(path) == -1 && errno != ENOENT) ||
+		    rmdir(dir) == -1)
+			log_warn("unable to remove %s", dir);
+		else
+			log_info("removed %s: no replica shares port %d any "
+			    "more", dir, port);
+	}
+	closedir(dp);
 }

@@ -30,6 +30,7 @@ int		 s6listen_take(struct inst *, int, const struct user_ids *,
 int		 s6listen_adopt(struct inst *, int, pid_t, int64_t,
 		    const struct user_ids *, char *, size_t);
 void		 s6listen_drop(const struct inst *, int);
+void		 s6listen_prune(const char *);
 
 /* fdstore.c: systemd's file descriptor store, where there is one */
 #define FDSTORE_NAME_MAX	(SCALE_ID_MAX + 16)	/* hk.APP.SVC.PORT */

@@ -13,7 +13,9 @@
 # killed: the other two go on answering, and it is started again under
 # s6 onto the same socket.  hk-scale killed with SIGKILL and started
 # again: the three are adopted, still served, and a replica killed after
-# that gets the same socket back (taken from a running replica).  An
+# that gets the same socket back (taken from a running replica).
+# hk-scale killed again and the service scaled to 1 meanwhile: the
+# restarted hk-scale removes the Unix socket no replica shares.  An
 # ordinary service is reached at its own port, not through the gateway
 # (hk-activate(8)): the connections go to the port.  hk-listen's command
 # line: --help, a missing command, no one serving.
@@ -23,7 +25,8 @@
 
 s6_require
 
-# write_app: fn/web on s6 with replicas = 3 on WEB_PORT, readiness notify.
+# write_app [N]: fn/web on s6 with replicas = N (3) on WEB_PORT, readiness
+# notify.
 write_app() {
 	cat >"$T/app.toml" <<APP
 schema_version = 1
@@ -34,7 +37,7 @@ command = ["python3", "$IFN/scale-http.py"]
 backend = "s6"
 port = $WEB_PORT
 readiness = "notify"
-replicas = 3
+replicas = ${1:-3}
 [services.web.environment]
 SCALE_TAG = "shared"
 SCALE_NOTIFY_FD = "4"
@@ -215,6 +218,22 @@ for engine in $(engines); do
 	is "$(inode_of "$(pid_of 2)")" "$sock" \
 	    "$engine: ... with the same socket at fd 3"
 	is "$(held 3)" "$(pids)" "$engine: ... and the three answer"
+
+	# hk-scale killed again, and the service scaled to 1 meanwhile: the
+	# restarted hk-scale removes the Unix socket nobody shares any more.
+	kill -KILL "$scale_pid"
+	wait_for 5 gone "$scale_pid"
+	: >"$T/scale.log"
+	write_app 1
+	is "$?" 0 "$engine: hk apply of replicas = 1 while hk-scale is down" ||
+	    diag "$(cat "$T/apply.out")"
+	start_scale
+	ok $? "$engine: hk-scale starts again"
+	wait_t 30 more_in "$T/scale.log" "removed $srv: no replica shares port $WEB_PORT any more" 0
+	ok $? "$engine: it removes the Unix socket of the port, shared no more"
+	ok $([ ! -e "$srv" ]; echo $?) "$engine: ... which is gone"
+	wait_t 30 replicas_are 1/1
+	ok $? "$engine: ... and hk ps shows 1/1"
 
 	# SIGTERM: every replica stops, and the Unix socket goes.
 	p=$(pids)
