@@ -85,8 +85,8 @@ receive_fd(const char *path)
 	if (n != 1 || (msg.msg_flags & MSG_CTRUNC) || c == NULL ||
 	    c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(sizeof(int))) {
-		fprintf(stderr, "%s: error: %s: no socket received (refused: not "
-		    "the service's user?)\n", PROG, path);
+		fprintf(stderr, "%s: error: %s: no socket received "
+		    "(refused: not the service's user?)\n", PROG, path);
 		return -1;
 	}
 	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
@@ -134,8 +134,8 @@ main(int argc, char *argv[])
 	if ((fd = receive_fd(argv[1])) == -1)
 		return EX_UNAVAILABLE;
 	if (!is_listener(fd)) {
-		fprintf(stderr, "%s: error: %s: the fd received is not a listening "
-		    "socket\n", PROG, argv[1]);
+		fprintf(stderr, "%s: error: %s: the fd received is not a "
+		    "listening socket\n", PROG, argv[1]);
 		return EX_PROTOCOL;
 	}
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());

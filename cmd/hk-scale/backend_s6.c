@@ -55,14 +55,15 @@
  * run script execs hk-listen (cmd/hk-listen) between env(1) and the
  * command, which receives it as fd 3 with LISTEN_FDS; s6's
  * notification-fd moves to 4.  A restarted hk-scale takes the socket back
- * from an adopted replica (adopt_listener()).  A change of replicas alone is a new revision that restarts
- * nothing (replica_rescale()): what runs keeps its directory, named after
- * its first revision, which adoption finds by the row's pid
- * (dir_revision()).  A restarted hk-scale adopts what its rows
- * describe from supervise/status, and stops what no row claims
- * (s6_sweep()): nothing is left serving unseen.  Whether a directory's
- * revision is still its service's current one on s6 is backend.c's to
- * say (backend_current()): this file never reads the state machine.
+ * from an adopted replica (adopt_listener()).  A change of replicas
+ * alone is a new revision that restarts nothing (replica_rescale()):
+ * what runs keeps its directory, named after its first revision, which
+ * adoption finds by the row's pid (dir_revision()).  A restarted
+ * hk-scale adopts what its rows describe from supervise/status, and
+ * stops what no row claims (s6_sweep()): nothing is left serving unseen.
+ * Whether a directory's revision is still its service's current one on
+ * s6 is backend.c's to say (backend_current()): this file never reads the
+ * state machine.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -139,7 +140,7 @@ struct s6_inst {
 	struct user_ids	 user;		/* its user, for run */
 	int		 sw;		/* switch to it */
 	int		 xport;		/* the shared socket's port, or 0 */
-	char		 listen[PATH_MAX];	/* s6_listen.c's, which serves it */
+	char		 listen[PATH_MAX];	/* where s6_listen.c serves it */
 };
 
 /* What supervise/status says. */

@@ -41,14 +41,16 @@
 #include "scale.h"
 #include "xlisten.h"
 
+#define SL_PATH_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
+
 struct s6listen {
 	TAILQ_ENTRY(s6listen)	 entry;
 	char			 id[SCALE_ID_MAX];
 	int			 port;
 	uid_t			 uid;		/* the only peer served */
 	int			 srv;		/* the Unix socket */
-	char			 dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char			 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char			 dir[SL_PATH_MAX];
+	char			 path[SL_PATH_MAX];	/* dir/socket */
 	int			 refs;
 	struct loop		*loop;
 };
