@@ -48,6 +48,26 @@ leader_fence(struct store *s, char *err, size_t errlen)
 		(void)snprintf(err, errlen, "%s", store_error(s));
 		return -1;
 	}
+	leader_bound(s, 0);
 	log_debug("writes fenced by lease %s, epoch %lld", name, e);
 	return 0;
+}
+
+void
+leader_bound(struct store *s, int quarter)
+{
+	const char *v = getenv("HAKOPOD_LEASE_TTL_MS");
+	const char *errstr;
+	long long ttl;
+
+	if (v == NULL)
+		return;
+	ttl = strtonum(v, 1, 3600000, &errstr);
+	if (errstr != NULL) {
+		log_warnx("HAKOPOD_LEASE_TTL_MS %.32s: %s: store calls "
+		    "unbounded", v, errstr);
+		return;
+	}
+	store_bound(s, quarter ? STORE_LEASE_WAIT((int64_t)ttl) :
+	    (int64_t)ttl);
 }

@@ -21,4 +21,13 @@ struct store;
  */
 int	leader_fence(struct store *, char *, size_t);
 
+/*
+ * Under a lease, bounds every wait of s (store_bound()) so that a store
+ * cut off cannot hold the daemon past the lease's loss: to the TTL
+ * (HAKOPOD_LEASE_TTL_MS, which leader_fence() applies), or with quarter
+ * set to STORE_LEASE_WAIT(ttl), for a daemon that must act within the
+ * grace period once the lease is lost (hk-scale stops its instances).
+ */
+void	leader_bound(struct store *, int);
+
 #endif

@@ -524,6 +524,15 @@ int	store_lease_renew(struct store *, struct store_lease *, int64_t);
 int	store_lease_release(struct store *, struct store_lease *);
 /* Reads the row of a lease: 0 found, 1 no such lease (wait_ms is 0). */
 int	store_lease_get(struct store *, const char *, struct store_lease *);
+/*
+ * Bounds every later wait of the store to ms, as a lease's lock does
+ * (STORE_LEASE_WAIT): for a process that acts under a lease it does not
+ * lock itself (a joiner, a daemon run by hk-lease), so that a server cut
+ * off cannot hold one of its calls past the TTL.  PostgreSQL: past the
+ * bound the connection is closed and the call fails; SQLite has no
+ * network, and its busy timeout stays as it is.
+ */
+void	store_bound(struct store *, int64_t);
 
 /*
  * Fences every later write of this handle by the epoch of a lease that a

@@ -199,6 +199,8 @@ struct store_ops {
 	int		 (*lease_lock)(struct store *, const char *, int64_t);
 	int		 (*lease_check)(struct store *, int64_t *);
 	void		 (*lease_unlock)(struct store *);
+	/* Optional: store_bound(). */
+	void		 (*bound)(struct store *, int64_t);
 };
 
 extern const struct store_ops store_sqlite_ops;

@@ -235,6 +235,13 @@ store_lease_get(struct store *s, const char *name, struct store_lease *l)
 	return store_read_one(s, Q_LEASE_GET, a, NITEMS(a), read_lease, l);
 }
 
+void
+store_bound(struct store *s, int64_t ms)
+{
+	if (s->ops->bound != NULL && ms > 0)
+		s->ops->bound(s, ms);
+}
+
 /* The check itself is fence_check(), in store.c's store_begin(). */
 int
 store_fence(struct store *s, const char *name, int64_t epoch,

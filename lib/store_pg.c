@@ -113,6 +113,7 @@ static int	 pg_cmd(struct store *, const char *, const char *,
 		    const char *);
 static int	 pg_session(struct store *);
 static int	 pg_alive(struct store *);
+static PGresult	*pg_exec_sql(struct store *, const char *);
 static int	 pg_lost(const struct store *);
 static void	 pg_unlock(struct store *);
 static int	 pg_open(struct store *, const char *);
@@ -153,6 +154,7 @@ static PGresult	*pg_run_params(struct store *, const char *, int,
 static int	 pg_lease_run(struct store *, const char *,
 		    const char *const *, int, const char *);
 static int	 pg_lease_bound(struct store *, int64_t);
+static void	 pg_bound(struct store *, int64_t);
 static int	 pg_lease_lock(struct store *, const char *, int64_t);
 static int	 pg_lease_check(struct store *, int64_t *);
 static void	 pg_lease_unlock(struct store *);
@@ -179,6 +181,7 @@ const struct store_ops store_pg_ops = {
 	.lease_lock = pg_lease_lock,
 	.lease_check = pg_lease_check,
 	.lease_unlock = pg_lease_unlock,
+	.bound = pg_bound,
 };
 
 /* A library does not write on stderr: notices are dropped. */
@@ -260,11 +263,10 @@ pg_fail(struct store *s, PGresult *res, const char *what)
 static int
 pg_cmd(struct store *s, const char *sql, const char *what, const char *want)
 {
-	struct pg *p = s->eng;
 	PGresult *res;
 	ExecStatusType st;
 
-	res = PQexec(p->conn, sql);
+	res = pg_exec_sql(s, sql);
 	st = PQresultStatus(res);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		(void)pg_fail(s, res, what);
@@ -348,7 +350,7 @@ pg_unlock(struct store *s)
 	p->locked = 0;
 	/* A lost session has lost its locks too. */
 	if (PQstatus(p->conn) == CONNECTION_OK) {
-		res = PQexec(p->conn, PG_UNLOCK_WRITE);
+		res = pg_exec_sql(s, PG_UNLOCK_WRITE);
 		PQclear(res);
 	}
 }
@@ -938,6 +940,17 @@ pg_run_prepared(struct store *s, const char *name, int n,
 	    NULL, 0));
 }
 
+/* PQexec, bounded under a lease (BEGIN, COMMIT, the write lock). */
+static PGresult *
+pg_exec_sql(struct store *s, const char *sql)
+{
+	struct pg *p = s->eng;
+
+	if (p->bound_ms == 0)
+		return PQexec(p->conn, sql);
+	return pg_bounded(s, PQsendQuery(p->conn, sql));
+}
+
 static PGresult *
 pg_run_params(struct store *s, const char *sql, int n, const char *const *v)
 {
@@ -964,6 +977,20 @@ pg_lease_run(struct store *s, const char *sql, const char *const *v, int n,
 	}
 	PQclear(res);
 	return 0;
+}
+
+/*
+ * Without a lock of its own: the client's waits alone are bounded, not
+ * the server's statements, and the connection is made again as usual
+ * once a bound closed it.
+ */
+static void
+pg_bound(struct store *s, int64_t ms)
+{
+	struct pg *p = s->eng;
+
+	if (p->lease_name[0] == '\0')
+		p->bound_ms = ms;
 }
 
 /* See the top of the file: every wait bounded (STORE_LEASE_WAIT). */

@@ -99,6 +99,12 @@ open_store(struct lease *l, const char *config_path)
 		return errno == EINVAL ? EX_CONFIG : errno == EAGAIN ?
 		    EX_TEMPFAIL : EX_UNAVAILABLE;
 	}
+	/*
+	 * A holder's waits are bounded once it holds the lock; a joiner
+	 * holds none, and a standby none yet: a store cut off must not hold
+	 * their checks past the TTL either.
+	 */
+	store_bound(l->store, STORE_LEASE_WAIT(l->ttl_ms));
 	l->ev = evsink_open(cfg.runtime_dir);
 	(void)strlcpy(l->rundir, cfg.runtime_dir, sizeof(l->rundir));
 	return EX_OK;
@@ -232,15 +238,17 @@ run(struct lease *l, char **argv, int64_t start)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP,
 	    SIGQUIT, SIGUSR1, SIGUSR2 };
-	char epoch[24];
+	char epoch[24], ttl[24];
 
 	(void)snprintf(epoch, sizeof(epoch), "%jd", (intmax_t)l->row.epoch);
+	(void)snprintf(ttl, sizeof(ttl), "%jd", (intmax_t)l->ttl_ms);
 	if (sigprocmask(SIG_BLOCK, NULL, &l->mask) == -1 ||
 	    (l->loop = loop_new()) == NULL ||
 	    loop_signals(l->loop, sigs, sizeof(sigs) / sizeof(sigs[0]),
 	    on_signal, l) == -1 ||
 	    setenv("HAKOPOD_LEASE_EPOCH", epoch, 1) == -1 ||
 	    setenv("HAKOPOD_LEASE_NAME", l->row.name, 1) == -1 ||
+	    setenv("HAKOPOD_LEASE_TTL_MS", ttl, 1) == -1 ||
 	    watchdog_init() == -1) {
 		log_error("unable to set up");
 		return EX_OSERR;

@@ -98,6 +98,8 @@ setup(struct scale *sc)
 		    sc->cfg.state, err);
 	if (leader_fence(sc->store, err, sizeof(err)) == -1)
 		fatalx(EX_CONFIG, "%s", err);
+	/* Its instances stopped within the grace of a lost lease. */
+	leader_bound(sc->store, 1);
 	switch (secret_key_check(sc->store, sc->cfg.secret_key_file, 0, NULL,
 	    kerr, sizeof(kerr))) {
 	case 1:
