@@ -7,19 +7,24 @@
 # units run: hk-lease -w gateway hk-activate, and the others under
 # hk-lease -j gateway, with the test's $TTL and $GRACE.
 
+# A host may have a network namespace of its own: HOST_NETNS_H names
+# it, and HOST_ADDR_H its address there (127.0.0.1 without one); the
+# programs of the host, and "as H", run in it.
+
 # host_config H [LINE...]: $T/H/hakopod.toml, its gateway listening on a
-# free port ($PORT_H) behind the advertised $VIP, the store $STORE, and
-# each LINE in [server].
+# free port ($PORT_H) of its address behind the advertised $VIP, the store
+# $STORE, and each LINE in [server].
 host_config() {
 	_h=$1
 	shift
 	_port=$(free_port)
+	eval "_addr=\${HOST_ADDR_$_h:-127.0.0.1}"
 	mkdir -p "$T/$_h/run"
 	{
 		cat <<CONF
 [server]
 serverless_address = "127.0.0.1:$VIP"
-serverless_listen = "127.0.0.1:$_port"
+serverless_listen = "$_addr:$_port"
 trusted_proxies = ["127.0.0.2"]
 state = "$STORE"
 runtime_dir = "$T/$_h/run"
@@ -60,11 +65,17 @@ via_haproxy() {
 	    -H "Host: fn.fn.localhost" "http://127.0.0.1:$VIP/" 2>/dev/null)" = 200 ]
 }
 
-# as H CMD...: CMD with host H's configuration.
+# in_ns H: the command prefix that runs in host H's namespace, if any
+in_ns() {
+	eval "_ns=\${HOST_NETNS_$1:-}"
+	[ -z "$_ns" ] || echo "ip netns exec $_ns"
+}
+
+# as H CMD...: CMD with host H's configuration (in its namespace).
 as() {
 	_h=$1
 	shift
-	HAKOPOD_CONFIG=$T/$_h/hakopod.toml "$@"
+	HAKOPOD_CONFIG=$T/$_h/hakopod.toml $(in_ns "$_h") "$@"
 }
 
 # spawn H NAME CMD...: CMD in the background with host H's
@@ -73,7 +84,7 @@ spawn() {
 	_h=$1
 	_n=$2
 	shift 2
-	HAKOPOD_CONFIG=$T/$_h/hakopod.toml unshare -u sh -c \
+	HAKOPOD_CONFIG=$T/$_h/hakopod.toml $(in_ns "$_h") unshare -u sh -c \
 	    'hostname "$0" && exec "$@"' "host$_h" "$@" 2>>"$T/$_h/$_n.log" &
 	eval "${_h}_${_n}=$!"
 	_pids="$_pids $!"
