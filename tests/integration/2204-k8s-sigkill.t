@@ -16,17 +16,8 @@
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 
-for t in kubectl podman openssl curl; do
-	command -v "$t" >/dev/null
-	ok $? "$t is installed (scripts/deps)" || done_testing
-done
-pg_missing_is_failure
-IMAGE=$("$HK_TOP/scripts/test-image")
-ok $? "the test image is there: $IMAGE" || done_testing
-
 . tests/integration/lib/k8s.sh
-k8s_start
-ok $? "scripts/k8s-standin starts the stand-in" || done_testing
+k8s_setup
 
 D=hk-kill-api
 S=kill/api

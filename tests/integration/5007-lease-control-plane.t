@@ -50,31 +50,6 @@ answers() {
 	[ "$(get "$1" fn.fn.localhost /)" = 200 ]
 }
 
-# bg_pids H: the pids hk ps --json has for the running bg instances.
-bg_pids() {
-	as "$1" hk ps --json 2>/dev/null | python3 -c '
-import json, sys
-for s in json.load(sys.stdin):
-    if s["app"] == "fn" and s["service"] == "bg":
-        for i in s["replicas"]:
-            if i["state"] == "running" and i.get("pid"):
-                print(i["pid"])'
-}
-
-# parent PID: its parent's pid.
-parent() {
-	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2
-}
-
-# bg_under H: exactly one bg instance runs, a child of host H's hk-scale.
-bg_under() {
-	_b=$(bg_pids "$1")
-	[ -n "$_b" ] && [ "$(echo "$_b" | wc -l)" -eq 1 ] && alive "$_b" ||
-	    return 1
-	eval "_s=\$${1}_scale"
-	[ "$(parent "$_b")" = "$(prog_of "$_s")" ]
-}
-
 write_app() {
 	cat >"$T/app.toml" <<APP
 schema_version = 1

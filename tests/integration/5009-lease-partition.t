@@ -109,27 +109,6 @@ get() {
 }
 answers() { [ "$(get "$1")" = 200 ]; }
 
-# bg_pids H: the pids hk ps --json has for the running bg instances.
-bg_pids() {
-	as "$1" hk ps --json 2>/dev/null | python3 -c '
-import json, sys
-for s in json.load(sys.stdin):
-    if s["app"] == "fn" and s["service"] == "bg":
-        for i in s["replicas"]:
-            if i["state"] == "running" and i.get("pid"):
-                print(i["pid"])'
-}
-
-# bg_under H: exactly one bg instance runs, a child of host H's hk-scale.
-bg_under() {
-	_b=$(bg_pids "$1")
-	[ -n "$_b" ] && [ "$(echo "$_b" | wc -l)" -eq 1 ] && alive "$_b" ||
-	    return 1
-	eval "_s=\$${1}_scale"
-	[ "$(sed 's/^.*) //' "/proc/$_b/stat" 2>/dev/null | cut -d' ' -f2)" = \
-	    "$(prog_of "$_s")" ]
-}
-
 all_ended() {
 	for _p in "$@"; do
 		alive "$_p" && return 1

@@ -33,6 +33,20 @@ k8s_start() {
 	ln -s "$K/standin.log" "$T/standin.log"
 }
 
+# k8s_setup: the tools, the test image ($IMAGE) and the stand-in, each
+# checked; a missing one ends the test (failed).
+k8s_setup() {
+	for _t in kubectl podman openssl curl; do
+		command -v "$_t" >/dev/null
+		ok $? "$_t is installed (scripts/deps)" || done_testing
+	done
+	pg_missing_is_failure
+	IMAGE=$("$HK_TOP/scripts/test-image")
+	ok $? "the test image is there: $IMAGE" || done_testing
+	k8s_start
+	ok $? "scripts/k8s-standin starts the stand-in" || done_testing
+}
+
 kc() { kubectl "$@"; }
 # containers: the IDs of the stand-in's running pods' containers
 containers() {
