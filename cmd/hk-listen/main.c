@@ -32,6 +32,7 @@ static const char usage_text[] =
 static int	receive_fd(const char *);
 static int	is_listener(int);
 static int	place_fd(int);
+static int	usage_error(const char *, const char *);
 
 /* The one fd hk-scale sends on connection to path; -1 with a message. */
 static int
@@ -116,6 +117,17 @@ place_fd(int fd)
 	return fcntl(LISTEN_FD, F_SETFD, 0);
 }
 
+/* "hk-listen: error: WHY" then the usage, as every hk program says it. */
+static int
+usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: error: ", PROG);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	fputs(usage_text, stderr);
+	return EX_USAGE;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -127,10 +139,13 @@ main(int argc, char *argv[])
 		fputs(usage_text, stdout);
 		return EX_OK;
 	}
-	if (argc < 3 || argv[1][0] == '-') {
-		fputs(usage_text, stderr);
-		return EX_USAGE;
-	}
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-')
+		return usage_error("unrecognized option '%s'", argv[1]);
+	if (argc > 1 && argv[1][0] == '-')
+		return usage_error("invalid option -- '%.1s'", argv[1] + 1);
+	if (argc < 3)
+		return usage_error("%s", argc < 2 ? "no socket and no command" :
+		    "no command");
 	if ((fd = receive_fd(argv[1])) == -1)
 		return EX_UNAVAILABLE;
 	if (!is_listener(fd)) {

@@ -104,6 +104,22 @@ for pair in hk:hk.1 hk-activate:hk-activate.8 hk-scale:hk-scale.8 \
 	bad "$prog" "$prog: error: option requires an argument -- 'f'" $prog -f
 done
 
+# hk-listen, which s6 replicas' run scripts exec (hk-listen(8)): no -v,
+# no -f, and the same usage and errors.
+_page=hk-listen.8
+syn=$(synopsis hk-listen.8 hk-listen)
+like "$syn" "^hk-listen " "hk-listen: hk-listen.8 has a SYNOPSIS"
+for args in --help -h; do
+	run hk-listen $args
+	is "$rc:$err" "0:" "hk-listen $args: exits 0, nothing on stderr"
+	is "$(printf '%s\n' "$out" | entries hk-listen)" "$syn" \
+	    "hk-listen $args: prints the SYNOPSIS on standard output"
+done
+bad hk-listen "hk-listen: error: invalid option -- 'Z'" hk-listen -Z
+bad hk-listen "hk-listen: error: unrecognized option '--bogus'" \
+    hk-listen --bogus
+bad hk-listen "hk-listen: error: no command" hk-listen "$T/none"
+
 for cmd in validate apply ps routes status history rollback stop start new \
     invoke runs; do
 	bad "hk $cmd" "hk: error: unrecognized option '--bogus'" hk $cmd --bogus

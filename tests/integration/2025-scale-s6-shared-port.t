@@ -116,13 +116,14 @@ svdir() {
 	if [ "$1" = 0 ]; then echo "$SCAN/hk.fn.web.1"; else echo "$SCAN/hk.fn.web.1.$1"; fi
 }
 
-# hk-listen's command line (hk-scale(8), The listen helper).
+# hk-listen's command line (hk-listen(8)).
 run "$HK_BUILD/bin/hk-listen" --help
 is "$rc:$out:$err" "0:usage: hk-listen socket command [argument ...]:" \
     "hk-listen --help prints its usage on standard output, exits 0"
 run "$HK_BUILD/bin/hk-listen" "$T/none"
-is "$rc:$err" "64:usage: hk-listen socket command [argument ...]" \
-    "hk-listen without a command exits 64 with its usage on standard error"
+is "$rc:$err" "64:hk-listen: error: no command
+usage: hk-listen socket command [argument ...]" \
+    "hk-listen without a command exits 64, says why, then its usage on standard error"
 run "$HK_BUILD/bin/hk-listen" "$T/none" true
 is "$rc" 69 "hk-listen with no one serving the socket exits 69"
 like "$err" "^hk-listen: error: connect $T/none: No such file or directory" \
