@@ -136,18 +136,7 @@ scale_grace_seconds = 120"
 	is "$(hk ps | awk '$1 == "kill" && $2 == "api" { print $3 }')" sleeping \
 	    "$engine: hk ps: sleeping"
 
-	stop_pid "$idle_pid"; stop_pid "$gw_pid"; stop_pid "$scale_pid"
-	stop_pid "$events_pid"
-	for _l in events gw idle scale; do
-		mv "$T/$_l.log" "$T/$_l-$engine.log"
-	done
-	! grep -Eq 'Sanitizer|runtime error' "$T"/*-"$engine".log
-	ok $? "$engine: no sanitizer report (make SANITIZE=1)" ||
-	    grep -E -A30 'Sanitizer|runtime error' "$T"/*-"$engine".log |
-	    sed 's/^/# /'
-	kc delete deployment "$D" >/dev/null 2>&1
-	kc delete service "$D" >/dev/null 2>&1
-	kc delete events.events.k8s.io --all >/dev/null 2>&1
+	k8s_round_end "$engine"
 done
 
 done_testing

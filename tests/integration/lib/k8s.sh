@@ -47,6 +47,24 @@ k8s_setup() {
 	ok $? "scripts/k8s-standin starts the stand-in" || done_testing
 }
 
+# k8s_round_end ENGINE: the end of a store's round: its daemons stopped,
+# their logs kept as NAME-ENGINE.log and checked for a sanitizer report,
+# and the round's Deployment $D, its Service and the Events deleted.
+k8s_round_end() {
+	stop_pid "$idle_pid"; stop_pid "$gw_pid"; stop_pid "$scale_pid"
+	stop_pid "$events_pid"
+	for _l in events gw idle scale; do
+		mv "$T/$_l.log" "$T/$_l-$1.log"
+	done
+	! grep -Eq 'Sanitizer|runtime error' "$T"/*-"$1".log
+	ok $? "$1: no sanitizer report (make SANITIZE=1)" ||
+	    grep -E -A30 'Sanitizer|runtime error' "$T"/*-"$1".log |
+	    sed 's/^/# /'
+	kc delete deployment "$D" >/dev/null 2>&1
+	kc delete service "$D" >/dev/null 2>&1
+	kc delete events.events.k8s.io --all >/dev/null 2>&1
+}
+
 kc() { kubectl "$@"; }
 # containers: the IDs of the stand-in's running pods' containers
 containers() {
