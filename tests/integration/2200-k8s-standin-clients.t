@@ -36,32 +36,11 @@ ok $? "python3-kubernetes is installed (scripts/deps)" || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")
 ok $? "the test image is there: $IMAGE" || done_testing
 
-K=$T/k8s
-INSTANCE=
-KPID=
-# At exit: the stand-in stopped by its PID, then any container still
-# carrying its label removed by ID.
-k8s_cleanup() {
-	[ -z "$KPID" ] || "$HK_TOP/scripts/k8s-standin" stop "$KPID"
-	[ -n "$INSTANCE" ] || return 0
-	for _id in $(podman ps -aq --no-trunc \
-	    --filter "label=hk.k8s-standin=$INSTANCE" 2>/dev/null); do
-		podman rm -f -t 0 "$_id" >/dev/null 2>&1
-	done
-}
-trap 'k8s_cleanup; _cleanup' EXIT
-
-KPID=$("$HK_TOP/scripts/k8s-standin" start "$K" 2>"$T/k8s-start.log")
-ok $? "scripts/k8s-standin starts the stand-in" || {
-	sed 's/^/# /' "$T/k8s-start.log"
-	done_testing
-}
-INSTANCE=$(cat "$K/instance")
+. tests/integration/lib/k8s.sh
+k8s_start
+ok $? "scripts/k8s-standin starts the stand-in" || done_testing
 URL=$(cat "$K/url")
 TOKEN=$(cat "$K/token")
-export KUBECONFIG=$K/kubeconfig
-# Its log, shown with the test's own at a failure.
-ln -s "$K/standin.log" "$T/standin.log"
 
 kc() { "$KUBECTL" "$@"; }
 # containers: the IDs of the stand-in's containers, by its label
