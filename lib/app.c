@@ -123,6 +123,8 @@ static void	 policy_enum(struct actx *, const struct toml_kv *,
 		    const char *, const char *const *, int *);
 static void	 svc_user(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
+static void	 svc_user_numeric(struct actx *, const struct toml_kv *,
+		    const char *, const char *, struct service_spec *);
 static void	 svc_volumes(struct actx *, const struct toml_kv *,
 		    const char *, struct service_spec *);
 static void	 host_note(struct actx *, const char *,
@@ -669,6 +671,32 @@ policy_enum(struct actx *c, const struct toml_kv *e, const char *key,
  * A user of this host, checked now rather than at the first wake; uid 0
  * only where the operator allows root services.
  */
+/*
+ * A pod's user is runAsUser (and runAsGroup), numbers the cluster's
+ * nodes apply as they are: a name would be looked up on this host, whose
+ * users the nodes and the image need not share.
+ */
+static void
+svc_user_numeric(struct actx *c, const struct toml_kv *kv, const char *key,
+    const char *str, struct service_spec *s)
+{
+	int64_t uid, gid;
+
+	if (user_numeric(str, &uid, &gid) == -1) {
+		cw_diag(&c->w, kv->line, key, "\"%s\": with backend "
+		    "\"kubernetes\", UID or UID:GID, numbers (the pod's "
+		    "runAsUser and runAsGroup): a user name of this host "
+		    "means nothing on the cluster's nodes", str);
+		return;
+	}
+	if (uid == 0 && (c->srv == NULL || !c->srv->allow_root_services)) {
+		cw_diag(&c->w, kv->line, key, "\"%s\" is uid 0: allowed only "
+		    "with server.allow_root_services = true", str);
+		return;
+	}
+	s->user = cw_strndup(&c->w, str, strlen(str));
+}
+
 static void
 svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
     struct service_spec *s)
@@ -679,6 +707,10 @@ svc_user(struct actx *c, const struct toml_kv *kv, const char *key,
 
 	if ((str = cw_str(&c->w, kv, key, USER_SPEC_MAX)) == NULL)
 		return;
+	if (config_backend_can(s->backend, BACKEND_IMAGE_ONLY)) {
+		svc_user_numeric(c, kv, key, str, s);
+		return;
+	}
 	if (user_resolve(str, &u, why, sizeof(why)) == -1) {
 		cw_diag(&c->w, kv->line, key, "%s", why);
 		return;
@@ -845,6 +877,9 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 			break;
 		if (!config_valid_host(str, 0))
 			cw_diag(&c->w, kv->line, key, "invalid node name");
+		else if (config_backend_can(s->backend, BACKEND_IMAGE_ONLY))
+			/* a node of the cluster: the scheduler's to know */
+			s->node_name = cw_strndup(&c->w, str, strlen(str));
 		else if (c->srv == NULL || config_node_find(c->srv, str) ==
 		    NULL)
 			cw_diag(&c->w, kv->line, key, "no node \"%s\" in the "

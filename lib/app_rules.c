@@ -182,7 +182,8 @@ svc_placement(struct actx *c, const struct toml_kv *const *slot,
 		    config_backend_name(s->backend));
 	}
 	if (s->node_name == NULL ||
-	    config_backend_can(s->backend, BACKEND_PLACED))
+	    config_backend_can(s->backend, BACKEND_PLACED) ||
+	    config_backend_can(s->backend, BACKEND_IMAGE_ONLY))
 		return;
 	cw_kpath_s(key, prefix, "node_name");
 	cw_diag(&c->w, slot[SK_NODE_NAME]->line, key, "backend \"%s\" runs its "

@@ -1,9 +1,10 @@
 /*
  * app_rules_k8s.c - what backend = "kubernetes" can run (hk.toml(5),
- * hk-backends(7)): an image, with its port and environment, as a
- * Deployment hk makes.  Every other key of the service that says how or
- * where it runs is refused with the reason rather than kept unapplied:
- * this first increment of the backend applies none of them.
+ * hk-backends(7)): an image, with its port, environment, size, user
+ * and node_name (app.c reads the last two as the pod's: numbers, a node
+ * of the cluster), as a Deployment hk makes.  Every other key of the
+ * service that says how or where it runs is refused with the reason
+ * rather than kept unapplied.
  */
 #include <stddef.h>
 #include <string.h>
@@ -23,7 +24,6 @@ static const struct {
 	{ SK_SOURCE,	"a pod runs its image; hk mounts no source into it" },
 	{ SK_SECRETS,	"not supported yet: hk writes no Kubernetes Secret" },
 	{ SK_VOLUMES,	"a Deployment hk makes mounts no volume" },
-	{ SK_USER,	"a pod runs as its image's user" },
 	{ SK_IMAGE_PULL, "the cluster's kubelet pulls the image, as its "
 	    "imagePullPolicy says" },
 };

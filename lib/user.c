@@ -185,3 +185,32 @@ user_caps_clear(void)
 	h.version = _LINUX_CAPABILITY_VERSION_3;
 	return (int)syscall(SYS_capset, &h, d);
 }
+
+/* One decimal id of at most 2^31 - 1 in [s, end); -1 if it is not. */
+static int64_t
+numeric_id(const char *s, const char *end)
+{
+	int64_t v = 0;
+
+	if (s == end || end - s > 10)
+		return -1;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return v <= INT32_MAX ? v : -1;
+}
+
+int
+user_numeric(const char *spec, int64_t *uid, int64_t *gid)
+{
+	const char *colon = strchr(spec, ':');
+	const char *end = spec + strlen(spec);
+
+	*uid = numeric_id(spec, colon != NULL ? colon : end);
+	*gid = colon != NULL ? numeric_id(colon + 1, end) : -1;
+	if (*uid == -1 || (colon != NULL && *gid == -1))
+		return -1;
+	return 0;
+}

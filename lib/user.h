@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define USER_SPEC_MAX	255	/* bytes of "USER:GROUP" */
 #define USER_NAME_MAX	255
@@ -33,6 +34,11 @@ struct user_ids {
  * with a reason: the syntax, "no such user \"x\"", "no such group \"x\"".
  */
 int	user_resolve(const char *, struct user_ids *, char *, size_t);
+/*
+ * "UID" or "UID:GID", decimal, each at most 2^31 - 1 (a Kubernetes
+ * pod's runAsUser and runAsGroup): 0, *gid -1 when absent; -1 else.
+ */
+int	user_numeric(const char *, int64_t *, int64_t *);
 /* The user of our effective uid, with its groups; 0, or -1 with a reason. */
 int	user_self(struct user_ids *, char *, size_t);
 /* Whether we may switch users: root, or CAP_SETUID and CAP_SETGID. */

@@ -45,6 +45,7 @@ void		 k8s_close(void);
 void		 k8s_ref(const struct inst *, const struct svc *,
 		    struct k8s_ref *);
 int		 k8s_port(const struct service_spec *);
+json_t		*k8s_labels(const struct k8s_ref *, int);
 json_t		*k8s_deployment(const struct k8s_ref *,
 		    const struct service_spec *, int64_t);
 json_t		*k8s_service(const struct k8s_ref *, const struct service_spec *);
@@ -54,6 +55,10 @@ struct engine_call *k8s_call(struct k8s *, const char *, const char *,
 void		 k8s_event(struct k8s *, const struct k8s_ref *, const char *,
 		    const char *, const char *);
 int64_t		 k8s_revision_of(const json_t *);
+
+/* k8s_pod.c: size, user and node_name in a Deployment's pod */
+int		 k8s_pod_apply(json_t *, const struct k8s_ref *,
+		    const struct service_spec *);
 
 /* backend_kubernetes.c: 1 if an instance's objects are named so */
 int		 k8s_claimed(struct scale *, const char *);

@@ -137,8 +137,8 @@ k8s_port(const struct service_spec *sp)
 }
 
 /* The labels of r's objects: with the revision when rev is set. */
-static json_t *
-labels(const struct k8s_ref *r, int rev)
+json_t *
+k8s_labels(const struct k8s_ref *r, int rev)
 {
 	char revision[24];
 	json_t *l;
@@ -185,19 +185,25 @@ k8s_deployment(const struct k8s_ref *r, const struct service_spec *sp,
     int64_t replicas)
 {
 	char image[ENGINE_IMAGE_MAX + 80];
+	json_t *dep;
 
 	if (ct_image_ref(sp, image, sizeof(image)) == -1)
 		return NULL;
-	return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:I, s:{s:o}, "
+	dep = json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:I, s:{s:o}, "
 	    "s:{s:{s:o}, s:{s:[{s:s, s:s, s:[{s:s, s:i, s:s}], s:o}]}}}}",
 	    "apiVersion", "apps/v1", "kind", "Deployment",
-	    "metadata", "name", r->name, "labels", labels(r, 1),
+	    "metadata", "name", r->name, "labels", k8s_labels(r, 1),
 	    "spec", "replicas", (json_int_t)replicas,
-	    "selector", "matchLabels", labels(r, 0),
-	    "template", "metadata", "labels", labels(r, 1),
+	    "selector", "matchLabels", k8s_labels(r, 0),
+	    "template", "metadata", "labels", k8s_labels(r, 1),
 	    "spec", "containers", "name", "service", "image", image,
 	    "ports", "name", "http", "containerPort", k8s_port(sp),
 	    "protocol", "TCP", "env", env(sp));
+	if (dep != NULL && k8s_pod_apply(dep, r, sp) == -1) {
+		json_decref(dep);
+		return NULL;
+	}
+	return dep;
 }
 
 /* The Service whose EndpointSlices say where r's pod is ready. */
@@ -208,8 +214,8 @@ k8s_service(const struct k8s_ref *r, const struct service_spec *sp)
 
 	return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:o, s:[{s:s, s:i, "
 	    "s:s, s:s}]}}", "apiVersion", "v1", "kind", "Service",
-	    "metadata", "name", r->name, "labels", labels(r, 0),
-	    "spec", "selector", labels(r, 0), "ports", "name", "http",
+	    "metadata", "name", r->name, "labels", k8s_labels(r, 0),
+	    "spec", "selector", k8s_labels(r, 0), "ports", "name", "http",
 	    "port", port, "targetPort", "http", "protocol", "TCP");
 }
 
@@ -282,7 +288,7 @@ k8s_event(struct k8s *k, const struct k8s_ref *r, const char *reason,
 	ev = json_pack("{s:s, s:s, s:{s:s, s:o}, s:s, s:s, s:s, s:s, s:s, "
 	    "s:s, s:s, s:{s:s, s:s, s:s, s:s}}",
 	    "apiVersion", "events.k8s.io/v1", "kind", "Event",
-	    "metadata", "name", name, "labels", labels(r, 1),
+	    "metadata", "name", name, "labels", k8s_labels(r, 1),
 	    "eventTime", when, "reportingController", K8S_CONTROLLER,
 	    "reportingInstance", r->node, "action", action,
 	    "reason", reason, "note", note, "type", "Normal",

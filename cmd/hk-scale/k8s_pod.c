@@ -1,0 +1,81 @@
+/*
+ * k8s_pod.c - what the pod of a Deployment hk makes carries of its
+ * service's keys (hk-backends(7)): size as the container's resource
+ * limits, user as the pod's securityContext, node_name as its nodeName.
+ *
+ * Only limits are set: the cluster then requests as much as each limit
+ * (a Kubernetes rule), so that a pod is placed where its size fits, as
+ * the other backends' size is a share of their host that the instance
+ * may use in full.
+ */
+#include <sys/types.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "k8s.h"
+#include "user.h"
+
+/* The container's resources: size's memory (Mi) and CPUs (millicores). */
+static json_t *
+pod_resources(const struct service_spec *sp)
+{
+	int64_t memory, nano_cpus;
+	char mem[32], cpu[32];
+
+	if (spec_size_limits(sp->size, &memory, &nano_cpus) == -1)
+		return NULL;
+	snprintf(mem, sizeof(mem), "%lldMi", (long long)(memory >> 20));
+	snprintf(cpu, sizeof(cpu), "%lldm", (long long)(nano_cpus / 1000000));
+	return json_pack("{s:{s:s, s:s}}", "limits", "memory", mem, "cpu",
+	    cpu);
+}
+
+/*
+ * The pod's securityContext: runAsUser, and runAsGroup when the user
+ * says it (validate accepted numbers only).  An empty object without a
+ * user: the image's USER, as before.
+ */
+static json_t *
+pod_security(const struct service_spec *sp)
+{
+	int64_t uid, gid;
+	json_t *o;
+
+	if ((o = json_object()) == NULL || sp->user == NULL ||
+	    user_numeric(sp->user, &uid, &gid) == -1)
+		return o;
+	if (json_object_set_new(o, "runAsUser", json_integer(uid)) == -1 ||
+	    (gid != -1 && json_object_set_new(o, "runAsGroup",
+	    json_integer(gid)) == -1)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* sp's keys in Deployment dep's pod template; -1 out of memory. */
+int
+k8s_pod_apply(json_t *dep, const struct k8s_ref *r,
+    const struct service_spec *sp)
+{
+	json_t *pod, *ct, *res, *sec;
+
+	pod = json_object_get(json_object_get(json_object_get(dep, "spec"),
+	    "template"), "spec");
+	ct = json_array_get(json_object_get(pod, "containers"), 0);
+	if (ct == NULL)
+		return -1;
+	if ((res = pod_resources(sp)) == NULL ||
+	    json_object_set_new(ct, "resources", res) == -1)
+		return -1;
+	if ((sec = pod_security(sp)) == NULL ||
+	    json_object_set_new(pod, "securityContext", sec) == -1)
+		return -1;
+	if (sp->node_name != NULL && json_object_set_new(pod, "nodeName",
+	    json_string(sp->node_name)) == -1)
+		return -1;
+	(void)r;
+	return 0;
+}
