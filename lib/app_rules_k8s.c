@@ -22,7 +22,6 @@ static const struct {
 	{ SK_COMMAND,	"the Deployment runs the image's own entrypoint" },
 	{ SK_DIRECTORY,	"a pod works in its image's directory" },
 	{ SK_SOURCE,	"a pod runs its image; hk mounts no source into it" },
-	{ SK_SECRETS,	"not supported yet: hk writes no Kubernetes Secret" },
 	{ SK_VOLUMES,	"a Deployment hk makes mounts no volume" },
 	{ SK_IMAGE_PULL, "the cluster's kubelet pulls the image, as its "
 	    "imagePullPolicy says" },

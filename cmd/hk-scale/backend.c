@@ -189,7 +189,8 @@ inst_secrets(struct inst *in, char *err, size_t errlen)
 	struct user_ids u;
 	int sw;
 
-	if (sp->nsecrets == 0)
+	/* kubernetes: a Secret in the cluster, no file here (k8s_secret.c) */
+	if (sp->nsecrets == 0 || backend_can(in->be, BACKEND_IMAGE_ONLY))
 		return 0;
 	if (sp->secrets_env && !backend_can(in->be, BACKEND_SECRETS_ENV)) {
 		snprintf(err, errlen, "secrets_env: not supported with "

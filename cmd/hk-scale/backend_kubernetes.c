@@ -21,7 +21,11 @@
  * then so are this installation's Deployments no instance names
  * (k8s_sweep.c).
  *
- * Not yet (hk-backends(7)): Secrets, a roll that keeps the old pod
+ * A service's secrets are a Secret of its revision, written first
+ * (k8s_secret.c); those of its other revisions are deleted once its pod
+ * runs alone, or none does.
+ *
+ * Not yet (hk-backends(7)): a roll that keeps the old pod
  * serving, idle_action = "suspend" (refused by validate: a pod cannot be
  * frozen through the API).
  */
@@ -37,6 +41,7 @@
 #include "scale.h"
 
 enum kb_step {
+	KB_SECRET,		/* POST, then PUT if it is there */
 	KB_DEPLOYMENT,		/* GET, then POST or PUT */
 	KB_SERVICE,		/* GET, then POST */
 	KB_SCALE_UP,
@@ -57,6 +62,7 @@ struct kube {
 	struct engine_call	*call;
 	struct k8s_watch	*w;
 	int			 killed;	/* over once at 0 replicas */
+	int			 secret_there;	/* POSTed: 409, so PUT */
 	char			 why[SCALE_REASON_MAX];	/* an exit's, then */
 	long			 listed;	/* endpoints, as last told;
 						   -1 before the watch told */
@@ -72,6 +78,9 @@ static void	kb_fail(struct kube *, const char *, const char *);
 static void	kb_path(const struct kube *, const char *, char *, size_t);
 static void	kb_service(struct kube *);
 static void	kb_scale(struct kube *, int64_t);
+static void	kb_secret(struct kube *);
+static void	kb_deployment(struct kube *);
+static void	on_secret(void *, int, json_t *, const char *);
 static void	on_deployment(void *, int, json_t *, const char *);
 static void	on_written(void *, int, json_t *, const char *);
 static void	on_service(void *, int, json_t *, const char *);
@@ -146,7 +155,7 @@ static void
 kb_start(struct inst *in)
 {
 	const struct service *s = in->svc;
-	char err[SCALE_REASON_MAX], path[K8S_PATH_MAX], note[128];
+	char err[SCALE_REASON_MAX], note[128];
 	struct kube *x;
 
 	if ((x = kb_new(in, inst_def(in), err, sizeof(err))) == NULL) {
@@ -158,6 +167,64 @@ kb_start(struct inst *in)
 		k8s_event(x->k, &x->ref, "HTTPIdleWake", "Wake", note);
 	} else
 		k8s_event(x->k, &x->ref, "Started", "Start", "started");
+	if (inst_def(in)->spec.nsecrets > 0)
+		kb_secret(x);
+	else
+		kb_deployment(x);
+}
+
+/*
+ * The revision's Secret, written whole at each start (POST, or PUT over
+ * one an earlier start wrote): its values are the store's now.
+ */
+static void
+kb_secret(struct kube *x)
+{
+	char err[256], name[K8S_SECRET_NAME_MAX + 1];
+	char path[K8S_PATH_MAX];
+	json_t *sec;
+
+	k8s_secret_name(&x->ref, name, sizeof(name));
+	if ((sec = k8s_secret(x->in->sc, &x->ref, &inst_def(x->in)->spec,
+	    err, sizeof(err))) == NULL) {
+		kb_fail(x, "Secret", err);
+		return;
+	}
+	if (snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets%s%s",
+	    x->k->ns, x->secret_there ? "/" : "", x->secret_there ? name :
+	    "") >= (int)sizeof(path)) {
+		json_decref(sec);
+		kb_fail(x, "Secret", "its path is too long");
+		return;
+	}
+	x->step = KB_SECRET;
+	if ((x->call = k8s_call(x->k, x->secret_there ? "PUT" : "POST", path,
+	    sec, on_secret, x)) == NULL)
+		kb_fail(x, "Secret", strerror(errno));
+}
+
+static void
+on_secret(void *arg, int status, json_t *body, const char *err)
+{
+	struct kube *x = arg;
+
+	(void)body;
+	x->call = NULL;
+	if (err != NULL && status == 409 && !x->secret_there) {
+		x->secret_there = 1;
+		kb_secret(x);
+	} else if (err != NULL)
+		kb_fail(x, "Secret", err);
+	else
+		kb_deployment(x);
+}
+
+/* The Deployment: GET, then made or brought to this revision. */
+static void
+kb_deployment(struct kube *x)
+{
+	char path[K8S_PATH_MAX];
+
 	x->step = KB_DEPLOYMENT;
 	kb_path(x, "deployments", path, sizeof(path));
 	if ((x->call = k8s_call(x->k, "GET", path, NULL, on_deployment, x)) ==
@@ -353,6 +420,8 @@ on_slices(void *arg, const char *ep, size_t n)
 		port = atoi(strrchr(ep, ':') + 1);
 		in->port = port;
 		x->step = KB_RUNNING;
+		if (n == 1)	/* its pod alone: no other revision's runs */
+			k8s_secrets_prune(x->k, &x->ref);
 		log_info("service=%s: kubernetes: %s ready at %s (revision "
 		    "%lld)", in->id, in->what, ep, (long long)in->revision);
 		backend_started(in);
@@ -371,8 +440,10 @@ on_slices(void *arg, const char *ep, size_t n)
 		kb_scale(x, 0);
 		return;
 	case KB_DRAIN:
-		if (n == 0)
-			backend_exited(in, 0, NULL);
+		if (n != 0)
+			return;
+		k8s_secrets_prune(x->k, &x->ref);	/* no pod left */
+		backend_exited(in, 0, NULL);
 		return;
 	default:
 		return;

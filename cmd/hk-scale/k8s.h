@@ -56,9 +56,20 @@ void		 k8s_event(struct k8s *, const struct k8s_ref *, const char *,
 		    const char *, const char *);
 int64_t		 k8s_revision_of(const json_t *);
 
-/* k8s_pod.c: size, user and node_name in a Deployment's pod */
+/* k8s_pod.c: size, user, node_name and secrets in a Deployment's pod */
 int		 k8s_pod_apply(json_t *, const struct k8s_ref *,
 		    const struct service_spec *);
+
+/*
+ * k8s_secret.c: the Secret of a revision's secrets, its name; those of
+ * the service's other revisions deleted (not waited for).
+ */
+#define K8S_SECRET_NAME_MAX	(K8S_NAME_MAX + 24)
+#define K8S_SECRETS_MOUNT	"/run/secrets"
+void		 k8s_secret_name(const struct k8s_ref *, char *, size_t);
+json_t		*k8s_secret(struct scale *, const struct k8s_ref *,
+		    const struct service_spec *, char *, size_t);
+void		 k8s_secrets_prune(struct k8s *, const struct k8s_ref *);
 
 /* backend_kubernetes.c: 1 if an instance's objects are named so */
 int		 k8s_claimed(struct scale *, const char *);

@@ -1,7 +1,8 @@
 /*
  * k8s_pod.c - what the pod of a Deployment hk makes carries of its
  * service's keys (hk-backends(7)): size as the container's resource
- * limits, user as the pod's securityContext, node_name as its nodeName.
+ * limits, user as the pod's securityContext, node_name as its nodeName,
+ * secrets as the revision's Secret (k8s_secret.c) mounted read-only.
  *
  * Only limits are set: the cluster then requests as much as each limit
  * (a Kubernetes rule), so that a pod is placed where its size fits, as
@@ -55,6 +56,42 @@ pod_security(const struct service_spec *sp)
 	return o;
 }
 
+/*
+ * The revision's Secret as files in /run/secrets, read-only, named by
+ * $CREDENTIALS_DIRECTORY as the other backends name theirs.  0440 and
+ * the pod's fsGroup its user's group when it has one; else 0444, for a
+ * user the image names is not known here.
+ */
+static int
+pod_secrets(json_t *pod, json_t *ct, const struct k8s_ref *r,
+    const struct service_spec *sp)
+{
+	char name[K8S_SECRET_NAME_MAX + 1];
+	json_t *sec = json_object_get(pod, "securityContext");
+	json_int_t group;
+
+	if (sp->nsecrets == 0)
+		return 0;
+	k8s_secret_name(r, name, sizeof(name));
+	group = json_integer_value(json_object_get(sec, "runAsGroup"));
+	if (json_object_get(sec, "runAsGroup") == NULL)
+		group = json_integer_value(json_object_get(sec, "runAsUser"));
+	if (json_object_get(sec, "runAsUser") != NULL &&
+	    json_object_set_new(sec, "fsGroup", json_integer(group)) == -1)
+		return -1;
+	if (json_object_set_new(pod, "volumes", json_pack("[{s:s, s:{s:s, "
+	    "s:i}}]", "name", "hk-secrets", "secret", "secretName", name,
+	    "defaultMode", json_object_get(sec, "runAsUser") != NULL ? 0440 :
+	    0444)) == -1 ||
+	    json_object_set_new(ct, "volumeMounts", json_pack("[{s:s, s:s, "
+	    "s:b}]", "name", "hk-secrets", "mountPath", K8S_SECRETS_MOUNT,
+	    "readOnly", 1)) == -1)
+		return -1;
+	return json_array_append_new(json_object_get(ct, "env"), json_pack(
+	    "{s:s, s:s}", "name", "CREDENTIALS_DIRECTORY", "value",
+	    K8S_SECRETS_MOUNT));
+}
+
 /* sp's keys in Deployment dep's pod template; -1 out of memory. */
 int
 k8s_pod_apply(json_t *dep, const struct k8s_ref *r,
@@ -76,6 +113,5 @@ k8s_pod_apply(json_t *dep, const struct k8s_ref *r,
 	if (sp->node_name != NULL && json_object_set_new(pod, "nodeName",
 	    json_string(sp->node_name)) == -1)
 		return -1;
-	(void)r;
-	return 0;
+	return pod_secrets(pod, ct, r, sp);
 }
