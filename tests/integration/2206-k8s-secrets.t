@@ -8,11 +8,11 @@
 # "cd=DIR write=W uid=UID".  secrets_env is refused (the cluster keeps a
 # Deployment's environment).  Woken, the function reads the value from
 # the file (read-only, as uid 1234); the value is in no variable of the
-# Deployment or of the container; kubectl shows the Secret hk-ks-api-r1,
+# Deployment or of the container; kubectl shows the Secret hk-APP-api-r1,
 # labelled as hk's objects, Opaque, its data base64 of the value.  A new
 # revision with a new value (the value and the apply are each one: N, as
 # hk status says): woken, the function reads the new value
-# from hk-ks-api-rN, and r1, used by no pod, is deleted.  No log of
+# from hk-APP-api-rN (APP: ks and the store), and r1, used by no pod, is deleted.  No log of
 # hk-scale holds a value.
 # time_unit_ms = 10: idle_seconds = 300 lasts 3 s.
 . tests/integration/lib.sh
@@ -32,7 +32,7 @@ ok $? "an image of fn/ct-secret.py, from the test image" ||
     sed 's/^/# /' "$T/build.log"
 
 app() {
-	k8s_app "$1" ks 'user = "1234:2345"
+	k8s_app "$1" "${A:-ks}" 'user = "1234:2345"
 secrets = ["DB_PASSWORD"]'"${2:-}"
 	sed -i "s|^image = .*|image = \"localhost/hk-k8s-secret-$$:1\"|" "$1"
 }
@@ -42,15 +42,17 @@ run hk validate "$T/env.toml"
 like "$rc $err" '^65 .*services\.api\.secrets_env: not with backend "kubernetes" \(the cluster keeps a Deployment.s environment\)' \
     "secrets_env is refused, with the reason"
 
-D=hk-ks-api
 digest() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 for engine in $(engines); do
+	# an app of its own each round: nothing of the last one is in the way
+	A=ks$engine
+	D=hk-$A-api
 	new_store "$engine" "k8s$engine"
 	idle_setup "$STORE" "kubernetes_config = \"$K/kubeconfig\"
 kubernetes_namespace = \"default\"
 secret_key_file = \"$T/secret-$engine.key\""
 	V=$(python3 -c 'import secrets; print("hk-k8s-" + secrets.token_hex(20))')
-	printf '%s' "$V" | hk secret set ks DB_PASSWORD >"$T/out.set" 2>&1
+	printf '%s' "$V" | hk secret set "$A" DB_PASSWORD >"$T/out.set" 2>&1
 	ok $? "$engine: hk secret set" || sed 's/^/# /' "$T/out.set"
 	app "$T/app.toml"
 	run hk validate "$T/app.toml"
@@ -59,8 +61,8 @@ secret_key_file = \"$T/secret-$engine.key\""
 	is "$rc" 0 "$engine: and apply" || diag "$err"
 	start_all
 	ok $? "$engine: hk-events, hk-scale, hk-activate and hk-idle are ready"
-	S=ks/api
-	H=api.ks.localhost
+	S=$A/api
+	H=api.$A.localhost
 	wait_t 180 scale_is "$S" sleeping
 	ok $? "$engine: past its readiness gate, it sleeps"
 
@@ -90,7 +92,7 @@ secret_key_file = \"$T/secret-$engine.key\""
 	    grep -n 'Env\|CRED\|rror' "$T/cenv" | sed 's/^/# /'
 	is "$(echo "$cid" | wc -w)" 1 "$engine: one pod runs"
 	is "$(kc get secret "$D-r1" -o 'jsonpath={.type} {.metadata.labels.hakopod\.io/app} {.metadata.labels.hakopod\.io/service} {.metadata.labels.hakopod\.io/revision} {.metadata.labels.hakopod\.io/installation}')" \
-	    "Opaque ks api 1 $(install)" "$engine: kubectl: Secret $D-r1, labelled as hk's objects"
+	    "Opaque $A api 1 $(install)" "$engine: kubectl: Secret $D-r1, labelled as hk's objects"
 	is "$(kc get secret "$D-r1" -o 'jsonpath={.data.DB_PASSWORD}')" \
 	    "$(printf '%s' "$V" | base64 -w0)" "$engine: its data base64 of the value"
 	kill -CONT "$idle_pid"
@@ -99,7 +101,7 @@ secret_key_file = \"$T/secret-$engine.key\""
 
 	# a new revision, a new value
 	V2=$(python3 -c 'import secrets; print("hk-k8s-" + secrets.token_hex(20))')
-	printf '%s' "$V2" | hk secret set ks DB_PASSWORD >"$T/out.set" 2>&1
+	printf '%s' "$V2" | hk secret set "$A" DB_PASSWORD >"$T/out.set" 2>&1
 	ok $? "$engine: a new value set"
 	app "$T/app.toml" '
 [services.api.environment]
@@ -119,7 +121,7 @@ GREETING = "r2"'
 	    "$D-r$N" "$engine: from Secret $D-r$N"
 	wait_t 60 sh -c "! kubectl get secret $D-r1 >/dev/null 2>&1"
 	ok $? "$engine: $D-r1, used by no pod, is deleted"
-	is "$(kc get secrets -l hakopod.io/app=ks -o 'jsonpath={.items[*].metadata.name}')" \
+	is "$(kc get secrets -l "hakopod.io/app=$A" -o 'jsonpath={.items[*].metadata.name}')" \
 	    "$D-r$N" "$engine: the service's only Secret is $D-r$N"
 	kill -CONT "$idle_pid"
 	wait_t 30 scale_is "$S" sleeping
@@ -134,7 +136,7 @@ GREETING = "r2"'
 	done
 	kc delete deployment "$D" >/dev/null 2>&1
 	kc delete service "$D" >/dev/null 2>&1
-	kc delete secrets -l hakopod.io/app=ks >/dev/null 2>&1
+	kc delete secrets -l "hakopod.io/app=$A" >/dev/null 2>&1
 done
 
 done_testing
