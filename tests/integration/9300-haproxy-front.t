@@ -15,7 +15,7 @@
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 
-for t in haproxy openssl curl python3; do
+for t in haproxy openssl curl python3 socat; do
 	command -v $t >/dev/null
 	ok $? "$t is installed"
 done
@@ -84,6 +84,8 @@ sed -e "s|bind :443 ssl crt /etc/haproxy/certs/hk.pem|bind 127.0.0.1:$HP ssl crt
     -e "s|server gateway 127.0.0.1:8082|server gateway 127.0.0.1:$PORT|" \
     -e 's|log /dev/log local0|log stderr format raw local0|' \
     -e '/^	chroot /d' -e '/^	user /d' -e '/^	group /d' \
+    -e "s|^	maxconn 4096|&\\
+	stats socket $T/haproxy.sock mode 600|" \
     "$HK_TOP/etc/haproxy/haproxy.cfg" >"$T/haproxy.cfg"
 grep -q "127.0.0.1:$HP ssl" "$T/haproxy.cfg" &&
     grep -q "127.0.0.1:$PORT send-proxy-v2" "$T/haproxy.cfg"
@@ -223,8 +225,19 @@ two_raw() { [ "$(raw_clients | wc -w)" -ge 2 ]; }
 wait_t 5 two_raw
 is "$(raw_clients)" "127.0.0.2 192.0.2.7" \
     "the request log keeps the clients' GET /raw, not the LOCAL one (a proxy's own check)"
+# hap_check: the gateway server's last health check, as HAProxy's
+# stats say (check_status and check_code of "show stat")
+hap_check() {
+	echo 'show stat' | socat - "UNIX-CONNECT:$T/haproxy.sock" |
+	    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) f[$i] = i; next }
+		$2 == "gateway" { print $f["check_status"], $f["check_code"] }'
+}
+checked() { case "$(hap_check)" in L7OK\ 2*|L7OK\ 3*|L7OK\ 4*) ;; *) false ;; esac; }
+wait_t 20 checked
+ok $? "HAProxy's HTTP health checks reach the gateway and pass" ||
+    diag "last check: $(hap_check)"
 is "$(hk-events requests --json | python3 -c 'import json,sys; print(sum(1 for x in json.load(sys.stdin) if x["method"] == "OPTIONS"))')" 0 \
-    "... nor HAProxy's HTTP health checks"
+    "... and the request log keeps none of them"
 
 # A manual stop: public traffic through HAProxy does not wake it.
 kill -CONT "$idle_pid"
