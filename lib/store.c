@@ -42,6 +42,7 @@
 #include "store_tables.h"
 
 static int	 migrate(struct store *);
+static int	 prune_batches(struct store *, enum store_q, int64_t, int64_t *);
 static int	 q_writes(enum store_q);
 static int	 fence_open(struct store *, enum store_q, int *);
 static int	 fence_close(struct store *, int, int);
@@ -422,38 +423,48 @@ store_rollback_keep_error(struct store *s)
 }
 
 /*
- * Both deletes of one table, in a transaction of its own if need be.
- * by_age takes before and, if age_args is 2, the latest time that is
- * not in the future by more than a day.
+ * Both deletes of one table, PRUNE_BATCH rows a statement, each batch in
+ * a transaction of its own unless the caller holds one: under a lease a
+ * statement is bounded (hk-lease(1)), and one DELETE of a year of rows
+ * would pass the bound, fail and be tried again for ever; and the write
+ * lock is let go between batches, so that the gateway's records wait a
+ * batch at most.  by_age takes before, by_rows max_rows; each then the
+ * batch's size.
  */
 int
-store_prune(struct store *s, enum store_q by_age, size_t age_args,
-    enum store_q by_rows, int64_t before, int64_t max_rows, int64_t *deleted)
+store_prune(struct store *s, enum store_q by_age, enum store_q by_rows,
+    int64_t before, int64_t max_rows, int64_t *deleted)
 {
-	struct store_arg a[] = { ARG_INT(0), ARG_INT(0) };
-	int64_t n1 = 0, n2 = 0;
-	int own, r = 0;
+	int64_t n = 0;
+	int r = 0;
 
 	call_start(s);
+	if (before > 0)
+		r = prune_batches(s, by_age, before, &n);
+	if (r == 0 && max_rows > 0)
+		r = prune_batches(s, by_rows, max_rows, &n);
 	if (deleted != NULL)
-		*deleted = 0;
-	if (before <= 0 && max_rows <= 0)
-		return 0;
-	if (store_own_begin(s, &own) == -1)
-		return -1;
-	if (before > 0) {
-		a[0].num = before;
-		a[1].num = store_now_ms() + PRUNE_AHEAD_MS;
-		r = store_q_do(s, by_age, a, age_args, &n1);
-	}
-	if (r == 0 && max_rows > 0) {
-		a[0].num = max_rows;
-		r = store_q_do(s, by_rows, a, 1, &n2);
-	}
-	if (store_own_end(s, own, r) == -1)
-		return -1;
-	if (deleted != NULL)
-		*deleted = n1 + n2;
+		*deleted = n;
+	return r;
+}
+
+/* Batches of q(arg, PRUNE_BATCH) until one deletes fewer; *n adds up. */
+static int
+prune_batches(struct store *s, enum store_q q, int64_t arg, int64_t *n)
+{
+	struct store_arg a[] = { ARG_INT(arg), ARG_INT(PRUNE_BATCH) };
+	int64_t k;
+	int own, r;
+
+	do {
+		k = 0;
+		if (store_own_begin(s, &own) == -1)
+			return -1;
+		r = store_q_do(s, q, a, NITEMS(a), &k);
+		if (store_own_end(s, own, r) == -1)
+			return -1;
+		*n += k;
+	} while (k >= PRUNE_BATCH);
 	return 0;
 }
 

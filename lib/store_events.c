@@ -17,6 +17,8 @@
 static store_row_fn event_row;
 static int	 check_event(struct store *, const struct store_event *);
 static int	 read_event(struct store *, struct store_event *);
+static int	 request_cut(struct store *, int64_t, int64_t *);
+static int	 request_cut_step(struct store *, int64_t, int64_t *);
 static int	 read_events(struct store *, enum store_q,
 		    const struct store_arg *, size_t, struct store_event **,
 		    size_t *);
@@ -356,21 +358,42 @@ int
 store_event_prune(struct store *s, int64_t before, int64_t max_rows,
     int64_t *deleted)
 {
-	return store_prune(s, Q_EVENT_PRUNE_AGE, 1, Q_EVENT_PRUNE_ROWS, before,
+	return store_prune(s, Q_EVENT_PRUNE_AGE, Q_EVENT_PRUNE_ROWS, before,
 	    max_rows, deleted);
 }
 
 /*
- * The whole batches that end before id cut go; *n counts their records.
+ * The whole batches that end before id cut go, PRUNE_BATCH rows a step,
+ * each step in a transaction of its own unless the caller holds one (as
+ * store_prune(), and for its reasons); *n counts their records.
  */
 static int
 request_cut(struct store *s, int64_t cut, int64_t *n)
 {
-	struct store_arg a[] = { ARG_INT(cut) };
-	int64_t k = 0;
+	struct store_arg a[] = { ARG_INT(cut), ARG_INT(PRUNE_BATCH) };
+	int64_t step;
+	int own, r;
 
 	if (cut <= 1)
 		return 0;
+	do {
+		if (store_q_int(s, Q_REQUEST_BATCH_CUT, a, NITEMS(a),
+		    &step) == -1 || store_own_begin(s, &own) == -1)
+			return -1;
+		r = request_cut_step(s, step, n);
+		if (store_own_end(s, own, r) == -1)
+			return -1;
+	} while (step < cut);
+	return 0;
+}
+
+/* One step of request_cut(): the batches that end before step. */
+static int
+request_cut_step(struct store *s, int64_t step, int64_t *n)
+{
+	struct store_arg a[] = { ARG_INT(step) };
+	int64_t k = 0;
+
 	if (store_q_int(s, Q_REQUEST_COUNT_BEFORE, a, NITEMS(a), &k) == -1 ||
 	    store_q_do(s, Q_REQUEST_DELETE_BEFORE, a, NITEMS(a), NULL) == -1)
 		return -1;
@@ -389,32 +412,21 @@ store_request_prune(struct store *s, int64_t before, int64_t max_rows,
 {
 	struct store_arg a[] = { ARG_INT(before), ARG_INT(0) };
 	int64_t cut, n = 0;
-	int own, r = 0;
+	int r = 0;
 
 	call_start(s);
-	if (deleted != NULL)
-		*deleted = 0;
-	if (before <= 0 && max_rows <= 0)
-		return 0;
-	if (store_own_begin(s, &own) == -1)
-		return -1;
 	if (before > 0) {
 		a[1].num = store_now_ms() + PRUNE_AHEAD_MS;
-		if ((r = store_q_int(s, Q_REQUEST_AGE_CUT, a, NITEMS(a),
-		    &cut)) == 0)
+		r = store_q_int(s, Q_REQUEST_AGE_CUT, a, NITEMS(a), &cut);
+		if (r == 0)
 			r = request_cut(s, cut, &n);
-		else
-			r = -1;
 	}
 	if (r == 0 && max_rows > 0) {
-		if ((r = store_q_int(s, Q_REQUEST_NEXT_ID, NULL, 0, &cut)) == 0)
+		r = store_q_int(s, Q_REQUEST_NEXT_ID, NULL, 0, &cut);
+		if (r == 0)
 			r = request_cut(s, cut - max_rows, &n);
-		else
-			r = -1;
 	}
-	if (store_own_end(s, own, r) == -1)
-		return -1;
 	if (deleted != NULL)
 		*deleted = n;
-	return 0;
+	return r == 0 ? 0 : -1;
 }

@@ -167,7 +167,7 @@ int
 store_run_prune(struct store *s, int64_t before, int64_t max_rows,
     int64_t *deleted)
 {
-	return store_prune(s, Q_RUN_PRUNE_AGE, 1, Q_RUN_PRUNE_ROWS, before,
+	return store_prune(s, Q_RUN_PRUNE_AGE, Q_RUN_PRUNE_ROWS, before,
 	    max_rows, deleted);
 }
 

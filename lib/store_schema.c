@@ -510,17 +510,21 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "ORDER BY id LIMIT $2" },
 	/*
 	 * Retention: by age on the (at) index; by rows on the primary key,
-	 * keeping the newest $1 ids (O(1), no count of the table).
+	 * keeping the newest $1 ids (O(1), no count of the table); each
+	 * $2 rows at most, the oldest first (store_prune()).
 	 */
 	[Q_EVENT_PRUNE_AGE] = { "event prune by age",
-	    "DELETE FROM events WHERE at < $1" },
+	    "DELETE FROM events WHERE id IN (SELECT id FROM events "
+	    "WHERE at < $1 ORDER BY at LIMIT $2)" },
 	[Q_EVENT_PRUNE_ROWS] = { "event prune by rows",
-	    "DELETE FROM events WHERE id <= "
-	    "(SELECT MAX(id) FROM events) - $1" },
+	    "DELETE FROM events WHERE id IN (SELECT id FROM events "
+	    "WHERE id <= (SELECT MAX(id) FROM events) - $1 "
+	    "ORDER BY id LIMIT $2)" },
 	/*
 	 * Batches follow each other: the next starts at the id after the
 	 * newest.  Only under the write lock (store_begin()), so no two
-	 * writers take the same ids.
+	 * writers take the same ids; retention by rows reads it without,
+	 * where an id taken meanwhile only moves its cut a little.
 	 */
 	[Q_REQUEST_NEXT_ID] = { "request next id",
 	    "SELECT COALESCE((SELECT id + n FROM requests "
@@ -548,6 +552,13 @@ const struct store_sql store_sql[Q_COUNT] = {
 	    "SELECT COALESCE((SELECT id FROM requests WHERE max_at >= $1 "
 	    "AND min_at <= $2 ORDER BY id LIMIT 1), "
 	    "(SELECT id + n FROM requests ORDER BY id DESC LIMIT 1), 0)" },
+	/*
+	 * Where the next step of a cut at $1 ends: after $2 rows, or at
+	 * $1 (store_request_prune()).
+	 */
+	[Q_REQUEST_BATCH_CUT] = { "request batch cut",
+	    "SELECT COALESCE((SELECT id FROM requests WHERE id < $1 "
+	    "ORDER BY id LIMIT 1 OFFSET $2), $1)" },
 	/* Whole batches that end before id $1. */
 	[Q_REQUEST_COUNT_BEFORE] = { "request count before",
 	    "SELECT COALESCE(SUM(n), 0) FROM requests "
@@ -615,14 +626,19 @@ const struct store_sql store_sql[Q_COUNT] = {
 	[Q_RUN_ABANDON] = { "run abandon",
 	    "UPDATE runs SET phase = 'Failed', reason = $2, finished_at = $3 "
 	    "WHERE phase = $1" },
-	/* Retention takes finished runs only: a Running one is owned. */
+	/*
+	 * Retention takes finished runs only: a Running one is owned.  $2
+	 * rows at most, the oldest first (store_prune()).
+	 */
 	[Q_RUN_PRUNE_AGE] = { "run prune by age",
-	    "DELETE FROM runs WHERE created_at < $1 AND phase NOT IN "
-	    "('Pending', 'Running')" },
+	    "DELETE FROM runs WHERE id IN (SELECT id FROM runs "
+	    "WHERE created_at < $1 AND phase NOT IN ('Pending', 'Running') "
+	    "ORDER BY created_at LIMIT $2)" },
 	[Q_RUN_PRUNE_ROWS] = { "run prune by rows",
-	    "DELETE FROM runs WHERE phase NOT IN ('Pending', 'Running') AND "
-	    "id NOT IN (SELECT id FROM runs ORDER BY created_at DESC, id DESC "
-	    "LIMIT $1)" },
+	    "DELETE FROM runs WHERE id IN (SELECT id FROM runs "
+	    "WHERE phase NOT IN ('Pending', 'Running') AND id NOT IN "
+	    "(SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT $1) "
+	    "ORDER BY created_at LIMIT $2)" },
 	/* hk apply's: what hk-jobs claimed (done_run_id, run) stays. */
 	[Q_JOB_PUT] = { "job put",
 	    "INSERT INTO jobs (app, name, service, spec_json, run_id, "

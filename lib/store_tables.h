@@ -26,6 +26,7 @@
 
 #define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
 #define PRUNE_AHEAD_MS	(24LL * 3600 * 1000)	/* Q_REQUEST_PRUNE_AGE */
+#define PRUNE_BATCH	5000	/* rows a retention statement deletes */
 
 /* store_schema.c: the migrations, in order, and their own table. */
 struct store_migration {
@@ -82,8 +83,7 @@ int	 store_read_one(struct store *, enum store_q, const struct store_arg *,
 int	 store_own_begin(struct store *, int *);
 int	 store_own_end(struct store *, int, int);
 void	 store_rollback_keep_error(struct store *);
-int	 store_prune(struct store *, enum store_q, size_t, enum store_q,
-    int64_t,
+int	 store_prune(struct store *, enum store_q, enum store_q, int64_t,
 	    int64_t, int64_t *);
 
 /* store_events.c: migration 4 writes the batches of version 3 with it */

@@ -760,6 +760,47 @@ t_batch_events(const char *E, struct store *s, const char *url)
 	store_event_free(o, n);
 }
 
+/*
+ * Retention deletes a few thousand rows a statement (store_prune()):
+ * more than that many old rows still go, all of them, in one call.
+ */
+#define MANY	12345
+
+static void
+t_prune_many(const char *E, struct store *s)
+{
+	struct store_event *ev, *left = NULL;
+	struct store_request *rq, *o = NULL;
+	int64_t gone = -1;
+	size_t i, n = 0;
+	int added;
+
+	if ((ev = calloc(MANY, sizeof(*ev))) == NULL ||
+	    (rq = calloc(MANY, sizeof(*rq))) == NULL)
+		abort();
+	for (i = 0; i < MANY; i++) {
+		ev[i].at = 100;
+		(void)strlcpy(ev[i].app, "old", sizeof(ev[i].app));
+		(void)strlcpy(ev[i].kind, "Started", sizeof(ev[i].kind));
+		rq[i] = rq_one(150);
+	}
+	ok(store_events_add(s, ev, MANY) == 0 &&
+	    store_event_prune(s, 200, 0, &gone) == 0 && gone == MANY,
+	    "%s: %d old events pruned by age in one call", E, MANY);
+	ok(store_event_list(s, "old", NULL, NULL, 0, 0, &left, &n) == 0 &&
+	    n == 0, "%s: ... none of them left", E);
+	store_event_free(left, n);
+	free(ev);
+	added = store_begin(s) == 0 && add_singly(s, rq, MANY) == 0 &&
+	    store_commit(s) == 0;
+	ok(added && store_request_prune(s, 0, 1, &gone) == 0 &&
+	    gone >= MANY && store_request_list(s, NULL, NULL, 0, 0, 0, &o,
+	    &n) == 0 && n == 1, "%s: %d batches of requests pruned by rows "
+	    "in one call, the newest kept", E, MANY);
+	free(o);
+	free(rq);
+}
+
 /* The checks, in order, on the store of one engine. */
 static void
 checks(const char *E, struct store *s, const char *url)
@@ -771,6 +812,7 @@ checks(const char *E, struct store *s, const char *url)
 	t_batch_events(E, s, url);
 	t_batch_sizes(E, s);
 	t_request_log(E, s, url);
+	t_prune_many(E, s);
 }
 
 int
