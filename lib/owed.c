@@ -65,8 +65,11 @@ owed_put(struct owed *o, const char *key, const void *item)
 	struct owed_item *e = owed_find(o, key);
 
 	if (o->ops->write(o->store, item) == 0) {
-		if (e != NULL)
+		if (e != NULL) {
 			owed_drop(o, e);	/* superseded */
+			log_info("store: %s: written in place of the one owed, "
+			    "%zu %s left", key, o->n, o->what);
+		}
 		return 0;
 	}
 	owed_keep(o, key, item);

@@ -124,7 +124,19 @@ _stop_leftovers() {
 	for _p in $_left; do
 		echo "# left running after the test, killed: pid $_p:" \
 		    "$(tr '\0' ' ' <"/proc/$_p/cmdline" 2>/dev/null)" >&2
+		_task_states "$_p" >&2
 		kill -KILL "$_p" 2>/dev/null
+	done
+}
+
+# _task_states PID: each thread of PID, with its state and where it
+# waits, as comments: why a process did not end.
+_task_states() {
+	for _t in /proc/$1/task/*; do
+		[ -r "$_t/stat" ] || continue
+		echo "#   task ${_t##*/}: $(sed 's/^[0-9]* (\(.*\)) \([A-Za-z]\) \([0-9]*\).*/\1 state \2 ppid \3/' \
+		    "$_t/stat" 2>/dev/null), syscall $(cut -d" " -f1 "$_t/syscall" 2>/dev/null)," \
+		    "$(grep -E '^(TracerPid|SigBlk|SigIgn):' "$_t/status" 2>/dev/null | tr '\n\t' '  ')"
 	done
 }
 
