@@ -5,7 +5,8 @@
  * names one.  Statements are prepared once per connection (PQprepare with
  * explicit int8/text parameter types) and run with PQexecPrepared, text
  * format; only the constant DDL and transaction commands go through PQexec.
- * lock_timeout is STORE_BUSY_MS, like SQLite's busy timeout.
+ * lock_timeout is STORE_BUSY_MS, like SQLite's busy timeout; under a
+ * bound (store_bound()), three quarters of the bound.
  *
  * Temporary failures (store_busy()): serialization failure (40001),
  * deadlock (40P01), lock timeout (55P03), query canceled (57014), server
@@ -155,6 +156,7 @@ static int	 pg_lease_run(struct store *, const char *,
 		    const char *const *, int, const char *);
 static int	 pg_lease_bound(struct store *, int64_t);
 static void	 pg_bound(struct store *, int64_t);
+static int	 pg_set_lock_wait(struct store *);
 static int	 pg_lease_lock(struct store *, const char *, int64_t);
 static int	 pg_lease_check(struct store *, int64_t *);
 static void	 pg_lease_unlock(struct store *);
@@ -294,8 +296,26 @@ pg_session(struct store *s)
 	if (p->readonly && pg_cmd(s, "SET default_transaction_read_only = on",
 	    "session", NULL) == -1)
 		return -1;
-	return pg_cmd(s, "SET lock_timeout = " STORE_STR(STORE_BUSY_MS),
-	    "session", NULL);
+	return pg_set_lock_wait(s);
+}
+
+/*
+ * The server's wait for a lock: STORE_BUSY_MS, or under a bound three
+ * quarters of it, so that a write waiting for another's lock gets the
+ * server's busy error (store_busy(), tried again as any) and keeps its
+ * connection, rather than the bound's shutdown of the socket.
+ */
+static int
+pg_set_lock_wait(struct store *s)
+{
+	struct pg *p = s->eng;
+	int64_t ms = STORE_BUSY_MS;
+	char sql[64];
+
+	if (p->bound_ms > 0 && p->bound_ms * 3 / 4 < ms)
+		ms = p->bound_ms * 3 / 4 > 0 ? p->bound_ms * 3 / 4 : 1;
+	(void)snprintf(sql, sizeof(sql), "SET lock_timeout = %" PRId64, ms);
+	return pg_cmd(s, sql, "session", NULL);
 }
 
 /* Before a call: reconnects a connection lost between transactions. */
@@ -989,8 +1009,12 @@ pg_bound(struct store *s, int64_t ms)
 {
 	struct pg *p = s->eng;
 
-	if (p->lease_name[0] == '\0')
-		p->bound_ms = ms;
+	if (p->lease_name[0] != '\0')
+		return;
+	p->bound_ms = ms;
+	/* a failure is the connection's: the next call's reconnect sets it */
+	if (p->conn != NULL && !s->in_tx)
+		(void)pg_set_lock_wait(s);
 }
 
 /* See the top of the file: every wait bounded (STORE_LEASE_WAIT). */

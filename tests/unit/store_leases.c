@@ -15,6 +15,7 @@
 static void	 t_settings(const char *, struct store *);
 static void	 t_fence(const char *, struct store *, const char *);
 static void	 on_fenced(void *, const char *);
+static void	 t_bound_lock(const char *, struct store *, const char *);
 static void	 checks(const char *, struct store *, const char *);
 
 static void
@@ -124,12 +125,41 @@ t_fence(const char *E, struct store *s, const char *url)
 	store_close(next);
 }
 
+/*
+ * A bounded store (store_bound(), a daemon under a lease) that waits for
+ * another writer's lock gets the server's busy error within its bound,
+ * its connection kept (PostgreSQL: lock_timeout under the bound), not
+ * the bound's shutdown of a closed connection; and it writes once the
+ * lock is free.  SQLite's busy timeout does not change.
+ */
+static void
+t_bound_lock(const char *E, struct store *s, const char *url)
+{
+	struct store *other = reopen(url);
+
+	if (store_engine(s) != STORE_POSTGRES)
+		return;
+	store_bound(s, 400);
+	ok(other != NULL && store_begin(other) == 0,
+	    "%s: bound: another writer holds the write lock", E);
+	ok(store_setting_put(s, "bounded", "1") == -1 && store_busy(s) &&
+	    strstr(store_error(s), "lock timeout") != NULL &&
+	    strstr(store_error(s), "closed") == NULL,
+	    "%s: bound: a write meanwhile fails busy, by the server's lock "
+	    "timeout: %s", E, store_error(s));
+	ok(other != NULL && store_commit(other) == 0 &&
+	    store_setting_put(s, "bounded", "2") == 0,
+	    "%s: bound: once it commits, the write lands", E);
+	store_close(other);
+}
+
 /* The checks, in order, on the store of one engine. */
 static void
 checks(const char *E, struct store *s, const char *url)
 {
 	t_settings(E, s);
 	t_fence(E, s, url);
+	t_bound_lock(E, s, url);
 }
 
 int
