@@ -27,8 +27,10 @@
  * once it is gone: the next wake creates a fresh one.  An adopted
  * container (an earlier run's) is found by its labels.
  *
- * idle_action = "suspend" is the engine's pause (the cgroup freezer: the
- * processes cannot tell, nor catch it) and unpause.  A paused container
+ * idle_action = "suspend" freezes the container's own cgroup here where
+ * the engine is local (ct_freezer.c: a thaw is one write), else it is the
+ * engine's pause (the cgroup freezer: the processes cannot tell, nor
+ * catch it) and unpause.  A paused container
  * is stopped with its stop signal (a kill), then unpaused: podman 4.3
  * refuses to stop a paused container, and the signal waits, pending, for
  * the unpause; SIGKILL needs no unpause.  An adopted container is brought
@@ -139,6 +141,7 @@ static int	ct_runs_already(const char *);
 static void	ct_stop_paused(struct ct *);
 static void	on_signalled(void *, int, json_t *, const char *);
 static void	ct_unpause(struct ct *);
+static int	ct_adopt_match_cg(struct ct *, int);
 
 const struct backend backend_container = {
 	.kind = BACKEND_CONTAINER,
@@ -669,6 +672,7 @@ on_inspect(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->pid = st.pid;
+	ct_cg_find(x);
 	ct_stopsig(x, body);
 	if (x->node->net != CT_NET_HOST) {
 		ct_behind(x, in->port);
@@ -776,6 +780,7 @@ ct_stop(struct inst *in)
 
 	if (x == NULL)
 		return;
+	ct_cg_release(x);
 	x->stop_wanted = 1;
 	engine_cancel(x->hc);
 	x->hc = NULL;
@@ -802,6 +807,7 @@ ct_kill(struct inst *in)
 
 	if (x == NULL)
 		return;
+	ct_cg_release(x);
 	x->kill_wanted = 1;
 	engine_cancel(x->hc);
 	x->hc = NULL;
@@ -1118,12 +1124,14 @@ on_adopt_inspect(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->pid = st.pid;
+	ct_cg_find(x);
 	if (x->node->net != CT_NET_HOST) {
 		ct_behind(x, port);
 		port = st.host_port;
 	}
 	x->phase = CT_UP;
 	x->paused = strcmp(st.status, "paused") == 0;
+	x->cg_frozen = ct_cg_frozen(x);
 	ct_stopsig(x, body);
 	in->port = port;
 	ct_endpoint(x->node, port, in->endpoint, sizeof(in->endpoint));
@@ -1139,7 +1147,8 @@ on_adopt_inspect(void *arg, int status, json_t *body, const char *err)
  * A row that says "suspended" and a container that runs, or "running"
  * and one paused: the earlier run's unpause or pause reached the engine,
  * and hk-scale was gone before its answer.  The container is brought to
- * what the row says, then adopted; 1 if that is under way.
+ * what the row says, then adopted; 1 if that is under way.  Frozen here
+ * or thawed here (ct_freezer.c) where it can be, at once.
  */
 static int
 ct_adopt_match(struct ct *x)
@@ -1149,7 +1158,9 @@ ct_adopt_match(struct ct *x)
 
 	pause = strcmp(in->row_state, "suspended") == 0;
 	if ((!pause && strcmp(in->row_state, "running") != 0) ||
-	    x->paused == pause)
+	    (x->paused || x->cg_frozen) == pause)
+		return 0;
+	if (ct_adopt_match_cg(x, pause) == 0)
 		return 0;
 	log_info("service=%s: %s %s, as its row says %s", in->id,
 	    pause ? "pausing" : "unpausing", in->what, in->row_state);
@@ -1161,6 +1172,29 @@ ct_adopt_match(struct ct *x)
 		backend_adopted(in, 0);		/* removed */
 	}
 	return 1;
+}
+
+/*
+ * The row's state, by the container's cgroup (ct_freezer.c): 0 once it
+ * is so, -1 if that is the engine's to do.  A container the engine
+ * paused is unpaused by it.
+ */
+static int
+ct_adopt_match_cg(struct ct *x, int freeze)
+{
+	struct inst *in = x->in;
+	const char *err;
+
+	if (x->cg[0] == '\0' || (!freeze && !x->cg_frozen))
+		return -1;
+	log_info("service=%s: %s %s, as its row says %s", in->id,
+	    freeze ? "freezing" : "thawing", in->what, in->row_state);
+	if ((err = ct_cg_set(x, freeze)) != NULL) {
+		log_warnx("service=%s: unable to %s the cgroup of %s: %s",
+		    in->id, freeze ? "freeze" : "thaw", in->what, err);
+		return -1;
+	}
+	return 0;
 }
 
 static void
@@ -1239,7 +1273,8 @@ ct_stopsig(struct ct *x, const json_t *body)
 }
 
 /*
- * idle_action = "suspend": the engine pauses the container; it keeps its
+ * idle_action = "suspend": its cgroup frozen here where the engine is
+ * local (ct_freezer.c), else the engine pauses the container; it keeps its
  * memory, its port and its output stream.  One that is not up (or has
  * died, its report on the way) is not frozen.
  */
@@ -1247,10 +1282,20 @@ static void
 ct_freeze(struct inst *in)
 {
 	struct ct *x = in->priv;
+	const char *err;
 
 	if (x == NULL || x->phase != CT_UP || x->died || x->pausec != NULL) {
 		backend_frozen(in, "the container is not running");
 		return;
+	}
+	if (x->cg[0] != '\0') {
+		if ((err = ct_cg_set(x, 1)) == NULL) {
+			backend_frozen(in, NULL);
+			return;
+		}
+		log_warnx("service=%s: unable to freeze the cgroup of %s: %s "
+		    "(paused by the engine)", in->id, in->what, err);
+		x->cg[0] = '\0';
 	}
 	if ((x->pausec = engine_pause(x->node->e, x->id, on_paused, x)) ==
 	    NULL)
@@ -1284,6 +1329,8 @@ ct_thaw(struct inst *in)
 
 	if (x == NULL || x->died)
 		backend_thawed(in, "the container is gone");
+	else if (x->cg_frozen)
+		backend_thawed(in, ct_cg_set(x, 0));
 	else if (x->pausec != NULL)
 		backend_thawed(in, "a pause is under way");
 	else if ((x->pausec = engine_unpause(x->node->e, x->id, on_unpaused,
@@ -1411,6 +1458,7 @@ ct_release(struct inst *in)
 		ct_free(x);
 		return 0;
 	}
+	ct_cg_release(x);
 	x->owner = in;
 	if ((x->rmc = engine_remove(x->node->e, x->id, on_removed, x)) ==
 	    NULL) {

@@ -22,6 +22,7 @@
 #define CT_END_MS	1000	/* after an exit, for the rest of its output */
 #define CT_STOPPED_MS	2000	/* after a stop, for the engine's "die" */
 #define CT_LIST_RETRY_MS 1000	/* a list that failed, again */
+#define CT_CG_MAX	512	/* a container's cgroup directory */
 
 enum ct_net {
 	CT_NET_BRIDGE,		/* the engine's default network */
@@ -93,6 +94,9 @@ struct ct {
 	int			 kill_wanted;
 	int			 died;
 	int			 paused;	/* the engine says so */
+	char			 cg[CT_CG_MAX];	/* its freezer here, or "" */
+	int			 cg_v1;		/* cgroup v1's freezer.state */
+	int			 cg_frozen;	/* frozen here (ct_freezer.c) */
 	char			 stopsig[16];	/* Config.StopSignal */
 	int			 exit_code;	/* the engine's, -1 unknown */
 	int			 reported;
@@ -123,6 +127,12 @@ void		 ct_volumes_done(struct ct *, const char *);
 struct user_ids;
 int		 ct_volume_owner(struct ct *, struct user_ids *, char *,
 		    size_t);
+
+/* ct_freezer.c */
+void		 ct_cg_find(struct ct *);
+const char	*ct_cg_set(struct ct *, int);
+int		 ct_cg_frozen(const struct ct *);
+void		 ct_cg_release(struct ct *);
 
 /* ct_volumes.c */
 int		 ct_volumes_next(struct ct *, char *, size_t);

@@ -2,7 +2,8 @@
  * exec.h - what the exec backend's files share: backend_exec.c (an
  * instance is a child of hk-scale), exec_freezer.c (its cgroups, and the
  * freezer's state, which that file alone keeps) and exec_spawn.c (clone3
- * sharing our memory).  Nothing else in hk-scale includes it; the shared
+ * sharing our memory).  Nothing else in hk-scale includes it (but
+ * ct_freezer.c, for freezer_cgroup_of()); the shared
  * socket of replicas (exec_listen.c) is xlisten.h's, the systemd backend's
  * too.
  */
@@ -24,6 +25,7 @@ int		 freezer_setup(struct scale *, char *, size_t);
 int		 freezer_make(struct scale *, char *, size_t, int [2], char *,
 		    size_t);
 void		 freezer_find(struct scale *, pid_t, char *, size_t);
+int		 freezer_cgroup_of(pid_t, int, char *, size_t);
 const char	*freezer_set(const char *, int);
 int		 freezer_cgroup1(void);
 void		 freezer_end(const char *);

@@ -195,6 +195,17 @@ cgroup_dir(pid_t pid, enum fz_kind k, char *dir, size_t len)
 }
 
 /*
+ * The directory of pid's cgroup in cgroup v1's freezer hierarchy (v1),
+ * or in cgroup2: whatever freezer the exec backend uses (ct_freezer.c
+ * finds a container's own cgroup with it).
+ */
+int
+freezer_cgroup_of(pid_t pid, int v1, char *dir, size_t len)
+{
+	return cgroup_dir(pid, v1 ? FZ_CGROUP1 : FZ_CGROUP2, dir, len);
+}
+
+/*
  * Whether k works here: our own cgroup's directory, and a cgroup made
  * in it that has the freezer's file (cgroup.freeze is missing before
  * Linux 5.2); that trial cgroup is removed.  err says why not.

@@ -2,15 +2,16 @@
 # idle_action = "suspend" with the container backend, against the suite's
 # podman API service (its own when run alone), or Docker's engine when
 # 2114 runs this with CT_ENGINE=docker, and the test image: an idle
-# container service is paused by the engine, not stopped (inspect says
-# "paused", hk-scale "suspended", HTTPIdleSleep's action "suspend"; it
-# does not answer its endpoint); a request through the gateway unpauses
-# it: 200 from the same container, no new start, HTTPIdleWake resumed.
+# container service is frozen, not stopped (its cgroup frozen here, the
+# engine being local: 2130 looks closer; hk-scale "suspended",
+# HTTPIdleSleep's action "suspend"; it does not answer its endpoint); a
+# request through the gateway thaws it: 200 from the same container, no
+# new start, HTTPIdleWake resumed.
 # hk-scale killed with SIGKILL while it is suspended: the restart adopts
 # the paused container (still paused, suspended), the next request thaws
 # it; a paused container of the installation that no row claims is
-# removed; one the earlier run's row says suspended but that runs (an
-# unpause behind its back) is paused again and adopted.  hk stop of a
+# removed; one the earlier run's row says suspended but that runs (a
+# thaw behind its back) is frozen again and adopted.  hk stop of a
 # suspended service removes its container well within the grace period
 # (10 s here), and so does SIGTERM of hk-scale; suspend_max_seconds over,
 # the container is removed and the service sleeps.  time_unit_ms = 10: idle_seconds = 30 lasts 300 ms.
@@ -77,11 +78,11 @@ status_is() {
 	[ "$(ct_inspect "$1" '{{.State.Status}}')" = "$2" ]
 }
 # suspended SERVICE ID: hk-scale says suspended, the gateway sleeping,
-# the engine that the container is paused, and the store's row (hk ps)
-# suspended: written once the engine has answered the pause.
+# the container frozen (lib/ct.sh), and the store's row (hk ps)
+# suspended: written once it is frozen.
 suspended() {
 	scale_is "$1" suspended && gw_is "$1" sleeping &&
-	    status_is "$2" paused && [ "$(ps_state "${1#fn/}")" = suspended ]
+	    ct_frozen "$2" && [ "$(ps_state "${1#fn/}")" = suspended ]
 }
 # died_with ID: the exit code of the container's death (ct_died_with).
 died_with() {
@@ -107,7 +108,7 @@ like "$ID" '^[0-9a-f]{64}$' "in one container"
 ID12=$(echo "$ID" | cut -c1-12)
 HOST=$(ct_host "$ID")
 wait_t 20 suspended "$S" "$ID"
-ok $? "idle, it is suspended: hk-scale says so, the engine says paused"
+ok $? "idle, it is suspended: hk-scale says so, its cgroup is frozen"
 is "$(svc_ids api)" "$ID" "the same container, kept"
 is "$(ps_state api)" suspended "hk ps says suspended"
 grep -q "service=$S: freezing container $ID12" "$T/scale.log"
@@ -169,8 +170,8 @@ GHOST=$(ct_cli run -d --network none --ulimit nofile=1024:1024 \
     --label hk.revision=1 "$IMAGE" 2>/dev/null) &&
     ct_cli pause "$GHOST" >/dev/null 2>&1
 ok $? "a paused container that no row claims: $(echo "$GHOST" | cut -c1-12)"
-status_is "$ID" paused
-ok $? "killed, hk-scale left api's container paused"
+ct_frozen "$ID"
+ok $? "killed, hk-scale left api's container frozen"
 subs=$(count_in "$T/gw.log" 'scale.sock: subscribed')
 adopted=$(count_in "$T/scale.log" "service=$S: adopted container $ID12, frozen")
 start_scale
@@ -179,8 +180,8 @@ wait_t 20 more_in "$T/scale.log" \
     "service=$S: adopted container $ID12, frozen" "$adopted"
 ok $? "it adopts the paused container"
 is "$(scale_state "$S")" suspended "api is suspended still"
-status_is "$ID" paused
-ok $? "its container paused still"
+ct_frozen "$ID"
+ok $? "its container frozen still"
 wait_t 20 eval '! ct_exists "$GHOST"'
 ok $? "the one no row claims is removed"
 wait_t 10 more_in "$T/gw.log" 'scale.sock: subscribed' "$subs"
@@ -199,20 +200,20 @@ ok $? "idle, suspended again"
 # pauses it again, as its row says, and adopts it.
 kill -KILL "$scale_pid"
 wait "$scale_pid" 2>/dev/null
-ct_cli unpause "$ID" >/dev/null 2>&1
-status_is "$ID" running
-ok $? "api's container unpaused while hk-scale is away"
+ct_thaw_behind "$ID"
+! ct_frozen "$ID" && status_is "$ID" running
+ok $? "api's container thawed while hk-scale is away"
 adopted=$(count_in "$T/scale.log" "service=$S: adopted container $ID12, frozen")
 start_scale
 ok $? "hk-scale restarts"
 wait_t 20 more_in "$T/scale.log" \
     "service=$S: adopted container $ID12, frozen" "$adopted"
 ok $? "it adopts it as suspended"
-grep -q "service=$S: pausing container $ID12, as its row says suspended" \
+grep -q "service=$S: freezing container $ID12, as its row says suspended" \
     "$T/scale.log"
-ok $? "having paused it again"
-status_is "$ID" paused
-ok $? "the engine says paused"
+ok $? "having frozen it again"
+ct_frozen "$ID"
+ok $? "its cgroup is frozen"
 
 # hk stop of a suspended service: gone at once, not after the grace period.
 t0=$(date +%s%3N)

@@ -243,3 +243,54 @@ ct_host() {
 		echo "$1" | cut -c1-12
 	fi
 }
+
+# ct_cgdir ID: the container's own cgroup directory on this host, as
+# hk-scale finds it (ct_freezer.c): cgroup2's, else cgroup v1's freezer
+# hierarchy's; its first process's (State.Pid), its path naming the ID.
+ct_cgdir() {
+	_pid=$(ct_inspect "$1" '{{.State.Pid}}')
+	[ -n "$_pid" ] && [ "$_pid" != 0 ] || return 0
+	_m=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	_p=$(awk -F: '$1 == 0 { print $3 }' "/proc/$_pid/cgroup")
+	case $_p in
+	*"$1"*) [ -w "$_m$_p/cgroup.freeze" ] && { echo "$_m$_p"; return 0; } ;;
+	esac
+	_m=$(awk '$3 == "cgroup" && $4 ~ /(^|,)freezer(,|$)/ { print $2; exit }' \
+	    /proc/self/mounts)
+	_p=$(awk -F: '$2 ~ /(^|,)freezer(,|$)/ { print $3 }' "/proc/$_pid/cgroup")
+	case $_p in
+	*"$1"*) [ -n "$_m" ] && [ -w "$_m$_p/freezer.state" ] && echo "$_m$_p" ;;
+	esac
+	return 0
+}
+
+# ct_freezer ID: the state of that cgroup's freezer: 1 or 0 (cgroup2's
+# cgroup.freeze), FROZEN, FREEZING or THAWED (cgroup v1's freezer.state);
+# "" if none is found.
+ct_freezer() {
+	_d=$(ct_cgdir "$1")
+	if [ -r "$_d/cgroup.freeze" ]; then
+		cat "$_d/cgroup.freeze"
+	elif [ -n "$_d" ]; then
+		cat "$_d/freezer.state"
+	fi
+}
+
+# ct_frozen ID: its cgroup is frozen here (ct_freezer), or the engine
+# says it paused it.
+ct_frozen() {
+	case $(ct_freezer "$1") in
+	FROZEN|1) return 0 ;;
+	esac
+	[ "$(ct_inspect "$1" '{{.State.Status}}')" = paused ]
+}
+
+# ct_thaw_behind ID: its cgroup thawed here, behind hk-scale's back.
+ct_thaw_behind() {
+	_d=$(ct_cgdir "$1")
+	if [ -w "$_d/cgroup.freeze" ]; then
+		echo 0 >"$_d/cgroup.freeze"
+	else
+		echo THAWED >"$_d/freezer.state"
+	fi
+}
