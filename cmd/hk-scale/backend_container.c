@@ -142,6 +142,9 @@ static void	ct_stop_paused(struct ct *);
 static void	on_signalled(void *, int, json_t *, const char *);
 static void	ct_unpause(struct ct *);
 static int	ct_adopt_match_cg(struct ct *, int);
+static void	ct_up_early(struct ct *);
+static void	ct_cg_thaw(struct ct *);
+static void	ct_inspected(struct ct *, json_t *, const char *);
 
 const struct backend backend_container = {
 	.kind = BACKEND_CONTAINER,
@@ -180,6 +183,7 @@ ct_new(struct inst *in, char *err, size_t errlen)
 	x->in = in;
 	x->node = n;
 	x->exit_code = -1;
+	x->cg_fd = -1;
 	strlcpy(x->stopsig, "SIGTERM", sizeof(x->stopsig));
 	strlcpy(in->what, "container", sizeof(in->what));
 	loop_timer_init(&x->timer, ct_timer, x);
@@ -192,6 +196,7 @@ void
 ct_free(struct ct *x)
 {
 	loop_timer_cancel(x->node->sc->loop, &x->timer);
+	ct_cg_close(x);
 	TAILQ_REMOVE(&x->node->cts, x, entry);
 	ct_free_strv(x->health);
 	output_close(&x->out);
@@ -639,8 +644,61 @@ on_start(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	if ((x->op = engine_inspect(x->node->e, x->id, on_inspect, x)) ==
-	    NULL)
+	    NULL) {
 		ct_fail(x, "inspect", strerror(errno));
+		return;
+	}
+	if (x->node->net == CT_NET_HOST &&
+	    inst_def(x->in)->spec.readiness != READY_HEALTH)
+		ct_up_early(x);
+}
+
+/*
+ * On the node's own network the endpoint is known before the inspect
+ * (the node's address and the port hk-scale gave): the probe starts as
+ * soon as the engine says the container runs, while the inspect, for
+ * its pid and stop signal, is under way (on_inspect() then only reads
+ * them).  A stop meanwhile waits for that answer, as during any call
+ * of the start.
+ */
+static void
+ct_up_early(struct ct *x)
+{
+	struct inst *in = x->in;
+	const struct service_spec *sp = &inst_def(in)->spec;
+
+	x->early = 1;
+	ct_endpoint(x->node, in->port, in->endpoint, sizeof(in->endpoint));
+	log_info("service=%s: started %s revision %lld at %s on node %s as %s",
+	    in->id, in->what, (long long)in->revision, in->endpoint,
+	    x->node->name, sp->user != NULL ? sp->user :
+	    in->sc->cfg.service_user[0] != '\0' ? in->sc->cfg.service_user :
+	    "nobody");
+	backend_started(in);
+}
+
+/* The inspect of a container whose probe started already: its pid. */
+static void
+ct_inspected(struct ct *x, json_t *body, const char *err)
+{
+	struct inst *in = x->in;
+	struct engine_state st;
+	char why[ENGINE_ERR_LEN];
+
+	if (err == NULL && engine_state(body, in->port, &st, why,
+	    sizeof(why)) == -1)
+		err = why;
+	if (err != NULL)
+		log_warnx("service=%s: inspect of %s: %s (its pid unknown)",
+		    in->id, in->what, err);
+	else {
+		x->pid = st.pid;
+		ct_cg_find(x);
+		ct_stopsig(x, body);
+	}
+	x->phase = CT_UP;
+	if (x->died)
+		ct_finish(x);
 }
 
 /* Started: where it is published, its pid, and its health check. */
@@ -657,6 +715,10 @@ on_inspect(void *arg, int status, json_t *body, const char *err)
 	x->op = NULL;
 	if (x->stop_wanted || x->kill_wanted) {
 		ct_halt(x);
+		return;
+	}
+	if (x->early) {
+		ct_inspected(x, body, err);
 		return;
 	}
 	sp = &inst_def(in)->spec;
@@ -1330,12 +1392,29 @@ ct_thaw(struct inst *in)
 	if (x == NULL || x->died)
 		backend_thawed(in, "the container is gone");
 	else if (x->cg_frozen)
-		backend_thawed(in, ct_cg_set(x, 0));
+		ct_cg_thaw(x);
 	else if (x->pausec != NULL)
 		backend_thawed(in, "a pause is under way");
 	else if ((x->pausec = engine_unpause(x->node->e, x->id, on_unpaused,
 	    x)) == NULL)
 		backend_thawed(in, strerror(errno));
+}
+
+/*
+ * Its cgroup thawed, as the exec backend thaws one: said ready first, so
+ * that the gateway's connect overlaps the write, which cannot wait on
+ * anything (a failure is logged; the stop that follows thaws it again).
+ */
+static void
+ct_cg_thaw(struct ct *x)
+{
+	struct inst *in = x->in;
+	const char *err;
+
+	backend_thawed(in, NULL);
+	if (in->priv == x && x->cg_frozen && (err = ct_cg_set(x, 0)) != NULL)
+		log_warnx("service=%s: unable to thaw the cgroup of %s: %s",
+		    in->id, in->what, err);
 }
 
 /*

@@ -94,8 +94,10 @@ struct ct {
 	int			 kill_wanted;
 	int			 died;
 	int			 paused;	/* the engine says so */
+	int			 early;		/* probed before its inspect */
 	char			 cg[CT_CG_MAX];	/* its freezer here, or "" */
 	int			 cg_v1;		/* cgroup v1's freezer.state */
+	int			 cg_fd;		/* its freezer's file, or -1 */
 	int			 cg_frozen;	/* frozen here (ct_freezer.c) */
 	char			 stopsig[16];	/* Config.StopSignal */
 	int			 exit_code;	/* the engine's, -1 unknown */
@@ -133,6 +135,7 @@ void		 ct_cg_find(struct ct *);
 const char	*ct_cg_set(struct ct *, int);
 int		 ct_cg_frozen(const struct ct *);
 void		 ct_cg_release(struct ct *);
+void		 ct_cg_close(struct ct *);
 
 /* ct_volumes.c */
 int		 ct_volumes_next(struct ct *, char *, size_t);

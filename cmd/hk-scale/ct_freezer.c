@@ -46,11 +46,25 @@ static int	cg_file(const struct ct *, char *, size_t);
 void
 ct_cg_find(struct ct *x)
 {
-	x->cg[0] = '\0';
+	char file[sizeof(x->cg) + 32];
+
+	ct_cg_close(x);
 	if (!x->node->local || x->pid <= 0 || strlen(x->id) < 12)
 		return;
-	if (cg_ours(x, 0) == 0 || cg_ours(x, 1) == 0)
+	if ((cg_ours(x, 0) == 0 || cg_ours(x, 1) == 0) &&
+	    cg_file(x, file, sizeof(file)) == 0 &&
+	    (x->cg_fd = open(file, O_WRONLY | O_CLOEXEC)) != -1)
 		return;
+	x->cg[0] = '\0';
+}
+
+/* Its freezer's file closed: the container is gone, or found anew. */
+void
+ct_cg_close(struct ct *x)
+{
+	if (x->cg_fd != -1)
+		close(x->cg_fd);
+	x->cg_fd = -1;
 	x->cg[0] = '\0';
 }
 
@@ -85,26 +99,20 @@ cg_file(const struct ct *x, char *file, size_t len)
 /*
  * Frozen (on) or thawed: NULL, or why not.  cgroup v1 says FREEZING
  * until every task has stopped; the write has asked it, and a thaw
- * after it undoes it all the same.
+ * after it undoes it all the same.  The file is kept open from the
+ * container's start: a thaw is one write(2), no path walked.
  */
 const char *
 ct_cg_set(struct ct *x, int on)
 {
-	char file[sizeof(x->cg) + 32];
 	const char *text;
 	ssize_t n;
-	int fd, saved;
 
-	if (cg_file(x, file, sizeof(file)) == -1)
-		return strerror(errno);
+	if (x->cg_fd == -1)
+		return "no cgroup";
 	text = x->cg_v1 ? (on ? "FROZEN" : "THAWED") : (on ? "1" : "0");
-	if ((fd = open(file, O_WRONLY | O_CLOEXEC)) == -1)
-		return strerror(errno);
-	n = write(fd, text, strlen(text));
-	saved = errno;
-	close(fd);
-	if (n != (ssize_t)strlen(text))
-		return strerror(n == -1 ? saved : EIO);
+	if ((n = write(x->cg_fd, text, strlen(text))) != (ssize_t)strlen(text))
+		return strerror(n == -1 ? errno : EIO);
 	x->cg_frozen = on;
 	return NULL;
 }
