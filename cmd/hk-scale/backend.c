@@ -368,6 +368,7 @@ inst_free(struct inst *in)
 	probe_stop(in);
 	loop_timer_cancel(sc->loop, &in->kill_timer);
 	loop_timer_cancel(sc->loop, &in->replica_deadline);
+	loop_timer_cancel(sc->loop, &in->row_timer);
 	queue_settle(in);
 	in->svc = NULL;
 	in->in_store = 0;

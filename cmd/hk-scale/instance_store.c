@@ -44,6 +44,7 @@ static int	ordinary_passed(struct scale *, const struct svc *);
 static void	adopt_one(struct scale *, const struct store_instance *);
 static void	adopt_take(struct inst *, struct service *, int);
 static void	adopt_frozen(struct service *, struct inst *);
+static void	row_soon_fire(struct loop *, void *);
 
 void
 row_put(struct inst *in, const char *state)
@@ -67,6 +68,35 @@ row_put(struct inst *in, const char *state)
 		log_warnx("service=%s: unable to record instance: %s: kept, "
 		    "to be written once the store answers", in->id,
 		    store_error(sc->store));
+}
+
+/*
+ * The "starting" row of a backend that starts later (a container, a
+ * pod), a millisecond after its start's first call: that call (a
+ * create) goes out first, and the row's commit, an fdatasync of 1 to
+ * 18 ms here, overlaps the engine's work instead of delaying it.  Should
+ * hk-scale die in that millisecond, the container is one that no row
+ * claims, removed by the next run's sweep.  A start that failed or was
+ * stopped meanwhile owes no row (inst_free() cancels the timer).
+ */
+void
+row_put_soon(struct inst *in)
+{
+	struct loop *l = in->sc->loop;
+
+	loop_timer_init(&in->row_timer, row_soon_fire, in);
+	loop_timer_at(l, &in->row_timer, loop_now_ms(l) + 1);
+}
+
+static void
+row_soon_fire(struct loop *l, void *arg)
+{
+	struct inst *in = arg;
+
+	(void)l;
+	if (in->svc != NULL && in->svc->inst == in && in->in_store &&
+	    !in->stopping && !in->releasing && !in->ready)
+		row_put(in, "starting");
 }
 
 void

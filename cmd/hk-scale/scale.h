@@ -108,6 +108,7 @@ struct inst {
 						   took to close on us */
 	struct loop_timer	 probe_timer;
 	struct loop_timer	 kill_timer;	/* end of the grace period */
+	struct loop_timer	 row_timer;	/* its "starting" row, owed */
 	int64_t			 started_at;	/* Unix ms */
 	int64_t			 ready_at;
 	int64_t			 start_mono;	/* loop ms */
@@ -515,6 +516,7 @@ void		 ctl_sleep_done(struct service *, const char *);
 
 /* instance_store.c */
 void		 row_put(struct inst *, const char *);
+void		 row_put_soon(struct inst *);
 void		 row_delete(struct scale *, const struct svc *);
 void		 row_failed(struct service *);
 int		 gate_passed(struct scale *, const struct svc *);

@@ -523,7 +523,7 @@ service_spawn(struct service *s)
 		if (be->starts_later) {
 			in->in_store = 1;
 			s->failed_row = 0;
-			row_put(in, "starting");
+			row_put_soon(in);
 		}
 	}
 	inst_start(in);
