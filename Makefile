@@ -83,7 +83,7 @@ $(BUILD)/%.o: %.c | $(DEPSTAMP)
 # TOOL_SRCS_<tool>, as the fuzz harnesses do (FUZZ_SRCS_<target>): they
 # are linked in, and their directories join the include path.
 ENGINE_SRCS =	cmd/hk-scale/engine.c cmd/hk-scale/engine_ops.c \
-		cmd/hk-scale/engine_stream.c
+		cmd/hk-scale/engine_stream.c cmd/hk-scale/engine_archive.c
 UNIT_SRCS_engine = $(ENGINE_SRCS)
 TOOL_SRCS_engine-cli = $(ENGINE_SRCS)
 test_srcs =	$(UNIT_SRCS_$(notdir $(1))) $(TOOL_SRCS_$(notdir $(1)))

@@ -111,6 +111,12 @@
  *				dropped, at most 64 KiB at a time)
  *	engine_exec_inspect	GET /exec/ID/json; engine_exec_state() reads
  *				whether it runs and its exit code
+ *	engine_archive_put	PUT /containers/ID/archive?path=DIR: a tar
+ *				archive (at most ENGINE_ARCHIVE_MAX bytes,
+ *				copied) unpacked under DIR, an absolute
+ *				path that exists in the container; into a
+ *				created container's file system, which is
+ *				on the node's disk (engine_archive.c)
  *
  *	ID is a container's ID or name: letters, digits and "_.-", at most
  *	ENGINE_NAME_MAX bytes.  An image name is a reference of letters,
@@ -207,6 +213,7 @@
 #define ENGINE_ADDR_MAX		46	/* an IPv6 address and a NUL */
 #define ENGINE_BODY_MAX		(4 * 1024 * 1024)	/* one answer */
 #define ENGINE_OBJ_MAX		(64 * 1024)	/* one object of a stream */
+#define ENGINE_ARCHIVE_MAX	(64 * 1024 * 1024)	/* a tar put */
 #define ENGINE_LINE_MAX		512	/* one line of output */
 #define ENGINE_TIMEOUT_MS	30000
 #define ENGINE_CONNECT_MS	5000
@@ -314,6 +321,9 @@ struct engine_call *engine_exec_start(struct engine *, const char *,
 		    engine_done_fn *, void *);
 struct engine_call *engine_exec_inspect(struct engine *, const char *,
 		    engine_done_fn *, void *);
+struct engine_call *engine_archive_put(struct engine *, const char *,
+		    const char *, const void *, size_t, engine_done_fn *,
+		    void *);
 /* 1 still running, 0 exited (*code: its status, -1 unknown), -1 no. */
 int		 engine_exec_state(const json_t *, int *);
 
