@@ -965,17 +965,6 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	else
 		app_rules_backend(c, slot, prefix, s);
 	app_rules_secrets(c, slot, prefix, s);
-	/*
-	 * The copy a container bind-mounts is written by hk-scale on its
-	 * own host, the default node: another node's engine has none.
-	 */
-	if (slot[SK_SOURCE] != NULL && s->node_name != NULL &&
-	    config_backend_can(s->backend, BACKEND_PLACED)) {
-		cw_kpath_s(key, prefix, "source");
-		cw_diag(&c->w, slot[SK_SOURCE]->line, key, "not allowed with "
-		    "node_name \"%s\" (the copy is on the default node "
-		    "only)", s->node_name);
-	}
 	if (slot[SK_SOURCE] != NULL && slot[SK_DIRECTORY] != NULL) {
 		cw_kpath_s(key, prefix, "directory");
 		cw_diag(&c->w, slot[SK_DIRECTORY]->line, key, "not allowed "

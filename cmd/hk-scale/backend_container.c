@@ -108,6 +108,8 @@ static void	ct_prepare(struct ct *);
 static void	ct_create(struct ct *);
 static void	on_create(void *, int, json_t *, const char *);
 static void	on_pull(void *, int, json_t *, const char *);
+static void	on_archived(void *, int, json_t *, const char *);
+static void	ct_run(struct ct *);
 static void	ct_pull(struct ct *);
 static void	on_start(void *, int, json_t *, const char *);
 static void	on_inspect(void *, int, json_t *, const char *);
@@ -406,11 +408,12 @@ ct_spec(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 
 /*
  * A source (inst_start() wrote it out under runtime_dir/src/HASH) is
- * bind-mounted read-only at CT_SOURCE, the command's working directory.
- * Only this host has that directory: a container on another node with a
- * source is refused by hk validate, and here if it comes anyway.  The
- * hash is the instance's, taken at its start: a create retried after a
- * pull is of the same code even if the service changed meanwhile.
+ * CT_SOURCE, the command's working directory: on this host's node the
+ * tree bind-mounted read-only; on another node, whose disk does not have
+ * it, a copy sent through the engine once the container is created
+ * (ct_archive.c).  The hash is the instance's, taken at its start: a
+ * create retried after a pull is of the same code even if the service
+ * changed meanwhile.
  */
 static int
 ct_source(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
@@ -420,11 +423,9 @@ ct_source(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 
 	if (in->code_hash[0] == '\0')
 		return 0;
-	if (strcmp(x->node->name, in->sc->node) != 0) {
-		snprintf(err, errlen, "source: the code is on this host, not "
-		    "on node %s", x->node->name);
-		return -1;
-	}
+	cc->spec.workdir = CT_SOURCE;
+	if (ct_archive_wanted(x))
+		return 0;
 	if (source_dir(in->sc, in->code_hash, dir, sizeof(dir)) == -1 ||
 	    (size_t)snprintf(cc->bind, sizeof(cc->bind), "%s:" CT_SOURCE
 	    ":ro", dir) >= sizeof(cc->bind)) {
@@ -433,7 +434,6 @@ ct_source(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 	}
 	cc->bindv[0] = cc->bind;
 	cc->spec.binds = cc->bindv;
-	cc->spec.workdir = CT_SOURCE;
 	return 0;
 }
 
@@ -566,7 +566,7 @@ on_create(void *arg, int status, json_t *body, const char *err)
 {
 	struct ct *x = arg;
 	struct inst *in = x->in;
-	char why[CONFIG_NODE_MAX + 64];
+	char why[CONFIG_NODE_MAX + 64], why2[SCALE_REASON_MAX];
 	const char *id;
 
 	x->op = NULL;
@@ -597,6 +597,36 @@ on_create(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->phase = CT_STARTING;
+	if (!ct_archive_wanted(x))
+		ct_run(x);
+	else if (ct_archive_put(x, on_archived, why2, sizeof(why2)) == -1)
+		ct_fail(x, why2, NULL);
+}
+
+/* The source is in the created container (ct_archive.c): started. */
+static void
+on_archived(void *arg, int status, json_t *body, const char *err)
+{
+	struct ct *x = arg;
+
+	(void)status;
+	(void)body;
+	x->op = NULL;
+	if (err != NULL) {
+		ct_fail(x, "source", err);
+		return;
+	}
+	if (x->stop_wanted || x->kill_wanted) {
+		ct_finish(x);		/* never started: removed */
+		return;
+	}
+	ct_run(x);
+}
+
+/* Created (and given its source): started. */
+static void
+ct_run(struct ct *x)
+{
 	if ((x->op = engine_start(x->node->e, x->id, on_start, x)) == NULL)
 		ct_fail(x, "start", strerror(errno));
 }

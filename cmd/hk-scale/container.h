@@ -107,6 +107,10 @@ struct ct {
 	struct cmd_output	 out;	/* its log: out.log alone is used */
 };
 
+/* ct_archive.c */
+int		 ct_archive_wanted(const struct ct *);
+int		 ct_archive_put(struct ct *, engine_done_fn *, char *, size_t);
+
 /* container_node.c */
 struct ct_node	*ct_node_get(struct scale *, const char *, char *, size_t);
 struct ct	*ct_find(const struct ct_node *, const char *);

@@ -1,0 +1,227 @@
+#!/bin/sh
+# A Python function from source on another node (issue 36, "Functions
+# on any node"; hk.toml(5) source): the node is a podman API service in
+# a network namespace of its own, reached over TCP on its own address
+# (10.224.0.2, a veth from this host's 10.224.0.1: a /30 no other test
+# uses, routed nowhere else), with TLS (socat in front of its socket, as
+# in 2104), its containers published there.  The
+# source is not on the node's disk: hk-scale sends it through the
+# engine (PUT /containers/ID/archive) into the created container before
+# it starts.  So:
+#
+#	- hk validate accepts source with node_name;
+#	- a request through the gateway wakes the function on the node and
+#	  is answered by the handler from /app, its working directory, which
+#	  the container's user (nobody) cannot write; the container has no
+#	  bind mount (nothing of this host's disk);
+#	- hk logs shows the function's output, which hk-scale read from the
+#	  node's engine (GET /containers/ID/logs);
+#	- a new source is a new revision, whose container on the node has
+#	  the new code;
+#	- secrets on another node are still refused (hk.toml(5), secrets).
+#
+# Both stores.  The suite's podman storage is shared by both API
+# services, as in 2103: each hk-scale sees only its installation's.
+. tests/integration/lib.sh
+. tests/integration/lib/idle.sh
+. tests/integration/lib/ct.sh
+
+ct_engine || done_testing
+IMAGE=$("$HK_TOP/scripts/test-image")
+ok $? "the test image is there: $IMAGE"
+pg_missing_is_failure
+
+NS=hk24n$$
+VR=v24r$$
+VN=v24n$$
+NODE=10.224.0.2
+# in_node CMD...: CMD in the node's network namespace alone (nsenter:
+# "ip netns exec" would also give it a /sys of its own, without the
+# cgroup file system the engine's runtime needs).
+in_node() {
+	nsenter --net="/run/netns/$NS" "$@"
+}
+# _cleanup_net: socat (and the children it forked per connection) and
+# the node's API service stopped by their pids, then the namespace and
+# the veth removed; the containers go by ct_cleanup, through the suite's
+# engine, whose storage they are in.
+_cleanup_net() {
+	[ -z "${socat_pid:-}" ] || { pkill -P "$socat_pid"; kill "$socat_pid"; }
+	[ -z "${node_pid:-}" ] || "$HK_TOP/scripts/podman-api" stop "$node_pid"
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$VR" 2>/dev/null
+}
+trap 'ct_cleanup; _cleanup_net; _cleanup' EXIT
+
+ip netns add "$NS" && ip -n "$NS" link set lo up &&
+    ip link add "$VR" type veth peer name "$VN" &&
+    ip link set "$VN" netns "$NS" &&
+    ip addr add 10.224.0.1/30 dev "$VR" && ip link set "$VR" up &&
+    ip -n "$NS" addr add "$NODE/30" dev "$VN" &&
+    ip -n "$NS" link set "$VN" up
+ok $? "the node's namespace, $NODE, a veth from this host's 10.224.0.1"
+
+# The node's engine: podman's API service on a socket of the node's,
+# exposed on $NODE:$EP over TLS by socat, as an operator would (podman
+# has no TLS of its own; hk refuses a tcp:// engine without TLS).
+for t in socat openssl; do
+	command -v "$t" >/dev/null
+	ok $? "$t is installed (scripts/deps)" || done_testing
+done
+P=$T/pki
+mkdir -p "$P" "$T/node"
+{
+	openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+	    -nodes -days 1 -subj "/CN=hk-test ca" -keyout "$P/ca.key" \
+	    -out "$P/ca.pem" -addext basicConstraints=critical,CA:TRUE \
+	    -addext keyUsage=critical,keyCertSign,cRLSign &&
+	for c in "server:subjectAltName=IP:$NODE" client:extendedKeyUsage=clientAuth; do
+		n=${c%%:*}
+		openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+		    -nodes -subj "/CN=hk-test $n" -keyout "$P/$n.key" \
+		    -out "$P/$n.csr" &&
+		    echo "${c#*:}" >"$P/$n.ext" &&
+		    openssl x509 -req -in "$P/$n.csr" -CA "$P/ca.pem" \
+		    -CAkey "$P/ca.key" -set_serial "$(date +%s%N)" -days 1 \
+		    -extfile "$P/$n.ext" -out "$P/$n.pem" || exit 1
+	done
+} >"$T/openssl.log" 2>&1
+ok $? "openssl: a CA, the node's server certificate, hk-scale's client one"
+in_node podman system service --time=0 \
+    "unix://$T/node/podman.sock" >>"$T/node/podman-api.log" 2>&1 </dev/null &
+node_pid=$!
+_pids="$_pids $node_pid"
+EP=$(free_port)
+in_node socat "OPENSSL-LISTEN:$EP,bind=$NODE,reuseaddr,fork,cert=$P/server.pem,key=$P/server.key,cafile=$P/ca.pem,verify=1" \
+    "UNIX-CONNECT:$T/node/podman.sock" 2>>"$T/node/socat.log" &
+socat_pid=$!
+node_up() {
+	[ "$(curl -sS --max-time 5 --cacert "$P/ca.pem" --cert "$P/client.pem" \
+	    --key "$P/client.key" "https://$NODE:$EP/_ping" 2>/dev/null)" = OK ]
+}
+wait_t 60 node_up
+ok $? "the node's podman API service answers on https://$NODE:$EP"
+
+mkdir -p "$T/app/code"
+cat >"$T/app/code/app.py" <<'PY'
+# A function from source: answers body.txt's text, its working directory,
+# and whether it can write there; says each request on stdout.
+import errno
+import os
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+
+def can_write():
+    try:
+        open("probe", "w").close()
+        return "yes"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+
+
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open("body.txt") as f:
+            body = f.read().strip()
+        b = ("%s cwd=%s write=%s" % (body, os.getcwd(), can_write())).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+        print("node-fn: served %s with %s" % (self.path, body), flush=True)
+
+    def log_message(self, *a):
+        pass
+
+
+HTTPServer(("0.0.0.0", int(os.environ["PORT"])), H).serve_forever()
+PY
+cat >"$T/app/hk.toml" <<APP
+schema_version = 1
+name = "fn"
+
+[services.py]
+image = "$IMAGE"
+source = "code"
+command = ["python3", "app.py"]
+node_name = "worker"
+public = true
+
+[services.py.serverless]
+idle_seconds = 3600
+APP
+S=fn/py
+H=py.fn.localhost
+
+for st in $(engines); do
+	stop_pid "${idle_pid:-}" 2>/dev/null
+	stop_pid "${gw_pid:-}" 2>/dev/null
+	stop_pid "${scale_pid:-}" 2>/dev/null
+	stop_pid "${events_pid:-}" 2>/dev/null
+	rm -rf "$RUN" "$T"/*.log
+	mkdir -p "$RUN"
+	new_store "$st" node
+	CT_STORE=$STORE
+	ct_config
+	cat >>"$T/hakopod.toml" <<CONF
+
+[nodes.worker]
+address = "$NODE"
+container_engine = "tcp://$NODE:$EP"
+container_tls_ca = "$P/ca.pem"
+container_tls_cert = "$P/client.pem"
+container_tls_key = "$P/client.key"
+container_network = "slirp4netns"
+CONF
+	echo v1 >"$T/app/code/body.txt"
+
+	run hk validate "$T/app/hk.toml"
+	is "$rc" 0 "$st: source with node_name validates"
+	run hk apply "$T/app/hk.toml"
+	is "$rc" 0 "$st: and applies"
+	start_all
+	ok $? "$st: hk-events, hk-scale, hk-activate and hk-idle are ready"
+	wait_t 60 grep -q "service=$S: ready at $NODE:" "$T/scale.log"
+	ok $? "$st: its first container on the node passes its readiness gate"
+	INST=$(ct_install "$STORE")
+	ctl activate.sock "{\"op\":\"fence\",\"service\":\"$S\",\"idle_seconds\":0}" >/dev/null &&
+	    ctl scale.sock "{\"op\":\"sleep\",\"service\":\"$S\"}" >/dev/null
+	wait_t 30 ct_asleep "$S"
+	ok $? "$st: then sleeps"
+	wait_t 30 ct_count_is 0 "$INST"
+	ok $? "$st: and its container is removed"
+
+	kill -STOP "$idle_pid"
+	is "$(get "$H" /hello)" 200 "$st: a request through the gateway wakes it"
+	is "$(cat "$T/body")" "v1 cwd=/app write=EACCES" \
+	    "$st: answered from /app, which nobody cannot write"
+	ID=$(ct_ids "$INST" running)
+	like "$ID" '^[0-9a-f]{64}$' "$st: one container runs"
+	is "$(ct_inspect "$ID" '{{index .Config.Labels "hk.node"}} {{.HostConfig.Binds}} {{len .Mounts}}')" \
+	    "worker [] 0" "$st: made on node worker, with no bind mount"
+	ep=$(ctl scale.sock '{"op":"status"}' "services.$S.endpoint")
+	like "$ep" "^$NODE:[0-9]+\$" "$st: its endpoint is on the node: $ep"
+	is "$(in_node ss -Hltn "src $ep" | grep -c .)" 1 \
+	    "$st: ... published in the node's namespace"
+	wait_t 20 sh -c "hk logs $S 2>/dev/null | grep -q 'node-fn: served /hello with v1\$'"
+	ok $? "$st: hk logs shows the function's output, read from the node's engine"
+	run hk logs "$S"
+	like "$out" "rev=1 inst=container:$(echo "$ID" | cut -c1-12) node-fn: served /hello with v1\$" \
+	    "$st: ... with its revision and container"
+
+	# A new source: a new revision, its code sent to the node again.
+	echo v2 >"$T/app/code/body.txt"
+	run hk apply "$T/app/hk.toml"
+	is "$rc" 0 "$st: a new source applies"
+	v2() { [ "$(get "$H" /again)" = 200 ] && grep -q '^v2 ' "$T/body"; }
+	wait_t 60 v2
+	ok $? "$st: and the node's container answers with it: $(cat "$T/body")"
+	kill -CONT "$idle_pid"
+done
+
+# Secrets stay on this host (hk.toml(5), secrets): refused on a node.
+sed 's/^source = .*$/secrets = ["token"]/' "$T/app/hk.toml" >"$T/app/sec.toml"
+run hk validate "$T/app/sec.toml"
+is "$rc $err" "65 $T/app/sec.toml:6: services.py.secrets: not allowed with node_name \"worker\" (the files are on the default node only)" \
+    "secrets on another node are still refused"
+done_testing
