@@ -41,12 +41,18 @@ NODE=10.224.0.2
 in_node() {
 	nsenter --net="/run/netns/$NS" "$@"
 }
-# _cleanup_net: socat (and the children it forked per connection) and
-# the node's API service stopped by their pids, then the namespace and
+# _cleanup_net: socat (held first, so that it forks no child meanwhile),
+# the children it forked per connection, and the node's API service
+# stopped by their pids, then the namespace and
 # the veth removed; the containers go by ct_cleanup, through the suite's
 # engine, whose storage they are in.
 _cleanup_net() {
-	[ -z "${socat_pid:-}" ] || { pkill -P "$socat_pid"; kill "$socat_pid"; }
+	[ -z "${socat_pid:-}" ] || {
+		kill -STOP "$socat_pid"
+		pkill -P "$socat_pid"
+		kill "$socat_pid"
+		kill -CONT "$socat_pid"
+	}
 	[ -z "${node_pid:-}" ] || "$HK_TOP/scripts/podman-api" stop "$node_pid"
 	ip netns del "$NS" 2>/dev/null
 	ip link del "$VR" 2>/dev/null

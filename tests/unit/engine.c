@@ -449,6 +449,32 @@ t_volumes_refused(struct engine *e, struct engine_spec *spec)
 	ok(!called, "(none of them was called back)");
 }
 
+/* engine_archive_put: an ID, a directory and a size it can send. */
+static void
+t_archive_refused(struct engine *e)
+{
+	static const char tar[1024];
+	int called = 0;
+
+	errno = 0;
+	ok(engine_archive_put(e, "../x", "/", tar, sizeof(tar), never,
+	    &called) == NULL && errno == EINVAL, "archive: a bad ID: EINVAL");
+	ok(engine_archive_put(e, "abc", "app", tar, sizeof(tar), never,
+	    &called) == NULL, "archive: a relative directory: refused");
+	ok(engine_archive_put(e, "abc", "/a/../etc", tar, sizeof(tar), never,
+	    &called) == NULL, "archive: a directory with \"..\": refused");
+	ok(engine_archive_put(e, "abc", "/a b", tar, sizeof(tar), never,
+	    &called) == NULL, "archive: a directory with a space: refused");
+	ok(engine_archive_put(e, "abc", "/", tar, 0, never, &called) == NULL,
+	    "archive: nothing to send: refused");
+	ok(engine_archive_put(e, "abc", "/", tar, ENGINE_ARCHIVE_MAX + 1,
+	    never, &called) == NULL, "archive: over ENGINE_ARCHIVE_MAX: "
+	    "refused");
+	engine_cancel(engine_archive_put(e, ID64, "/", tar, sizeof(tar),
+	    never, &called));
+	ok(!called, "archive: one cancelled at once: never called back");
+}
+
 static void
 t_refused(void)
 {
@@ -493,6 +519,8 @@ t_refused(void)
 	ok(!called, "a call cancelled at once: never called back");
 	t_volumes_refused(e, &spec);
 	ok(!called, "volume calls refused or cancelled: never called back");
+	t_archive_refused(e);
+	ok(!called, "archive puts refused or cancelled: never called back");
 	engine_close(e);
 	loop_free(l);
 }
