@@ -5,7 +5,9 @@
  * relative, without "", "." or ".." parts, and greater than the last.
  * An archive it reads to the end, if small, is also written out by
  * srctree_write() under a temporary directory, which must then hold a
- * tree of the same hash, and is removed.
+ * tree of the same hash, and is removed.  Every archive it reads to the
+ * end is also made a tar (srctar_build()), which must succeed: whole
+ * blocks, each header's checksum right, ending in two zero blocks.
  *
  *	make build/fuzz/srctree && build/fuzz/srctree -max_total_time=60
  */
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "srctar.h"
 #include "srctree.h"
 
 #define WRITE_MAX_RECORDS	32
@@ -29,6 +32,36 @@ static void
 cleanup(void)
 {
 	(void)srctree_remove(top);
+}
+
+/* The tar of an archive srctree_next() read to its end. */
+static void
+check_tar(const uint8_t *data, size_t len)
+{
+	unsigned char *tar, zero[2 * SRCTAR_BLOCK] = { 0 };
+	char err[256], sum[8];
+	unsigned int want;
+	size_t tlen, off, i, size = 0;
+
+	if (srctar_build(data, len, "app", &tar, &tlen, err, sizeof(err)) ==
+	    -1 || tlen % SRCTAR_BLOCK != 0 || tlen < 3 * SRCTAR_BLOCK ||
+	    memcmp(tar + tlen - sizeof(zero), zero, sizeof(zero)) != 0)
+		__builtin_trap();
+	for (off = 0; off < tlen - sizeof(zero); off += SRCTAR_BLOCK +
+	    (size + SRCTAR_BLOCK - 1) / SRCTAR_BLOCK * SRCTAR_BLOCK) {
+		for (want = 0, i = 0; i < SRCTAR_BLOCK; i++)
+			want += i >= 148 && i < 156 ? ' ' : tar[off + i];
+		memcpy(sum, tar + off + 148, 7);
+		sum[7] = '\0';
+		if (strtoul(sum, NULL, 8) != want)
+			__builtin_trap();
+		size = strtoul((const char *)tar + off + 124, NULL, 8);
+		if (size > tlen - off)
+			__builtin_trap();
+	}
+	if (off != tlen - sizeof(zero))
+		__builtin_trap();
+	free(tar);
 }
 
 static void
@@ -81,6 +114,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		strlcpy(prev, r.path, sizeof(prev));
 		n++;
 	}
+	if (rc == 0)
+		check_tar(data, len);
 	if (rc == -1 || n > WRITE_MAX_RECORDS)
 		return 0;
 	if (n > SRCTREE_ENTRIES_MAX)
