@@ -37,7 +37,9 @@ VN=v24n$$
 NODE=10.224.0.2
 # in_node CMD...: CMD in the node's network namespace alone (nsenter:
 # "ip netns exec" would also give it a /sys of its own, without the
-# cgroup file system the engine's runtime needs).
+# cgroup file system the engine's runtime needs).  What runs in the
+# background calls nsenter itself, so that $! is its pid (nsenter execs
+# CMD), not a subshell's.
 in_node() {
 	nsenter --net="/run/netns/$NS" "$@"
 }
@@ -93,12 +95,12 @@ mkdir -p "$P" "$T/node"
 	done
 } >"$T/openssl.log" 2>&1
 ok $? "openssl: a CA, the node's server certificate, hk-scale's client one"
-in_node podman system service --time=0 \
+nsenter --net="/run/netns/$NS" podman system service --time=0 \
     "unix://$T/node/podman.sock" >>"$T/node/podman-api.log" 2>&1 </dev/null &
 node_pid=$!
 _pids="$_pids $node_pid"
 EP=$(free_port)
-in_node socat "OPENSSL-LISTEN:$EP,bind=$NODE,reuseaddr,fork,cert=$P/server.pem,key=$P/server.key,cafile=$P/ca.pem,verify=1" \
+nsenter --net="/run/netns/$NS" socat "OPENSSL-LISTEN:$EP,bind=$NODE,reuseaddr,fork,cert=$P/server.pem,key=$P/server.key,cafile=$P/ca.pem,verify=1" \
     "UNIX-CONNECT:$T/node/podman.sock" 2>>"$T/node/socat.log" &
 socat_pid=$!
 node_up() {
