@@ -21,9 +21,11 @@ endif
 PREFIX ?=	/usr/local
 DESTDIR ?=
 BINDIR =	$(PREFIX)/bin
-# Programs that hk's daemons run, not a user (hk-listen: hk-scale(8)).
+# Programs that hk's daemons run, not a user (hk-listen,
+# hk-python-template: hk-scale(8)).
 LIBEXECDIR =	$(PREFIX)/libexec/hk
 LIBEXEC_PROGS =	hk-listen
+LIBEXEC_SCRIPTS = hk-python-template
 MANDIR =	$(PREFIX)/share/man
 EXAMPLEDIR =	$(PREFIX)/share/hk
 UNITDIR =	$(PREFIX)/lib/systemd/system
@@ -67,7 +69,12 @@ TOOLS =		$(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 MANPAGES =	$(wildcard man/*.[1-8])
 DEPSTAMP =	build/.deps-ok
 
-all: $(PROGS:%=$(BUILD)/bin/%)
+all: $(PROGS:%=$(BUILD)/bin/%) $(LIBEXEC_SCRIPTS:%=$(BUILD)/bin/%)
+
+# A script beside the programs, as hk-scale finds it in a build tree.
+$(BUILD)/bin/hk-python-template: libexec/hk-python-template.py
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 $(DEPSTAMP): scripts/deps tests/npm/package-lock.json
 	@mkdir -p build
@@ -107,8 +114,8 @@ $(BUILD)/bin/%: $$(call prog_objs,$$*) $(LIBHK)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
 $(BUILD)/bin/hk-scale: HK_LIBS += $(shell pkg-config --libs libsystemd)
-$(BUILD)/cmd/hk-scale/backend_s6.o: HK_CFLAGS += \
-		-DHK_LIBEXECDIR='"$(LIBEXECDIR)"'
+$(BUILD)/cmd/hk-scale/backend_s6.o $(BUILD)/cmd/hk-scale/exec_template.o: \
+		HK_CFLAGS += -DHK_LIBEXECDIR='"$(LIBEXECDIR)"'
 
 # hk new's starters, built into hk from etc/starters/<kind>/ (hk(1)): hk
 # then works from the build directory and installed alike, with no data
@@ -221,7 +228,8 @@ install: all install-config install-user
 	install -m 755 $(filter-out $(LIBEXEC_PROGS:%=$(BUILD)/bin/%), \
 	    $(PROGS:%=$(BUILD)/bin/%)) $(DESTDIR)$(BINDIR)
 	install -d $(DESTDIR)$(LIBEXECDIR)
-	install -m 755 $(LIBEXEC_PROGS:%=$(BUILD)/bin/%) $(DESTDIR)$(LIBEXECDIR)
+	install -m 755 $(LIBEXEC_PROGS:%=$(BUILD)/bin/%) \
+	    $(LIBEXEC_SCRIPTS:%=$(BUILD)/bin/%) $(DESTDIR)$(LIBEXECDIR)
 	for p in $(MANPAGES); do \
 	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done

@@ -48,6 +48,8 @@ static void	 svc_suspend_rules(struct actx *, const struct toml_kv *,
 		    const char *, const struct service_spec *);
 static void	 svc_idle_check_rules(struct actx *, const struct toml_kv *,
 		    const char *, const struct service_spec *);
+static void	 svc_start_from_rules(struct actx *, const struct toml_kv *,
+		    const char *, const struct service_spec *);
 
 /*
  * Delivery: as files by every backend (hk-scale(8)); a container's
@@ -624,4 +626,31 @@ app_rules_routing(struct actx *c, const struct toml_kv *const *slot,
 	svc_serverless_rules(c, slot, prefix, s);
 	svc_suspend_rules(c, slot[SK_SERVERLESS], prefix, s);
 	svc_idle_check_rules(c, slot[SK_SERVERLESS], prefix, s);
+	svc_start_from_rules(c, slot[SK_SERVERLESS], prefix, s);
+}
+
+/*
+ * start_from = "python-template": only the exec backend forks from a
+ * template, and only a command of the shape the template runs.
+ */
+static void
+svc_start_from_rules(struct actx *c, const struct toml_kv *sl,
+    const char *prefix, const struct service_spec *s)
+{
+	const struct toml_kv *from, *none;
+	char sl_key[CW_KEYPATH_LEN], key[CW_KEYPATH_LEN];
+
+	if (!sl_pair(sl, "start_from", &from, "", &none) || from == NULL ||
+	    s->policy.start_from == START_FROM_EXEC)
+		return;
+	cw_kpath_s(sl_key, prefix, "serverless");
+	cw_kpath_s(key, sl_key, "start_from");
+	if (s->backend != BACKEND_EXEC)
+		cw_diag(&c->w, from->line, key, "\"python-template\" needs "
+		    "backend \"exec\", not \"%s\"",
+		    config_backend_name(s->backend));
+	else if (!spec_python_command(s->command, s->ncommand))
+		cw_diag(&c->w, from->line, key, "\"python-template\" needs a "
+		    "command python3 [-u] SCRIPT ... or python3 [-u] -m MODULE "
+		    "...");
 }

@@ -39,6 +39,7 @@ static int	idle_check_put(json_t *, const char *);
 #endif
 
 static const char *const idle_actions[] = { "stop", "suspend", NULL };
+static const char *const start_froms[] = { "exec", "python-template", NULL };
 
 /* [services.NAME.serverless]: spec.h says what each column holds. */
 static const struct spec_policy_key policy_keys[] = {
@@ -56,6 +57,9 @@ static const struct spec_policy_key policy_keys[] = {
 	    offsetof(struct serverless_policy, request_buffering), NULL },
 	{ "request_timeout_seconds", 1, 300, 60, 0,
 	    offsetof(struct serverless_policy, request_timeout_seconds), NULL },
+	{ "start_from", START_FROM_EXEC, START_FROM_PYTHON, START_FROM_EXEC,
+	    SPEC_PK_ENUM, offsetof(struct serverless_policy, start_from),
+	    start_froms },
 	{ "startup_timeout_seconds", 5, 300, 60, 0,
 	    offsetof(struct serverless_policy, startup_timeout_seconds), NULL },
 	{ "suspend_max_seconds", 30, 604800, 3600, SPEC_PK_SPARSE,
@@ -155,7 +159,7 @@ static int
 decode_policy(json_t *o, struct service_spec *s)
 {
 	json_t *p = json_object_get(o, "serverless");
-	const char *action = NULL, *check = NULL;
+	const char *action = NULL, *check = NULL, *from = NULL;
 	int buffering;
 
 	if (p == NULL || json_is_null(p)) {
@@ -167,7 +171,7 @@ decode_policy(json_t *o, struct service_spec *s)
 	s->policy.suspend_max_seconds = 3600;
 	s->policy.idle_check_max_seconds = 600;
 	if (json_unpack(p, "{s:i, s:i, s:i, s:i, s:i, s?b, s?i, s?s, s?i, "
-	    "s?s, s?i}",
+	    "s?s, s?i, s?s}",
 	    "min_replicas", &s->policy.min_replicas,
 	    "idle_seconds", &s->policy.idle_seconds,
 	    "startup_timeout_seconds", &s->policy.startup_timeout_seconds,
@@ -178,7 +182,8 @@ decode_policy(json_t *o, struct service_spec *s)
 	    "idle_action", &action,
 	    "suspend_max_seconds", &s->policy.suspend_max_seconds,
 	    "idle_check", &check,
-	    "idle_check_max_seconds", &s->policy.idle_check_max_seconds) ==
+	    "idle_check_max_seconds", &s->policy.idle_check_max_seconds,
+	    "start_from", &from) ==
 	    -1 || s->policy.waiting_page_after_ms < 0 ||
 	    s->policy.suspend_max_seconds < 1 ||
 	    s->policy.idle_check_max_seconds < 1)
@@ -190,6 +195,12 @@ decode_policy(json_t *o, struct service_spec *s)
 		s->policy.idle_action = IDLE_STOP;
 	else if (strcmp(action, "suspend") == 0)
 		s->policy.idle_action = IDLE_SUSPEND;
+	else
+		return -1;
+	if (from == NULL || strcmp(from, "exec") == 0)
+		s->policy.start_from = START_FROM_EXEC;
+	else if (strcmp(from, "python-template") == 0)
+		s->policy.start_from = START_FROM_PYTHON;
 	else
 		return -1;
 	s->policy.request_buffering = buffering;
@@ -219,6 +230,25 @@ decode_env(json_t *o, struct service_spec *s)
 			return -1;
 	}
 	return 0;
+}
+
+int
+spec_python_command(char *const *argv, size_t n)
+{
+	const char *base;
+	size_t i = 1;
+
+	if (argv == NULL || n < 2)
+		return 0;
+	base = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
+	    argv[0];
+	if (strncmp(base, "python", 6) != 0)
+		return 0;
+	if (strcmp(argv[i], "-u") == 0)
+		i++;
+	if (i < n && strcmp(argv[i], "-m") == 0)
+		return i + 1 < n && argv[i + 1][0] != '-';
+	return i < n && argv[i][0] != '-';
 }
 
 /*

@@ -48,6 +48,8 @@ struct serverless_policy {
 	int	idle_action;		/* IDLE_STOP (default), IDLE_SUSPEND */
 	int	suspend_max_seconds;	/* 30..604800, 3600: then stopped */
 	int	idle_check_max_seconds;	/* 10..86400, 600: then slept */
+	int	start_from;		/* START_FROM_EXEC (default), or a
+					   template: START_FROM_PYTHON */
 };
 
 /* image_pull: when hk-scale pulls a container's image (hk.toml(5)). */
@@ -60,6 +62,12 @@ enum image_pull {
 enum idle_action {
 	IDLE_STOP,
 	IDLE_SUSPEND,
+};
+
+/* start_from: how the exec backend starts an instance (hk.toml(5)). */
+enum start_from {
+	START_FROM_EXEC,	/* its command, exec'd */
+	START_FROM_PYTHON,	/* forked from hk-scale's Python template */
 };
 
 struct service_env {
@@ -196,6 +204,12 @@ json_t	*spec_encode(const struct service_spec *);
  * when r is not one.
  */
 const char *spec_http_check(const char *r);
+/*
+ * Whether a command is one the Python template can start (start_from =
+ * "python-template", hk.toml(5)): a python interpreter, then -u at
+ * most, then a script or -m and a module, then the program's arguments.
+ */
+int	spec_python_command(char *const *, size_t);
 /* Decodes spec_json; 0, or -1 with a reason (spec left empty). */
 int	spec_decode(const char *, struct service_spec *, char *, size_t);
 void	spec_clear(struct service_spec *);

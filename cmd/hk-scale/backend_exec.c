@@ -62,6 +62,7 @@ struct exec_inst {
 	char		 cg[FZ_PATH_MAX];	/* its cgroup; "": none */
 	int		 xport;		/* shares its service's socket on
 					   this port (exec_listen.c); 0 */
+	int		 template;	/* forked from a Python template */
 };
 
 /* What the child needs between fork and exec, prepared by the parent. */
@@ -78,6 +79,7 @@ struct spawn {
 	int				 cg_born;	/* in it by clone3 */
 };
 
+static void	exec_teardown(struct scale *);
 static void	exec_start(struct inst *);
 static void	exec_adopt(struct inst *, const struct store_instance *);
 static void	exec_stop(struct inst *);
@@ -98,7 +100,6 @@ static int	listener(struct inst *, const struct service_spec *, int *,
 		    char *, size_t);
 static void	adopt_listener(struct inst *, int);
 static int	child_fds(struct spawn *);
-static int	child_drop(const struct spawn *);
 static void	child(struct spawn *) __attribute__((noreturn));
 static pid_t	spawn_into(struct spawn *);
 static void	cg_close(struct spawn *);
@@ -112,7 +113,7 @@ static void	close_fd(struct loop *, int *);
 const struct backend backend_exec = {
 	.kind = BACKEND_EXEC,
 	.setup = freezer_setup,
-	.teardown = freezer_shutdown,
+	.teardown = exec_teardown,
 	.start = exec_start,
 	.adopt = exec_adopt,
 	.stop = exec_stop,
@@ -228,12 +229,10 @@ child_fds(struct spawn *sw)
  * ambient ones would pass exec), and no_new_privs, which no exec undoes.
  * A failure is printed for the log, as the exec's is.
  */
-static int
-child_drop(const struct spawn *sw)
+int
+exec_drop(const struct user_ids *u, int switch_user)
 {
-	const struct user_ids *u = &sw->user;
-
-	if (sw->switch_user) {
+	if (switch_user) {
 		if (setgroups(u->ngroups, u->groups) == -1) {
 			dprintf(2, "setgroups: %s\n", strerror(errno));
 			return -1;
@@ -285,7 +284,7 @@ child(struct spawn *sw)
 		dprintf(2, "join its cgroup: %s\n", strerror(errno));
 	else if (child_fds(sw) == -1)
 		dprintf(2, "set up: %s\n", strerror(errno));
-	else if (child_drop(sw) == -1)
+	else if (exec_drop(&sw->user, sw->switch_user) == -1)
 		;
 	else if (sp->directory != NULL && chdir(sp->directory) == -1)
 		dprintf(2, "chdir %s: %s\n", sp->directory, strerror(errno));
@@ -345,12 +344,34 @@ cg_close(struct spawn *sw)
 	sw->cg[0] = sw->cg[1] = -1;
 }
 
+/*
+ * start_from = "python-template": forked from the template of its
+ * interpreter and user (exec_template.c), in its cgroup before it runs.
+ * 1 with *pid; 0: a bare start; -1 with err.
+ */
+static int
+from_template(struct inst *in, struct spawn *sw, pid_t *pid, char *err,
+    size_t errlen)
+{
+	const struct service_spec *sp = sw->sp;
+
+	if (!sp->serverless || sp->policy.start_from != START_FROM_PYTHON ||
+	    !spec_python_command(sp->command, sp->ncommand))
+		return 0;
+	/* the instance puts its own pid there */
+	if (sw->listen_pid != NULL)
+		strlcpy(sw->listen_pid, "LISTEN_PID=0", 32);
+	return template_spawn(in->sc, sp, &sw->user, sw->switch_user,
+	    sw->env, sw->outw, sw->execw, sw->lfd, sw->cg[0], pid, err,
+	    errlen);
+}
+
 static int
 fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 {
 	struct exec_inst *x = in->priv;
-	int outp[2], execp[2];
-	pid_t pid;
+	int outp[2], execp[2], forked;
+	pid_t pid = -1;
 
 	if ((sw->env = command_env(sw->sp, in, &sw->user,
 	    &sw->listen_pid)) == NULL) {
@@ -375,17 +396,21 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	}
 	sw->outw = outp[1];
 	sw->execw = execp[1];
-	if ((pid = spawn_into(sw)) == -1 && (pid = vfork()) == 0)
+	if ((forked = from_template(in, sw, &pid, err, errlen)) == 0 &&
+	    (pid = spawn_into(sw)) == -1 && (pid = vfork()) == 0)
 		child(sw);
 	command_env_free(sw->env);
 	close(outp[1]);
 	close(execp[1]);
 	x->outfd = outp[0];
 	x->execfd = execp[0];
+	if (forked == -1)
+		return -1;
 	if (pid == -1) {
 		snprintf(err, errlen, "vfork: %s", strerror(errno));
 		return -1;
 	}
+	x->template = forked;
 	x->pid = pid;
 	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
 	output_open(&x->out, in);
@@ -400,6 +425,14 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 		log_debug("service=%s: no start time for pid %ld", in->id,
 		    (long)pid);
 	return 0;
+}
+
+/* The end: the templates, then the cgroups. */
+static void
+exec_teardown(struct scale *sc)
+{
+	template_shutdown(sc);
+	freezer_shutdown(sc);
 }
 
 /*
@@ -445,9 +478,9 @@ exec_start(struct inst *in)
 	if (sw.lfd != -1 && x->xport == 0)
 		close(sw.lfd);
 	cg_close(&sw);
-	log_info("service=%s: started %s revision %lld at %s as %s",
+	log_info("service=%s: started %s revision %lld at %s as %s%s",
 	    in->id, in->what, (long long)in->revision, in->endpoint,
-	    sw.user.name);
+	    sw.user.name, x->template ? " from the python template" : "");
 	backend_started(in);
 	return;
 fail:

@@ -2,7 +2,8 @@
  * exec.h - what the exec backend's files share: backend_exec.c (an
  * instance is a child of hk-scale), exec_freezer.c (its cgroups, and the
  * freezer's state, which that file alone keeps) and exec_spawn.c (clone3
- * sharing our memory).  Nothing else in hk-scale includes it (but
+ * sharing our memory) and exec_template.c (an instance forked from a
+ * Python template).  Nothing else in hk-scale includes it (but
  * ct_freezer.c, for freezer_cgroup_of()); the shared
  * socket of replicas (exec_listen.c) is xlisten.h's, the systemd backend's
  * too.
@@ -32,6 +33,15 @@ void		 freezer_end(const char *);
 void		 freezer_remove(struct scale *, const char *);
 void		 freezer_sweep(struct scale *);
 void		 freezer_shutdown(struct scale *);
+
+/* backend_exec.c: the instance's user, no privileges, no_new_privs */
+int		 exec_drop(const struct user_ids *, int);
+
+/* exec_template.c: instances forked from a Python template */
+int		 template_spawn(struct scale *, const struct service_spec *,
+		    const struct user_ids *, int, char **, int, int, int, int,
+		    pid_t *, char *, size_t);
+void		 template_shutdown(struct scale *);
 
 /* exec_spawn.c */
 struct clone_args;

@@ -408,6 +408,8 @@ int64_t		 service_retry_after(const struct service *);
 void		 stats_listen(struct scale *);
 void		 stats_close(struct scale *);
 void		 stats_ready(struct service *, struct inst *);
+/* exec_template.c: the Python templates' memory, for the metrics */
+void		 template_metrics(struct metrics_out *);
 
 /* source.c: "source" trees written out under runtime_dir */
 int		 source_dir(struct scale *, const char *, char *, size_t);

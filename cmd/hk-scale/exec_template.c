@@ -1,0 +1,544 @@
+/*
+ * exec_template.c - the exec backend's Python template: an interpreter
+ * that has already imported what the starters' handlers need, which
+ * forks an instance at a wake (start_from = "python-template",
+ * hk.toml(5)).  A fork of it answers in a few milliseconds where a new
+ * interpreter takes tens.
+ *
+ * One template runs per interpreter (the command's first word) and user
+ * (uid, gid and groups): hk-python-template, as that user (never root),
+ * in a session and cgroup of its own, with no_new_privs, talking to us
+ * over a SOCK_SEQPACKET socketpair (its fd 3).  The protocol is the
+ * script's own (libexec/hk-python-template.py).  At a start we send the
+ * command, its directory and environment, with the instance's output
+ * pipe, exec pipe and listener by SCM_RIGHTS; the template forks a child
+ * that forks the instance and exits, so that the instance is reparented
+ * to us (PR_SET_CHILD_SUBREAPER, main.c) and backend_exec.c supervises it
+ * as any child: its waitpid, stop, freeze, deadlines and output.  The
+ * instance waits for a byte on a pipe of ours until we have moved it
+ * into its cgroup: no code of the service runs outside it.
+ *
+ * The exchange is synchronous (two forks of the template, about a
+ * millisecond here), bounded by TMPL_ANSWER_MS: hk-scale's loop waits
+ * for it as it waits for a vfork's exec.
+ *
+ * A template is started by the first start that wants it, which runs a
+ * bare exec meanwhile (the template's imports take longer than a start);
+ * restarted TMPL_RESTART_MS after it dies; ended with hk-scale.  It ends
+ * by itself at EOF on its socket, when hk-scale dies: a new hk-scale
+ * starts its own and never finds a second one.  Its memory is reported
+ * by the metrics (hk_template_memory_bytes).
+ *
+ * The templates are this file's list, tmpls, alone.
+ */
+#include <sys/prctl.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "log.h"
+#include "proc.h"
+#include "scale.h"
+
+#ifndef HK_LIBEXECDIR
+#define HK_LIBEXECDIR	"/usr/local/libexec/hk"
+#endif
+#define TMPL_PROGRAM	"hk-python-template"
+#define TMPL_ANSWER_MS	5000	/* a spawn's answer */
+#define TMPL_RESTART_MS	1000	/* after a death */
+#define TMPL_MSG_MAX	(1 << 20)	/* the script's MSG_MAX */
+#define TMPL_PYTHON_MAX	256
+
+struct tmpl {
+	TAILQ_ENTRY(tmpl)	 entry;
+	struct scale		*sc;
+	char			 python[TMPL_PYTHON_MAX];
+	struct user_ids		 user;
+	int			 switch_user;
+	pid_t			 pid;		/* 0: not running */
+	int			 sock;		/* -1: not running */
+	int			 ready;		/* said "ready" */
+	char			 cg[FZ_PATH_MAX];	/* "": none */
+	struct loop_timer	 restart;
+};
+
+static TAILQ_HEAD(, tmpl) tmpls = TAILQ_HEAD_INITIALIZER(tmpls);
+
+static struct tmpl *tmpl_find(const char *, const struct user_ids *);
+static int	tmpl_program(char *, size_t);
+static void	tmpl_start(struct tmpl *);
+static void	tmpl_child(const struct tmpl *, int, int, const char *,
+		    char **) __attribute__((noreturn));
+static char	**tmpl_env(const struct tmpl *);
+static void	tmpl_read(struct loop *, int, int, void *);
+static void	tmpl_down(struct tmpl *, const char *);
+static void	tmpl_restart(struct loop *, void *);
+static char	*request(const struct service_spec *, char **, size_t *);
+static int	exchange(struct tmpl *, const char *, size_t, const int *,
+		    int, pid_t *, char *, size_t);
+static int64_t	rss_bytes(pid_t);
+
+static int
+same_user(const struct user_ids *a, const struct user_ids *b)
+{
+	return a->uid == b->uid && a->gid == b->gid &&
+	    a->ngroups == b->ngroups && memcmp(a->groups, b->groups,
+	    a->ngroups * sizeof(a->groups[0])) == 0;
+}
+
+static struct tmpl *
+tmpl_find(const char *python, const struct user_ids *u)
+{
+	struct tmpl *t;
+
+	TAILQ_FOREACH(t, &tmpls, entry)
+		if (strcmp(t->python, python) == 0 && same_user(&t->user, u))
+			return t;
+	return NULL;
+}
+
+/*
+ * The script: beside hk-scale's own program (a build tree), else in
+ * HK_LIBEXECDIR (make install), as hk-listen (backend_s6.c).
+ */
+static int
+tmpl_program(char *buf, size_t len)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			if ((size_t)snprintf(buf, len, "%s/" TMPL_PROGRAM,
+			    self) < len && access(buf, R_OK) == 0)
+				return 0;
+		}
+	}
+	if ((size_t)snprintf(buf, len, "%s/" TMPL_PROGRAM, HK_LIBEXECDIR) <
+	    len && access(buf, R_OK) == 0)
+		return 0;
+	return -1;
+}
+
+/* The template's own environment: the instance's replaces it. */
+static char **
+tmpl_env(const struct tmpl *t)
+{
+	const char *path = getenv("PATH"), *lang = getenv("LANG");
+	char **env;
+
+	if ((env = calloc(6, sizeof(*env))) == NULL)
+		return NULL;
+	if (asprintf(&env[0], "PATH=%s", path != NULL ? path :
+	    "/usr/local/bin:/usr/bin:/bin") == -1 ||
+	    asprintf(&env[1], "HOME=%s", t->user.home) == -1 ||
+	    asprintf(&env[2], "USER=%s", t->user.name) == -1 ||
+	    asprintf(&env[3], "LOGNAME=%s", t->user.name) == -1 ||
+	    asprintf(&env[4], "LANG=%s", lang != NULL ? lang : "C.UTF-8") ==
+	    -1) {
+		command_env_free(env);
+		return NULL;
+	}
+	return env;
+}
+
+/*
+ * After fork: its cgroup, a session, /dev/null as stdin, our stderr as
+ * stdout and stderr (its own failures are hk-scale's to log), the socket
+ * as fd 3, the user's ids without privileges, then the interpreter.
+ */
+static void
+tmpl_child(const struct tmpl *t, int sock, int procs, const char *prog,
+    char **env)
+{
+	sigset_t none;
+	char *argv[3];
+	int null;
+
+	sigemptyset(&none);
+	if (procs != -1 && write(procs, "0", 1) != 1) {
+		dprintf(2, "hk-scale: template: join its cgroup: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	if (sigprocmask(SIG_SETMASK, &none, NULL) == -1 ||
+	    signal(SIGPIPE, SIG_DFL) == SIG_ERR || setsid() == -1 ||
+	    (null = open("/dev/null", O_RDONLY)) == -1 ||
+	    dup2(null, 0) == -1 || dup2(2, 1) == -1 ||
+	    (sock != 3 ? dup2(sock, 3) : fcntl(3, F_SETFD, 0)) == -1 ||
+	    syscall(SYS_close_range, 4, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
+		dprintf(2, "hk-scale: template: set up: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	if (exec_drop(&t->user, t->switch_user) == -1)
+		_exit(127);
+	argv[0] = (char *)(uintptr_t)t->python;
+	argv[1] = (char *)(uintptr_t)prog;
+	argv[2] = NULL;
+	execvpe(t->python, argv, env);
+	dprintf(2, "hk-scale: template: exec %s: %s\n", t->python,
+	    strerror(errno));
+	_exit(127);
+}
+
+/* Starts t; a failure is logged and retried as a death is. */
+static void
+tmpl_start(struct tmpl *t)
+{
+	char prog[PATH_MAX], err[SCALE_REASON_MAX];
+	int sv[2], cg[2] = { -1, -1 };
+	char **env;
+	pid_t pid;
+
+	if (tmpl_program(prog, sizeof(prog)) == -1) {
+		log_warnx("python template: %s not found beside hk-scale nor "
+		    "in %s", TMPL_PROGRAM, HK_LIBEXECDIR);
+		return;
+	}
+	if ((env = tmpl_env(t)) == NULL) {
+		log_warnx("python template: out of memory");
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("python template: socketpair");
+		command_env_free(env);
+		return;
+	}
+	if (freezer_make(t->sc, t->cg, sizeof(t->cg), cg, err,
+	    sizeof(err)) == -1) {
+		log_warnx("python template: %s", err);
+		goto fail;
+	}
+	if ((pid = fork()) == -1) {
+		log_warn("python template: fork");
+		goto fail;
+	}
+	if (pid == 0)
+		tmpl_child(t, sv[1], cg[0], prog, env);
+	close(sv[1]);
+	if (cg[0] != -1)
+		close(cg[0]);
+	if (cg[1] != -1)
+		close(cg[1]);
+	command_env_free(env);
+	t->pid = pid;
+	t->sock = sv[0];
+	t->ready = 0;
+	if (loop_add_fd(t->sc->loop, t->sock, LOOP_READ, tmpl_read, t) == -1)
+		log_warn("python template: unable to watch pid %ld",
+		    (long)pid);
+	log_info("python template %s for %s: started pid %ld", t->python,
+	    t->user.name, (long)pid);
+	return;
+fail:
+	close(sv[0]);
+	close(sv[1]);
+	if (cg[0] != -1)
+		close(cg[0]);
+	if (cg[1] != -1)
+		close(cg[1]);
+	if (t->cg[0] != '\0')
+		freezer_remove(t->sc, t->cg);
+	t->cg[0] = '\0';
+	command_env_free(env);
+}
+
+/* "ready", or EOF: it died (or said what it must not). */
+static void
+tmpl_read(struct loop *l, int fd, int mask, void *arg)
+{
+	struct tmpl *t = arg;
+	char buf[64];
+	ssize_t n;
+
+	(void)l;
+	(void)mask;
+	n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == 5 && memcmp(buf, "ready", 5) == 0 && !t->ready) {
+		t->ready = 1;
+		log_info("python template %s for %s: pid %ld ready, %lld kB",
+		    t->python, t->user.name, (long)t->pid,
+		    (long long)(rss_bytes(t->pid) / 1024));
+		return;
+	}
+	tmpl_down(t, n == 0 ? "exited" : "broke the protocol");
+	if (!t->sc->stopping)
+		loop_timer_at(t->sc->loop, &t->restart,
+		    loop_now_ms(t->sc->loop) + TMPL_RESTART_MS);
+}
+
+/* Ends t's process (and what of it is left in its cgroup). */
+static void
+tmpl_down(struct tmpl *t, const char *why)
+{
+	if (t->sock == -1)
+		return;
+	log_info("python template %s for %s: pid %ld %s", t->python,
+	    t->user.name, (long)t->pid, why);
+	loop_close_fd(t->sc->loop, &t->sock);
+	if (t->pid > 0)
+		kill(t->pid, SIGKILL);	/* inst_reap() reaps it */
+	t->pid = 0;
+	t->ready = 0;
+	if (t->cg[0] != '\0') {
+		freezer_end(t->cg);
+		freezer_remove(t->sc, t->cg);
+		t->cg[0] = '\0';
+	}
+}
+
+static void
+tmpl_restart(struct loop *l, void *arg)
+{
+	struct tmpl *t = arg;
+
+	(void)l;
+	if (t->sock == -1 && !t->sc->stopping)
+		tmpl_start(t);
+}
+
+/*
+ * "spawn" NUL directory NUL argc NUL argv... env...: each string ends
+ * with a NUL.  NULL when out of memory; wiped by the caller (secrets).
+ */
+static char *
+request(const struct service_spec *sp, char **env, size_t *lenp)
+{
+	char argc[16], *buf, *p;
+	size_t len, i;
+
+	snprintf(argc, sizeof(argc), "%zu", sp->ncommand);
+	len = sizeof("spawn") + strlen(sp->directory != NULL ?
+	    sp->directory : "") + 1 + strlen(argc) + 1;
+	for (i = 0; i < sp->ncommand; i++)
+		len += strlen(sp->command[i]) + 1;
+	for (i = 0; env[i] != NULL; i++)
+		len += strlen(env[i]) + 1;
+	if ((p = buf = malloc(len)) == NULL)
+		return NULL;
+#define PUT(s)	do { size_t n_ = strlen(s) + 1; memcpy(p, s, n_); \
+		    p += n_; } while (0)
+	PUT("spawn");
+	PUT(sp->directory != NULL ? sp->directory : "");
+	PUT(argc);
+	for (i = 0; i < sp->ncommand; i++)
+		PUT(sp->command[i]);
+	for (i = 0; env[i] != NULL; i++)
+		PUT(env[i]);
+#undef PUT
+	*lenp = len;
+	return buf;
+}
+
+/* Sends the request with its fds; the answer's pid, or -1 with err. */
+static int
+exchange(struct tmpl *t, const char *msg, size_t len, const int *fds,
+    int nfds, pid_t *pid, char *err, size_t errlen)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct iovec iov = { (void *)(uintptr_t)msg, len };
+	struct msghdr mh;
+	struct pollfd pfd = { t->sock, POLLIN, 0 };
+	char answer[SCALE_REASON_MAX];
+	const char *e;
+	long long v;
+	ssize_t n;
+
+	memset(&mh, 0, sizeof(mh));
+	memset(&cm, 0, sizeof(cm));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+	cm.hdr.cmsg_level = SOL_SOCKET;
+	cm.hdr.cmsg_type = SCM_RIGHTS;
+	cm.hdr.cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(&cm.hdr), fds, (size_t)nfds * sizeof(int));
+	if (sendmsg(t->sock, &mh, MSG_NOSIGNAL) == -1) {
+		snprintf(err, errlen, "python template: send: %s",
+		    strerror(errno));
+		return -1;
+	}
+	while ((n = poll(&pfd, 1, TMPL_ANSWER_MS)) == -1 && errno == EINTR)
+		;
+	if (n != 1 || (n = recv(t->sock, answer, sizeof(answer) - 1,
+	    MSG_DONTWAIT)) <= 0) {
+		snprintf(err, errlen, "python template: %s", n == 0 ?
+		    "no answer" : "exited");
+		return -1;
+	}
+	answer[n] = '\0';
+	if (strncmp(answer, "pid ", 4) != 0) {
+		snprintf(err, errlen, "python template: %s", answer);
+		return -1;
+	}
+	v = strtonum(answer + 4, 2, INT_MAX, &e);
+	if (e != NULL) {
+		snprintf(err, errlen, "python template: pid %s: %s",
+		    answer + 4, e);
+		return -1;
+	}
+	*pid = (pid_t)v;
+	return 0;
+}
+
+/*
+ * Starts an instance from the template of sp's interpreter and user u,
+ * with env, stdout and stderr on outw, execw as the exec backend's child
+ * has it (EOF once the instance runs the service's code, a byte if it
+ * failed) and lfd (or -1) as fd 3; moved into its cgroup by procs (its
+ * cgroup.procs, or -1: none) before it runs.  1 with *pid; 0 when no
+ * template is ready (one is started: the caller execs meanwhile); -1
+ * with err.
+ */
+int
+template_spawn(struct scale *sc, const struct service_spec *sp,
+    const struct user_ids *u, int switch_user, char **env, int outw,
+    int execw, int lfd, int procs, pid_t *pid, char *err, size_t errlen)
+{
+	char pidbuf[16], *msg;
+	struct tmpl *t;
+	int fds[4], go[2], nfds = 3;
+	size_t len;
+	int r = -1;
+
+	if (u->uid == 0 || strlen(sp->command[0]) >= TMPL_PYTHON_MAX)
+		return 0;	/* never root: a bare start */
+	if ((t = tmpl_find(sp->command[0], u)) == NULL) {
+		if ((t = calloc(1, sizeof(*t))) == NULL)
+			return 0;
+		t->sc = sc;
+		strlcpy(t->python, sp->command[0], sizeof(t->python));
+		t->user = *u;
+		t->switch_user = switch_user;
+		t->sock = -1;
+		loop_timer_init(&t->restart, tmpl_restart, t);
+		TAILQ_INSERT_TAIL(&tmpls, t, entry);
+	}
+	if (t->sock == -1 && !loop_timer_armed(&t->restart))
+		tmpl_start(t);
+	if (!t->ready)
+		return 0;
+	if ((msg = request(sp, env, &len)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (pipe2(go, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		goto done;
+	}
+	fds[0] = outw;
+	fds[1] = execw;
+	fds[2] = go[0];
+	if (lfd != -1)
+		fds[nfds++] = lfd;
+	r = exchange(t, msg, len, fds, nfds, pid, err, errlen);
+	close(go[0]);
+	if (r == -1) {
+		close(go[1]);
+		tmpl_down(t, "failed a start: replaced");
+		loop_timer_at(sc->loop, &t->restart, loop_now_ms(sc->loop) +
+		    TMPL_RESTART_MS);
+		goto done;
+	}
+	/* Its cgroup before any code of the service runs, then go. */
+	snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)*pid);
+	if (procs != -1 && write(procs, pidbuf, strlen(pidbuf)) == -1) {
+		snprintf(err, errlen, "cgroup of pid %ld: %s", (long)*pid,
+		    strerror(errno));
+		kill(*pid, SIGKILL);	/* exec_reap() reaps it */
+		close(go[1]);
+		r = -1;
+		goto done;
+	}
+	if (write(go[1], "g", 1) != 1) {
+		snprintf(err, errlen, "pid %ld: %s", (long)*pid,
+		    strerror(errno));
+		kill(*pid, SIGKILL);
+		r = -1;
+	} else
+		r = 1;
+	close(go[1]);
+done:
+	explicit_bzero(msg, len);
+	free(msg);
+	return r;
+}
+
+/* Resident memory of pid, in bytes (0: unknown). */
+static int64_t
+rss_bytes(pid_t pid)
+{
+	char path[64], line[128];
+	long long kb = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "VmRSS: %lld kB", &kb) == 1)
+			break;
+	fclose(fp);
+	return (int64_t)kb * 1024;
+}
+
+/* hk_template_memory_bytes: each running template's resident memory. */
+void
+template_metrics(struct metrics_out *o)
+{
+	const char *l[] = { "runtime", NULL, "user", NULL, "pid", NULL, NULL };
+	char pid[16];
+	struct tmpl *t;
+
+	metrics_family(o, "hk_template_memory_bytes", "gauge",
+	    "Resident memory of each Python template (start_from = "
+	    "\"python-template\"), shared by the instances it forks.");
+	TAILQ_FOREACH(t, &tmpls, entry) {
+		if (t->pid <= 0)
+			continue;
+		snprintf(pid, sizeof(pid), "%ld", (long)t->pid);
+		l[1] = t->python;
+		l[3] = t->user.name;
+		l[5] = pid;
+		metrics_u64(o, "hk_template_memory_bytes", l,
+		    (uint64_t)rss_bytes(t->pid));
+	}
+}
+
+/* The end: every template goes with hk-scale. */
+void
+template_shutdown(struct scale *sc)
+{
+	struct tmpl *t;
+
+	while ((t = TAILQ_FIRST(&tmpls)) != NULL) {
+		loop_timer_cancel(sc->loop, &t->restart);
+		tmpl_down(t, "ended");
+		TAILQ_REMOVE(&tmpls, t, entry);
+		free(t);
+	}
+}

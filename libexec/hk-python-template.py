@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""hk-python-template - hk-scale's Python template (hk-scale(8)).
+
+hk-scale runs one per interpreter and user, as that user, in a cgroup of
+its own, with a SOCK_SEQPACKET socket as fd 3.  It imports what the
+starters' handlers need (http.server; FastAPI and uvicorn when they are
+installed), says "ready", then forks an instance for each request:
+
+    request: "spawn" NUL directory NUL argc NUL argv... NUL env...
+             with fds: output, exec, go[, listener]
+    reply:   "pid N", or "error WHY"
+
+The instance is the child of a child that exits at once, so that it is
+reparented to hk-scale (a subreaper) and supervised as an exec instance
+is.  It waits for a byte on go (hk-scale has moved it into the
+instance's cgroup by then), sets up what the exec backend's child sets
+up, closes exec (EOF: started, as an exec's close-on-exec says), and
+runs the command's script or module as python3 would.  A failure is
+printed to the output and told by a byte on exec.  EOF on fd 3 (hk-scale
+gone) ends the template; its instances live on.
+"""
+import gc
+import io
+import os
+import runpy
+import socket
+import sys
+
+MSG_MAX = 1 << 20
+
+
+def preload():
+    """What the starters' handlers import, so that a fork has it."""
+    import asyncio  # noqa: F401
+    import email.utils  # noqa: F401
+    import http.server  # noqa: F401
+    import json  # noqa: F401
+    import socketserver  # noqa: F401
+    import traceback  # noqa: F401
+    import urllib.parse  # noqa: F401
+    for name in ("fastapi", "fastapi.responses", "fastapi.routing",
+                 "starlette.middleware", "uvicorn", "uvicorn.config",
+                 "uvicorn.server", "uvicorn.main", "uvicorn.lifespan.on",
+                 "uvicorn.loops.auto", "uvicorn.loops.asyncio",
+                 "uvicorn.protocols.http.auto",
+                 "uvicorn.protocols.http.h11_impl",
+                 "uvicorn.protocols.http.httptools_impl",
+                 "uvicorn.protocols.websockets.auto"):
+        try:
+            __import__(name)
+        except Exception:
+            pass
+
+
+def fail(execw, what, why):
+    """Printed for the log, and a byte on exec: the exit gives why."""
+    try:
+        os.write(2, ("%s: %s\n" % (what, why)).encode())
+        os.write(execw, b"x")
+    finally:
+        os._exit(127)
+
+
+def parse(msg):
+    fields = msg.split(b"\0")
+    if fields[-1] == b"":
+        fields.pop()
+    if len(fields) < 3 or fields[0] != b"spawn":
+        raise ValueError("bad request")
+    argc = int(fields[2])
+    argv = [os.fsdecode(a) for a in fields[3:3 + argc]]
+    env = [os.fsdecode(e) for e in fields[3 + argc:]]
+    if len(argv) != argc or argc < 2:
+        raise ValueError("bad request")
+    return os.fsdecode(fields[1]), argv, env
+
+
+def stdio(unbuffered):
+    """Python's own stdout and stderr, on the instance's fds 1 and 2."""
+    out = io.FileIO(1, "w", closefd=False)
+    err = io.FileIO(2, "w", closefd=False)
+    if unbuffered:
+        sys.stdout = io.TextIOWrapper(out, write_through=True)
+        sys.stderr = io.TextIOWrapper(err, write_through=True,
+                                      errors="backslashreplace")
+    else:
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(out))
+        sys.stderr = io.TextIOWrapper(io.BufferedWriter(err),
+                                      line_buffering=True,
+                                      errors="backslashreplace")
+    sys.__stdout__, sys.__stderr__ = sys.stdout, sys.stderr
+
+
+def setup(directory, env, out, execw, lfd):
+    """What the exec backend's child does before its exec (hk-scale)."""
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    first = 3
+    if lfd != -1:
+        os.dup2(lfd, 3)
+        first = 4
+    os.closerange(first, execw)
+    os.closerange(execw + 1, os.sysconf("SC_OPEN_MAX"))
+    os.environ.clear()
+    for e in env:
+        k, _, v = e.partition("=")
+        if k:
+            os.environ[k] = v
+    if "LISTEN_FDS" in os.environ:
+        os.environ["LISTEN_PID"] = str(os.getpid())
+    if directory:
+        os.chdir(directory)
+
+
+def instance(msg, fds):
+    """The forked instance: never returns but by SystemExit."""
+    out, execw, go = fds[0], fds[1], fds[2]
+    lfd = fds[3] if len(fds) > 3 else -1
+    try:
+        os.setsid()
+        if os.read(go, 1) != b"g":
+            os._exit(127)	# hk-scale gave up on it
+        directory, argv, env = parse(msg)
+        setup(directory, env, out, execw, lfd)
+    except Exception as e:
+        import traceback
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        fail(execw, "template", "%s (line %d: %s)" % (e, where.lineno,
+                                                     where.line))
+    i = 1
+    unbuffered = argv[i] == "-u"
+    i += unbuffered
+    stdio(unbuffered)
+    if argv[i] == "-m":
+        module, args = argv[i + 1], argv[i + 2:]
+        sys.argv = [module] + args
+        sys.path[0] = os.getcwd()
+    else:
+        module, args = None, argv[i + 1:]
+        script = argv[i]
+        sys.argv = [script] + args
+        sys.path[0] = os.path.dirname(os.path.abspath(script))
+    os.close(execw)
+    try:
+        if module is not None:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit:
+        raise
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        raise SystemExit(1)
+    raise SystemExit(0)
+
+
+def spawn(msg, fds):
+    """Forks a child that forks the instance and exits: "pid N"."""
+    if len(fds) < 3:
+        raise ValueError("bad request: %d fds" % len(fds))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            gpid = os.fork()
+        except BaseException:
+            os._exit(1)
+        if gpid == 0:
+            os.close(w)
+            instance(msg, fds)
+        os.write(w, str(gpid).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        got = os.read(r, 32)
+        if not got:
+            break
+        data += got
+    os.close(r)
+    os.waitpid(pid, 0)	# the instance is hk-scale's child once this returns
+    if not data:
+        raise OSError("fork failed")
+    return b"pid " + data
+
+
+def main():
+    sock = socket.socket(fileno=3)
+    preload()
+    # What is imported stays out of the collector's sight: a collection
+    # in an instance would otherwise touch, and copy, every page of it.
+    gc.collect()
+    gc.freeze()
+    sock.send(b"ready")
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, MSG_MAX, 8)
+        except InterruptedError:
+            continue
+        if not msg:
+            os._exit(0)	# hk-scale is gone
+        try:
+            reply = spawn(msg, fds)
+        except Exception as e:
+            reply = ("error %s" % e).encode()
+        for fd in fds:
+            os.close(fd)
+        sock.send(reply)
+
+
+if __name__ == "__main__":
+    main()
