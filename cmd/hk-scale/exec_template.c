@@ -11,16 +11,17 @@
  * over a SOCK_SEQPACKET socketpair (its fd 3).  The protocol is the
  * script's own (libexec/hk-python-template.py).  At a start we send the
  * command, its directory and environment, with the instance's output
- * pipe, exec pipe and listener by SCM_RIGHTS; the template forks a child
- * that forks the instance and exits, so that the instance is reparented
- * to us (PR_SET_CHILD_SUBREAPER, main.c) and backend_exec.c supervises it
- * as any child: its waitpid, stop, freeze, deadlines and output.  The
+ * pipe, exec pipe and listener by SCM_RIGHTS; the template forks the
+ * instance as our child (CLONE_PARENT; elsewhere than x86_64 by a child
+ * that exits, reparented to us: PR_SET_CHILD_SUBREAPER, main.c), and
+ * backend_exec.c supervises it as any child: its waitpid, stop, freeze,
+ * deadlines and output.  The
  * instance waits for a byte on a pipe of ours until we have moved it
  * into its cgroup: no code of the service runs outside it.
  *
- * The exchange is synchronous (two forks of the template, about a
- * millisecond here), bounded by TMPL_ANSWER_MS: hk-scale's loop waits
- * for it as it waits for a vfork's exec.
+ * The exchange is synchronous (a fork of the template), bounded by
+ * TMPL_ANSWER_MS: hk-scale's loop waits for it as it waits for a
+ * vfork's exec.
  *
  * A template is started by the first start that wants it, which runs a
  * bare exec meanwhile (the template's imports take longer than a start);
