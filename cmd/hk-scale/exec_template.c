@@ -25,7 +25,9 @@
  *
  * A template is started by the first start that wants it, which runs a
  * bare exec meanwhile (the template's imports take longer than a start);
- * restarted TMPL_RESTART_MS after it dies; ended with hk-scale.  It ends
+ * restarted TMPL_RESTART_MS after it dies (twice as long each time while
+ * it dies before it is ready, up to TMPL_RESTART_MAX); ended with
+ * hk-scale.  It ends
  * by itself at EOF on its socket, when hk-scale dies: a new hk-scale
  * starts its own and never finds a second one.  Its memory is reported
  * by the metrics (hk_template_memory_bytes).
@@ -62,6 +64,7 @@
 #define TMPL_PROGRAM	"hk-python-template"
 #define TMPL_ANSWER_MS	5000	/* a spawn's answer */
 #define TMPL_RESTART_MS	1000	/* after a death */
+#define TMPL_RESTART_MAX 60000	/* doubled up to, while none is ready */
 #define TMPL_MSG_MAX	(1 << 20)	/* the script's MSG_MAX */
 #define TMPL_PYTHON_MAX	256
 
@@ -74,6 +77,7 @@ struct tmpl {
 	pid_t			 pid;		/* 0: not running */
 	int			 sock;		/* -1: not running */
 	int			 ready;		/* said "ready" */
+	int64_t			 backoff;	/* ms before the next start */
 	char			 cg[FZ_PATH_MAX];	/* "": none */
 	struct loop_timer	 restart;
 };
@@ -277,15 +281,21 @@ tmpl_read(struct loop *l, int fd, int mask, void *arg)
 		return;
 	if (n == 5 && memcmp(buf, "ready", 5) == 0 && !t->ready) {
 		t->ready = 1;
+		t->backoff = TMPL_RESTART_MS;
 		log_info("python template %s for %s: pid %ld ready, %lld kB",
 		    t->python, t->user.name, (long)t->pid,
 		    (long long)(rss_bytes(t->pid) / 1024));
 		return;
 	}
+	/* One that never got ready (no python3, an import that fails)
+	 * is tried less and less often. */
+	if (!t->ready)
+		t->backoff = t->backoff * 2 > TMPL_RESTART_MAX ?
+		    TMPL_RESTART_MAX : t->backoff * 2;
 	tmpl_down(t, n == 0 ? "exited" : "broke the protocol");
 	if (!t->sc->stopping)
 		loop_timer_at(t->sc->loop, &t->restart,
-		    loop_now_ms(t->sc->loop) + TMPL_RESTART_MS);
+		    loop_now_ms(t->sc->loop) + t->backoff);
 }
 
 /* Ends t's process (and what of it is left in its cgroup). */
@@ -436,6 +446,7 @@ template_spawn(struct scale *sc, const struct service_spec *sp,
 		t->user = *u;
 		t->switch_user = switch_user;
 		t->sock = -1;
+		t->backoff = TMPL_RESTART_MS;
 		loop_timer_init(&t->restart, tmpl_restart, t);
 		TAILQ_INSERT_TAIL(&tmpls, t, entry);
 	}
