@@ -11,8 +11,8 @@
 # ends it; a suspend freezes its cgroup and the next request thaws the
 # same pid; a start that is never ready is killed at its deadline.  The
 # template killed with SIGKILL is restarted, and the next wake is forked
-# from the new one.  hk-scale killed and started again: the old template
-# ends, one template runs.  hk validate refuses the key with another
+# from the new one.  Its memory is a metric.  hk-scale killed and started
+# again: the old template ends, one template runs.  hk validate refuses the key with another
 # backend and with a command the template cannot run.
 . tests/integration/lib.sh
 . tests/integration/lib/gw.sh
@@ -175,7 +175,9 @@ for e in $(engines); do
 	new_store "$e" tf || { ok 1 "$e: store"; continue; }
 	rm -f "$T"/*.log
 	GW_STATE=$STORE
-	gw_config "secret_key_file = \"$T/$e.key\"" 'freezer = "cgroup2"'
+	mport=$(free_port)
+	gw_config "secret_key_file = \"$T/$e.key\"" 'freezer = "cgroup2"' \
+	    '[metrics]' "scale = \"127.0.0.1:$mport\""
 	V=$(python3 -c 'import secrets; print("hk-tmpl-" + secrets.token_hex(16))')
 	printf '%s' "$V" | hk secret set tf DB_PASSWORD >/dev/null 2>&1
 	ok $? "$e: hk secret set"
@@ -202,6 +204,9 @@ for e in $(engines); do
 	    "$e: the template runs as nobody, not root"
 	like "$(cmdline "$tpid")" "python3 .*/hk-python-template $" \
 	    "$e: the template is hk-python-template"
+	like "$(curl -sS --max-time 10 "http://127.0.0.1:$mport/metrics")" \
+	    "hk_template_memory_bytes\\{runtime=\"python3\",user=\"nobody\",pid=\"$tpid\"\\} [1-9][0-9]{6,}" \
+	    "$e: its resident memory is a metric (hk_template_memory_bytes)"
 	put_to_sleep tp/tp && put_to_sleep tf/fn
 	ok $? "$e: the gate's instances put to sleep"
 	# tf/sus's gate instance was suspended, not stopped: a new revision
