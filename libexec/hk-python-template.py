@@ -19,6 +19,7 @@ runs the command's script or module as python3 would.  A failure is
 printed to the output and told by a byte on exec.  EOF on fd 3 (hk-scale
 gone) ends the template; its instances live on.
 """
+import array
 import gc
 import io
 import os
@@ -62,7 +63,7 @@ def fail(execw, what, why):
 
 
 def parse(msg):
-    fields = msg.split(b"\0")
+    fields = bytes(msg).split(b"\0")
     if fields[-1] == b"":
         fields.pop()
     if len(fields) < 3 or fields[0] != b"spawn":
@@ -211,6 +212,24 @@ def spawn(msg, fds):
     return b"pid " + data
 
 
+def receive(sock, buf):
+    """A request into buf, which the template zeroes after it: its
+    secrets stay in no copy that a later instance of another service
+    would inherit.  The length and the fds; 0 at EOF."""
+    fdsize = array.array("i").itemsize
+    n, anc, flags, _ = sock.recvmsg_into([buf],
+                                         socket.CMSG_SPACE(8 * fdsize))
+    fds = array.array("i")
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:len(data) - len(data) % fdsize])
+    if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+        for fd in fds:
+            os.close(fd)
+        raise ValueError("request too long")
+    return n, list(fds)
+
+
 def main():
     sock = socket.socket(fileno=3)
     preload()
@@ -218,18 +237,24 @@ def main():
     # in an instance would otherwise touch, and copy, every page of it.
     gc.collect()
     gc.freeze()
+    buf = bytearray(MSG_MAX)
     sock.send(b"ready")
     while True:
         try:
-            msg, fds, _, _ = socket.recv_fds(sock, MSG_MAX, 8)
+            n, fds = receive(sock, buf)
         except InterruptedError:
             continue
-        if not msg:
+        except ValueError as e:
+            buf[:] = bytes(MSG_MAX)
+            sock.send(("error %s" % e).encode())
+            continue
+        if n == 0:
             os._exit(0)	# hk-scale is gone
         try:
-            reply = spawn(msg, fds)
+            reply = spawn(memoryview(buf)[:n], fds)
         except Exception as e:
             reply = ("error %s" % e).encode()
+        buf[:n] = bytes(n)
         for fd in fds:
             os.close(fd)
         sock.send(reply)
