@@ -450,8 +450,15 @@ template_spawn(struct scale *sc, const struct service_spec *sp,
 		loop_timer_init(&t->restart, tmpl_restart, t);
 		TAILQ_INSERT_TAIL(&tmpls, t, entry);
 	}
-	if (t->sock == -1 && !loop_timer_armed(&t->restart))
+	if (t->sock == -1 && !loop_timer_armed(&t->restart)) {
 		tmpl_start(t);
+		if (t->sock == -1) {	/* logged; not at every start */
+			loop_timer_at(sc->loop, &t->restart,
+			    loop_now_ms(sc->loop) + t->backoff);
+			t->backoff = t->backoff * 2 > TMPL_RESTART_MAX ?
+			    TMPL_RESTART_MAX : t->backoff * 2;
+		}
+	}
 	if (!t->ready)
 		return 0;
 	if ((msg = request(sp, env, &len)) == NULL) {
