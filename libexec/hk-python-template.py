@@ -10,6 +10,9 @@ installed), says "ready", then forks an instance for each request:
              with fds: output, exec, go[, listener]
     reply:   "pid N", or "error WHY"
 
+A spare fork waits for the next request, made once the last one was
+answered, so that an answer does not wait for a fork.
+
 The instance is made hk-scale's child (clone's CLONE_PARENT; elsewhere
 the child of a child that exits at once, reparented to hk-scale, a
 subreaper) and supervised as an exec instance is.  It waits for a byte on go (hk-scale has moved it into the
@@ -181,10 +184,47 @@ def clone_parent():
     return pid
 
 
-def spawn(msg, fds):
-    """Forks the instance, hk-scale's child: "pid N"."""
+def make_spare(sock):
+    """An instance forked ahead of its request, waiting for it on a
+    socket of its own: the fork is then off the start's path.  It is
+    hk-scale's child (CLONE_PARENT), holds none of the template's
+    sockets, and ends at EOF, with the template.  Its socket, or None
+    where CLONE_PARENT is not known."""
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = clone_parent()
+    if pid == 0:
+        sock.close()
+        a.close()
+        buf = bytearray(MSG_MAX)
+        try:
+            n, fds = receive(b, buf)
+        except Exception:
+            os._exit(0)
+        if n == 0:
+            os._exit(0)	# the template is gone
+        b.close()
+        instance(memoryview(buf)[:n], fds)
+    b.close()
+    if pid is None:
+        a.close()
+        return None
+    return (pid, a)
+
+
+def spawn(msg, fds, spare):
+    """Hands the request to the spare, or forks the instance as
+    hk-scale's child: "pid N"."""
     if len(fds) < 3:
         raise ValueError("bad request: %d fds" % len(fds))
+    if spare is not None:
+        pid, a = spare
+        try:
+            socket.send_fds(a, [msg], fds)
+            return b"pid %d" % pid
+        except OSError:
+            pass		# it died: a fork, then
+        finally:
+            a.close()
     pid = clone_parent()
     if pid == 0:
         instance(msg, fds)
@@ -239,6 +279,7 @@ def main():
     gc.freeze()
     buf = bytearray(MSG_MAX)
     sock.send(b"ready")
+    spare = make_spare(sock)
     while True:
         try:
             n, fds = receive(sock, buf)
@@ -251,13 +292,15 @@ def main():
         if n == 0:
             os._exit(0)	# hk-scale is gone
         try:
-            reply = spawn(memoryview(buf)[:n], fds)
+            reply = spawn(memoryview(buf)[:n], fds, spare)
         except Exception as e:
             reply = ("error %s" % e).encode()
         buf[:n] = bytes(n)
         for fd in fds:
             os.close(fd)
         sock.send(reply)
+        if spare is not None:
+            spare = make_spare(sock)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@
  * instance as our child (CLONE_PARENT; elsewhere than x86_64 by a child
  * that exits, reparented to us: PR_SET_CHILD_SUBREAPER, main.c), and
  * backend_exec.c supervises it as any child: its waitpid, stop, freeze,
- * deadlines and output.  The
+ * deadlines and output.  The template forks ahead: a spare fork waits
+ * for the next request, so that the answer does not wait for a fork (an
+ * unknown child of ours until then: inst_reap() reaps it if it ends).  The
  * instance waits for a byte on a pipe of ours until we have moved it
  * into its cgroup: no code of the service runs outside it.
  *

@@ -157,7 +157,8 @@ cg_frozen() {	# cg_frozen PID: its cgroup says so
 	grep -qx 'frozen 1' "$_d/cgroup.events"
 }
 
-# templates: processes running the template's program that are no
+# templates: processes running the template's program that lead their
+# session (not a spare fork, which waits in the template's) and are no
 # instance of hk ps
 templates() {
 	_inst=" $(hk ps --json | python3 -c '
@@ -165,6 +166,7 @@ import json, sys
 print(" ".join(str(s["instance"]["pid"]) for s in json.load(sys.stdin)
                if s["instance"]))') "
 	for _p in $(pgrep -f "$HK_BUILD/bin/hk-python-template\$"); do
+		[ "$(sid_of "$_p" 2>/dev/null)" = "$_p" ] || continue
 		case $_inst in *" $_p "*) ;; *) echo "$_p" ;; esac
 	done | wc -l
 }
