@@ -1,7 +1,7 @@
 /*
  * exec.h - what the exec backend's files share: backend_exec.c (an
  * instance is a child of hk-scale), exec_freezer.c (its cgroups, and the
- * freezer's state, which that file alone keeps) and exec_spawn.c (clone3
+ * freezer's state, which that file alone keeps), exec_spawn.c (clone3
  * sharing our memory) and exec_template.c (an instance forked from a
  * Python template).  Nothing else in hk-scale includes it (but
  * ct_freezer.c, for freezer_cgroup_of()); the shared
