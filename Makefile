@@ -92,6 +92,7 @@ $(BUILD)/%.o: %.c | $(DEPSTAMP)
 ENGINE_SRCS =	cmd/hk-scale/engine.c cmd/hk-scale/engine_ops.c \
 		cmd/hk-scale/engine_stream.c cmd/hk-scale/engine_archive.c
 UNIT_SRCS_engine = $(ENGINE_SRCS)
+UNIT_SRCS_k8s_ready = cmd/hk-scale/k8s_ready.c
 TOOL_SRCS_engine-cli = $(ENGINE_SRCS)
 test_srcs =	$(UNIT_SRCS_$(notdir $(1))) $(TOOL_SRCS_$(notdir $(1)))
 src_objs =	$(patsubst %.c,$(BUILD)/%.o,$(1))

@@ -227,7 +227,8 @@ static const struct {
 	    BACKEND_SHARED_PORT,
 	    "systemd keeps a unit's environment, shown by systemctl show" },
 	[BACKEND_KUBERNETES] = { "kubernetes", 1,
-	    BACKEND_NEEDS_IMAGE | BACKEND_IMAGE_ONLY | BACKEND_LIMITS,
+	    BACKEND_NEEDS_IMAGE | BACKEND_IMAGE_ONLY | BACKEND_LIMITS |
+	    BACKEND_OWN_ADDRESS,
 	    "the cluster keeps a Deployment's environment" },
 };
 

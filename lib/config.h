@@ -261,6 +261,10 @@ enum backend_kind {
 #define BACKEND_IMAGE_ONLY	0x800	/* runs image as it is, with its port
 					   and environment: no other key
 					   of the service (kubernetes) */
+#define BACKEND_OWN_ADDRESS	0x2000	/* each instance at an address of its
+					   own (a pod's): a new revision
+					   starts beside the old one on the
+					   same port */
 
 const char	*config_backend_name(enum backend_kind);
 int		 config_backend_find(const char *);	/* -1: no such */

@@ -5,12 +5,23 @@
  *
  * A start makes the Deployment (at 0 replicas) or updates it to the
  * instance's revision, makes the Service that selects its pod, scales it
- * to 1, and watches the Service's EndpointSlices (k8s_watch.c): the
- * first ready endpoint is where the instance runs (backend_started();
- * the tcp probe then connects to it as to any other).  Once running, an
+ * to 1, and watches the Service's EndpointSlices and its revision's Pods
+ * (k8s_watch.c): the first ready endpoint of one of those pods
+ * (k8s_ready.c) is where the instance runs (backend_started(); the tcp
+ * probe then connects to it as to any other).  Once running, an
  * endpoint that goes is the pod's end (backend_exited()).  A stop scales
  * to 0 and is over once the slices list no endpoint.  Each wake and sleep
  * is also an events.k8s.io/v1 Event on the Deployment, with its cause.
+ *
+ * A new revision of a running service rolls the Deployment: its template
+ * is replaced (strategy RollingUpdate, maxSurge 1, maxUnavailable 0), the
+ * cluster starts the new pod beside the old one, which serves until the
+ * new one is ready and is then removed by the cluster.  The new
+ * revision's instance (pending behind the old, service.c) is ready when
+ * its own pod is; the old one's stop, with a newer instance on the same
+ * Deployment, scales nothing: it waits for its pod to go.  A roll whose
+ * new pod never gets ready leaves the Deployment to the cluster's
+ * rollout, and the old pod serving, as a real stuck rollout does.
  *
  * After a restart of hk-scale, an instance an earlier run left is adopted
  * when its Deployment is there, of this installation (its label), of the
@@ -25,9 +36,8 @@
  * (k8s_secret.c); those of its other revisions are deleted once its pod
  * runs alone, or none does.
  *
- * Not yet (hk-backends(7)): a roll that keeps the old pod
- * serving, idle_action = "suspend" (refused by validate: a pod cannot be
- * frozen through the API).
+ * Not applied (hk-backends(7)): idle_action = "suspend" (refused by
+ * validate: a pod cannot be frozen through the API).
  */
 #include <sys/types.h>
 
@@ -60,9 +70,13 @@ struct kube {
 	struct k8s_ref		 ref;	/* ref.name: the objects' */
 	enum kb_step		 step;
 	struct engine_call	*call;
-	struct k8s_watch	*w;
+	struct k8s_watch	*w;	/* the Service's EndpointSlices */
+	struct k8s_watch	*pw;	/* the revision's Pods */
 	int			 killed;	/* over once at 0 replicas */
+	int			 failing;	/* its pod will not start (why):
+						   failed once at 0 replicas */
 	int			 secret_there;	/* POSTed: 409, so PUT */
+	int			 conflicts;	/* a PUT refused: 409 */
 	char			 why[SCALE_REASON_MAX];	/* an exit's, then */
 	long			 listed;	/* endpoints, as last told;
 						   -1 before the watch told */
@@ -89,7 +103,10 @@ static void	kb_adopt_not(struct kube *);
 static void	on_adopt_get(void *, int, json_t *, const char *);
 static void	on_zero(void *, int, json_t *, const char *);
 static void	on_adopt_zero(void *, int, json_t *, const char *);
-static void	on_slices(void *, const char *, size_t);
+static int	kb_watch(struct kube *);
+static void	on_seen(void *);
+static int	kb_sibling(const struct kube *);
+static void	kb_trouble(struct kube *, const json_t *);
 
 const struct backend backend_kubernetes = {
 	.kind = BACKEND_KUBERNETES,
@@ -114,6 +131,24 @@ k8s_claimed(struct scale *sc, const char *name)
 		if (in->be != &backend_kubernetes || (x = in->priv) == NULL)
 			continue;
 		if (strcmp(x->ref.name, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if an instance of hk-scale runs app/service's revision rev. */
+int
+k8s_revision_used(struct scale *sc, const char *app, const char *service,
+    int64_t rev)
+{
+	const struct kube *x;
+	struct inst *in;
+
+	TAILQ_FOREACH(in, &sc->insts, entry) {
+		if (in->be != &backend_kubernetes || (x = in->priv) == NULL)
+			continue;
+		if (x->ref.revision == rev && strcmp(x->ref.app, app) == 0 &&
+		    strcmp(x->ref.service, service) == 0)
 			return 1;
 	}
 	return 0;
@@ -293,10 +328,12 @@ on_written(void *arg, int status, json_t *body, const char *err)
 {
 	struct kube *x = arg;
 
-	(void)status;
 	(void)body;
 	x->call = NULL;
-	if (err != NULL)
+	/* the cluster wrote it between the GET and the PUT (its status) */
+	if (err != NULL && status == 409 && x->conflicts++ < K8S_CONFLICTS)
+		kb_deployment(x);
+	else if (err != NULL)
 		kb_fail(x, "Deployment", err);
 	else
 		kb_service(x);
@@ -366,6 +403,13 @@ on_scaled(void *arg, int status, json_t *body, const char *err)
 
 	(void)body;
 	x->call = NULL;
+	if (x->failing) {
+		if (err != NULL && status != 404)
+			log_warnx("service=%s: kubernetes: scale %s to 0: %s",
+			    in->id, x->ref.name, err);
+		backend_failed(in, x->why);	/* x is freed */
+		return;
+	}
 	if (x->step == KB_SCALE_UP && err != NULL) {
 		kb_fail(x, "Deployment", err);
 		return;
@@ -384,8 +428,7 @@ on_scaled(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->step = x->step == KB_SCALE_UP ? KB_WAIT : KB_DRAIN;
-	if (x->w == NULL && (x->w = k8s_watch_open(in->sc, x->k, x->ref.name,
-	    on_slices, x)) == NULL) {
+	if (kb_watch(x) == -1) {
 		if (x->step == KB_WAIT)
 			kb_fail(x, "EndpointSlices of Service", "out of memory");
 		else
@@ -393,56 +436,152 @@ on_scaled(void *arg, int status, json_t *body, const char *err)
 	}
 }
 
-/* What the EndpointSlices say now: a ready endpoint ep, n endpoints. */
+/*
+ * The watches of its Service's EndpointSlices and of its revision's Pods,
+ * opened once: on_seen() at each change of either.  -1 if one cannot be.
+ */
+static int
+kb_watch(struct kube *x)
+{
+	char path[K8S_PATH_MAX], what[K8S_NAME_MAX + 32];
+
+	if (x->w == NULL) {
+		snprintf(what, sizeof(what), "EndpointSlices of %s",
+		    x->ref.name);
+		if (k8s_slices_path(x->k, x->ref.name, path, sizeof(path)) ==
+		    -1 || (x->w = k8s_watch_open(x->in->sc, x->k, what, path,
+		    on_seen, x)) == NULL)
+			return -1;
+	}
+	if (x->pw == NULL) {
+		snprintf(what, sizeof(what), "Pods of %s revision %lld",
+		    x->ref.name, (long long)x->ref.revision);
+		if (k8s_pods_path(x->k, &x->ref, path, sizeof(path)) == -1 ||
+		    (x->pw = k8s_watch_open(x->in->sc, x->k, what, path,
+		    on_seen, x)) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * 1 if another instance, not stopping, runs on the same Deployment: the
+ * other side of a roll.  Then this one's stop or end scales nothing.
+ */
+static int
+kb_sibling(const struct kube *x)
+{
+	const struct kube *o;
+	struct inst *in;
+
+	TAILQ_FOREACH(in, &x->in->sc->insts, entry) {
+		if (in == x->in || in->be != &backend_kubernetes ||
+		    (o = in->priv) == NULL || in->stopping)
+			continue;
+		if (strcmp(o->ref.name, x->ref.name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A start whose pod will not start by itself (an image that cannot be
+ * pulled, a container that exits): failed with the pod's reason, once
+ * scaled to 0, not at the deadline.  Beside the old revision's pod (a
+ * roll), the Deployment is left to its rollout, and the old pod serves.
+ */
 static void
-on_slices(void *arg, const char *ep, size_t n)
+kb_trouble(struct kube *x, const json_t *pods)
+{
+	char why[SCALE_REASON_MAX - 64];
+
+	if (x->failing || !k8s_pod_trouble(pods, why, sizeof(why)))
+		return;
+	snprintf(x->why, sizeof(x->why), "kubernetes: %s", why);
+	log_warnx("service=%s: kubernetes: %s: %s", x->in->id, x->in->what,
+	    why);
+	x->failing = 1;
+	if (kb_sibling(x)) {
+		backend_failed(x->in, x->why);
+		return;
+	}
+	kb_scale(x, 0);
+}
+
+/* What the EndpointSlices say now of this revision's pods. */
+static void
+on_seen(void *arg)
 {
 	struct kube *x = arg;
 	struct inst *in = x->in;
-	int port;
+	const json_t *slices = k8s_watch_objects(x->w);
+	const json_t *pods = k8s_watch_objects(x->pw);
+	struct k8s_seen seen;
+	char why[SCALE_REASON_MAX - 64];
 
-	x->listed = (long)n;
+	if (slices == NULL || pods == NULL)
+		return;		/* the other's first list is not in yet */
+	k8s_seen(slices, pods, &seen);
+	x->listed = (long)seen.mine;
 	switch (x->step) {
 	case KB_ADOPT_WATCH:
-		if (ep[0] == '\0') {
+		if (seen.ep[0] == '\0') {
 			kb_adopt_not(x);
 			return;
 		}
-		strlcpy(in->endpoint, ep, sizeof(in->endpoint));
-		in->port = atoi(strrchr(ep, ':') + 1);
+		strlcpy(in->endpoint, seen.ep, sizeof(in->endpoint));
+		in->port = atoi(strrchr(seen.ep, ':') + 1);
 		x->step = KB_RUNNING;
 		backend_adopted(in, 1);
 		return;
 	case KB_WAIT:
-		if (ep[0] == '\0')
+		if (seen.ep[0] == '\0') {
+			kb_trouble(x, pods);
 			return;
-		strlcpy(in->endpoint, ep, sizeof(in->endpoint));
-		port = atoi(strrchr(ep, ':') + 1);
-		in->port = port;
+		}
+		strlcpy(in->endpoint, seen.ep, sizeof(in->endpoint));
+		in->port = atoi(strrchr(seen.ep, ':') + 1);
 		x->step = KB_RUNNING;
-		if (n == 1)	/* its pod alone: no other revision's runs */
+		if (seen.all == seen.mine)	/* no other revision's runs */
 			k8s_secrets_prune(x->k, &x->ref);
 		log_info("service=%s: kubernetes: %s ready at %s (revision "
-		    "%lld)", in->id, in->what, ep, (long long)in->revision);
+		    "%lld)", in->id, in->what, seen.ep,
+		    (long long)in->revision);
 		backend_started(in);
 		return;
 	case KB_RUNNING:
-		if (ep[0] != '\0')
+		if (seen.ep[0] != '\0')
 			return;
+		if (kb_sibling(x)) {
+			/*
+			 * The roll's end: the cluster removed this pod once
+			 * the new revision's was ready, and that instance
+			 * takes over (it may not have heard yet).
+			 */
+			log_info("service=%s: kubernetes: revision %lld's pod "
+			    "left the roll", in->id, (long long)in->revision);
+			return;
+		}
 		/*
 		 * Scaled to 0, not restarted unwatched; the exit once that
 		 * is answered: a wake that follows at once (a request
 		 * waiting) scales to 1 after it, not before.
 		 */
-		snprintf(x->why, sizeof(x->why), "kubernetes: its pod is no "
-		    "longer ready (the EndpointSlices list no ready endpoint)");
+		if (k8s_pod_trouble(pods, why, sizeof(why)))
+			snprintf(x->why, sizeof(x->why), "kubernetes: its pod "
+			    "is no longer ready: %s", why);
+		else
+			snprintf(x->why, sizeof(x->why), "kubernetes: its pod "
+			    "is no longer ready (the EndpointSlices list no "
+			    "ready endpoint)");
 		x->killed = 1;
 		kb_scale(x, 0);
 		return;
 	case KB_DRAIN:
-		if (n != 0)
+		if (seen.mine != 0)
 			return;
-		k8s_secrets_prune(x->k, &x->ref);	/* no pod left */
+		if (seen.all == 0)
+			k8s_secrets_prune(x->k, &x->ref);	/* no pod left */
 		backend_exited(in, 0, NULL);
 		return;
 	default:
@@ -468,6 +607,20 @@ kb_stop(struct inst *in)
 		return;
 	engine_cancel(x->call);
 	x->call = NULL;
+	if (kb_sibling(x)) {
+		/* the Deployment is the other's now: this pod's end is the
+		   cluster's (a roll's), or the rollout's (a failed one's) */
+		log_info("service=%s: kubernetes: revision %lld of %s: left to "
+		    "the Deployment's rollout", in->id, (long long)in->revision,
+		    in->what);
+		if (x->killed || x->w == NULL || x->listed == 0) {
+			backend_exited(in, -1, NULL);
+			return;
+		}
+		x->step = KB_DRAIN;
+		on_seen(x);
+		return;
+	}
 	snprintf(note, sizeof(note), "asleep: %s", why);
 	k8s_event(x->k, &x->ref, strcmp(why, "idle") == 0 ? "HTTPIdleSleep" :
 	    "Stopped", strcmp(why, "idle") == 0 ? "Sleep" : "Stop", note);
@@ -550,8 +703,7 @@ on_adopt_get(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->step = KB_ADOPT_WATCH;
-	if ((x->w = k8s_watch_open(in->sc, x->k, x->ref.name, on_slices,
-	    x)) == NULL)
+	if (kb_watch(x) == -1)
 		kb_adopt_not(x);
 }
 
@@ -569,7 +721,9 @@ kb_adopt_not(struct kube *x)
 	    x->in->id, x->in->what);
 	x->step = KB_ADOPT_ZERO;
 	k8s_watch_close(x->w);	/* it may be the caller: that is allowed */
+	k8s_watch_close(x->pw);
 	x->w = NULL;
+	x->pw = NULL;
 	kb_path(x, "deployments", path, sizeof(path));
 	strlcat(path, "/scale", sizeof(path));
 	if ((x->call = k8s_call(x->k, "PUT", path, k8s_scale(x->k->ns,
@@ -609,6 +763,7 @@ kb_release(struct inst *in)
 	in->priv = NULL;
 	engine_cancel(x->call);
 	k8s_watch_close(x->w);
+	k8s_watch_close(x->pw);
 	free(x);
 	return 0;
 }

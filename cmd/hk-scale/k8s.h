@@ -18,6 +18,7 @@
 #define K8S_PATH_MAX		512
 #define K8S_PORT_DEFAULT	8080	/* containerPort for port = 0 */
 #define K8S_RETRY_MS		1000	/* a watch that failed, again */
+#define K8S_CONFLICTS		5	/* a Deployment's PUT, read again */
 
 /* The cluster, opened at the first start of a service on it. */
 struct k8s {
@@ -71,24 +72,51 @@ json_t		*k8s_secret(struct scale *, const struct k8s_ref *,
 		    const struct service_spec *, char *, size_t);
 void		 k8s_secrets_prune(struct k8s *, const struct k8s_ref *);
 
-/* backend_kubernetes.c: 1 if an instance's objects are named so */
+/*
+ * backend_kubernetes.c: 1 if an instance's objects are named so; 1 if
+ * an instance runs app/service's revision.
+ */
 int		 k8s_claimed(struct scale *, const char *);
+int		 k8s_revision_used(struct scale *, const char *, const char *,
+		    int64_t);
 
-/* k8s_sweep.c: this installation's Deployments that no instance names */
+/*
+ * k8s_sweep.c: this installation's Deployments that no instance names,
+ * to 0; then its Secrets nothing uses, deleted
+ */
 void		 k8s_sweep(struct scale *);
 
 /*
- * k8s_watch.c: the EndpointSlices of the Service named (label
- * kubernetes.io/service-name), listed, then watched from the list's
- * resourceVersion; resumed from the last one seen when the stream ends,
- * relisted after a 410 Gone.  fn is called after each change: endpoint
- * "ADDRESS:PORT" of a ready endpoint, or "" when none is ready; n the
- * endpoints listed, ready or not.
+ * k8s_watch.c: a collection (path: its list's, with ?labelSelector=)
+ * listed, then watched from the list's resourceVersion; resumed from the
+ * last one seen when the stream ends, relisted after a 410 Gone.  fn is
+ * called after each change; k8s_watch_objects() then holds the objects
+ * by name (NULL before the first list).  what names it in the logs.
  */
-typedef void	k8s_slice_fn(void *, const char *, size_t);
+typedef void	k8s_watch_fn(void *);
 struct k8s_watch;
 struct k8s_watch *k8s_watch_open(struct scale *, struct k8s *, const char *,
-		    k8s_slice_fn *, void *);
+		    const char *, k8s_watch_fn *, void *);
+json_t		*k8s_watch_objects(const struct k8s_watch *);
 void		 k8s_watch_close(struct k8s_watch *);
+
+/*
+ * k8s_ready.c: what the EndpointSlices say of a revision's pods (those
+ * its Pods watch lists): a ready endpoint of one ("" none), how many of
+ * the endpoints are theirs, how many there are in all.  k8s_pod_trouble:
+ * why one of the pods will not start (its container's waiting reason:
+ * ErrImagePull, CrashLoopBackOff...).
+ */
+struct k8s_seen {
+	char		 ep[SCALE_ENDPOINT_MAX];
+	size_t		 mine;
+	size_t		 all;
+};
+void		 k8s_seen(const json_t *, const json_t *, struct k8s_seen *);
+int		 k8s_slices_path(const struct k8s *, const char *, char *,
+		    size_t);
+int		 k8s_pod_trouble(const json_t *, char *, size_t);
+int		 k8s_pods_path(const struct k8s *, const struct k8s_ref *,
+		    char *, size_t);
 
 #endif

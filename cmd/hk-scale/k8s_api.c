@@ -199,6 +199,14 @@ k8s_deployment(const struct k8s_ref *r, const struct service_spec *sp,
 	    "spec", "containers", "name", "service", "image", image,
 	    "ports", "name", "http", "containerPort", k8s_port(sp),
 	    "protocol", "TCP", "env", env(sp));
+	/* a roll: the new pod beside the old, which goes once it is ready */
+	if (dep != NULL && json_object_set_new(json_object_get(dep, "spec"),
+	    "strategy", json_pack("{s:s, s:{s:i, s:i}}", "type",
+	    "RollingUpdate", "rollingUpdate", "maxSurge", 1,
+	    "maxUnavailable", 0)) == -1) {
+		json_decref(dep);
+		return NULL;
+	}
 	if (dep != NULL && k8s_pod_apply(dep, r, sp) == -1) {
 		json_decref(dep);
 		return NULL;

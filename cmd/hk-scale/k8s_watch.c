@@ -1,7 +1,7 @@
 /*
- * k8s_watch.c - where a service's pod is ready, from the EndpointSlices
- * of its Service (k8s.h): a list, then a watch from the list's
- * resourceVersion, as a client-go informer does.  A watch that ends is
+ * k8s_watch.c - a collection the backend follows (k8s.h): the
+ * EndpointSlices of a Service, the Pods of a revision.  A list, then a
+ * watch from the list's resourceVersion, as a client-go informer does.  A watch that ends is
  * resumed from the last resourceVersion seen (an object's or a
  * BOOKMARK's); one the server no longer has history for (410 Gone, as an
  * ERROR event or as the answer) is listed again; one that failed is
@@ -19,21 +19,20 @@
 #include "k8s.h"
 #include "log.h"
 
-#define SLICE_PATH	"/apis/discovery.k8s.io/v1/namespaces/%s/" \
-			"endpointslices?labelSelector=" \
-			"kubernetes.io%%2Fservice-name%%3D%s"
 #define RV_MAX		64
 
 struct k8s_watch {
 	struct scale		*sc;
 	struct k8s		*k;
-	char			 svc[K8S_NAME_MAX + 1];
+	char			 what[K8S_NAME_MAX + 32];	/* logs */
+	char			 path[K8S_PATH_MAX];	/* ?labelSelector= */
 	char			 rv[RV_MAX];	/* resume from; "" relist */
 	struct engine_call	*call;		/* a list or the watch */
 	struct engine_split	 split;
 	struct loop_timer	 retry;
-	json_t			*slices;	/* by name: the objects */
-	k8s_slice_fn		*fn;
+	json_t			*objs;		/* by name: the objects */
+	int			 listed;	/* objs say something */
+	k8s_watch_fn		*fn;
 	void			*arg;
 	int			 busy;		/* inside fn */
 	int			 dead;		/* closed while busy */
@@ -52,19 +51,24 @@ static void	w_report(struct k8s_watch *);
 static void	w_free(struct k8s_watch *);
 
 struct k8s_watch *
-k8s_watch_open(struct scale *sc, struct k8s *k, const char *svc,
-    k8s_slice_fn *fn, void *arg)
+k8s_watch_open(struct scale *sc, struct k8s *k, const char *what,
+    const char *path, k8s_watch_fn *fn, void *arg)
 {
 	struct k8s_watch *w;
 
+	if (strlen(path) + 64 >= sizeof(w->path)) {	/* + the watch's */
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
 	if ((w = calloc(1, sizeof(*w))) == NULL ||
-	    (w->slices = json_object()) == NULL) {
+	    (w->objs = json_object()) == NULL) {
 		free(w);
 		return NULL;
 	}
 	w->sc = sc;
 	w->k = k;
-	strlcpy(w->svc, svc, sizeof(w->svc));
+	strlcpy(w->what, what, sizeof(w->what));
+	strlcpy(w->path, path, sizeof(w->path));
 	w->fn = fn;
 	w->arg = arg;
 	loop_timer_init(&w->retry, w_retry, w);
@@ -87,24 +91,29 @@ k8s_watch_close(struct k8s_watch *w)
 		w_free(w);
 }
 
+/* Its objects by name, or NULL before its first list was answered. */
+json_t *
+k8s_watch_objects(const struct k8s_watch *w)
+{
+	return w != NULL && w->listed ? w->objs : NULL;
+}
+
 static void
 w_free(struct k8s_watch *w)
 {
-	json_decref(w->slices);
+	json_decref(w->objs);
 	free(w);
 }
 
 static void
 w_list(struct k8s_watch *w)
 {
-	char path[K8S_PATH_MAX];
-
-	if (w->relist)	/* what it knew may be stale: every slice again */
-		log_info("kubernetes: EndpointSlices of %s: resourceVersion "
-		    "%s is gone (410): listed again", w->svc, w->rv);
+	if (w->relist)	/* what it knew may be stale: every object again */
+		log_info("kubernetes: %s: resourceVersion %s is gone (410): "
+		    "listed again", w->what, w->rv);
 	w->relist = 0;
-	snprintf(path, sizeof(path), SLICE_PATH, w->k->ns, w->svc);
-	if ((w->call = k8s_call(w->k, "GET", path, NULL, on_list, w)) == NULL)
+	if ((w->call = k8s_call(w->k, "GET", w->path, NULL, on_list, w)) ==
+	    NULL)
 		w_fail(w, strerror(errno));
 }
 
@@ -115,9 +124,8 @@ w_watch(struct k8s_watch *w)
 	struct engine_call *c;
 	int n;
 
-	n = snprintf(path, sizeof(path), SLICE_PATH "&watch=1&"
-	    "allowWatchBookmarks=true&resourceVersion=%s", w->k->ns, w->svc,
-	    w->rv);
+	n = snprintf(path, sizeof(path), "%s&watch=1&"
+	    "allowWatchBookmarks=true&resourceVersion=%s", w->path, w->rv);
 	if (n < 0 || (size_t)n >= sizeof(path) ||
 	    (c = engine_call_new(w->k->api, "GET", path, NULL)) == NULL) {
 		w_fail(w, "unable to make the watch's request");
@@ -141,7 +149,7 @@ static void
 w_fail(struct k8s_watch *w, const char *why)
 {
 	w->call = NULL;
-	log_warnx("kubernetes: EndpointSlices of %s: %s", w->svc, why);
+	log_warnx("kubernetes: %s: %s", w->what, why);
 	loop_timer_at(w->sc->loop, &w->retry,
 	    loop_now_ms(w->sc->loop) + K8S_RETRY_MS);
 }
@@ -178,11 +186,12 @@ on_list(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	strlcpy(w->rv, rv, sizeof(w->rv));
-	json_object_clear(w->slices);
+	json_object_clear(w->objs);
 	json_array_foreach(json_object_get(body, "items"), i, item)
 		if ((name = json_string_value(json_object_get(json_object_get(
 		    item, "metadata"), "name"))) != NULL)
-			json_object_set(w->slices, name, item);
+			json_object_set(w->objs, name, item);
+	w->listed = 1;
 	w_report(w);
 	if (w->dead)
 		w_free(w);
@@ -228,8 +237,8 @@ w_obj(json_t *ev, void *arg)
 		if (json_integer_value(json_object_get(obj, "code")) == 410)
 			w->relist = 1;	/* the stream ends: relisted then */
 		else
-			log_warnx("kubernetes: EndpointSlices of %s: %.200s",
-			    w->svc, json_string_value(json_object_get(obj,
+			log_warnx("kubernetes: %s: %.200s",
+			    w->what, json_string_value(json_object_get(obj,
 			    "message")) ? json_string_value(json_object_get(
 			    obj, "message")) : "an ERROR event");
 		return 0;
@@ -239,9 +248,9 @@ w_obj(json_t *ev, void *arg)
 	if (strcmp(type, "BOOKMARK") == 0 || name == NULL)
 		return 0;
 	if (strcmp(type, "DELETED") == 0)
-		json_object_del(w->slices, name);
+		json_object_del(w->objs, name);
 	else
-		json_object_set(w->slices, name, obj);
+		json_object_set(w->objs, name, obj);
 	w_report(w);
 	return w->dead ? -1 : 0;
 }
@@ -262,35 +271,11 @@ w_end(struct engine_call *c, int status, const char *err)
 		w_watch(w);	/* the server ended it: resumed */
 }
 
-/* fn: a ready endpoint ("" none), and how many are listed. */
+/* fn: the objects changed. */
 static void
 w_report(struct k8s_watch *w)
 {
-	char ep[SCALE_ENDPOINT_MAX] = "";
-	const char *key, *addr;
-	json_t *sl, *e, *ready;
-	size_t i, n = 0;
-	json_int_t port;
-
-	json_object_foreach(w->slices, key, sl) {
-		port = json_integer_value(json_object_get(json_array_get(
-		    json_object_get(sl, "ports"), 0), "port"));
-		json_array_foreach(json_object_get(sl, "endpoints"), i, e) {
-			n++;
-			ready = json_object_get(json_object_get(e,
-			    "conditions"), "ready");
-			addr = json_string_value(json_array_get(
-			    json_object_get(e, "addresses"), 0));
-			/* an absent ready is true (discovery.k8s.io/v1) */
-			if (ep[0] != '\0' || addr == NULL || port <= 0 ||
-			    port > 65535 || (ready != NULL &&
-			    !json_is_true(ready)))
-				continue;
-			snprintf(ep, sizeof(ep), strchr(addr, ':') != NULL ?
-			    "[%s]:%lld" : "%s:%lld", addr, (long long)port);
-		}
-	}
 	w->busy = 1;
-	w->fn(w->arg, ep, n);
+	w->fn(w->arg);
 	w->busy = 0;
 }

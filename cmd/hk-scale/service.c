@@ -237,6 +237,8 @@ gate_start(struct service *s, const char *why)
 static int
 needs_port(const struct service *s)
 {
+	if (backend_can(s->inst->be, BACKEND_OWN_ADDRESS))
+		return 0;	/* a pod's port is its own address's */
 	return s->def.spec.port != 0 && s->def.spec.port == s->inst->port;
 }
 

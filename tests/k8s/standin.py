@@ -11,7 +11,9 @@
 #   discovery   /version /api /apis /api/v1 /apis/GROUP/VERSION
 #   v1          namespaces (create get list watch), services and secrets
 #               (create get list watch update patch delete), events (a
-#               read-only view of the events.k8s.io ones)
+#               read-only view of the events.k8s.io ones), pods (get list
+#               watch: the stand-in's controller writes them, with
+#               status.podIP, the Ready condition and containerStatuses)
 #   apps/v1     deployments (all verbs), deployments/scale (autoscaling/v1
 #               Scale: get update patch), deployments/status (get)
 #   discovery.k8s.io/v1  endpointslices (all verbs; the stand-in's
@@ -33,8 +35,8 @@
 # kubectl 1.32's "create" sends: standin_proto.py), HTTP/2, server-side
 # apply, dry runs, set-based selectors, limit/continue paging (every list
 # is whole), finalizers, garbage collection beyond a Service's slice and a
-# Deployment's pods, pods or ReplicaSets as resources, more than one pod
-# per Deployment, restarts of exited containers, admission, RBAC,
+# Deployment's pods, writes of pods, ReplicaSets as resources, more than
+# one replica (but a roll's two pods), admission, RBAC,
 # OpenAPI schemas (its /openapi/v2 is empty, /openapi/v3 is 404), a
 # DELETED event to a watch whose selector an object leaves.
 #

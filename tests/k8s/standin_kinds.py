@@ -44,6 +44,9 @@ KINDS = [
     # core v1 events: a read-only view of the events.k8s.io/v1 ones
     Kind("", "v1", "events", "Event", verbs=["get", "list", "watch"],
          short=["ev"]),
+    # pods: the stand-in's controller writes them, clients only read
+    Kind("", "v1", "pods", "Pod", verbs=["get", "list", "watch"],
+         short=["po"]),
     Kind("apps", "v1", "deployments", "Deployment", short=["deploy"],
          subresources=(("scale", "autoscaling", "v1", "Scale"),
                        ("status", "apps", "v1", "Deployment"))),
@@ -55,6 +58,7 @@ DEPLOYMENTS = KIND_BY_PATH[("apps", "v1", "deployments")]
 SLICES = KIND_BY_PATH[("discovery.k8s.io", "v1", "endpointslices")]
 SERVICES = KIND_BY_PATH[("", "v1", "services")]
 SECRETS = KIND_BY_PATH[("", "v1", "secrets")]
+PODS = KIND_BY_PATH[("", "v1", "pods")]
 NAMESPACES = KIND_BY_PATH[("", "v1", "namespaces")]
 EVENTS = KIND_BY_PATH[("events.k8s.io", "v1", "events")]
 CORE_EVENTS = KIND_BY_PATH[("", "v1", "events")]
@@ -421,7 +425,21 @@ def _cols_service(o):
                                for p in spec.get("ports") or []))]
 
 
+def _cols_pod(o):
+    st = o.get("status") or {}
+    cs = st.get("containerStatuses") or []
+    ready = sum(1 for c in cs if c.get("ready"))
+    reason = st.get("phase", "")
+    for c in cs:
+        w = (c.get("state") or {}).get("waiting")
+        if w:
+            reason = w.get("reason", reason)
+    return [("Ready", "%d/%d" % (ready, len(cs))), ("Status", reason),
+            ("IP", st.get("podIP", ""))]
+
+
 COLUMNS = {
+    PODS.key: _cols_pod,
     DEPLOYMENTS.key: _cols_deployment, SLICES.key: _cols_slice,
     EVENTS.key: _cols_event, CORE_EVENTS.key: _cols_event,
     SECRETS.key: _cols_secret, SERVICES.key: _cols_service,

@@ -8,17 +8,33 @@
 # containerPorts, as a pod has an IP of its own; PORT is set to the first
 # containerPort.  The pod is ready once that port accepts a TCP
 # connection that slirp4netns does not close at once (nothing listening
-# inside yet: _listens), and not ready once its container has exited (no
-# restarts).  A test may hold readiness (Pods.hold_readiness): a pod not
+# inside yet: _listens), and not ready once its container has exited.
+# As a kubelet does: a container that cannot be made waits with a reason
+# (ErrImagePull, then ImagePullBackOff, for an image podman cannot find
+# or pull; CreateContainerConfigError for a missing Secret;
+# RunContainerError), tried again after START_RETRY; one that exited
+# waits in CrashLoopBackOff (lastState: its exit code) and is started
+# again (podman start) after a back-off of 10 s, doubling to 300 s.
+# A test may hold readiness (Pods.hold_readiness): a pod not
 # ready yet stays so until released.
-# A changed template makes a new pod, and the old one is removed once the
-# new one is ready.  Replicas 0 removes it.  Containers carry the label
-# hk.k8s-standin=INSTANCE and are removed by ID.
+# A changed template rolls the Deployment as a real one does with one
+# replica and maxSurge 1, maxUnavailable 0 (the defaults' 25%s round so
+# too): a new pod is made beside the old one, which serves on; once the
+# new one is ready (the slice says so first, both ready), the old one is
+# terminating (not ready, still serving), then removed.  Replicas 0
+# removes them.  Containers carry the label hk.k8s-standin=INSTANCE and
+# are removed by ID.
 #
-# Each Service whose selector matches a Deployment's pod labels has one
-# EndpointSlice (label kubernetes.io/service-name=SERVICE) listing the
-# pods, address 127.77.X.Y, conditions ready/serving/terminating, the
-# Service's ports resolved to the containerPorts.
+# Each pod is also a Pod object (v1, read-only to clients): the labels of
+# the template it was made from, status.podIP, phase, the Ready
+# condition and containerStatuses (running, or terminated once its
+# container exited).
+#
+# Each Service whose selector matches a pod's labels has one
+# EndpointSlice (label kubernetes.io/service-name=SERVICE) listing those
+# pods (targetRef: the Pod), address 127.77.X.Y, conditions
+# ready/serving/terminating, the Service's ports resolved to the
+# containerPorts.
 import base64
 import json
 import os
@@ -31,7 +47,7 @@ import threading
 import time
 import uuid
 
-from standin_kinds import (DEPLOYMENTS, SECRETS, SERVICES, SLICES,
+from standin_kinds import (DEPLOYMENTS, PODS, SECRETS, SERVICES, SLICES,
                            labels_match, prepare, selector_string,
                            template_hash)
 from standin_store import ApiError, now_rfc3339
@@ -41,6 +57,8 @@ PROBE_TICK = 0.2        # between readiness probes of a starting pod
 START_RETRY = 10.0      # after a pod that could not be created
 HOLD = 0.3              # a readiness probe's connection held open
 NODE = "standin-node"
+BACKOFF = 10.0          # a kubelet's first back-off; doubling
+BACKOFF_MAX = 300.0
 
 
 def log(msg):
@@ -97,8 +115,11 @@ def _free_address(ports):
 
 
 class Pod:
-    def __init__(self, name, thash, cid, address, ports, sdir):
+    def __init__(self, name, thash, cid, address, ports, sdir, labels):
         self.name = name
+        self.labels = labels            # its template's
+        self.terminating = False
+        self.started = now_rfc3339()
         self.uid = str(uuid.uuid4())
         self.hash = thash
         self.cid = cid
@@ -108,6 +129,13 @@ class Pod:
         self.ready = False
         self.alive = True
         self.inspected = time.monotonic()
+        self.argv = None
+        self.template = None
+        self.waiting = None             # (reason, message)
+        self.exit_code = None           # lastState.terminated
+        self.restarts = 0
+        self.restart_at = None
+        self.backoff = BACKOFF
 
 
 class Pods:
@@ -121,6 +149,7 @@ class Pods:
         self.failed = {}        # (ns, deployment) -> monotonic time
         self.stopping = False
         self.held = False       # readiness held: no pod becomes ready
+        self.published = {}     # (ns, deployment) -> {pod name: Pod}
         store.listeners.append(self._changed)
 
     # --- triggers: any change of a Deployment, Service or Secret ---
@@ -173,6 +202,11 @@ class Pods:
         pods = self.pods.setdefault(key, [])
         want = dep is not None and dep["spec"].get("replicas", 0) >= 1
         if not want:
+            # as a deleted pod: terminating (not ready) first, then gone
+            if any(not p.terminating for p in pods):
+                for p in pods:
+                    p.terminating = True
+                self._publish(key, dep, pods)
             for p in pods:
                 self._remove(p)
             pods.clear()
@@ -185,10 +219,19 @@ class Pods:
             if new:
                 pods.append(new)
                 self._publish(key, dep, pods)   # a pod, not ready yet
+        elif new is not None and new.cid is None and self._may_start(key):
+            self._run(key, new)                 # its image again
         for p in pods:
             self._check(p)
-        if new and new.ready:
-            for old in [p for p in pods if p is not new]:
+        olds = [p for p in pods if p is not new]
+        if new and new.ready and olds:
+            # the roll's end, in a real cluster's order: the new pod
+            # ready beside the old ones, then those terminating, then gone
+            self._publish(key, dep, pods)
+            for old in olds:
+                old.terminating = True
+            self._publish(key, dep, pods)
+            for old in olds:
                 self._remove(old)
                 pods.remove(old)
         self._publish(key, dep, pods)
@@ -199,14 +242,22 @@ class Pods:
 
     def _check(self, p):
         """Alive (podman inspect, every TICK) and ready (TCP connect)."""
+        if p.cid is None:
+            return                      # waiting (_run), not ready
         if p.alive and time.monotonic() - p.inspected >= TICK:
             p.inspected = time.monotonic()
             r = subprocess.run(["podman", "inspect", "--format",
-                                "{{.State.Running}}", p.cid],
-                               capture_output=True, text=True)
-            p.alive = r.stdout.strip() == "true"
+                                "{{.State.Running}} {{.State.ExitCode}}",
+                                p.cid], capture_output=True, text=True)
+            st = r.stdout.split()
+            p.alive = st[:1] == ["true"]
             if not p.alive:
-                log("pod %s: container %s exited" % (p.name, p.cid[:12]))
+                p.exit_code = int(st[1]) if len(st) > 1 and \
+                    st[1].lstrip("-").isdigit() else None
+                self._crashed(p)
+        elif not p.alive and p.restart_at is not None and \
+                time.monotonic() >= p.restart_at and not p.terminating:
+            self._restart(p)
         if not p.alive:
             p.ready = False
         elif not p.ready and not self.held:
@@ -214,6 +265,29 @@ class Pods:
             if _listens(p.address, port):
                 p.ready = True
                 log("pod %s: ready at %s:%d" % (p.name, p.address, port))
+
+    def _crashed(self, p):
+        log("pod %s: container %s exited (%s)" % (
+            p.name, p.cid[:12], p.exit_code))
+        p.waiting = ("CrashLoopBackOff",
+                     "back-off %ds restarting failed container=%s pod=%s"
+                     % (p.backoff, "service", p.name))
+        p.restart_at = time.monotonic() + p.backoff
+
+    def _restart(self, p):
+        r = subprocess.run(["podman", "start", p.cid], capture_output=True,
+                           text=True)
+        p.backoff = min(p.backoff * 2, BACKOFF_MAX)
+        if r.returncode != 0:
+            p.restart_at = time.monotonic() + p.backoff
+            return
+        p.restarts += 1
+        p.alive = True
+        p.waiting = None
+        p.restart_at = None
+        p.inspected = time.monotonic()
+        log("pod %s: container %s started again (%d)" % (
+            p.name, p.cid[:12], p.restarts))
 
     def hold_readiness(self, held):
         """Held: a pod not ready yet stays so (its readiness probe does
@@ -237,21 +311,62 @@ class Pods:
         if not c.get("image") or not ports:
             return None
         podname = "%s-%s-%s" % (name, thash, uuid.uuid4().hex[:5])
+        labels = dict((tpl.get("metadata") or {}).get("labels") or {})
+        labels["pod-template-hash"] = thash
         try:
-            sdir, mounts = self._secret_volumes(ns, podname, spec, c)
             address = _free_address(list(ports.values()))
-            argv = self._run_argv(ns, podname, tpl, c, ports, address,
-                                  mounts)
-            r = subprocess.run(argv, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise OSError("podman run: " + r.stderr.strip())
-        except (OSError, ApiError) as e:
+        except OSError as e:
             self.failed[key] = time.monotonic()
             log("pod %s: cannot start: %s" % (podname, e))
             return None
-        cid = r.stdout.strip().splitlines()[-1]
-        log("pod %s: container %s at %s" % (podname, cid[:12], address))
-        return Pod(podname, thash, cid, address, ports, sdir)
+        p = Pod(podname, thash, None, address, ports,
+                os.path.join(self.workdir, "pods", podname), labels)
+        p.alive = False
+        p.template = tpl
+        self._run(key, p)
+        return p
+
+    def _run(self, key, p):
+        """Its container run; else the reason it waits, as a kubelet's."""
+        ns = key[0]
+        tpl = p.template
+        spec = tpl.get("spec") or {}
+        c = spec["containers"][0]
+        try:
+            sdir, mounts = self._secret_volumes(ns, p.name, spec, c)
+            argv = self._run_argv(ns, p.name, tpl, c, p.ports, p.address,
+                                  mounts)
+        except ApiError as e:
+            self._waits(key, p, "CreateContainerConfigError", e.message)
+            return
+        r = subprocess.run(argv, capture_output=True, text=True)
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or ["exit %d" %
+                                                     r.returncode])[-1]
+            # podman run -d leaves no container when it cannot make one
+            if subprocess.run(["podman", "image", "exists", c["image"]],
+                              capture_output=True).returncode != 0:
+                if p.waiting and p.waiting[0] in ("ErrImagePull",
+                                                  "ImagePullBackOff"):
+                    self._waits(key, p, "ImagePullBackOff",
+                                'Back-off pulling image "%s"' % c["image"])
+                else:
+                    self._waits(key, p, "ErrImagePull",
+                                'failed to pull image "%s": %s'
+                                % (c["image"], why))
+            else:
+                self._waits(key, p, "RunContainerError", why)
+            return
+        p.cid = r.stdout.strip().splitlines()[-1]
+        p.alive = True
+        p.waiting = None
+        p.inspected = time.monotonic()
+        log("pod %s: container %s at %s" % (p.name, p.cid[:12], p.address))
+
+    def _waits(self, key, p, reason, message):
+        self.failed[key] = time.monotonic()
+        p.waiting = (reason, message)
+        log("pod %s: cannot start: %s: %s" % (p.name, reason, message))
 
     def _run_argv(self, ns, podname, tpl, c, ports, address, mounts):
         spec = tpl.get("spec") or {}
@@ -337,8 +452,8 @@ class Pods:
 
     def _remove(self, p):
         r = subprocess.run(["podman", "rm", "-f", "-t", "5", p.cid],
-                           capture_output=True, text=True)
-        if r.returncode != 0 and "no such container" not in r.stderr:
+                           capture_output=True, text=True) if p.cid else None
+        if r and r.returncode != 0 and "no such container" not in r.stderr:
             log("pod %s: podman rm %s: %s" % (p.name, p.cid[:12],
                                               r.stderr.strip()))
         subprocess.run(["rm", "-rf", p.secret_dir])
@@ -369,7 +484,76 @@ class Pods:
         with self.store.lock:
             if dep is not None:
                 self._deployment_status(key, pods)
+            self._pod_objects(key, dep, pods)
             self._slices(key, pods)
+
+    def _pod_objects(self, key, dep, pods):
+        """Each pod as a Pod object: made, brought up to date, deleted
+        once the pod is gone."""
+        ns = key[0]
+        had = self.published.setdefault(key, {})
+        for name in [n for n in had if not any(p.name == n for p in pods)]:
+            del had[name]
+            try:
+                self.store.delete(PODS, ns, name)
+            except ApiError:
+                pass
+        for p in pods:
+            obj = prepare(PODS, self._pod_object(key, dep, p))
+            if p.name in had:
+                cur = self.store.find(PODS, ns, p.name)
+                if cur is not None:
+                    obj["metadata"]["resourceVersion"] = cur["metadata"][
+                        "resourceVersion"]
+                    self.store.replace(PODS, ns, obj)
+                    continue
+            had[p.name] = p
+            p.uid = self.store.create(PODS, ns, obj)["metadata"]["uid"]
+
+    def _pod_object(self, key, dep, p):
+        ns, name = key
+        if p.waiting:
+            state = {"waiting": {"reason": p.waiting[0],
+                                 "message": p.waiting[1]}}
+        elif p.alive:
+            state = {"running": {"startedAt": p.started}}
+        else:
+            state = {"terminated": {"exitCode": p.exit_code or 0,
+                                    "reason": "Error",
+                                    "startedAt": p.started}}
+        last = {}
+        if p.exit_code is not None:
+            last = {"terminated": {"exitCode": p.exit_code,
+                                   "reason": "Error" if p.exit_code
+                                   else "Completed"}}
+        ready = "True" if p.ready and not p.terminating else "False"
+        c = {}
+        if dep is not None:
+            c = dep["spec"]["template"]["spec"]["containers"][0]
+        meta = {"name": p.name, "labels": dict(p.labels),
+                "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                    "name": "%s-%s" % (name, p.hash),
+                    "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, "%s/%s-%s" % (
+                        ns, name, p.hash))),
+                    "controller": True, "blockOwnerDeletion": True}]}
+        if p.terminating:
+            meta["deletionTimestamp"] = now_rfc3339()
+        return {"metadata": meta,
+                "spec": {"containers": [{"name": c.get("name", "c"),
+                                         "image": c.get("image", "")}],
+                         "nodeName": NODE},
+                "status": {
+                    "phase": "Pending" if p.cid is None else "Running",
+                    "podIP": p.address, "hostIP": "127.0.0.1",
+                    "conditions": [
+                        {"type": "Ready", "status": ready},
+                        {"type": "ContainersReady", "status": ready}],
+                    "containerStatuses": [{
+                        "name": c.get("name", "c"),
+                        "image": c.get("image", ""), "ready": p.ready,
+                        "started": p.alive, "restartCount": p.restarts,
+                        "state": state, "lastState": last}]}}
 
     def _deployment_status(self, key, pods):
         cur = self.store.find(DEPLOYMENTS, *key)
@@ -423,7 +607,9 @@ class Pods:
             if not sel or not dep or not labels_match(
                     {"metadata": {"labels": labels}}, selector_string(sel)):
                 continue
-            self.sync_slice(svc, dep, pods)
+            self.sync_slice(svc, dep, [
+                p for p in pods if labels_match({"metadata": {
+                    "labels": p.labels}}, selector_string(sel))])
 
     def sync_slice(self, svc, dep, pods):
         """The Service's EndpointSlice, made if missing, with the pods."""
@@ -448,8 +634,9 @@ class Pods:
         obj["ports"] = ports
         obj["endpoints"] = [{
             "addresses": [p.address],
-            "conditions": {"ready": p.ready, "serving": p.ready,
-                           "terminating": False},
+            "conditions": {"ready": p.ready and not p.terminating,
+                           "serving": p.ready,
+                           "terminating": p.terminating},
             "targetRef": {"kind": "Pod", "namespace": ns, "name": p.name,
                           "uid": p.uid},
             "nodeName": (dep["spec"]["template"]["spec"].get("nodeName")
