@@ -3,22 +3,38 @@
  * Deployments of this installation (label hakopod.io/installation) at 1
  * replica or more that no instance of hk-scale names are scaled to 0, so
  * that nothing hk made runs unwatched: a row lost with its store, a
- * service removed while hk-scale was down.  Another installation's are
- * not listed, and so left alone.  Only when a service runs on
- * kubernetes: hk-scale opens no cluster it does not use.
+ * service removed while hk-scale was down.  Then the Secrets of this
+ * installation that nothing uses are deleted: those of a revision no
+ * instance runs and no Deployment left at 1 replica or more holds, of a
+ * service that is gone or whose current (or serving) revision is
+ * another.  Another installation's are not listed, and so left alone.
+ * Only when a service runs on kubernetes: hk-scale opens no cluster it
+ * does not use.
  */
 #include <sys/types.h>
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "k8s.h"
 #include "log.h"
 
+#define SEL	"labelSelector=hakopod.io%%2Finstallation%%3D%s"
+
 static int	k8s_used(struct scale *);
 static void	on_listed(void *, int, json_t *, const char *);
 static void	on_zeroed(void *, int, json_t *, const char *);
+static void	orphan_secrets(struct scale *, struct k8s *, json_t *);
+static void	on_secrets(void *, int, json_t *, const char *);
+static void	on_secret_deleted(void *, int, json_t *, const char *);
+
+/* What a Secret sweep needs: the Deployments' in-use revisions. */
+struct ssweep {
+	struct scale	*sc;
+	json_t		*held;	/* "app/service/revision" -> true */
+};
 
 void
 k8s_sweep(struct scale *sc)
@@ -34,8 +50,7 @@ k8s_sweep(struct scale *sc)
 		return;
 	}
 	snprintf(path, sizeof(path), "/apis/apps/v1/namespaces/%s/"
-	    "deployments?labelSelector=hakopod.io%%2Finstallation%%3D%s",
-	    k->ns, sc->installation);
+	    "deployments?" SEL, k->ns, sc->installation);
 	if (k8s_call(k, "GET", path, NULL, on_listed, sc) == NULL)
 		log_warn("kubernetes: Deployments of this installation");
 }
@@ -52,14 +67,33 @@ k8s_used(struct scale *sc)
 	return 0;
 }
 
+/* "app/service/revision" of an object's labels, or -1. */
+static int
+labels_key(const json_t *obj, char *dst, size_t size)
+{
+	const json_t *l = json_object_get(json_object_get(obj, "metadata"),
+	    "labels");
+	const char *app, *svc, *rev;
+	int n;
+
+	app = json_string_value(json_object_get(l, "hakopod.io/app"));
+	svc = json_string_value(json_object_get(l, "hakopod.io/service"));
+	rev = json_string_value(json_object_get(l, "hakopod.io/revision"));
+	if (app == NULL || svc == NULL || rev == NULL)
+		return -1;
+	n = snprintf(dst, size, "%s/%s/%s", app, svc, rev);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
 static void
 on_listed(void *arg, int status, json_t *body, const char *err)
 {
 	struct scale *sc = arg;
 	char err2[SCALE_REASON_MAX], path[K8S_PATH_MAX];
+	char key[3 * STORE_NAME_MAX + 32];
 	const char *name;
 	struct k8s *k;
-	json_t *dep;
+	json_t *dep, *held;
 	size_t i;
 
 	(void)status;
@@ -68,13 +102,22 @@ on_listed(void *arg, int status, json_t *body, const char *err)
 		    err != NULL ? err : err2);
 		return;
 	}
+	if ((held = json_object()) == NULL) {
+		log_warnx("kubernetes: out of memory");
+		return;
+	}
 	json_array_foreach(json_object_get(body, "items"), i, dep) {
 		name = json_string_value(json_object_get(json_object_get(dep,
 		    "metadata"), "name"));
 		if (name == NULL || strlen(name) > K8S_NAME_MAX ||
 		    json_integer_value(json_object_get(json_object_get(dep,
-		    "spec"), "replicas")) < 1 || k8s_claimed(sc, name))
+		    "spec"), "replicas")) < 1)
 			continue;
+		if (k8s_claimed(sc, name)) {	/* its pod may mount one */
+			if (labels_key(dep, key, sizeof(key)) == 0)
+				json_object_set_new(held, key, json_true());
+			continue;
+		}
 		log_info("kubernetes: deployment %s/%s: no instance of this "
 		    "installation: scaled to 0", k->ns, name);
 		snprintf(path, sizeof(path), "/apis/apps/v1/namespaces/%s/"
@@ -83,6 +126,7 @@ on_listed(void *arg, int status, json_t *body, const char *err)
 		    on_zeroed, NULL) == NULL)
 			log_warn("kubernetes: scale %s to 0", name);
 	}
+	orphan_secrets(sc, k, held);
 }
 
 static void
@@ -92,4 +136,105 @@ on_zeroed(void *arg, int status, json_t *body, const char *err)
 	(void)body;
 	if (err != NULL && status != 404)
 		log_warnx("kubernetes: a Deployment to 0 replicas: %s", err);
+}
+
+/* The Secrets of this installation, listed: on_secrets() (held taken). */
+static void
+orphan_secrets(struct scale *sc, struct k8s *k, json_t *held)
+{
+	char path[K8S_PATH_MAX];
+	struct ssweep *sw;
+
+	if ((sw = calloc(1, sizeof(*sw))) == NULL) {
+		json_decref(held);
+		log_warn("kubernetes: Secrets of this installation");
+		return;
+	}
+	sw->sc = sc;
+	sw->held = held;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets?" SEL,
+	    k->ns, sc->installation);
+	if (k8s_call(k, "GET", path, NULL, on_secrets, sw) == NULL) {
+		log_warn("kubernetes: Secrets of this installation");
+		json_decref(held);
+		free(sw);
+	}
+}
+
+/*
+ * 1 if the Secret of app/service/rev may be used: by an instance, by a
+ * Deployment at 1 replica or more, or as the service's current or
+ * serving revision (its next start writes it again anyway).
+ */
+static int
+secret_used(const struct ssweep *sw, const json_t *sec)
+{
+	char key[3 * STORE_NAME_MAX + 32];
+	const json_t *l = json_object_get(json_object_get(sec, "metadata"),
+	    "labels");
+	const char *app, *svc;
+	struct service *s;
+	int64_t rev;
+
+	if (labels_key(sec, key, sizeof(key)) == -1)
+		return 1;	/* not one of hk's per revision: left */
+	if (json_object_get(sw->held, key) != NULL)
+		return 1;
+	app = json_string_value(json_object_get(l, "hakopod.io/app"));
+	svc = json_string_value(json_object_get(l, "hakopod.io/service"));
+	rev = k8s_revision_of(sec);
+	if (k8s_revision_used(sw->sc, app, svc, rev))
+		return 1;
+	TAILQ_FOREACH(s, &sw->sc->services, entry) {
+		if (strcmp(s->def.app, app) != 0 ||
+		    strcmp(s->def.name, svc) != 0)
+			continue;
+		return rev == s->def.revision || rev == s->good.revision;
+	}
+	return 0;	/* its service is gone */
+}
+
+static void
+on_secrets(void *arg, int status, json_t *body, const char *err)
+{
+	struct ssweep *sw = arg;
+	char err2[SCALE_REASON_MAX], path[K8S_PATH_MAX];
+	const char *name;
+	struct k8s *k;
+	json_t *sec;
+	size_t i;
+
+	(void)status;
+	if (err != NULL || (k = k8s_cluster(sw->sc, err2, sizeof(err2))) ==
+	    NULL) {
+		log_warnx("kubernetes: Secrets of this installation: %s",
+		    err != NULL ? err : err2);
+		goto done;
+	}
+	json_array_foreach(json_object_get(body, "items"), i, sec) {
+		name = json_string_value(json_object_get(json_object_get(sec,
+		    "metadata"), "name"));
+		if (name == NULL || strlen(name) > K8S_SECRET_NAME_MAX ||
+		    strncmp(name, "hk-", 3) != 0 || secret_used(sw, sec))
+			continue;
+		log_info("kubernetes: secret %s/%s: no instance or Deployment "
+		    "uses it: deleted", k->ns, name);
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s",
+		    k->ns, name);
+		if (k8s_call(k, "DELETE", path, NULL, on_secret_deleted,
+		    NULL) == NULL)
+			log_warn("kubernetes: delete secret %s", name);
+	}
+done:
+	json_decref(sw->held);
+	free(sw);
+}
+
+static void
+on_secret_deleted(void *arg, int status, json_t *body, const char *err)
+{
+	(void)arg;
+	(void)body;
+	if (err != NULL && status != 404)
+		log_warnx("kubernetes: a Secret's delete: %s", err);
 }
