@@ -44,10 +44,13 @@ app_rules_kubernetes(struct actx *c, const struct toml_kv *const *slot,
 		cw_diag(&c->w, slot[k8s_refused[i].key]->line, key, "not with "
 		    "backend \"kubernetes\": %s", k8s_refused[i].why);
 	}
-	if (slot[SK_READINESS] != NULL && s->readiness != READY_TCP) {
+	/* hk's own probe of the pod's endpoint, once its slice says ready */
+	if (slot[SK_READINESS] != NULL && s->readiness != READY_TCP &&
+	    s->readiness != READY_HTTP) {
 		cw_kpath_s(key, prefix, "readiness");
 		cw_diag(&c->w, slot[SK_READINESS]->line, key, "only \"tcp\" "
-		    "with backend \"kubernetes\": the pod is ready once its "
-		    "EndpointSlice says so and its port accepts a connection");
+		    "or \"http:/PATH\" with backend \"kubernetes\": the pod "
+		    "is ready once its EndpointSlice says so and its port "
+		    "accepts a connection (or answers PATH)");
 	}
 }
