@@ -98,6 +98,8 @@ struct server_rule {
 	    KT_OPTFILE, 0, 0, kubernetes_config)			\
 	K("kubernetes_namespace", NULL, "", 0,				\
 	    KT_LABEL, 0, 0, kubernetes_namespace)			\
+	K("kubernetes_service_address", NULL, "false", 0,		\
+	    KT_BOOL, 0, 1, kubernetes_service_address)			\
 	K("max_body_bytes", NULL, "4194304", 1,				\
 	    KT_INT, 0, 1073741824, max_body_bytes)			\
 	K("max_concurrent_requests", NULL, "128", 1,			\

@@ -130,6 +130,8 @@ struct server_config {
 	char		kubernetes_config[CONFIG_URL_MAX + 1];	/* a kubeconfig;
 							   "" in-cluster */
 	char		kubernetes_namespace[CONFIG_NAME_MAX + 1]; /* "" its */
+	int64_t		kubernetes_service_address;	/* 1: the Service's
+						   clusterIP, not the pod's */
 	char		spool_dir[CONFIG_URL_MAX + 1];	/* request bodies */
 	char		service_user[CONFIG_USER_MAX + 1];	/* "" = unset */
 	char		service_log_dir[CONFIG_URL_MAX + 1]; /* "" = runtime's

@@ -78,6 +78,8 @@ struct kube {
 	int			 secret_there;	/* POSTed: 409, so PUT */
 	int			 conflicts;	/* a PUT refused: 409 */
 	char			 why[SCALE_REASON_MAX];	/* an exit's, then */
+	char			 svc_ep[SCALE_ENDPOINT_MAX]; /* the Service's
+						   clusterIP:port */
 	long			 listed;	/* endpoints, as last told;
 						   -1 before the watch told */
 };
@@ -107,6 +109,8 @@ static int	kb_watch(struct kube *);
 static void	on_seen(void *);
 static int	kb_sibling(const struct kube *);
 static void	kb_trouble(struct kube *, const json_t *);
+static int	kb_service_ep(struct kube *, const json_t *);
+static void	on_adopt_service(void *, int, json_t *, const char *);
 
 const struct backend backend_kubernetes = {
 	.kind = BACKEND_KUBERNETES,
@@ -359,10 +363,20 @@ on_service(void *arg, int status, json_t *body, const char *err)
 	char path[K8S_PATH_MAX];
 	json_t *svc;
 
-	(void)body;
 	x->call = NULL;
-	if (err == NULL || (x->step == KB_SCALE_UP && status == 409)) {
-		kb_scale(x, 1);		/* there, or made meanwhile */
+	if (x->step == KB_SCALE_UP && status == 409) {
+		kb_service(x);		/* made meanwhile: read it */
+		return;
+	}
+	if (err == NULL) {
+		if (x->in->sc->cfg.kubernetes_service_address &&
+		    kb_service_ep(x, body) == -1) {
+			kb_fail(x, "Service", "it has no cluster IP (a "
+			    "headless Service), and kubernetes_service_address "
+			    "needs one");
+			return;
+		}
+		kb_scale(x, 1);
 		return;
 	}
 	if (status != 404 || x->step == KB_SCALE_UP) {
@@ -379,6 +393,38 @@ on_service(void *arg, int status, json_t *body, const char *err)
 	if ((x->call = k8s_call(x->k, "POST", path, svc, on_service, x)) ==
 	    NULL)
 		kb_fail(x, "Service", strerror(errno));
+}
+
+/*
+ * kubernetes_service_address: the Service's clusterIP and first port, as
+ * the endpoint the gateway forwards to.  -1 if it has none (headless).
+ */
+static int
+kb_service_ep(struct kube *x, const json_t *svc)
+{
+	const json_t *spec = json_object_get(svc, "spec");
+	const char *ip = json_string_value(json_object_get(spec, "clusterIP"));
+	json_int_t port = json_integer_value(json_object_get(json_array_get(
+	    json_object_get(spec, "ports"), 0), "port"));
+
+	if (ip == NULL || ip[0] == '\0' || strcmp(ip, "None") == 0 ||
+	    port <= 0 || port > 65535)
+		return -1;
+	snprintf(x->svc_ep, sizeof(x->svc_ep), strchr(ip, ':') != NULL ?
+	    "[%s]:%lld" : "%s:%lld", ip, (long long)port);
+	return 0;
+}
+
+/* The endpoint the gateway forwards to: the pod's, or its Service's. */
+static void
+kb_endpoint(struct kube *x, const char *pod_ep)
+{
+	struct inst *in = x->in;
+	const char *ep = in->sc->cfg.kubernetes_service_address ? x->svc_ep :
+	    pod_ep;
+
+	strlcpy(in->endpoint, ep, sizeof(in->endpoint));
+	in->port = atoi(strrchr(ep, ':') + 1);
 }
 
 /* The scale subresource to replicas: on_scaled() then. */
@@ -529,8 +575,7 @@ on_seen(void *arg)
 			kb_adopt_not(x);
 			return;
 		}
-		strlcpy(in->endpoint, seen.ep, sizeof(in->endpoint));
-		in->port = atoi(strrchr(seen.ep, ':') + 1);
+		kb_endpoint(x, seen.ep);
 		x->step = KB_RUNNING;
 		backend_adopted(in, 1);
 		return;
@@ -539,14 +584,15 @@ on_seen(void *arg)
 			kb_trouble(x, pods);
 			return;
 		}
-		strlcpy(in->endpoint, seen.ep, sizeof(in->endpoint));
-		in->port = atoi(strrchr(seen.ep, ':') + 1);
+		kb_endpoint(x, seen.ep);
 		x->step = KB_RUNNING;
 		if (seen.all == seen.mine)	/* no other revision's runs */
 			k8s_secrets_prune(x->k, &x->ref);
 		log_info("service=%s: kubernetes: %s ready at %s (revision "
-		    "%lld)", in->id, in->what, seen.ep,
-		    (long long)in->revision);
+		    "%lld)%s%s", in->id, in->what, seen.ep,
+		    (long long)in->revision, strcmp(seen.ep, in->endpoint) != 0 ?
+		    ", through its Service at " : "", strcmp(seen.ep,
+		    in->endpoint) != 0 ? in->endpoint : "");
 		backend_started(in);
 		return;
 	case KB_RUNNING:
@@ -703,7 +749,28 @@ on_adopt_get(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->step = KB_ADOPT_WATCH;
+	if (in->sc->cfg.kubernetes_service_address) {
+		/* its Service's address first: the endpoint to forward to */
+		char path[K8S_PATH_MAX];
+
+		kb_path(x, "services", path, sizeof(path));
+		if ((x->call = k8s_call(x->k, "GET", path, NULL,
+		    on_adopt_service, x)) == NULL)
+			kb_adopt_not(x);
+		return;
+	}
 	if (kb_watch(x) == -1)
+		kb_adopt_not(x);
+}
+
+static void
+on_adopt_service(void *arg, int status, json_t *body, const char *err)
+{
+	struct kube *x = arg;
+
+	(void)status;
+	x->call = NULL;
+	if (err != NULL || kb_service_ep(x, body) == -1 || kb_watch(x) == -1)
 		kb_adopt_not(x);
 }
 

@@ -29,7 +29,9 @@
 # podman on loopback (standin_pods.py): each pod has an address of its
 # own, 127.77.X.Y, as pods have IPs of their own, and the endpoint's port
 # is the containerPort (not 127.0.0.1: two revisions' pods on port 8080
-# must both listen during a roll).
+# must both listen during a roll).  A Service (not headless) gets a
+# cluster IP 127.78.X.Y whose ports forward to a ready endpoint, as
+# kube-proxy does (standin_proxy.py).
 #
 # It does not do: protobuf (but for the Secret and Namespace bodies that
 # kubectl 1.32's "create" sends: standin_proto.py), HTTP/2, server-side
@@ -82,6 +84,7 @@ from standin_kinds import (CORE_EVENTS, DEPLOYMENTS, EVENTS, KIND_BY_PATH,
                            selector_string, table)
 import standin_proto
 from standin_pods import Pods
+from standin_proxy import Proxies
 from standin_store import ApiError, Store, not_found, status_object
 
 PROG = "standin"
@@ -102,9 +105,10 @@ def truthy(value):
 class Api:
     """The resources: what each verb does to the store."""
 
-    def __init__(self, store, pods):
+    def __init__(self, store, pods, proxies):
         self.store = store
         self.pods = pods
+        self.proxies = proxies
         for ns in ("default", "kube-system", "kube-public"):
             self.store.create(NAMESPACES, "", prepare(
                 NAMESPACES, {"metadata": {"name": ns}}))
@@ -138,6 +142,8 @@ class Api:
             ns = ""
         self._ns_exists(kind, ns)
         obj = prepare(kind, body)
+        if kind is SERVICES:
+            self.proxies.allocate(obj)
         if kind is DEPLOYMENTS:
             obj["metadata"]["generation"] = 1
             obj["metadata"].setdefault("annotations", {})[
@@ -157,6 +163,10 @@ class Api:
         with self.store.lock:
             old = self.store.get(kind, ns, name)
             obj = prepare(kind, body, name)
+            if kind is SERVICES:        # spec.clusterIP cannot change
+                for k in ("clusterIP", "clusterIPs"):
+                    if k in (old.get("spec") or {}):
+                        obj["spec"][k] = old["spec"][k]
             if kind is DEPLOYMENTS:
                 obj["status"] = old.get("status", {})
                 self._next_generation(old, obj)
@@ -691,7 +701,8 @@ def main():
     server.store = Store()
     instance = uuid.uuid4().hex[:16]
     server.pods = Pods(server.store, args.dir, instance)
-    server.api = Api(server.store, server.pods)
+    server.proxies = Proxies(server.store)
+    server.api = Api(server.store, server.pods, server.proxies)
 
     def stop(signum, frame):
         threading.Thread(target=server.shutdown, daemon=True).start()
@@ -707,6 +718,7 @@ def main():
     log("listening at https://%s, instance %s" % (server.address, instance))
     server.serve_forever()
     server.pods.stop()
+    server.proxies.close_all()
     server.store.drop_watches()
     log("stopped")
     return 0

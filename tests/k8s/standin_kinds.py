@@ -322,8 +322,7 @@ def _prepare_service(obj, name):
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
-    # headless: the stand-in proxies nothing; clients use the slices
-    spec.setdefault("clusterIP", "None")
+    # spec.clusterIP: allocated at create (standin_proxy.py), kept after
     for p in spec.get("ports") or []:
         p.setdefault("protocol", "TCP")
         p.setdefault("targetPort", p.get("port"))
