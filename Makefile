@@ -198,6 +198,7 @@ FUZZ_SRCS_events_fast = cmd/hk-events/fast.c cmd/hk-events/packed.c \
 			  cmd/hk-events/record.c
 FUZZ_SRCS_engine_events = $(ENGINE_SRCS)
 FUZZ_SRCS_engine_logs = $(ENGINE_SRCS)
+FUZZ_SRCS_k8s_ready = cmd/hk-scale/k8s_ready.c
 
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $$(FUZZ_SRCS_$$*) | $(DEPSTAMP)
 	@mkdir -p $(@D)

@@ -8,11 +8,29 @@
  * one of them, by targetRef or, without one, by the pod's address.
  */
 #include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <stdio.h>
 #include <string.h>
 
 #include "k8s.h"
+
+/*
+ * 1 if addr is an IPv4 or IPv6 address: an endpoint's is the API
+ * server's word, and one that is not (or too long to hold with its port)
+ * is no endpoint.
+ */
+static int
+is_ip(const char *addr)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	return addr != NULL && (inet_pton(AF_INET, addr, buf) == 1 ||
+	    inet_pton(AF_INET6, addr, buf) == 1);
+}
 
 /* 1 if endpoint e is one of pods (by name). */
 static int
@@ -61,7 +79,7 @@ k8s_seen(const json_t *slices, const json_t *pods, struct k8s_seen *out)
 			addr = json_string_value(json_array_get(
 			    json_object_get(e, "addresses"), 0));
 			/* an absent ready is true (discovery.k8s.io/v1) */
-			if (out->ep[0] != '\0' || addr == NULL || port <= 0 ||
+			if (out->ep[0] != '\0' || !is_ip(addr) || port <= 0 ||
 			    port > 65535 || (ready != NULL &&
 			    !json_is_true(ready)))
 				continue;

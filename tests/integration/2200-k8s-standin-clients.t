@@ -231,6 +231,7 @@ watch: MODIFIED ready=[True]
 deployment fn: readyReplicas=1 availableReplicas=1
 endpoint: loopback port 8080
 scale fn: spec.replicas=0
+watch: MODIFIED ready=[False]
 watch: MODIFIED ready=[]
 watch resumed: True
 event read back: Normal HTTPIdleWake Deployment/fn: a request woke it

@@ -77,6 +77,18 @@ test_roll(void)
 	isint(s.mine, 0, "none is its own");
 	json_decref(mine);
 	json_decref(sl);
+	/* an address that is not one (too long to hold with its port) */
+#define LONG_ADDR "127.7llllllllllllllllllllllllllllllllllllllllllllllll" \
+		  "llllllllllllllllllllllllllllllllllllllllllllll7.0.2"
+	sl = json_pack("{s:{s:[{s:i}], s:[{s:[s], s:{s:b}}]}}", "s1", "ports",
+	    "port", 8080, "endpoints", "addresses", LONG_ADDR, "conditions",
+	    "ready", 1);
+	mine = pod("x", LONG_ADDR);
+	k8s_seen(sl, mine, &s);
+	is(s.ep, "", "an address that is not an IP is no endpoint");
+	isint(s.mine, 1, "  though the pod's");
+	json_decref(mine);
+	json_decref(sl);
 }
 
 static void
