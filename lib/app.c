@@ -63,6 +63,7 @@ const struct app_svc_key app_svc_keys[SK_COUNT] = {
 	[SK_IMAGE_PULL] =		{ "image_pull", 0, NULL },
 	[SK_JOBS] =			{ "jobs", 1, NOT_YET "hk runs no "
 	    "deployment jobs (runs are the file's [jobs.NAME] tables)" },
+	[SK_KUBERNETES_DEPLOYMENT] =	{ "kubernetes_deployment", 0, NULL },
 	[SK_NODE_NAME] =		{ "node_name", 0, NULL },
 	[SK_PORT] =			{ "port", 0, NULL },
 	[SK_PORTS] =			{ "ports", 1, NOT_YET "hk gives a "
@@ -872,6 +873,18 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 	case SK_READINESS:
 		svc_readiness(c, kv, key, s);
 		break;
+	case SK_KUBERNETES_DEPLOYMENT:
+		/* a Deployment the operator made: a DNS label, as hk's */
+		if ((str = cw_str(&c->w, kv, key, CONFIG_NAME_MAX)) == NULL)
+			break;
+		if (!config_valid_name(str))
+			cw_diag(&c->w, kv->line, key, "not a Deployment's name "
+			    "(a-z, 0-9 and '-', 1 to 63, starting and ending "
+			    "with a letter or digit)");
+		else
+			s->k8s_deployment = cw_strndup(&c->w, str,
+			    strlen(str));
+		break;
 	case SK_NODE_NAME:
 		if ((str = cw_str(&c->w, kv, key, CONFIG_HOST_MAX)) == NULL)
 			break;
@@ -960,7 +973,8 @@ svc_parse(struct actx *c, const struct toml_kv *skv, struct service_spec *s)
 	for (k = 0; k < SK_COUNT; k++)
 		if (slot[k] != NULL)
 			svc_value(c, k, skv, slot[k], sless, s);
-	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL)
+	if (slot[SK_IMAGE] == NULL && slot[SK_COMMAND] == NULL &&
+	    slot[SK_KUBERNETES_DEPLOYMENT] == NULL)
 		cw_diag(&c->w, s->line, prefix, "requires image or command");
 	else
 		app_rules_backend(c, slot, prefix, s);

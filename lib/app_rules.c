@@ -134,7 +134,7 @@ svc_backend(struct actx *c, const struct toml_kv *const *slot,
 	if (b != NULL && s->command == NULL &&
 	    config_backend_can(s->backend, BACKEND_NEEDS_COMMAND))
 		cw_diag(&c->w, b->line, key, "%s requires command", name);
-	else if (b != NULL && s->image == NULL &&
+	else if (b != NULL && s->image == NULL && s->k8s_deployment == NULL &&
 	    config_backend_can(s->backend, BACKEND_NEEDS_IMAGE))
 		cw_diag(&c->w, b->line, key, "%s requires image", name);
 	else if (b != NULL &&

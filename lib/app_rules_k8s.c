@@ -27,6 +27,51 @@ static const struct {
 	    "imagePullPolicy says" },
 };
 
+/*
+ * With kubernetes_deployment, the operator's Deployment says what runs:
+ * keys that would write into it make no sense, for hk never does.
+ */
+static const struct {
+	int		 key;	/* SK_* */
+	const char	*why;
+} k8s_operator_refused[] = {
+	{ SK_IMAGE,	"the operator's Deployment names its image" },
+	{ SK_ENVIRONMENT, "hk does not rewrite the operator's Deployment" },
+	{ SK_SIZE,	"hk does not rewrite the operator's Deployment" },
+	{ SK_USER,	"hk does not rewrite the operator's Deployment" },
+	{ SK_NODE_NAME,	"hk does not rewrite the operator's Deployment" },
+	{ SK_SECRETS,	"hk mounts nothing into the operator's Deployment" },
+	{ SK_SECRETS_ENV, "hk mounts nothing into the operator's "
+	    "Deployment" },
+};
+
+static void
+k8s_operator_rules(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, const struct service_spec *s)
+{
+	char key[CW_KEYPATH_LEN];
+	size_t i;
+
+	if (s->k8s_deployment == NULL)
+		return;
+	if (!config_backend_can(s->backend, BACKEND_IMAGE_ONLY)) {
+		cw_kpath_s(key, prefix, "kubernetes_deployment");
+		cw_diag(&c->w, slot[SK_KUBERNETES_DEPLOYMENT]->line, key,
+		    "only with backend \"kubernetes\"");
+		return;
+	}
+	for (i = 0; i < sizeof(k8s_operator_refused) /
+	    sizeof(k8s_operator_refused[0]); i++) {
+		if (slot[k8s_operator_refused[i].key] == NULL)
+			continue;
+		cw_kpath_s(key, prefix,
+		    app_svc_keys[k8s_operator_refused[i].key].name);
+		cw_diag(&c->w, slot[k8s_operator_refused[i].key]->line, key,
+		    "not with kubernetes_deployment: %s",
+		    k8s_operator_refused[i].why);
+	}
+}
+
 /* Each key of s that a Deployment hk makes would not apply. */
 void
 app_rules_kubernetes(struct actx *c, const struct toml_kv *const *slot,
@@ -35,6 +80,7 @@ app_rules_kubernetes(struct actx *c, const struct toml_kv *const *slot,
 	char key[CW_KEYPATH_LEN];
 	size_t i;
 
+	k8s_operator_rules(c, slot, prefix, s);
 	if (!config_backend_can(s->backend, BACKEND_IMAGE_ONLY))
 		return;
 	for (i = 0; i < sizeof(k8s_refused) / sizeof(k8s_refused[0]); i++) {

@@ -303,6 +303,7 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 	s->directory = opt_string(o, "directory", &bad);
 	s->size = opt_string(o, "size", &bad);
 	s->node_name = opt_string(o, "node_name", &bad);
+	s->k8s_deployment = opt_string(o, "kubernetes_deployment", &bad);
 	s->user = opt_string(o, "user", &bad);
 	s->code_hash = opt_string(o, "code_hash", &bad);
 	if (s->code_hash != NULL && !srctree_valid_hash(s->code_hash))
@@ -371,6 +372,7 @@ spec_clear(struct service_spec *s)
 	free(s->readiness_path);
 	free(s->idle_check_path);
 	free(s->node_name);
+	free(s->k8s_deployment);
 	free(s->user);
 	free(s->source);
 	free(s->code_hash);
@@ -629,6 +631,10 @@ spec_encode(const struct service_spec *s)
 	free(rd);
 	err |= json_object_set_new(o, "node_name",
 	    json_str_or_null(s->node_name));
+	/* only when set: a stored spec without it means the same */
+	if (s->k8s_deployment != NULL)
+		err |= json_object_set_new(o, "kubernetes_deployment",
+		    json_string(s->k8s_deployment));
 	/* Only where a stored spec without it would mean another one. */
 	if (s->backend != spec_backend_default(s))
 		err |= json_object_set_new(o, "backend",

@@ -132,6 +132,8 @@ struct service_spec {
 	 */
 	char			*idle_check_path;
 	char			*node_name;	/* NULL if absent */
+	char			*k8s_deployment; /* kubernetes_deployment: the
+						   operator's; NULL: hk's */
 	enum backend_kind	 backend;	/* given, or by default */
 	char			*user;	/* "USER[:GROUP]"; NULL: service_user */
 	int			 serverless;	/* has [serverless] */

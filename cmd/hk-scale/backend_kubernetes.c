@@ -80,6 +80,8 @@ struct kube {
 	char			 why[SCALE_REASON_MAX];	/* an exit's, then */
 	char			 svc_ep[SCALE_ENDPOINT_MAX]; /* the Service's
 						   clusterIP:port */
+	json_t			*selector;	/* ref.theirs: the Deployment's
+						   matchLabels */
 	long			 listed;	/* endpoints, as last told;
 						   -1 before the watch told */
 };
@@ -110,6 +112,8 @@ static void	on_seen(void *);
 static int	kb_sibling(const struct kube *);
 static void	kb_trouble(struct kube *, const json_t *);
 static int	kb_service_ep(struct kube *, const json_t *);
+static void	on_theirs(struct kube *, int, json_t *, const char *);
+static int	kb_selector(struct kube *, json_t *);
 static void	on_adopt_service(void *, int, json_t *, const char *);
 
 const struct backend backend_kubernetes = {
@@ -164,7 +168,8 @@ kb_path(const struct kube *x, const char *kind, char *dst, size_t size)
 {
 	snprintf(dst, size, "/%s/namespaces/%s/%s/%s",
 	    strcmp(kind, "services") == 0 ? "api/v1" : "apis/apps/v1",
-	    x->k->ns, kind, x->ref.name);
+	    x->k->ns, kind, strcmp(kind, "deployments") == 0 ?
+	    x->ref.deployment : x->ref.name);
 }
 
 /* in's state, for service d (in->svc is not set yet at an adoption). */
@@ -185,7 +190,7 @@ kb_new(struct inst *in, const struct svc *d, char *err, size_t errlen)
 	x->listed = -1;
 	k8s_ref(in, d, &x->ref);
 	snprintf(in->what, sizeof(in->what), "deployment %s/%s", k->ns,
-	    x->ref.name);
+	    x->ref.deployment);
 	in->priv = x;
 	return x;
 }
@@ -206,7 +211,7 @@ kb_start(struct inst *in)
 		k8s_event(x->k, &x->ref, "HTTPIdleWake", "Wake", note);
 	} else
 		k8s_event(x->k, &x->ref, "Started", "Start", "started");
-	if (inst_def(in)->spec.nsecrets > 0)
+	if (inst_def(in)->spec.nsecrets > 0 && !x->ref.theirs)
 		kb_secret(x);
 	else
 		kb_deployment(x);
@@ -279,7 +284,8 @@ kb_fail(struct kube *x, const char *what, const char *why)
 
 	x->call = NULL;
 	snprintf(err, sizeof(err), "kubernetes: %s %s/%s: %s", what,
-	    x->k->ns, x->ref.name, why);
+	    x->k->ns, strcmp(what, "Deployment") == 0 ? x->ref.deployment :
+	    x->ref.name, why);
 	backend_failed(x->in, err);
 }
 
@@ -295,6 +301,10 @@ on_deployment(void *arg, int status, json_t *body, const char *err)
 	int64_t replicas = 0;
 
 	x->call = NULL;
+	if (x->ref.theirs) {
+		on_theirs(x, status, body, err);
+		return;
+	}
 	if (err != NULL && status != 404) {
 		kb_fail(x, "Deployment", err);
 		return;
@@ -325,6 +335,46 @@ on_deployment(void *arg, int status, json_t *body, const char *err)
 	if ((x->call = k8s_call(x->k, method, path, dep, on_written, x)) ==
 	    NULL)
 		kb_fail(x, "Deployment", strerror(errno));
+}
+
+/*
+ * The operator's Deployment (kubernetes_deployment): never made nor
+ * written, only read for the labels that select its pods.
+ */
+static void
+on_theirs(struct kube *x, int status, json_t *body, const char *err)
+{
+	if (err != NULL) {
+		kb_fail(x, "Deployment", status == 404 ? "not found "
+		    "(kubernetes_deployment names a Deployment the operator "
+		    "makes; hk makes none)" : err);
+		return;
+	}
+	if (kb_selector(x, body) == -1) {
+		kb_fail(x, "Deployment", "no spec.selector.matchLabels of "
+		    "strings (hk selects its pods by them)");
+		return;
+	}
+	kb_service(x);
+}
+
+/* The matchLabels of the operator's Deployment dep, kept: 0, or -1. */
+static int
+kb_selector(struct kube *x, json_t *dep)
+{
+	json_t *m = json_object_get(json_object_get(json_object_get(dep,
+	    "spec"), "selector"), "matchLabels");
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(m) || json_object_size(m) == 0)
+		return -1;
+	json_object_foreach(m, key, v)
+		if (!json_is_string(v))
+			return -1;
+	json_decref(x->selector);
+	x->selector = json_incref(m);
+	return 0;
 }
 
 static void
@@ -383,7 +433,8 @@ on_service(void *arg, int status, json_t *body, const char *err)
 		kb_fail(x, "Service", err);
 		return;
 	}
-	if ((svc = k8s_service(&x->ref, &inst_def(x->in)->spec)) == NULL) {
+	if ((svc = k8s_service(&x->ref, &inst_def(x->in)->spec,
+	    x->ref.theirs ? x->selector : NULL)) == NULL) {
 		kb_fail(x, "Service", "out of memory");
 		return;
 	}
@@ -437,7 +488,7 @@ kb_scale(struct kube *x, int64_t replicas)
 	kb_path(x, "deployments", path, sizeof(path));
 	strlcat(path, "/scale", sizeof(path));
 	if ((x->call = k8s_call(x->k, "PUT", path, k8s_scale(x->k->ns,
-	    x->ref.name, replicas), on_scaled, x)) == NULL)
+	    x->ref.deployment, replicas), on_scaled, x)) == NULL)
 		on_scaled(x, 0, NULL, strerror(errno));
 }
 
@@ -502,7 +553,9 @@ kb_watch(struct kube *x)
 	if (x->pw == NULL) {
 		snprintf(what, sizeof(what), "Pods of %s revision %lld",
 		    x->ref.name, (long long)x->ref.revision);
-		if (k8s_pods_path(x->k, &x->ref, path, sizeof(path)) == -1 ||
+		if ((x->ref.theirs ? k8s_selector_pods_path(x->k, x->selector,
+		    path, sizeof(path)) : k8s_pods_path(x->k, &x->ref, path,
+		    sizeof(path))) == -1 ||
 		    (x->pw = k8s_watch_open(x->in->sc, x->k, what, path,
 		    on_seen, x)) == NULL)
 			return -1;
@@ -736,7 +789,14 @@ on_adopt_get(void *arg, int status, json_t *body, const char *err)
 	inst = json_string_value(json_object_get(json_object_get(
 	    json_object_get(body, "metadata"), "labels"),
 	    "hakopod.io/installation"));
-	if (inst == NULL || strcmp(inst, x->ref.installation) != 0) {
+	if (x->ref.theirs) {	/* the operator's: theirs to label */
+		if (kb_selector(x, body) == -1 || json_integer_value(
+		    json_object_get(json_object_get(body, "spec"),
+		    "replicas")) < 1) {
+			kb_adopt_not(x);
+			return;
+		}
+	} else if (inst == NULL || strcmp(inst, x->ref.installation) != 0) {
 		log_warnx("service=%s: kubernetes: %s is not this "
 		    "installation's: left alone", in->id, in->what);
 		backend_adopted(in, 0);
@@ -744,7 +804,8 @@ on_adopt_get(void *arg, int status, json_t *body, const char *err)
 	}
 	replicas = json_integer_value(json_object_get(json_object_get(body,
 	    "spec"), "replicas"));
-	if (replicas < 1 || k8s_revision_of(body) != in->revision) {
+	if (!x->ref.theirs && (replicas < 1 ||
+	    k8s_revision_of(body) != in->revision)) {
 		kb_adopt_not(x);
 		return;
 	}
@@ -794,7 +855,7 @@ kb_adopt_not(struct kube *x)
 	kb_path(x, "deployments", path, sizeof(path));
 	strlcat(path, "/scale", sizeof(path));
 	if ((x->call = k8s_call(x->k, "PUT", path, k8s_scale(x->k->ns,
-	    x->ref.name, 0), on_adopt_zero, x)) == NULL) {
+	    x->ref.deployment, 0), on_adopt_zero, x)) == NULL) {
 		log_warnx("service=%s: kubernetes: scale %s to 0: %s",
 		    x->in->id, x->ref.name, strerror(errno));
 		backend_adopted(x->in, 0);
@@ -831,6 +892,7 @@ kb_release(struct inst *in)
 	engine_cancel(x->call);
 	k8s_watch_close(x->w);
 	k8s_watch_close(x->pw);
+	json_decref(x->selector);
 	free(x);
 	return 0;
 }

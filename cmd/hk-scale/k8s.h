@@ -35,6 +35,10 @@ struct k8s_ref {
 	char		 app[STORE_NAME_MAX + 1];
 	char		 service[STORE_NAME_MAX + 1];
 	char		 name[K8S_NAME_MAX + 1];	/* the objects' */
+	char		 deployment[K8S_NAME_MAX + 1];	/* name, or the
+						   operator's (theirs) */
+	int		 theirs;	/* kubernetes_deployment: never
+					   written, only scaled */
 	int64_t		 revision;
 	const char	*installation;	/* hk-scale's */
 	const char	*node;		/* reportingInstance */
@@ -49,7 +53,8 @@ int		 k8s_port(const struct service_spec *);
 json_t		*k8s_labels(const struct k8s_ref *, int);
 json_t		*k8s_deployment(const struct k8s_ref *,
 		    const struct service_spec *, int64_t);
-json_t		*k8s_service(const struct k8s_ref *, const struct service_spec *);
+json_t		*k8s_service(const struct k8s_ref *, const struct service_spec *,
+		    const json_t *);
 json_t		*k8s_scale(const char *, const char *, int64_t);
 struct engine_call *k8s_call(struct k8s *, const char *, const char *,
 		    json_t *, engine_done_fn *, void *);
@@ -117,6 +122,8 @@ int		 k8s_slices_path(const struct k8s *, const char *, char *,
 		    size_t);
 int		 k8s_pod_trouble(const json_t *, char *, size_t);
 int		 k8s_pods_path(const struct k8s *, const struct k8s_ref *,
+		    char *, size_t);
+int		 k8s_selector_pods_path(const struct k8s *, const json_t *,
 		    char *, size_t);
 
 #endif

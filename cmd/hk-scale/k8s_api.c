@@ -118,8 +118,11 @@ k8s_ref(const struct inst *in, const struct svc *d, struct k8s_ref *r)
 	r->installation = in->sc->installation;
 	r->node = in->sc->node;
 	snprintf(whole, sizeof(whole), "hk-%s-%s", d->app, d->name);
+	r->theirs = d->spec.k8s_deployment != NULL;
 	if (strlen(whole) <= K8S_NAME_MAX) {
 		strlcpy(r->name, whole, sizeof(r->name));
+		strlcpy(r->deployment, r->theirs ? d->spec.k8s_deployment :
+		    r->name, sizeof(r->deployment));
 		return;
 	}
 	for (p = whole; *p != '\0'; p++)
@@ -128,6 +131,8 @@ k8s_ref(const struct inst *in, const struct svc *d, struct k8s_ref *r)
 	    whole, h);
 	if (r->name[K8S_NAME_MAX - 10] == '-')	/* no "--" */
 		r->name[K8S_NAME_MAX - 10] = 'x';
+	strlcpy(r->deployment, r->theirs ? d->spec.k8s_deployment : r->name,
+	    sizeof(r->deployment));
 }
 
 int
@@ -214,12 +219,23 @@ k8s_deployment(const struct k8s_ref *r, const struct service_spec *sp,
 	return dep;
 }
 
-/* The Service whose EndpointSlices say where r's pod is ready. */
+/*
+ * The Service whose EndpointSlices say where r's pod is ready; selector:
+ * the operator's Deployment's matchLabels (its port then by number), or
+ * NULL for hk's labels.
+ */
 json_t *
-k8s_service(const struct k8s_ref *r, const struct service_spec *sp)
+k8s_service(const struct k8s_ref *r, const struct service_spec *sp,
+    const json_t *selector)
 {
 	int port = k8s_port(sp);
 
+	if (selector != NULL)
+		return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:O, s:[{s:s, "
+		    "s:i, s:i, s:s}]}}", "apiVersion", "v1", "kind", "Service",
+		    "metadata", "name", r->name, "labels", k8s_labels(r, 0),
+		    "spec", "selector", selector, "ports", "name", "http",
+		    "port", port, "targetPort", port, "protocol", "TCP");
 	return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:o, s:[{s:s, s:i, "
 	    "s:s, s:s}]}}", "apiVersion", "v1", "kind", "Service",
 	    "metadata", "name", r->name, "labels", k8s_labels(r, 0),
@@ -290,7 +306,7 @@ k8s_event(struct k8s *k, const struct k8s_ref *r, const char *reason,
 	snprintf(when + strlen(when), sizeof(when) - strlen(when),
 	    ".%06ldZ", ts.tv_nsec / 1000);
 	/* as the API server's recorders name theirs: OBJECT.HEX */
-	snprintf(name, sizeof(name), "%s.%llx", r->name,
+	snprintf(name, sizeof(name), "%s.%llx", r->deployment,
 	    (unsigned long long)ts.tv_sec * 1000000000ull +
 	    (unsigned long long)ts.tv_nsec);
 	ev = json_pack("{s:s, s:s, s:{s:s, s:o}, s:s, s:s, s:s, s:s, s:s, "
@@ -301,7 +317,7 @@ k8s_event(struct k8s *k, const struct k8s_ref *r, const char *reason,
 	    "reportingInstance", r->node, "action", action,
 	    "reason", reason, "note", note, "type", "Normal",
 	    "regarding", "apiVersion", "apps/v1", "kind", "Deployment",
-	    "name", r->name, "namespace", k->ns);
+	    "name", r->deployment, "namespace", k->ns);
 	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/"
 	    "events", k->ns);
 	if (ev == NULL || k8s_call(k, "POST", path, ev, on_event_posted,

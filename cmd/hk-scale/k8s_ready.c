@@ -171,3 +171,55 @@ k8s_pod_trouble(const json_t *pods, char *why, size_t size)
 	}
 	return 0;
 }
+
+/* s percent-encoded but for what a label's key or value holds. */
+static int
+url_part(char *dst, size_t size, size_t *len, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s != '\0'; s++) {
+		if (*len + 4 > size)
+			return -1;
+		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || *s == '-' || *s == '.' ||
+		    *s == '_')
+			dst[(*len)++] = *s;
+		else {
+			dst[(*len)++] = '%';
+			dst[(*len)++] = hex[(unsigned char)*s >> 4];
+			dst[(*len)++] = hex[(unsigned char)*s & 15];
+		}
+	}
+	dst[*len] = '\0';
+	return 0;
+}
+
+/*
+ * The Pods an operator's Deployment selects (its matchLabels, an object
+ * of strings): their list's path.  -1 if none or too long.
+ */
+int
+k8s_selector_pods_path(const struct k8s *k, const json_t *match, char *dst,
+    size_t size)
+{
+	const char *key;
+	json_t *v;
+	size_t len;
+	int n;
+
+	n = snprintf(dst, size, "/api/v1/namespaces/%s/pods?labelSelector=",
+	    k->ns);
+	if (n < 0 || (size_t)n >= size || json_object_size(match) == 0)
+		return -1;
+	len = (size_t)n;
+	json_object_foreach((json_t *)match, key, v) {
+		if (!json_is_string(v) ||
+		    (len > (size_t)n && url_part(dst, size, &len, ",") == -1) ||
+		    url_part(dst, size, &len, key) == -1 ||
+		    url_part(dst, size, &len, "=") == -1 ||
+		    url_part(dst, size, &len, json_string_value(v)) == -1)
+			return -1;
+	}
+	return 0;
+}
