@@ -842,9 +842,20 @@ static const struct app_case app_cases[] = {
 	    0 },
 	{ "readiness http, backend kubernetes", SRV_SL,
 	    SVCI "backend = \"kubernetes\"\nreadiness = \"http:/up\"\n",
-	    "app.toml:6: services.api.readiness: only \"tcp\" with backend "
-	    "\"kubernetes\": the pod is ready once its EndpointSlice says so "
-	    "and its port accepts a connection", 0 },
+	    NULL, 0 },
+	{ "readiness notify, backend kubernetes", SRV_SL,
+	    SVCI "backend = \"kubernetes\"\nreadiness = \"notify\"\n",
+	    "app.toml:6: services.api.readiness: only \"tcp\" or "
+	    "\"http:/PATH\" with backend \"kubernetes\": the pod is ready "
+	    "once its EndpointSlice says so and its port accepts a "
+	    "connection (or answers PATH)", 0 },
+	{ "kubernetes_deployment, no image", SRV_SL,
+	    HEAD "[services.api]\nbackend = \"kubernetes\"\n"
+	    "kubernetes_deployment = \"web\"\n", NULL, 0 },
+	{ "kubernetes_deployment and image", SRV_SL,
+	    SVCI "backend = \"kubernetes\"\nkubernetes_deployment = \"web\"\n",
+	    "app.toml:4: services.api.image: not with kubernetes_deployment: "
+	    "the operator's Deployment names its image", 0 },
 	{ "no image, backend kubernetes", SRV_SL,
 	    SVC "backend = \"kubernetes\"\n",
 	    "app.toml:5: services.api.backend: kubernetes requires image", 0 },
@@ -1569,7 +1580,8 @@ test_defaults(void)
 		"container_network", "container_tls_ca", "container_tls_cert",
 		"container_tls_key", "events_max_age_days", "events_max_rows",
 		"freezer", "keep_revisions", "kubernetes_config",
-		"kubernetes_namespace", "max_body_bytes",
+		"kubernetes_namespace", "kubernetes_service_address",
+		"max_body_bytes",
 		"max_concurrent_requests",
 		"max_concurrent_starts", "max_serverless_services",
 		"registry_auth_file", "request_log", "requests_max_age_days", "requests_max_rows",
