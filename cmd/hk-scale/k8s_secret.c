@@ -50,26 +50,13 @@ static int
 secret_put(struct scale *sc, const struct secret_key *k, const char *app,
     const char *name, json_t *data, char *err, size_t errlen)
 {
-	unsigned char *sealed = NULL, *v = NULL;
-	size_t slen = 0, vlen = 0, n;
+	unsigned char *v = NULL;
+	size_t vlen = 0, n;
 	char *b;
 	int r;
 
-	if ((r = store_secret_get(sc->store, app, name, &sealed,
-	    &slen)) != 0) {
-		snprintf(err, errlen, "secret %s: %s", name, r == 1 ?
-		    "not in the store (hk secret set)" :
-		    store_error(sc->store));
+	if (secrets_fetch(sc, k, app, name, &v, &vlen, err, errlen) == -1)
 		return -1;
-	}
-	r = secret_open(k, app, name, sealed, slen, &v, &vlen);
-	free(sealed);
-	if (r == -1) {
-		snprintf(err, errlen, "secret %s: does not open with the key "
-		    "file %s (another key, or a changed row)", name,
-		    sc->cfg.secret_key_file);
-		return -1;
-	}
 	r = -1;
 	if ((b = malloc(B64_LEN(vlen) + 1)) != NULL) {
 		n = b64_encode(v, vlen, b);

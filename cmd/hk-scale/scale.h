@@ -65,6 +65,7 @@ enum svc_state {
 struct backend;
 struct ct_node;
 struct scale;
+struct secret_key;
 struct service;
 
 /*
@@ -425,6 +426,9 @@ void		 secrets_adopt(struct inst *, const struct store_instance *);
 void		 secrets_sweep(struct scale *, const struct store_instance *,
 		    size_t);
 int		 secrets_env(const struct inst *, char **, char *, size_t);
+int		 secrets_fetch(struct scale *, const struct secret_key *,
+		    const char *, const char *, unsigned char **, size_t *,
+		    char *, size_t);
 
 /* reload.c: services read back from the store */
 int		 scale_reload(struct scale *, int);

@@ -89,16 +89,18 @@ check_tmpfs(struct scale *sc, const char *dir)
 	said = 1;
 }
 
-/* One secret, opened, as the file dfd/name, 0400, the user's. */
-static int
-write_one(struct scale *sc, struct secret_key *k, const char *app,
-    const char *name, int dfd, const struct user_ids *u, char *err,
+/*
+ * One secret of app, read from the store and opened with k: *v (of
+ * *vlen bytes) for secret_free(); -1 with a reason.
+ */
+int
+secrets_fetch(struct scale *sc, const struct secret_key *k, const char *app,
+    const char *name, unsigned char **v, size_t *vlen, char *err,
     size_t errlen)
 {
-	unsigned char *sealed = NULL, *v = NULL;
-	size_t slen = 0, vlen = 0;
-	ssize_t n;
-	int fd, r;
+	unsigned char *sealed = NULL;
+	size_t slen = 0;
+	int r;
 
 	if ((r = store_secret_get(sc->store, app, name, &sealed,
 	    &slen)) != 0) {
@@ -107,7 +109,7 @@ write_one(struct scale *sc, struct secret_key *k, const char *app,
 		    store_error(sc->store));
 		return -1;
 	}
-	r = secret_open(k, app, name, sealed, slen, &v, &vlen);
+	r = secret_open(k, app, name, sealed, slen, v, vlen);
 	free(sealed);
 	if (r == -1) {
 		snprintf(err, errlen, "secret %s: does not open with the key "
@@ -115,6 +117,22 @@ write_one(struct scale *sc, struct secret_key *k, const char *app,
 		    sc->cfg.secret_key_file);
 		return -1;
 	}
+	return 0;
+}
+
+/* One secret, opened, as the file dfd/name, 0400, the user's. */
+static int
+write_one(struct scale *sc, struct secret_key *k, const char *app,
+    const char *name, int dfd, const struct user_ids *u, char *err,
+    size_t errlen)
+{
+	unsigned char *v = NULL;
+	size_t vlen = 0;
+	ssize_t n;
+	int fd, r;
+
+	if (secrets_fetch(sc, k, app, name, &v, &vlen, err, errlen) == -1)
+		return -1;
 	r = -1;
 	if ((fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, 0400)) == -1)
