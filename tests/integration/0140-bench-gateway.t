@@ -30,8 +30,12 @@ gateway() {
 	HK_BUILD=$HK_BUILD setsid "$HK_TOP/bench/bench-gateway" "$_m" "$_p" \
 	    "$@" >"$T/gw-$_m.out" 2>&1 &
 	gw=$!
-	_pids="$_pids $gw"
+	_groups="$_groups $gw"
 }
+# Each group is stopped at exit whatever happened: the daemons write to
+# files, not to the test's output, where the cleanup of lib.sh looks.
+_groups=
+trap 'for _g in $_groups; do env kill -s KILL -- "-$_g" 2>/dev/null; done; _cleanup' EXIT
 stop_group() {
 	env kill -s TERM -- "-$1" 2>/dev/null
 	wait_t 30 ended "$1" || env kill -s KILL -- "-$1" 2>/dev/null

@@ -59,7 +59,15 @@ _cleanup_net() {
 	ip netns del "$NS" 2>/dev/null
 	ip link del "$VR" 2>/dev/null
 }
-trap 'ct_cleanup; _cleanup_net; _cleanup' EXIT
+# The daemons stop first: hk-scale removes its container on the node
+# through the node's engine, which must still be there.
+_stop_daemons() {
+	for _p in ${idle_pid:-} ${gw_pid:-} ${scale_pid:-} ${events_pid:-}; do
+		kill -CONT "$_p" 2>/dev/null	# idle, if a failure left it held
+		stop_pid "$_p" 60 2>/dev/null
+	done
+}
+trap '_stop_daemons; ct_cleanup; _cleanup_net; _cleanup' EXIT
 
 ip netns add "$NS" && ip -n "$NS" link set lo up &&
     ip link add "$VR" type veth peer name "$VN" &&

@@ -130,6 +130,8 @@ CT_HELD='"/usr/bin/python3", "-c", "import os, signal, sys, time\nsignal.signal(
 # The installations whose containers, then volumes, are removed at exit.
 CT_INSTALLS=
 ct_cleanup() {
+	# ct_install runs in $(...), a subshell: it notes each one in a file
+	[ -f "$T/ct.installs" ] && CT_INSTALLS="$CT_INSTALLS $(cat "$T/ct.installs")"
 	for _i in $CT_INSTALLS; do
 		for _id in $(ct_cli ps -aq --no-trunc \
 		    --filter "label=hk.installation=$_i" 2>/dev/null); do
@@ -162,7 +164,8 @@ print(r[0] if r else "")' "${1#sqlite://}" 2>/dev/null) ;;
 	esac
 	case " $CT_INSTALLS " in
 	*" $_id "*) ;;
-	*) [ -n "$_id" ] && CT_INSTALLS="$CT_INSTALLS $_id" ;;
+	*) [ -n "$_id" ] && CT_INSTALLS="$CT_INSTALLS $_id" &&
+	    echo "$_id" >>"$T/ct.installs" ;;
 	esac
 	echo "$_id"
 }
