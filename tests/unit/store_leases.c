@@ -135,10 +135,11 @@ t_fence(const char *E, struct store *s, const char *url)
 static void
 t_bound_lock(const char *E, struct store *s, const char *url)
 {
-	struct store *other = reopen(url);
+	struct store *other;
 
 	if (store_engine(s) != STORE_POSTGRES)
 		return;
+	other = reopen(url);
 	store_bound(s, 400);
 	ok(other != NULL && store_begin(other) == 0,
 	    "%s: bound: another writer holds the write lock", E);
