@@ -58,6 +58,9 @@ json_t		*k8s_service(const struct k8s_ref *, const struct service_spec *,
 json_t		*k8s_scale(const char *, const char *, int64_t);
 struct engine_call *k8s_call(struct k8s *, const char *, const char *,
 		    json_t *, engine_done_fn *, void *);
+struct engine_call *k8s_call_owning(struct k8s *, const char *,
+		    const char *, json_t *, engine_done_fn *, void *,
+		    void (*)(void *));
 void		 k8s_event(struct k8s *, const struct k8s_ref *, const char *,
 		    const char *, const char *);
 int64_t		 k8s_revision_of(const json_t *);

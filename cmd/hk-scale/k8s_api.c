@@ -286,6 +286,32 @@ k8s_call(struct k8s *k, const char *method, const char *path, json_t *body,
 }
 
 /*
+ * As k8s_call(), but the call owns arg and frees it with argfree when it
+ * ends, answered or not (hk-scale exiting with the call in flight): fn
+ * must not free it.  On failure arg is freed too.
+ */
+struct engine_call *
+k8s_call_owning(struct k8s *k, const char *method, const char *path,
+    json_t *body, engine_done_fn *fn, void *arg, void (*argfree)(void *))
+{
+	struct engine_call *c;
+
+	c = engine_call_new(k->api, method, path, body);
+	json_decref(body);
+	if (c == NULL) {
+		argfree(arg);
+		return NULL;
+	}
+	c->fn = fn;
+	c->arg = arg;
+	c->ctx = arg;
+	c->ctxfree = argfree;
+	if (engine_call_start(c) == -1)
+		return NULL;
+	return c;
+}
+
+/*
  * An events.k8s.io/v1 Event on r's Deployment: reason (HTTPIdleWake,
  * HTTPIdleSleep), action and note (the cause).  Not waited for: one
  * refused is logged, and hk's own event is written anyway.

@@ -124,10 +124,8 @@ k8s_secrets_prune(struct k8s *k, const struct k8s_ref *r)
 	    "labelSelector=hakopod.io%%2Finstallation%%3D%s%%2C"
 	    "hakopod.io%%2Fapp%%3D%s%%2Chakopod.io%%2Fservice%%3D%s", k->ns,
 	    r->installation, r->app, r->service);
-	if (k8s_call(k, "GET", path, NULL, on_listed, p) == NULL) {
+	if (k8s_call_owning(k, "GET", path, NULL, on_listed, p, free) == NULL)
 		log_warn("kubernetes: secrets of %s", r->name);
-		free(p);
-	}
 }
 
 static void
@@ -158,7 +156,6 @@ on_listed(void *arg, int status, json_t *body, const char *err)
 		    NULL)
 			log_warn("kubernetes: delete secret %s", name);
 	}
-	free(p);
 }
 
 static void

@@ -28,6 +28,7 @@ static void	on_listed(void *, int, json_t *, const char *);
 static void	on_zeroed(void *, int, json_t *, const char *);
 static void	orphan_secrets(struct scale *, struct k8s *, json_t *);
 static void	on_secrets(void *, int, json_t *, const char *);
+static void	ssweep_free(void *);
 static void	on_secret_deleted(void *, int, json_t *, const char *);
 
 /* What a Secret sweep needs: the Deployments' in-use revisions. */
@@ -154,11 +155,18 @@ orphan_secrets(struct scale *sc, struct k8s *k, json_t *held)
 	sw->held = held;
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets?" SEL,
 	    k->ns, sc->installation);
-	if (k8s_call(k, "GET", path, NULL, on_secrets, sw) == NULL) {
+	if (k8s_call_owning(k, "GET", path, NULL, on_secrets, sw,
+	    ssweep_free) == NULL)
 		log_warn("kubernetes: Secrets of this installation");
-		json_decref(held);
-		free(sw);
-	}
+}
+
+static void
+ssweep_free(void *arg)
+{
+	struct ssweep *sw = arg;
+
+	json_decref(sw->held);
+	free(sw);
 }
 
 /*
@@ -209,7 +217,7 @@ on_secrets(void *arg, int status, json_t *body, const char *err)
 	    NULL) {
 		log_warnx("kubernetes: Secrets of this installation: %s",
 		    err != NULL ? err : err2);
-		goto done;
+		return;
 	}
 	json_array_foreach(json_object_get(body, "items"), i, sec) {
 		name = json_string_value(json_object_get(json_object_get(sec,
@@ -225,9 +233,6 @@ on_secrets(void *arg, int status, json_t *body, const char *err)
 		    NULL) == NULL)
 			log_warn("kubernetes: delete secret %s", name);
 	}
-done:
-	json_decref(sw->held);
-	free(sw);
 }
 
 static void
