@@ -2,9 +2,9 @@
 # A Python function from source on another node (issue 36, "Functions
 # on any node"; hk.toml(5) source): the node is a podman API service in
 # a network namespace of its own, reached over TCP on its own address
-# (10.224.0.2, a veth from this host's 10.224.0.1: a /30 no other test
-# uses, routed nowhere else), with TLS (socat in front of its socket, as
-# in 2104), its containers published there.  The
+# (10.224.0.2, a veth from this host's 10.224.0.1: lib/node.sh), with
+# TLS (socat in front of its socket, as in 2104), its containers
+# published there.  The
 # source is not on the node's disk: hk-scale sends it through the
 # engine (PUT /containers/ID/archive) into the created container before
 # it starts.  So:
@@ -14,7 +14,7 @@
 #	  is answered by the handler from /app, its working directory, which
 #	  the container's user (nobody) cannot write; the container has no
 #	  bind mount (nothing of this host's disk);
-#	- hk logs shows the function's output, which hk-scale read from the
+#	- hk logs shows the function's output, read from the
 #	  node's engine (GET /containers/ID/logs);
 #	- a new source is a new revision, whose container on the node has
 #	  the new code;
@@ -25,40 +25,13 @@
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
 . tests/integration/lib/ct.sh
+. tests/integration/lib/node.sh
 
 ct_engine || done_testing
 IMAGE=$("$HK_TOP/scripts/test-image")
 ok $? "the test image is there: $IMAGE"
 pg_missing_is_failure
 
-NS=hk24n$$
-VR=v24r$$
-VN=v24n$$
-NODE=10.224.0.2
-# in_node CMD...: CMD in the node's network namespace alone (nsenter:
-# "ip netns exec" would also give it a /sys of its own, without the
-# cgroup file system the engine's runtime needs).  What runs in the
-# background calls nsenter itself, so that $! is its pid (nsenter execs
-# CMD), not a subshell's.
-in_node() {
-	nsenter --net="/run/netns/$NS" "$@"
-}
-# _cleanup_net: socat (held first, so that it forks no child meanwhile),
-# the children it forked per connection, and the node's API service
-# stopped by their pids, then the namespace and
-# the veth removed; the containers go by ct_cleanup, through the suite's
-# engine, whose storage they are in.
-_cleanup_net() {
-	[ -z "${socat_pid:-}" ] || {
-		kill -STOP "$socat_pid"
-		pkill -P "$socat_pid"
-		kill "$socat_pid"
-		kill -CONT "$socat_pid"
-	}
-	[ -z "${node_pid:-}" ] || "$HK_TOP/scripts/podman-api" stop "$node_pid"
-	ip netns del "$NS" 2>/dev/null
-	ip link del "$VR" 2>/dev/null
-}
 # The daemons stop first: hk-scale removes its container on the node
 # through the node's engine, which must still be there.
 _stop_daemons() {
@@ -67,56 +40,8 @@ _stop_daemons() {
 		stop_pid "$_p" 60 2>/dev/null
 	done
 }
-trap '_stop_daemons; ct_cleanup; _cleanup_net; _cleanup' EXIT
-
-ip netns add "$NS" && ip -n "$NS" link set lo up &&
-    ip link add "$VR" type veth peer name "$VN" &&
-    ip link set "$VN" netns "$NS" &&
-    ip addr add 10.224.0.1/30 dev "$VR" && ip link set "$VR" up &&
-    ip -n "$NS" addr add "$NODE/30" dev "$VN" &&
-    ip -n "$NS" link set "$VN" up
-ok $? "the node's namespace, $NODE, a veth from this host's 10.224.0.1"
-
-# The node's engine: podman's API service on a socket of the node's,
-# exposed on $NODE:$EP over TLS by socat, as an operator would (podman
-# has no TLS of its own; hk refuses a tcp:// engine without TLS).
-for t in socat openssl; do
-	command -v "$t" >/dev/null
-	ok $? "$t is installed (scripts/deps)" || done_testing
-done
-P=$T/pki
-mkdir -p "$P" "$T/node"
-{
-	openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-	    -nodes -days 1 -subj "/CN=hk-test ca" -keyout "$P/ca.key" \
-	    -out "$P/ca.pem" -addext basicConstraints=critical,CA:TRUE \
-	    -addext keyUsage=critical,keyCertSign,cRLSign &&
-	for c in "server:subjectAltName=IP:$NODE" client:extendedKeyUsage=clientAuth; do
-		n=${c%%:*}
-		openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-		    -nodes -subj "/CN=hk-test $n" -keyout "$P/$n.key" \
-		    -out "$P/$n.csr" &&
-		    echo "${c#*:}" >"$P/$n.ext" &&
-		    openssl x509 -req -in "$P/$n.csr" -CA "$P/ca.pem" \
-		    -CAkey "$P/ca.key" -set_serial "$(date +%s%N)" -days 1 \
-		    -extfile "$P/$n.ext" -out "$P/$n.pem" || exit 1
-	done
-} >"$T/openssl.log" 2>&1
-ok $? "openssl: a CA, the node's server certificate, hk-scale's client one"
-nsenter --net="/run/netns/$NS" podman system service --time=0 \
-    "unix://$T/node/podman.sock" >>"$T/node/podman-api.log" 2>&1 </dev/null &
-node_pid=$!
-_pids="$_pids $node_pid"
-EP=$(free_port)
-nsenter --net="/run/netns/$NS" socat "OPENSSL-LISTEN:$EP,bind=$NODE,reuseaddr,fork,cert=$P/server.pem,key=$P/server.key,cafile=$P/ca.pem,verify=1" \
-    "UNIX-CONNECT:$T/node/podman.sock" 2>>"$T/node/socat.log" &
-socat_pid=$!
-node_up() {
-	[ "$(curl -sS --max-time 5 --cacert "$P/ca.pem" --cert "$P/client.pem" \
-	    --key "$P/client.key" "https://$NODE:$EP/_ping" 2>/dev/null)" = OK ]
-}
-wait_t 60 node_up
-ok $? "the node's podman API service answers on https://$NODE:$EP"
+trap '_stop_daemons; ct_cleanup; node_cleanup; _cleanup' EXIT
+node_up_all 0
 
 mkdir -p "$T/app/code"
 cat >"$T/app/code/app.py" <<'PY'
@@ -179,16 +104,7 @@ for st in $(engines); do
 	new_store "$st" node
 	CT_STORE=$STORE
 	ct_config
-	cat >>"$T/hakopod.toml" <<CONF
-
-[nodes.worker]
-address = "$NODE"
-container_engine = "tcp://$NODE:$EP"
-container_tls_ca = "$P/ca.pem"
-container_tls_cert = "$P/client.pem"
-container_tls_key = "$P/client.key"
-container_network = "slirp4netns"
-CONF
+	node_conf "$T/hakopod.toml"
 	echo v1 >"$T/app/code/body.txt"
 
 	run hk validate "$T/app/hk.toml"
