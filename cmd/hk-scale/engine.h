@@ -184,7 +184,12 @@
  *	end of stream, a reason otherwise).  engine_cancel() stops it.  So a
  *	backend relays a container's output line by line as the exec backend
  *	relays a process's, and after a restart of its own follows it again
- *	with since = the time it restarted.
+ *	with since = the time it restarted.  engine_logs_read() is the same
+ *	with flags: without ENGINE_LOGS_FOLLOW it ends with what the engine
+ *	has kept ("hk logs" of a service on a node); with ENGINE_LOGS_TIMES
+ *	each frame's payload begins with its time and a space, as the
+ *	engine wrote it (Docker: RFC 3339 with nanoseconds; podman 4.3:
+ *	seconds), so a line cut across frames has one inside it.
  *
  * PARSERS
  *	The stream parsers are pure functions over bytes, for the tests and
@@ -376,6 +381,10 @@ typedef int	engine_line_fn(int, const char *, size_t, void *);
 /* line_fn returns 0 to go on, -1 once it has cancelled the call. */
 struct engine_call *engine_logs(struct engine *, const char *, int64_t,
 		    engine_line_fn *, engine_done_fn *, void *);
+#define ENGINE_LOGS_FOLLOW	0x1	/* on until the container stops */
+#define ENGINE_LOGS_TIMES	0x2	/* each frame begins with its time */
+struct engine_call *engine_logs_read(struct engine *, const char *, int64_t,
+		    int, engine_line_fn *, engine_done_fn *, void *);
 
 /*
  * engine_objects: the state of a scan for whole JSON objects in a stream.

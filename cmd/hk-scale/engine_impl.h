@@ -94,7 +94,7 @@ void		 engine_reason(char *, size_t, const char *);
 
 /* engine_ops.c */
 char		*engine_events_path(const char *const *);
-char		*engine_logs_path(const char *, int64_t);
+char		*engine_logs_path(const char *, int64_t, int);
 
 /* engine_stream.c */
 void		 engine_streams_close(struct engine *);

@@ -843,9 +843,9 @@ engine_events_path(const char *const *labels)
 	return path;
 }
 
-/* For the logs (engine_stream.c): its path. */
+/* For the logs (engine_stream.c): its path; flags ENGINE_LOGS_*. */
 char *
-engine_logs_path(const char *id, int64_t since)
+engine_logs_path(const char *id, int64_t since, int flags)
 {
 	char *path;
 
@@ -853,8 +853,10 @@ engine_logs_path(const char *id, int64_t since)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (asprintf(&path, "/containers/%s/logs?follow=1&stdout=1&stderr=1"
-	    "&since=%lld", id, (long long)since) == -1)
+	if (asprintf(&path, "/containers/%s/logs?follow=%d&stdout=1&stderr=1"
+	    "&timestamps=%d&since=%lld", id,
+	    (flags & ENGINE_LOGS_FOLLOW) != 0,
+	    (flags & ENGINE_LOGS_TIMES) != 0, (long long)since) == -1)
 		return NULL;
 	return path;
 }

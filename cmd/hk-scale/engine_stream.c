@@ -487,11 +487,19 @@ struct engine_call *
 engine_logs(struct engine *e, const char *id, int64_t since,
     engine_line_fn *line, engine_done_fn *fn, void *arg)
 {
+	return engine_logs_read(e, id, since, ENGINE_LOGS_FOLLOW, line, fn,
+	    arg);
+}
+
+struct engine_call *
+engine_logs_read(struct engine *e, const char *id, int64_t since, int flags,
+    engine_line_fn *line, engine_done_fn *fn, void *arg)
+{
 	struct engine_call *c;
 	struct logs *l;
 	char *path;
 
-	if ((path = engine_logs_path(id, since)) == NULL)
+	if ((path = engine_logs_path(id, since, flags)) == NULL)
 		return NULL;
 	if ((l = calloc(1, sizeof(*l))) == NULL ||
 	    (c = engine_call_new(e, "GET", path, NULL)) == NULL) {
@@ -509,7 +517,8 @@ engine_logs(struct engine *e, const char *id, int64_t since,
 	c->endfn = logs_end;
 	c->fn = fn;
 	c->arg = arg;
-	curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, 0L);
+	if (flags & ENGINE_LOGS_FOLLOW)	/* else the engine's call timeout */
+		curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, 0L);
 	return engine_call_start(c) == -1 ? NULL : c;
 }
 
