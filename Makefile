@@ -131,8 +131,10 @@ $(BUILD)/gen/starters.o: $(BUILD)/gen/starters.c cmd/hk/starters.h | $(DEPSTAMP)
 
 $(BUILD)/bin/hk: $(BUILD)/gen/starters.o $(call src_objs,$(ENGINE_SRCS))
 
-# hk volumes asks the engines itself, with hk-scale's engine client.
-$(BUILD)/cmd/hk/volumes.o: HK_CFLAGS += -Icmd/hk-scale
+# hk volumes and hk logs (a node's containers) ask the engines
+# themselves, with hk-scale's engine client.
+$(BUILD)/cmd/hk/volumes.o $(BUILD)/cmd/hk/logs_node.o: \
+		HK_CFLAGS += -Icmd/hk-scale
 
 $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o \
     $$(call src_objs,$$(UNIT_SRCS_$$*)) $(LIBHK)

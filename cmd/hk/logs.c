@@ -7,6 +7,8 @@
  * (a rotation), what is left of the old one is read and the new one
  * opened, so no line is lost across a rotation, a sleep or a wake.
  * A systemd service's output is in the journal: journalctl shows it.
+ * A container service on another node ([nodes.NAME] of hakopod.toml):
+ * its containers' output is read from that node's engine (logs_node.c).
  */
 #include <sys/stat.h>
 
@@ -22,6 +24,7 @@
 
 #include "hk.h"
 #include "log.h"
+#include "logs.h"
 #include "spec.h"
 #include "store.h"
 #include "svclog.h"
@@ -33,25 +36,15 @@
 	"usage: hk [-v] [-f config] logs [-f] [-n lines | all] " \
 	"[--since time] service\n"
 
-/* What to show, and the last lines kept for it. */
-struct tail {
-	char	 since[SVCLOG_TIME_LEN + 1];	/* "": every line */
-	long long n;				/* -1: all */
-	char	**ring;
-	long long count;			/* lines seen */
-	int	 live;				/* following: print at once */
-};
-
 static int	parse_since(const char *, char *, size_t);
 static int	parse_rfc3339(const char *, int64_t *);
 static int	is_rotated(const struct dirent *);
-static void	take(struct tail *, const char *);
 static int	read_file(struct tail *, FILE *);
-static void	flush_ring(struct tail *);
 static int	follow(struct tail *, const char *, FILE *);
 static int	journal(const char *, const char *, int, const char *,
 		    const char *);
-static int	is_systemd(const struct store_service *);
+static int	placement(const struct hk *, const struct store_service *,
+		    const struct config_node **);
 
 /* --since: RFC 3339, or a duration back from now: 30s, 10m, 2h, 1d. */
 static int
@@ -121,14 +114,19 @@ is_rotated(const struct dirent *d)
 }
 
 /* A whole line: shown at once when following, else kept in the ring. */
-static void
-take(struct tail *t, const char *line)
+void
+logs_take(struct tail *t, const char *line)
 {
 	char *dup;
 
 	if (t->since[0] != '\0' && strncmp(line, t->since,
 	    SVCLOG_TIME_LEN) < 0)
 		return;
+	if (t->keep != NULL) {
+		if (t->skip == NULL || !t->skip(line, t->skiparg))
+			logs_keep(t->keep, line);
+		return;
+	}
 	if (t->n < 0 || t->live) {
 		fputs(line, stdout);
 		return;
@@ -156,14 +154,31 @@ read_file(struct tail *t, FILE *f)
 			fseeko(f, -len, SEEK_CUR);
 			break;
 		}
-		take(t, line);
+		logs_take(t, line);
 	}
 	free(line);
 	return ferror(f) ? -1 : 0;
 }
 
-static void
-flush_ring(struct tail *t)
+void
+logs_keep(struct logs_lines *l, const char *line)
+{
+	char **v;
+
+	if (l->n == l->cap) {
+		if ((v = reallocarray(l->v, l->cap ? l->cap * 2 : 256,
+		    sizeof(*v))) == NULL)
+			fatal(EX_OSERR, "reallocarray");
+		l->v = v;
+		l->cap = l->cap ? l->cap * 2 : 256;
+	}
+	if ((l->v[l->n] = strdup(line)) == NULL)
+		fatal(EX_OSERR, "strdup");
+	l->n++;
+}
+
+void
+logs_flush(struct tail *t)
 {
 	long long i, first;
 
@@ -210,16 +225,27 @@ follow(struct tail *t, const char *dir, FILE *f)
 	}
 }
 
+/*
+ * Where its output is: 1 in the journal (systemd), else 0 and *node the
+ * [nodes.NAME] whose engine runs its containers, or NULL: this host's log.
+ */
 static int
-is_systemd(const struct store_service *svc)
+placement(const struct hk *hk, const struct store_service *svc,
+    const struct config_node **node)
 {
 	struct service_spec sp;
+	const struct config_node *n;
 	char err[SPEC_ERR_LEN];
 	int r;
 
+	*node = NULL;
 	if (spec_decode(svc->spec_json, &sp, err, sizeof(err)) == -1)
 		return 0;
 	r = sp.backend == BACKEND_SYSTEMD;
+	if (sp.backend == BACKEND_CONTAINER && sp.node_name != NULL &&
+	    (n = config_node_find(&hk->cfg, sp.node_name)) != NULL &&
+	    n->container_engine[0] != '\0')
+		*node = n;
 	spec_clear(&sp);
 	return r;
 }
@@ -264,6 +290,51 @@ journal(const char *app, const char *name, int fflag, const char *n,
 	return EX_UNAVAILABLE;
 }
 
+/*
+ * The rotated files oldest first, then "current": EX_OK, or EX_NOINPUT
+ * when one could not be read.  With current set, "current" is left open
+ * there (NULL if there is none yet), for -f.
+ */
+int
+logs_read_dir(struct tail *t, const char *dir, FILE **current)
+{
+	struct dirent **names;
+	char path[SVCLOG_PATH_MAX + 300];
+	FILE *f;
+	int i, nf, code = EX_OK;
+
+	if (current != NULL)
+		*current = NULL;
+	if ((nf = scandir(dir, &names, is_rotated, alphasort)) == -1) {
+		if (errno != ENOENT) {
+			log_error("%s", dir);
+			return EX_NOINPUT;
+		}
+		nf = 0;		/* nothing printed yet */
+		names = NULL;
+	}
+	for (i = 0; i <= nf; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, i < nf ?
+		    names[i]->d_name : SVCLOG_CURRENT);
+		if (i < nf)
+			free(names[i]);
+		if ((f = fopen(path, "r")) == NULL) {
+			if (errno == ENOENT)	/* rotated or pruned meanwhile */
+				continue;
+			log_error("%s", path);
+			code = EX_NOINPUT;
+			continue;
+		}
+		read_file(t, f);
+		if (i == nf && current != NULL)
+			*current = f;
+		else
+			fclose(f);
+	}
+	free(names);
+	return code;
+}
+
 int
 cmd_logs(struct hk *hk, int argc, char **argv)
 {
@@ -275,11 +346,11 @@ cmd_logs(struct hk *hk, int argc, char **argv)
 	};
 	struct store_service svc;
 	struct tail t;
-	struct dirent **names;
-	char dir[SVCLOG_PATH_MAX], path[SVCLOG_PATH_MAX + 300];
+	const struct config_node *node;
+	char dir[SVCLOG_PATH_MAX];
 	const char *errstr, *narg = "100", *since = NULL;
 	FILE *f = NULL;
-	int ch, fflag = 0, i, nf, code;
+	int ch, fflag = 0, code;
 
 	memset(&t, 0, sizeof(t));
 	t.n = LOGS_DEFAULT_LINES;
@@ -322,48 +393,27 @@ cmd_logs(struct hk *hk, int argc, char **argv)
 	if ((code = hk_store(hk)) != EX_OK ||
 	    (code = resolve_service(hk, argv[optind], &svc)) != EX_OK)
 		return code;
-	if (is_systemd(&svc))
+	if (placement(hk, &svc, &node)) {
+		free(svc.spec_json);
 		return journal(svc.app, svc.name, fflag, t.n < 0 ? "all" :
 		    narg, since);
+	}
 	if (svclog_dir(&hk->cfg, svc.app, svc.name, dir, sizeof(dir)) == -1) {
 		free(svc.spec_json);
 		log_errorx("%s/%s: log directory name too long", svc.app,
 		    svc.name);
 		return EX_SOFTWARE;
 	}
-	free(svc.spec_json);
-	if ((nf = scandir(dir, &names, is_rotated, alphasort)) == -1) {
-		if (errno != ENOENT) {
-			log_error("%s", dir);
-			return EX_NOINPUT;
-		}
-		nf = 0;		/* nothing printed yet */
-		names = NULL;
-	}
 	if (t.n > 0 && (t.ring = calloc(t.n, sizeof(*t.ring))) == NULL)
 		fatal(EX_OSERR, "calloc");
-	for (i = 0; i <= nf; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, i < nf ?
-		    names[i]->d_name : SVCLOG_CURRENT);
-		if (i < nf)
-			free(names[i]);
-		if ((f = fopen(path, "r")) == NULL) {
-			if (errno == ENOENT)	/* rotated or pruned meanwhile */
-				continue;
-			log_error("%s", path);
-			code = EX_NOINPUT;
-			continue;
-		}
-		read_file(&t, f);
-		if (i < nf)
-			fclose(f);
-		else if (!fflag) {
-			fclose(f);
-			f = NULL;
-		}
+	if (node != NULL) {
+		code = logs_node(hk, &svc, node, dir, &t, fflag);
+		free(svc.spec_json);
+		return code;
 	}
-	free(names);
-	flush_ring(&t);
+	free(svc.spec_json);
+	code = logs_read_dir(&t, dir, fflag ? &f : NULL);
+	logs_flush(&t);
 	if (fflag)
 		return follow(&t, dir, f);
 	return code;
