@@ -19,7 +19,8 @@
  * -f follows each container through the engine (its lines already shown
  * skipped: a container's output only grows), and lists the containers
  * again every LOGS_NODE_LIST_MS to follow the new ones from their start,
- * so a wake after a sleep shows too.  An engine that does not answer is
+ * so a wake after a sleep shows too, and again those whose stream broke
+ * (the engine was away) and that are still there.  An engine that does not answer is
  * an error (EX_UNAVAILABLE) naming the node and its engine; while
  * following, a failed listing is said once and tried again.
  */
@@ -48,8 +49,9 @@ struct nct {
 	char		 id[ENGINE_ID_MAX];
 	char		 inst[INST_LEN + 1];	/* "container:" and 12 digits */
 	long long	 rev;
-	size_t		 lines;		/* given by the first reading */
-	size_t		 skip;		/* following: of those, still to skip */
+	size_t		 seen;		/* its lines shown or passed over */
+	size_t		 pos;		/* following: lines of this stream */
+	int		 broken;	/* its stream failed: follow it again */
 	int64_t		 last_ms;	/* time of its last line */
 	struct engine_call *c;
 	struct nlogs	*nl;
@@ -273,10 +275,8 @@ on_line(int stream, const char *line, size_t len, void *arg)
 	int64_t ms;
 
 	(void)stream;
-	if (x->skip > 0) {
-		x->skip--;
-		return 0;
-	}
+	if (x->nl->following && x->pos++ < x->seen)
+		return 0;	/* shown before */
 	if ((skip = stamp(line, len, &ms)) > 0)
 		x->last_ms = ms;
 	line += skip;
@@ -289,8 +289,7 @@ on_line(int stream, const char *line, size_t len, void *arg)
 		    line[i] == 0x7f) ? '?' : line[i];
 	out[n++] = '\n';
 	out[n] = '\0';
-	if (!x->nl->following)
-		x->lines++;
+	x->seen++;
 	logs_take(x->nl->t, out);
 	return 0;
 }
@@ -331,7 +330,8 @@ by_time(const void *a, const void *b)
 static void
 follow_ct(struct nlogs *nl, struct nct *x)
 {
-	x->skip = x->lines;
+	x->pos = 0;
+	x->broken = 0;
 	if ((x->c = engine_logs_read(nl->e, x->id, 0, ENGINE_LOGS_FOLLOW |
 	    ENGINE_LOGS_TIMES, on_line, on_follow_end, x)) == NULL)
 		log_warn("%s: unable to follow %s", nl->svc, x->inst);
@@ -345,9 +345,11 @@ on_follow_end(void *arg, int status, json_t *body, const char *err)
 	(void)status;
 	(void)body;
 	x->c = NULL;
-	if (err != NULL && status != 404)
+	if (err != NULL && status != 404) {
 		log_warnx("%s: %s on node %s: %s", x->nl->svc, x->inst,
 		    x->nl->node->name, err);
+		x->broken = 1;
+	}
 	fflush(stdout);
 }
 
@@ -371,7 +373,9 @@ static void
 on_relist(void *arg, int status, json_t *body, const char *err)
 {
 	struct nlogs *nl = arg;
-	size_t first = nl->nct, i;
+	const json_t *o;
+	const char *id;
+	size_t first = nl->nct, i, k;
 
 	(void)status;
 	nl->lc = NULL;
@@ -385,6 +389,12 @@ on_relist(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	nl->warned = 0;
+	json_array_foreach(body, i, o)	/* still there: follow on */
+		if ((id = engine_id(o)) != NULL)
+			for (k = 0; k < first; k++)
+				if (nl->ct[k].broken && nl->ct[k].c == NULL &&
+				    strcmp(nl->ct[k].id, id) == 0)
+					follow_ct(nl, &nl->ct[k]);
 	if (add_containers(nl, body) > 0)
 		for (i = first; i < nl->nct; i++)
 			follow_ct(nl, &nl->ct[i]);

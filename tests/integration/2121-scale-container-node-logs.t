@@ -15,7 +15,7 @@
 #	- -f shows the last line, then a new line of the running container,
 #	  then the lines of the container of the next wake;
 #	- a node whose engine is down is an error that names the node and
-#	  its engine, exit 69.
+#	  its engine, exit 69; -f says so, and goes on when it is back.
 #
 # SQLite only: the store holds nothing here but the service and the
 # installation's ID (2120 runs the node against both stores).
@@ -161,17 +161,25 @@ ok $? "hk logs -f shows the new container's lines"
 like "$(cat "$T/follow.out")" "inst=container:$I3 pyfn: up\$" "... from its first"
 is "$(grep -c 'served /three$' "$T/follow.out") $(grep -c 'served /one$' "$T/follow.out")" "1 0" \
     "nothing twice, nothing from before -n 1"
-stop_pid "$follow_pid"
-follow_pid=
 
-# The node's engine down: a clear error.
+# The node's engine down: a clear error; -f goes on once it is back.
 node_engine_down
 run hk logs "$S"
 is "$rc" 69 "with the node's engine down, hk logs exits 69"
 like "$err" "^hk: error: $S: node worker \\(tcp://$NODE:$NODE_PORT\\): unable to read its containers' output: " \
     "and says which node and engine: $err"
 is "$out" "" "... and prints no line"
+wait_t 30 grep -q "unable to list its containers: .*; trying again" "$T/follow.err"
+ok $? "hk logs -f says once that the engine does not answer: $(head -c 300 "$T/follow.err")"
 node_engine_up
-ok $? "the node's engine is back (hk-scale removes its container there)"
+ok $? "the node's engine is back"
+is "$(get "$H" /five)" 200 "a request to the container, which ran on"
+wait_t 30 grep -q "inst=container:$I3 pyfn: served /five\$" "$T/follow.out"
+ok $? "hk logs -f, which went on, shows its line"
+is "$(grep -c 'pyfn: up$' "$T/follow.out") $(grep -c 'served /four$' "$T/follow.out")" "1 1" \
+    "... and none of the lines it had shown again"
+is "$(grep -c 'trying again' "$T/follow.err")" 1 "... once"
+stop_pid "$follow_pid"
+follow_pid=
 kill -CONT "$idle_pid"
 done_testing
