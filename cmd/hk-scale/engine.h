@@ -195,7 +195,8 @@
  *	The stream parsers are pure functions over bytes, for the tests and
  *	fuzzers: engine_objects() finds whole JSON objects at the start of a
  *	buffer, engine_event() reads one event object, engine_mux_feed()
- *	decodes a multiplexed stream; engine_state() and engine_id() read
+ *	decodes a multiplexed stream, engine_log_time() reads a timed line's
+ *	time; engine_state() and engine_id() read
  *	answers.  None of them trusts its input.
  */
 #ifndef HK_ENGINE_H
@@ -385,6 +386,8 @@ struct engine_call *engine_logs(struct engine *, const char *, int64_t,
 #define ENGINE_LOGS_TIMES	0x2	/* each frame begins with its time */
 struct engine_call *engine_logs_read(struct engine *, const char *, int64_t,
 		    int, engine_line_fn *, engine_done_fn *, void *);
+/* The time that begins a timed line: its length with its space, *ms. */
+size_t		 engine_log_time(const char *, size_t, int64_t *);
 
 /*
  * engine_objects: the state of a scan for whole JSON objects in a stream.

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -563,4 +564,40 @@ logs_end(struct engine_call *c, int status, const char *err)
 	if (err == NULL)
 		engine_mux_end(&l->mux, logs_rest, c);
 	c->fn(c->arg, status, NULL, err);
+}
+
+/*
+ * The time at the start of a line of engine_logs_read(ENGINE_LOGS_TIMES):
+ * "2026-12-07T08:13:21[.123456789]Z " (Docker's nanoseconds, podman's
+ * seconds): its length with the space, and *ms; 0 if p does not start
+ * so.
+ */
+size_t
+engine_log_time(const char *p, size_t len, int64_t *ms)
+{
+	char buf[40];
+	struct tm tm;
+	const char *end;
+	size_t n;
+	int frac = 0, digits = 0;
+	time_t t;
+
+	for (n = 0; n < len && n < sizeof(buf) - 1 && p[n] != ' '; n++)
+		buf[n] = p[n];
+	if (n == len || p[n] != ' ' || n < 20)
+		return 0;
+	buf[n] = '\0';
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(buf, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return 0;
+	if (*end == '.')
+		for (end++; *end >= '0' && *end <= '9'; end++)
+			if (digits++ < 3)
+				frac = frac * 10 + (*end - '0');
+	for (; digits < 3; digits++)
+		frac *= 10;
+	if (strcmp(end, "Z") != 0 || (t = timegm(&tm)) == (time_t)-1 || t < 0)
+		return 0;
+	*ms = (int64_t)t * 1000 + frac;
+	return n + 1;
 }

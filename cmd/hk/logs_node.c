@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
-#include <time.h>
 
 #include "engine.h"
 #include "hk.h"
@@ -84,7 +83,6 @@ static int	add_containers(struct nlogs *, const json_t *);
 static int	read_all(struct nlogs *);
 static int	on_line(int, const char *, size_t, void *);
 static void	on_read(void *, int, json_t *, const char *);
-static size_t	stamp(const char *, size_t, int64_t *);
 static int	skip_current(const char *, void *);
 static int	by_time(const void *, const void *);
 static void	follow_ct(struct nlogs *, struct nct *);
@@ -226,40 +224,6 @@ on_read(void *arg, int status, json_t *body, const char *err)
 }
 
 /*
- * "2026-12-07T08:13:21[.123456789]Z " at the start of p: its length with
- * the space, and *ms; 0 if p does not start so.
- */
-static size_t
-stamp(const char *p, size_t len, int64_t *ms)
-{
-	char buf[40];
-	struct tm tm;
-	const char *end;
-	size_t n;
-	int frac = 0, digits = 0;
-	time_t t;
-
-	for (n = 0; n < len && n < sizeof(buf) - 1 && p[n] != ' '; n++)
-		buf[n] = p[n];
-	if (n == len || p[n] != ' ' || n < 20)
-		return 0;
-	buf[n] = '\0';
-	memset(&tm, 0, sizeof(tm));
-	if ((end = strptime(buf, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
-		return 0;
-	if (*end == '.')
-		for (end++; *end >= '0' && *end <= '9'; end++)
-			if (digits++ < 3)
-				frac = frac * 10 + (*end - '0');
-	for (; digits < 3; digits++)
-		frac *= 10;
-	if (strcmp(end, "Z") != 0 || (t = timegm(&tm)) == (time_t)-1 || t < 0)
-		return 0;
-	*ms = (int64_t)t * 1000 + frac;
-	return n + 1;
-}
-
-/*
  * A line of a container: written as a line of the service log, then kept
  * (the first reading) or shown (following, once its lines already shown
  * are skipped).  A piece of a long line has no time of its own: the
@@ -277,7 +241,7 @@ on_line(int stream, const char *line, size_t len, void *arg)
 	(void)stream;
 	if (x->nl->following && x->pos++ < x->seen)
 		return 0;	/* shown before */
-	if ((skip = stamp(line, len, &ms)) > 0)
+	if ((skip = engine_log_time(line, len, &ms)) > 0)
 		x->last_ms = ms;
 	line += skip;
 	len -= skip;

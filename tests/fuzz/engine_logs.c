@@ -10,7 +10,9 @@
  * it gives when fed at once.  Every line comes from stream 1 or 2, is at
  * most ENGINE_LINE_MAX bytes, ends with a NUL at its length and holds no
  * newline; a failure has a terminated reason, except when the callback
- * stopped it.  Every tenth line stops it, to try that path too.
+ * stopped it.  Each line is also read as a timed line (engine_log_time():
+ * hk logs of a service on a node), whose time must end within it, at a
+ * space.  Every tenth line stops it, to try that path too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -56,11 +58,16 @@ static int
 on_line(int stream, const char *line, size_t len, void *arg)
 {
 	struct seen *s = arg;
+	int64_t ms;
+	size_t t;
 
 	check(stream == 1 || stream == 2, "stdout or stderr");
 	check(len <= ENGINE_LINE_MAX, "a line within its bound");
 	check(line[len] == '\0', "terminated at its length");
 	check(memchr(line, '\n', len) == NULL, "no newline in a line");
+	t = engine_log_time(line, len, &ms);
+	check(t <= len && (t == 0 || (line[t - 1] == ' ' && ms >= 0)),
+	    "a line's time, within it, before a space");
 	mix(s, &stream, sizeof(stream));
 	mix(s, &len, sizeof(len));
 	mix(s, line, len);

@@ -525,6 +525,43 @@ t_refused(void)
 	loop_free(l);
 }
 
+/* The time of a timed line: Docker's nanoseconds, podman's seconds. */
+static void
+t_log_time(void)
+{
+	static const struct {
+		const char	*line;
+		size_t		 len;		/* 0: none */
+		long long	 ms;
+	} cases[] = {
+		{ "2026-12-07T08:13:21.123456789Z out1", 31, 1796631201123 },
+		{ "2026-12-07T08:13:21Z out1", 21, 1796631201000 },
+		{ "2026-12-07T08:13:21.5Z ", 23, 1796631201500 },
+		{ "2026-12-07T08:13:21Z", 0, 0 },		/* no space */
+		{ "2026-12-07T08:13:21+01:00 x", 0, 0 },	/* not UTC */
+		{ "2026-12-07 08:13:21Z x", 0, 0 },
+		{ "2026-12-07T08:13:21.12x4Z x", 0, 0 },
+		{ "a piece of a long line", 0, 0 },
+		{ "", 0, 0 },
+	};
+	size_t i, r;
+	int64_t ms;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ms = -1;
+		r = engine_log_time(cases[i].line, strlen(cases[i].line), &ms);
+		isint((long long)r, (long long)cases[i].len,
+		    "engine_log_time: \"%s\": its length", cases[i].line);
+		if (cases[i].len > 0)
+			isint((long long)ms, cases[i].ms,
+			    "engine_log_time: \"%s\": its time",
+			    cases[i].line);
+	}
+	/* within the bytes given, not up to a NUL */
+	isint((long long)engine_log_time("2026-12-07T08:13:21Z out", 20, &ms),
+	    0LL, "engine_log_time: a time cut before its space is none");
+}
+
 int
 main(void)
 {
@@ -532,6 +569,7 @@ main(void)
 	t_objects_refused();
 	t_events();
 	t_mux();
+	t_log_time();
 	t_state();
 	t_open();
 	t_refused();
