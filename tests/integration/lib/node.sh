@@ -7,7 +7,7 @@
 #
 #	node_up_all N		the node at 10.224.0.(4N+2), this host's end
 #				10.224.0.(4N+1): a /30 per test (N: 2120
-#				0, 2121 1...), routed nowhere else
+#				0, 2121 1, 2140 2), routed nowhere else
 #	node_conf FILE		[nodes.worker] appended to FILE
 #	in_node CMD...		CMD in the node's network namespace
 #	node_engine_down	the node's engine stopped (socat, then the
