@@ -19,7 +19,8 @@
  * its output (output_*()) follow command.c's rules too.
  *
  * The operations of struct backend (scale.h) are the exec_*() functions;
- * a start reports at once, an exit from SIGCHLD (exec_reap()) or the
+ * a start reports at once (one forked from a Python template when the
+ * template answers: forked()), an exit from SIGCHLD (exec_reap()) or the
  * pidfd, through backend.c.  What only this backend needs of an instance
  * is its struct exec_inst, in->priv; the freezer's state is
  * exec_freezer.c's (this backend's setup and teardown).
@@ -63,6 +64,8 @@ struct exec_inst {
 	int		 xport;		/* shares its service's socket on
 					   this port (exec_listen.c); 0 */
 	int		 template;	/* forked from a Python template */
+	struct tmpl_wait *wait;		/* its answer, awaited */
+	char		 user[USER_NAME_MAX + 1];	/* for the log */
 };
 
 /* What the child needs between fork and exec, prepared by the parent. */
@@ -103,6 +106,9 @@ static int	child_fds(struct spawn *);
 static void	child(struct spawn *) __attribute__((noreturn));
 static pid_t	spawn_into(struct spawn *);
 static void	cg_close(struct spawn *);
+static int	from_template(struct inst *, struct spawn *, char *, size_t);
+static void	watch_child(struct inst *, pid_t);
+static int	forked(void *, pid_t, const char *);
 static int	fork_child(struct inst *, struct spawn *, char *, size_t);
 static void	out_read(struct loop *, int, int, void *);
 static void	exec_read(struct loop *, int, int, void *);
@@ -347,12 +353,12 @@ cg_close(struct spawn *sw)
 /*
  * start_from = "python-template": forked from the template of its
  * interpreter and user (exec_template.c), in its cgroup before it runs.
- * 1 with *pid; 0: a bare start; -1 with err.
+ * 1: asked, the answer comes to forked(); 0: a bare start; -1 with err.
  */
 static int
-from_template(struct inst *in, struct spawn *sw, pid_t *pid, char *err,
-    size_t errlen)
+from_template(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 {
+	struct exec_inst *x = in->priv;
 	const struct service_spec *sp = sw->sp;
 
 	if (!sp->serverless || sp->policy.start_from != START_FROM_PYTHON ||
@@ -362,15 +368,63 @@ from_template(struct inst *in, struct spawn *sw, pid_t *pid, char *err,
 	if (sw->listen_pid != NULL)
 		strlcpy(sw->listen_pid, "LISTEN_PID=0", 32);
 	return template_spawn(in->sc, sp, &sw->user, sw->switch_user,
-	    sw->env, sw->outw, sw->execw, sw->lfd, sw->cg[0], pid, err,
-	    errlen);
+	    sw->env, sw->outw, sw->execw, sw->lfd, sw->cg[0], forked, in,
+	    &x->wait, err, errlen);
+}
+
+/* Its pid and pipes watched, as a child of ours. */
+static void
+watch_child(struct inst *in, pid_t pid)
+{
+	struct exec_inst *x = in->priv;
+
+	x->pid = pid;
+	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
+	output_open(&x->out, in);
+	fcntl(x->outfd, F_SETFL, O_NONBLOCK);
+	fcntl(x->execfd, F_SETFL, O_NONBLOCK);
+	if (loop_add_fd(in->sc->loop, x->outfd, LOOP_READ, out_read,
+	    in) == -1 || loop_add_fd(in->sc->loop, x->execfd, LOOP_READ,
+	    exec_read, in) == -1)
+		log_warn("service=%s: unable to watch pid %ld", in->id,
+		    (long)pid);
+	if (proc_starttime(pid, &x->pid_start) == -1)	/* gone already */
+		log_debug("service=%s: no start time for pid %ld", in->id,
+		    (long)pid);
+}
+
+/*
+ * The template's answer (exec_template.c): the instance's pid, in its
+ * cgroup and waiting for our word to run; or why it failed.  One being
+ * stopped meanwhile never runs: -1, it is killed, and its exit ends it.
+ */
+static int
+forked(void *arg, pid_t pid, const char *err)
+{
+	struct inst *in = arg;
+	struct exec_inst *x = in->priv;
+
+	if (err != NULL) {
+		close_fd(in->sc->loop, &x->outfd);
+		close_fd(in->sc->loop, &x->execfd);
+		backend_failed(in, err);
+		return -1;
+	}
+	watch_child(in, pid);
+	if (in->stopping)
+		return -1;
+	log_info("service=%s: started %s revision %lld at %s as %s from the "
+	    "python template", in->id, in->what, (long long)in->revision,
+	    in->endpoint, x->user);
+	backend_started(in);
+	return 0;
 }
 
 static int
 fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 {
 	struct exec_inst *x = in->priv;
-	int outp[2], execp[2], forked;
+	int outp[2], execp[2], asked;
 	pid_t pid = -1;
 
 	if ((sw->env = command_env(sw->sp, in, &sw->user,
@@ -396,7 +450,7 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	}
 	sw->outw = outp[1];
 	sw->execw = execp[1];
-	if ((forked = from_template(in, sw, &pid, err, errlen)) == 0 &&
+	if ((asked = from_template(in, sw, err, errlen)) == 0 &&
 	    (pid = spawn_into(sw)) == -1 && (pid = vfork()) == 0)
 		child(sw);
 	command_env_free(sw->env);
@@ -404,26 +458,17 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	close(execp[1]);
 	x->outfd = outp[0];
 	x->execfd = execp[0];
-	if (forked == -1)
+	if (asked == -1)
 		return -1;
+	if (asked == 1) {	/* its pipes are watched once it has a pid */
+		x->template = 1;
+		return 1;
+	}
 	if (pid == -1) {
 		snprintf(err, errlen, "vfork: %s", strerror(errno));
 		return -1;
 	}
-	x->template = forked;
-	x->pid = pid;
-	snprintf(in->what, sizeof(in->what), "pid %ld", (long)pid);
-	output_open(&x->out, in);
-	fcntl(x->outfd, F_SETFL, O_NONBLOCK);
-	fcntl(x->execfd, F_SETFL, O_NONBLOCK);
-	if (loop_add_fd(in->sc->loop, x->outfd, LOOP_READ, out_read,
-	    in) == -1 || loop_add_fd(in->sc->loop, x->execfd, LOOP_READ,
-	    exec_read, in) == -1)
-		log_warn("service=%s: unable to watch pid %ld", in->id,
-		    (long)pid);
-	if (proc_starttime(pid, &x->pid_start) == -1)	/* gone already */
-		log_debug("service=%s: no start time for pid %ld", in->id,
-		    (long)pid);
+	watch_child(in, pid);
 	return 0;
 }
 
@@ -446,6 +491,7 @@ exec_start(struct inst *in)
 	char err[SCALE_REASON_MAX];
 	struct exec_inst *x;
 	struct spawn sw;
+	int asked;
 
 	memset(&sw, 0, sizeof(sw));
 	sw.sp = sp;
@@ -473,14 +519,22 @@ exec_start(struct inst *in)
 	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
 	    in->port);
 	if (freezer_make(in->sc, x->cg, sizeof(x->cg), sw.cg, err,
-	    sizeof(err)) == -1 || fork_child(in, &sw, err, sizeof(err)) == -1)
+	    sizeof(err)) == -1 || (asked = fork_child(in, &sw, err,
+	    sizeof(err))) == -1)
 		goto fail;
 	if (sw.lfd != -1 && x->xport == 0)
 		close(sw.lfd);
 	cg_close(&sw);
-	log_info("service=%s: started %s revision %lld at %s as %s%s",
+	if (asked == 1) {	/* forked() follows */
+		strlcpy(x->user, sw.user.name, sizeof(x->user));
+		log_debug("service=%s: revision %lld asked of the python "
+		    "template as %s", in->id, (long long)in->revision,
+		    sw.user.name);
+		return;
+	}
+	log_info("service=%s: started %s revision %lld at %s as %s",
 	    in->id, in->what, (long long)in->revision, in->endpoint,
-	    sw.user.name, x->template ? " from the python template" : "");
+	    sw.user.name);
 	backend_started(in);
 	return;
 fail:
@@ -803,6 +857,7 @@ exec_release(struct inst *in)
 
 	if (x == NULL)
 		return 0;
+	template_cancel(x->wait);
 	close_fd(l, &x->outfd);
 	close_fd(l, &x->execfd);
 	close_fd(l, &x->pidfd);

@@ -436,7 +436,8 @@ op_status(struct conn *c, json_t *msg)
 	TAILQ_FOREACH(s, &c->sc->services, entry)
 		if (!s->removed)
 			json_array_append_new(all, status_of(s));
-	reply(c, json_pack("{s:b, s:o}", "ok", 1, "services", all));
+	reply(c, json_pack("{s:b, s:o, s:o}", "ok", 1, "services", all,
+	    "templates", template_status()));
 }
 
 static void

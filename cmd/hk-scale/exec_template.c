@@ -21,18 +21,23 @@
  * instance waits for a byte on a pipe of ours until we have moved it
  * into its cgroup: no code of the service runs outside it.
  *
- * The exchange is synchronous (a fork of the template), bounded by
- * TMPL_ANSWER_MS: hk-scale's loop waits for it as it waits for a
- * vfork's exec.
+ * The exchange runs on hk-scale's loop: a request is sent without
+ * waiting (a template that cannot take it at once gets none: the start
+ * is bare), and the answer, in the order of the requests, comes to
+ * tmpl_read() like any other event; the start waits for it, the loop
+ * does not.  A template that does not answer within TMPL_ANSWER_MS is
+ * replaced, and the starts waiting on it fail.
  *
- * A template is started by the first start that wants it, which runs a
- * bare exec meanwhile (the template's imports take longer than a start);
- * restarted TMPL_RESTART_MS after it dies (twice as long each time while
- * it dies before it is ready, up to TMPL_RESTART_MAX); ended with
- * hk-scale.  It ends
- * by itself at EOF on its socket, when hk-scale dies: a new hk-scale
- * starts its own and never finds a second one.  Its memory is reported
- * by the metrics (hk_template_memory_bytes).
+ * A template is started when a service that wants it is loaded (at
+ * hk-scale's start and at each reload: template_load()), so that the
+ * first wake already forks from it; a start that comes before it is
+ * ready runs a bare exec.  It is restarted TMPL_RESTART_MS after it dies
+ * (twice as long each time while it dies before it is ready, up to
+ * TMPL_RESTART_MAX); ended when no loaded service wants it any more, and
+ * with hk-scale.  It ends by itself at EOF on its socket, when hk-scale
+ * dies: a new hk-scale replaces it with its own and never finds a
+ * second one.  Its memory is reported by the metrics
+ * (hk_template_memory_bytes) and by hk ps (template_status()).
  *
  * The templates are this file's list, tmpls, alone.
  */
@@ -64,14 +69,27 @@
 #define HK_LIBEXECDIR	"/usr/local/libexec/hk"
 #endif
 #define TMPL_PROGRAM	"hk-python-template"
+#define TMPL_ANSWER_S	"5"
 #define TMPL_ANSWER_MS	5000	/* a spawn's answer */
 #define TMPL_RESTART_MS	1000	/* after a death */
 #define TMPL_RESTART_MAX 60000	/* doubled up to, while none is ready */
 #define TMPL_MSG_MAX	(1 << 20)	/* the script's MSG_MAX */
 #define TMPL_PYTHON_MAX	256
 
+/* A start waiting for its answer, in the order of the requests. */
+struct tmpl_wait {
+	TAILQ_ENTRY(tmpl_wait)	 entry;
+	template_fn		*fn;		/* NULL: cancelled */
+	void			*arg;
+	struct tmpl_wait	**owner;	/* cleared when freed */
+	int			 procs;		/* its cgroup.procs, or -1 */
+	int			 go;		/* a byte: run */
+	int64_t			 deadline;
+};
+
 struct tmpl {
 	TAILQ_ENTRY(tmpl)	 entry;
+	TAILQ_HEAD(, tmpl_wait)	 waits;
 	struct scale		*sc;
 	char			 python[TMPL_PYTHON_MAX];
 	struct user_ids		 user;
@@ -80,8 +98,11 @@ struct tmpl {
 	int			 sock;		/* -1: not running */
 	int			 ready;		/* said "ready" */
 	int64_t			 backoff;	/* ms before the next start */
+	int			 wanted;	/* by a loaded service */
+	int			 seen;		/* at this load */
 	char			 cg[FZ_PATH_MAX];	/* "": none */
 	struct loop_timer	 restart;
+	struct loop_timer	 answer;	/* the first wait's deadline */
 };
 
 static TAILQ_HEAD(, tmpl) tmpls = TAILQ_HEAD_INITIALIZER(tmpls);
@@ -95,9 +116,19 @@ static char	**tmpl_env(const struct tmpl *);
 static void	tmpl_read(struct loop *, int, int, void *);
 static void	tmpl_down(struct tmpl *, const char *);
 static void	tmpl_restart(struct loop *, void *);
+static void	tmpl_late(struct loop *, void *);
+static void	tmpl_run(struct tmpl *);
+static int	wants(struct scale *, const struct service_spec *,
+		    struct user_ids *, int *);
+static void	tmpl_answered(struct tmpl *, const char *);
+static void	wait_end(struct tmpl *, struct tmpl_wait *, pid_t,
+		    const char *);
+static void	wait_free(struct tmpl_wait *);
+static struct tmpl *tmpl_get(struct scale *, const char *,
+		    const struct user_ids *, int);
 static char	*request(const struct service_spec *, char **, size_t *);
-static int	exchange(struct tmpl *, const char *, size_t, const int *,
-		    int, pid_t *, char *, size_t);
+static int	send_request(struct tmpl *, const char *, size_t,
+		    const int *, int, char *, size_t);
 static int64_t	rss_bytes(pid_t);
 
 static int
@@ -268,12 +299,15 @@ fail:
 	command_env_free(env);
 }
 
-/* "ready", or EOF: it died (or said what it must not). */
+/*
+ * "ready"; "pid N" or "error WHY", the answer to the first waiting start;
+ * or EOF: it died (or said what it must not).
+ */
 static void
 tmpl_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct tmpl *t = arg;
-	char buf[64];
+	char buf[SCALE_REASON_MAX];
 	ssize_t n;
 
 	(void)l;
@@ -281,6 +315,8 @@ tmpl_read(struct loop *l, int fd, int mask, void *arg)
 	n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (n > 0)
+		buf[n] = '\0';
 	if (n == 5 && memcmp(buf, "ready", 5) == 0 && !t->ready) {
 		t->ready = 1;
 		t->backoff = TMPL_RESTART_MS;
@@ -289,26 +325,118 @@ tmpl_read(struct loop *l, int fd, int mask, void *arg)
 		    (long long)(rss_bytes(t->pid) / 1024));
 		return;
 	}
+	if (n > 0 && t->ready && !TAILQ_EMPTY(&t->waits) &&
+	    (strncmp(buf, "pid ", 4) == 0 || strncmp(buf, "error ", 6) ==
+	    0)) {
+		tmpl_answered(t, buf);
+		return;
+	}
 	/* One that never got ready (no python3, an import that fails)
 	 * is tried less and less often. */
 	if (!t->ready)
 		t->backoff = t->backoff * 2 > TMPL_RESTART_MAX ?
 		    TMPL_RESTART_MAX : t->backoff * 2;
 	tmpl_down(t, n == 0 ? "exited" : "broke the protocol");
-	if (!t->sc->stopping)
+	if (!t->sc->stopping && t->wanted)
 		loop_timer_at(t->sc->loop, &t->restart,
 		    loop_now_ms(t->sc->loop) + t->backoff);
+}
+
+/* The answer to the first waiting start: its pid, or why it failed. */
+static void
+tmpl_answered(struct tmpl *t, const char *answer)
+{
+	struct tmpl_wait *w = TAILQ_FIRST(&t->waits), *next;
+	char err[SCALE_REASON_MAX];
+	const char *e;
+	long long v = 0;
+
+	TAILQ_REMOVE(&t->waits, w, entry);
+	if ((next = TAILQ_FIRST(&t->waits)) != NULL)
+		loop_timer_at(t->sc->loop, &t->answer, next->deadline);
+	else
+		loop_timer_cancel(t->sc->loop, &t->answer);
+	err[0] = '\0';
+	if (strncmp(answer, "error ", 6) == 0)
+		snprintf(err, sizeof(err), "python template: %.400s",
+		    answer + 6);
+	else if ((v = strtonum(answer + 4, 2, INT_MAX, &e)), e != NULL)
+		snprintf(err, sizeof(err), "python template: pid %.32s: %s",
+		    answer + 4, e);
+	wait_end(t, w, err[0] == '\0' ? (pid_t)v : 0, err[0] == '\0' ?
+	    NULL : err);
+}
+
+/*
+ * w's outcome (w out of t's list): pid moved into its cgroup, told by
+ * its caller's fn whether it may run, then let go by a byte on go; or
+ * err to fn.  A cancelled start's pid is killed (inst_reap() reaps it).
+ */
+static void
+wait_end(struct tmpl *t, struct tmpl_wait *w, pid_t pid, const char *err)
+{
+	char pidbuf[16], why[SCALE_REASON_MAX];
+
+	(void)t;
+	if (err == NULL && w->procs != -1) {
+		snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)pid);
+		if (write(w->procs, pidbuf, strlen(pidbuf)) == -1) {
+			snprintf(why, sizeof(why), "cgroup of pid %ld: %s",
+			    (long)pid, strerror(errno));
+			kill(pid, SIGKILL);
+			err = why;
+		}
+	}
+	if (w->fn == NULL) {
+		if (err == NULL)
+			kill(pid, SIGKILL);
+	} else if (err != NULL)
+		w->fn(w->arg, 0, err);
+	else if (w->fn(w->arg, pid, NULL) == -1)
+		kill(pid, SIGKILL);	/* its caller's reap sees the end */
+	else if (write(w->go, "g", 1) != 1) {
+		log_warn("python template: pid %ld", (long)pid);
+		kill(pid, SIGKILL);
+	}
+	wait_free(w);
+}
+
+static void
+wait_free(struct tmpl_wait *w)
+{
+	if (w->owner != NULL)
+		*w->owner = NULL;
+	if (w->procs != -1)
+		close(w->procs);
+	close(w->go);	/* EOF: an instance not let go ends */
+	free(w);
+}
+
+/* The first start waited TMPL_ANSWER_MS: the template is replaced. */
+static void
+tmpl_late(struct loop *l, void *arg)
+{
+	struct tmpl *t = arg;
+
+	tmpl_down(t, "no answer within " TMPL_ANSWER_S " s: replaced");
+	if (!t->sc->stopping && t->wanted)
+		loop_timer_at(l, &t->restart, loop_now_ms(l) +
+		    TMPL_RESTART_MS);
 }
 
 /* Ends t's process (and what of it is left in its cgroup). */
 static void
 tmpl_down(struct tmpl *t, const char *why)
 {
+	struct tmpl_wait *w;
+	char err[SCALE_REASON_MAX];
+
 	if (t->sock == -1)
 		return;
 	log_info("python template %s for %s: pid %ld %s", t->python,
 	    t->user.name, (long)t->pid, why);
 	loop_close_fd(t->sc->loop, &t->sock);
+	loop_timer_cancel(t->sc->loop, &t->answer);
 	if (t->pid > 0)
 		kill(t->pid, SIGKILL);	/* inst_reap() reaps it */
 	t->pid = 0;
@@ -318,6 +446,11 @@ tmpl_down(struct tmpl *t, const char *why)
 		freezer_remove(t->sc, t->cg);
 		t->cg[0] = '\0';
 	}
+	snprintf(err, sizeof(err), "python template: %s", why);
+	while ((w = TAILQ_FIRST(&t->waits)) != NULL) {
+		TAILQ_REMOVE(&t->waits, w, entry);
+		wait_end(t, w, 0, err);
+	}
 }
 
 static void
@@ -326,7 +459,7 @@ tmpl_restart(struct loop *l, void *arg)
 	struct tmpl *t = arg;
 
 	(void)l;
-	if (t->sock == -1 && !t->sc->stopping)
+	if (t->sock == -1 && !t->sc->stopping && t->wanted)
 		tmpl_start(t);
 }
 
@@ -363,10 +496,14 @@ request(const struct service_spec *sp, char **env, size_t *lenp)
 	return buf;
 }
 
-/* Sends the request with its fds; the answer's pid, or -1 with err. */
+/*
+ * Sends the request with its fds, without waiting: 0; 1 when the
+ * template cannot take it now (its socket is full: a bare start then);
+ * -1 with err.
+ */
 static int
-exchange(struct tmpl *t, const char *msg, size_t len, const int *fds,
-    int nfds, pid_t *pid, char *err, size_t errlen)
+send_request(struct tmpl *t, const char *msg, size_t len, const int *fds,
+    int nfds, char *err, size_t errlen)
 {
 	union {
 		struct cmsghdr	hdr;
@@ -374,11 +511,6 @@ exchange(struct tmpl *t, const char *msg, size_t len, const int *fds,
 	} cm;
 	struct iovec iov = { (void *)(uintptr_t)msg, len };
 	struct msghdr mh;
-	struct pollfd pfd = { t->sock, POLLIN, 0 };
-	char answer[SCALE_REASON_MAX];
-	const char *e;
-	long long v;
-	ssize_t n;
 
 	memset(&mh, 0, sizeof(mh));
 	memset(&cm, 0, sizeof(cm));
@@ -390,32 +522,104 @@ exchange(struct tmpl *t, const char *msg, size_t len, const int *fds,
 	cm.hdr.cmsg_type = SCM_RIGHTS;
 	cm.hdr.cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
 	memcpy(CMSG_DATA(&cm.hdr), fds, (size_t)nfds * sizeof(int));
-	if (sendmsg(t->sock, &mh, MSG_NOSIGNAL) == -1) {
-		snprintf(err, errlen, "python template: send: %s",
-		    strerror(errno));
-		return -1;
+	if (sendmsg(t->sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != -1)
+		return 0;
+	if (errno == EAGAIN || errno == EMSGSIZE)
+		return 1;
+	snprintf(err, errlen, "python template: send: %s", strerror(errno));
+	return -1;
+}
+
+/* The template of python and u, made if there is none (NULL: no memory). */
+static struct tmpl *
+tmpl_get(struct scale *sc, const char *python, const struct user_ids *u,
+    int switch_user)
+{
+	struct tmpl *t;
+
+	if ((t = tmpl_find(python, u)) != NULL)
+		return t;
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->sc = sc;
+	strlcpy(t->python, python, sizeof(t->python));
+	t->user = *u;
+	t->switch_user = switch_user;
+	t->sock = -1;
+	t->backoff = TMPL_RESTART_MS;
+	TAILQ_INIT(&t->waits);
+	loop_timer_init(&t->restart, tmpl_restart, t);
+	loop_timer_init(&t->answer, tmpl_late, t);
+	TAILQ_INSERT_TAIL(&tmpls, t, entry);
+	return t;
+}
+
+/* Started unless it runs or waits for its restart. */
+static void
+tmpl_run(struct tmpl *t)
+{
+	if (t->sock != -1 || loop_timer_armed(&t->restart) ||
+	    t->sc->stopping)
+		return;
+	tmpl_start(t);
+	if (t->sock == -1) {	/* logged; not at every start */
+		loop_timer_at(t->sc->loop, &t->restart,
+		    loop_now_ms(t->sc->loop) + t->backoff);
+		t->backoff = t->backoff * 2 > TMPL_RESTART_MAX ?
+		    TMPL_RESTART_MAX : t->backoff * 2;
 	}
-	while ((n = poll(&pfd, 1, TMPL_ANSWER_MS)) == -1 && errno == EINTR)
-		;
-	if (n != 1 || (n = recv(t->sock, answer, sizeof(answer) - 1,
-	    MSG_DONTWAIT)) <= 0) {
-		snprintf(err, errlen, "python template: %s", n == 0 ?
-		    "no answer" : "exited");
-		return -1;
+}
+
+/* The whether and whom of sp's template; 0: it has none. */
+static int
+wants(struct scale *sc, const struct service_spec *sp, struct user_ids *u,
+    int *switch_user)
+{
+	char err[SCALE_REASON_MAX];
+
+	if (sp->backend != BACKEND_EXEC || !sp->serverless ||
+	    backend_find(BACKEND_EXEC) == NULL ||
+	    sp->policy.start_from != START_FROM_PYTHON ||
+	    !spec_python_command(sp->command, sp->ncommand) ||
+	    strlen(sp->command[0]) >= TMPL_PYTHON_MAX)
+		return 0;
+	if (command_user(sc, sp, u, switch_user, err, sizeof(err)) == -1)
+		return 0;	/* its start says why */
+	return u->uid != 0;	/* never root: a bare start */
+}
+
+/*
+ * At a load of the services (hk-scale's start, a reload): first NULL
+ * and 0, then each service, then NULL and 1 (a load that read every
+ * service), which ends the templates no service wants.  The
+ * template of a service that wants one is started now, so that its
+ * first wake forks from it.
+ */
+void
+template_load(struct scale *sc, const struct service_spec *sp, int end)
+{
+	struct user_ids u;
+	struct tmpl *t, *tmp;
+	int sw;
+
+	if (sp != NULL) {
+		if (!wants(sc, sp, &u, &sw) || (t = tmpl_get(sc,
+		    sp->command[0], &u, sw)) == NULL)
+			return;
+		t->wanted = t->seen = 1;
+		tmpl_run(t);
+		return;
 	}
-	answer[n] = '\0';
-	if (strncmp(answer, "pid ", 4) != 0) {
-		snprintf(err, errlen, "python template: %s", answer);
-		return -1;
+	TAILQ_FOREACH_SAFE(t, &tmpls, entry, tmp) {
+		if (!end)
+			t->seen = 0;
+		else if (!(t->wanted = t->seen) && TAILQ_EMPTY(&t->waits)) {
+			loop_timer_cancel(sc->loop, &t->restart);
+			tmpl_down(t, "no longer wanted: ended");
+			TAILQ_REMOVE(&tmpls, t, entry);
+			free(t);
+		}
 	}
-	v = strtonum(answer + 4, 2, INT_MAX, &e);
-	if (e != NULL) {
-		snprintf(err, errlen, "python template: pid %s: %s",
-		    answer + 4, e);
-		return -1;
-	}
-	*pid = (pid_t)v;
-	return 0;
 }
 
 /*
@@ -423,52 +627,50 @@ exchange(struct tmpl *t, const char *msg, size_t len, const int *fds,
  * with env, stdout and stderr on outw, execw as the exec backend's child
  * has it (EOF once the instance runs the service's code, a byte if it
  * failed) and lfd (or -1) as fd 3; moved into its cgroup by procs (its
- * cgroup.procs, or -1: none) before it runs.  1 with *pid; 0 when no
- * template is ready (one is started: the caller execs meanwhile); -1
- * with err.
+ * cgroup.procs, or -1: none) before it runs.  1: asked; fn(arg, pid,
+ * NULL) follows on the loop, or fn(arg, 0, why), unless
+ * template_cancel(*wp) comes first; fn says -1 when the instance must
+ * not run (it is killed).  0 when no template is ready (one is
+ * started: the caller execs meanwhile); -1 with err.
  */
 int
 template_spawn(struct scale *sc, const struct service_spec *sp,
     const struct user_ids *u, int switch_user, char **env, int outw,
-    int execw, int lfd, int procs, pid_t *pid, char *err, size_t errlen)
+    int execw, int lfd, int procs, template_fn *fn, void *arg,
+    struct tmpl_wait **wp, char *err, size_t errlen)
 {
-	char pidbuf[16], *msg;
+	struct tmpl_wait *w;
 	struct tmpl *t;
-	int fds[4], go[2], nfds = 3;
+	int fds[4], go[2], nfds = 3, r;
+	char *msg;
 	size_t len;
-	int r = -1;
 
 	if (u->uid == 0 || strlen(sp->command[0]) >= TMPL_PYTHON_MAX)
 		return 0;	/* never root: a bare start */
-	if ((t = tmpl_find(sp->command[0], u)) == NULL) {
-		if ((t = calloc(1, sizeof(*t))) == NULL)
-			return 0;
-		t->sc = sc;
-		strlcpy(t->python, sp->command[0], sizeof(t->python));
-		t->user = *u;
-		t->switch_user = switch_user;
-		t->sock = -1;
-		t->backoff = TMPL_RESTART_MS;
-		loop_timer_init(&t->restart, tmpl_restart, t);
-		TAILQ_INSERT_TAIL(&tmpls, t, entry);
-	}
-	if (t->sock == -1 && !loop_timer_armed(&t->restart)) {
-		tmpl_start(t);
-		if (t->sock == -1) {	/* logged; not at every start */
-			loop_timer_at(sc->loop, &t->restart,
-			    loop_now_ms(sc->loop) + t->backoff);
-			t->backoff = t->backoff * 2 > TMPL_RESTART_MAX ?
-			    TMPL_RESTART_MAX : t->backoff * 2;
-		}
-	}
+	if ((t = tmpl_get(sc, sp->command[0], u, switch_user)) == NULL)
+		return 0;
+	t->wanted = 1;
+	tmpl_run(t);
 	if (!t->ready)
 		return 0;
-	if ((msg = request(sp, env, &len)) == NULL) {
+	if ((w = calloc(1, sizeof(*w))) == NULL ||
+	    (msg = request(sp, env, &len)) == NULL) {
+		free(w);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	w->procs = w->go = -1;
 	if (pipe2(go, O_CLOEXEC) == -1) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		r = -1;
+		goto done;
+	}
+	w->go = go[1];
+	if (procs != -1 && (w->procs = fcntl(procs, F_DUPFD_CLOEXEC,
+	    0)) == -1) {
+		snprintf(err, errlen, "cgroup: %s", strerror(errno));
+		close(go[0]);
+		r = -1;
 		goto done;
 	}
 	fds[0] = outw;
@@ -476,37 +678,53 @@ template_spawn(struct scale *sc, const struct service_spec *sp,
 	fds[2] = go[0];
 	if (lfd != -1)
 		fds[nfds++] = lfd;
-	r = exchange(t, msg, len, fds, nfds, pid, err, errlen);
+	r = send_request(t, msg, len, fds, nfds, err, errlen);
 	close(go[0]);
-	if (r == -1) {
-		close(go[1]);
+	if (r == 1)			/* busy: a bare start */
+		r = 0;
+	else if (r == -1) {
 		tmpl_down(t, "failed a start: replaced");
 		loop_timer_at(sc->loop, &t->restart, loop_now_ms(sc->loop) +
 		    TMPL_RESTART_MS);
-		goto done;
-	}
-	/* Its cgroup before any code of the service runs, then go. */
-	snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)*pid);
-	if (procs != -1 && write(procs, pidbuf, strlen(pidbuf)) == -1) {
-		snprintf(err, errlen, "cgroup of pid %ld: %s", (long)*pid,
-		    strerror(errno));
-		kill(*pid, SIGKILL);	/* exec_reap() reaps it */
-		close(go[1]);
-		r = -1;
-		goto done;
-	}
-	if (write(go[1], "g", 1) != 1) {
-		snprintf(err, errlen, "pid %ld: %s", (long)*pid,
-		    strerror(errno));
-		kill(*pid, SIGKILL);
-		r = -1;
-	} else
+	} else {
+		w->fn = fn;
+		w->arg = arg;
+		w->owner = wp;
+		*wp = w;
+		w->deadline = loop_now_ms(sc->loop) + TMPL_ANSWER_MS;
+		if (TAILQ_EMPTY(&t->waits))
+			loop_timer_at(sc->loop, &t->answer, w->deadline);
+		TAILQ_INSERT_TAIL(&t->waits, w, entry);
+		w = NULL;
 		r = 1;
-	close(go[1]);
+	}
 done:
+	if (w != NULL) {
+		if (w->procs != -1)
+			close(w->procs);
+		if (w->go != -1)
+			close(w->go);
+		free(w);
+	}
 	explicit_bzero(msg, len);
 	free(msg);
 	return r;
+}
+
+/*
+ * The start waiting on w is given up (its instance is released): its fn
+ * is never called, and its pid, when it comes, is killed.
+ */
+void
+template_cancel(struct tmpl_wait *w)
+{
+	if (w == NULL)
+		return;
+	w->fn = NULL;
+	w->arg = NULL;
+	if (w->owner != NULL)
+		*w->owner = NULL;
+	w->owner = NULL;
 }
 
 /* Resident memory of pid, in bytes (0: unknown). */
@@ -548,6 +766,24 @@ template_metrics(struct metrics_out *o)
 		metrics_u64(o, "hk_template_memory_bytes", l,
 		    (uint64_t)rss_bytes(t->pid));
 	}
+}
+
+/*
+ * For the status of scale.sock (hk ps): each template, running or
+ * waiting for its restart, with its resident memory.
+ */
+json_t *
+template_status(void)
+{
+	json_t *all = json_array();
+	struct tmpl *t;
+
+	TAILQ_FOREACH(t, &tmpls, entry)
+		json_array_append_new(all, json_pack("{s:s, s:s, s:I, s:b, "
+		    "s:I}", "runtime", t->python, "user", t->user.name, "pid",
+		    (json_int_t)t->pid, "ready", t->ready, "memory_bytes",
+		    (json_int_t)(t->pid > 0 ? rss_bytes(t->pid) : 0)));
+	return all;
 }
 
 /* The end: every template goes with hk-scale. */

@@ -409,8 +409,14 @@ int64_t		 service_retry_after(const struct service *);
 void		 stats_listen(struct scale *);
 void		 stats_close(struct scale *);
 void		 stats_ready(struct service *, struct inst *);
-/* exec_template.c: the Python templates' memory, for the metrics */
+/*
+ * exec_template.c: the Python templates, started as their services are
+ * loaded; their memory, for the metrics and hk ps
+ */
 void		 template_metrics(struct metrics_out *);
+json_t		*template_status(void);
+void		 template_load(struct scale *, const struct service_spec *,
+		    int);
 
 /* source.c: "source" trees written out under runtime_dir */
 int		 source_dir(struct scale *, const char *, char *, size_t);
