@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "hk.h"
+#include "ipc.h"
 #include "log.h"
 #include "spec.h"
 #include "srctree.h"
@@ -38,6 +39,7 @@ static json_t	*replicas_json(const struct store_service *,
 		    const struct store_instance *, size_t);
 static void	print_replicas(const struct store_service *,
 		    const struct store_instance *, size_t);
+static void	print_templates(const struct hk *);
 
 /* The image, and when hk-scale pulls it (image_pull, hk.toml(5)). */
 static void
@@ -255,13 +257,78 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 		json_dumpf(all, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 	if (as_json)
 		putchar('\n');
-	else
+	else {
 		table_print(t, isatty(STDOUT_FILENO));
+		if (isatty(STDOUT_FILENO))
+			print_templates(hk);
+	}
 	json_decref(all);
 	table_free(t);
 	free(insts);
 	store_service_free(svcs, ns);
 	return EX_OK;
+}
+
+#define TEMPLATES_REPLY_MS	2000
+
+/*
+ * On a terminal, under the services: the Python templates of this
+ * host's hk-scale (start_from = "python-template"), which its status
+ * tells: their resident memory is shared by every instance they fork,
+ * and is no service's own.  Nothing when none runs, or no hk-scale
+ * answers here (the store says nothing of them).  Not for scripts: the
+ * lines of services stay the only ones they read.
+ */
+static void
+print_templates(const struct hk *hk)
+{
+	static const char *const header[] = {
+		"TEMPLATE", "USER", "PID", "MEMORY",
+	};
+	char path[CONFIG_URL_MAX + 32], err[IPC_ERR_LEN], pid[24], mem[32];
+	const char *row[4];
+	json_t *req, *reply = NULL, *v;
+	struct table *t;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/scale.sock", hk->cfg.runtime_dir);
+	req = json_pack("{s:s}", "op", "status");
+	if (req == NULL || ipc_call(path, req, &reply, TEMPLATES_REPLY_MS,
+	    err, sizeof(err)) == -1) {
+		log_debug("ps: templates: %s", req != NULL ? err :
+		    "out of memory");
+		json_decref(req);
+		return;
+	}
+	json_decref(req);
+	if (json_array_size(json_object_get(reply, "templates")) == 0) {
+		json_decref(reply);
+		return;
+	}
+	t = table_new(4, header);
+	json_array_foreach(json_object_get(reply, "templates"), i, v) {
+		row[0] = json_string_value(json_object_get(v, "runtime"));
+		row[1] = json_string_value(json_object_get(v, "user"));
+		snprintf(pid, sizeof(pid), "%lld", (long long)
+		    json_integer_value(json_object_get(v, "pid")));
+		if (!json_is_true(json_object_get(v, "ready")))
+			strlcpy(mem, json_integer_value(json_object_get(v,
+			    "pid")) > 0 ? "starting" : "restarting",
+			    sizeof(mem));
+		else
+			snprintf(mem, sizeof(mem), "%.1f MiB", (double)
+			    json_integer_value(json_object_get(v,
+			    "memory_bytes")) / (1024 * 1024));
+		row[2] = json_integer_value(json_object_get(v, "pid")) > 0 ?
+		    pid : "-";
+		row[3] = mem;
+		if (row[0] != NULL && row[1] != NULL)
+			table_add(t, row);
+	}
+	putchar('\n');
+	table_print(t, 1);
+	table_free(t);
+	json_decref(reply);
 }
 
 /* The backend, the node asked for (node_name), and where it runs. */
