@@ -21,6 +21,12 @@ up, closes exec (EOF: started, as an exec's close-on-exec says), and
 runs the command's script or module as python3 would.  A failure is
 printed to the output and told by a byte on exec.  EOF on fd 3 (hk-scale
 gone) ends the template; its instances live on.
+
+The template is not dumpable (PR_SET_DUMPABLE 0): no process of its
+user, another service's function among them, may ptrace it or read its
+memory, nor that of a spare fork, which may still become an instance of
+any service of that user.  An instance is made dumpable again once it is
+the instance of its own service, as a bare exec of it is.
 """
 import array
 import gc
@@ -31,6 +37,16 @@ import socket
 import sys
 
 MSG_MAX = 1 << 20
+PR_SET_DUMPABLE = 4
+USAGE = "usage: hk-python-template [--help]  (started by hk-scale, with " \
+    "its socket as fd 3)"
+EX_USAGE = 64
+HELP = """
+hk-scale's Python template (start_from = "python-template", hk.toml(5)):
+an interpreter that has imported what the starters' handlers need, and
+forks an instance of a service at each request of hk-scale, which starts
+it as the services' user and talks to it over fd 3.  Not for running by
+hand; see hk-scale(8)."""
 
 
 def preload():
@@ -54,6 +70,15 @@ def preload():
             __import__(name)
         except Exception:
             pass
+
+
+def dumpable(on):
+    """prctl(PR_SET_DUMPABLE): whether a process of the same user may
+    ptrace this one or read its /proc/PID/mem."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0) == -1:
+        raise OSError(ctypes.get_errno(), "prctl PR_SET_DUMPABLE")
 
 
 def fail(execw, what, why):
@@ -128,6 +153,7 @@ def instance(msg, fds):
             os._exit(127)	# hk-scale gave up on it
         directory, argv, env = parse(msg)
         setup(directory, env, out, execw, lfd)
+        dumpable(True)	# its own service's now, as an exec'd one is
     except Exception as e:
         import traceback
         where = traceback.extract_tb(e.__traceback__)[-1]
@@ -270,8 +296,36 @@ def receive(sock, buf):
     return n, list(fds)
 
 
+def hk_socket():
+    """fd 3, hk-scale's socket; a usage error when run by hand."""
+    if len(sys.argv) > 1:
+        if sys.argv[1:] == ["--help"]:
+            print(USAGE)
+            print(HELP)
+            sys.exit(0)
+        print(USAGE, file=sys.stderr)
+        sys.exit(EX_USAGE)
+    try:
+        sock = socket.socket(fileno=3)
+    except OSError as e:
+        sock, why = None, e.strerror
+    else:
+        why = "not a SOCK_SEQPACKET Unix socket"
+        if sock.family != socket.AF_UNIX or \
+                sock.type != socket.SOCK_SEQPACKET:
+            sock.detach()
+            sock = None
+    if sock is None:
+        print("hk-python-template: fd 3: %s: it runs under hk-scale only"
+              % why, file=sys.stderr)
+        print(USAGE, file=sys.stderr)
+        sys.exit(EX_USAGE)
+    return sock
+
+
 def main():
-    sock = socket.socket(fileno=3)
+    sock = hk_socket()
+    dumpable(False)
     preload()
     # What is imported stays out of the collector's sight: a collection
     # in an instance would otherwise touch, and copy, every page of it.

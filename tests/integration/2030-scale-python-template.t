@@ -202,8 +202,8 @@ for e in $(engines); do
 	wait_t 30 more_ready 0
 	ok $? "$e: hk-scale says the python template is ready"
 	tpid=$(tmpl_ready)
-	is "$(stat -c %u "/proc/$tpid")" "$nobody_uid" \
-	    "$e: the template runs as nobody, not root"
+	is "$(sed -n 's/^Uid:\t\([0-9]*\).*/\1/p' "/proc/$tpid/status")" \
+	    "$nobody_uid" "$e: the template runs as nobody, not root"
 	like "$(cmdline "$tpid")" "python3 .*/hk-python-template $" \
 	    "$e: the template is hk-python-template"
 	like "$(curl -sS --max-time 10 "http://127.0.0.1:$mport/metrics")" \
