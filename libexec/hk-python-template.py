@@ -11,7 +11,10 @@ installed), says "ready", then forks an instance for each request:
     reply:   "pid N", or "error WHY"
 
 A spare fork waits for the next request, made once the last one was
-answered, so that an answer does not wait for a fork.
+answered, so that an answer does not wait for a fork.  Before it, the
+template compiles the script of the request it answered, which the next
+instances of that script run without compiling it again (the file's
+device, inode, size and times must not have changed).
 
 The instance is made hk-scale's child (clone's CLONE_PARENT; elsewhere
 the child of a child that exits at once, reparented to hk-scale, a
@@ -55,6 +58,7 @@ def preload():
     import email.utils  # noqa: F401
     import http.server  # noqa: F401
     import json  # noqa: F401
+    import pkgutil  # noqa: F401 (runpy imports it at each run)
     import socketserver  # noqa: F401
     import traceback  # noqa: F401
     import urllib.parse  # noqa: F401
@@ -72,13 +76,77 @@ def preload():
             pass
 
 
+LIBC = []	# ctypes' libc, made once by the template for its forks
+
+
 def dumpable(on):
     """prctl(PR_SET_DUMPABLE): whether a process of the same user may
     ptrace this one or read its /proc/PID/mem."""
     import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0) == -1:
+    if not LIBC:
+        LIBC.append(ctypes.CDLL(None, use_errno=True))
+    if LIBC[0].prctl(PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0) == -1:
         raise OSError(ctypes.get_errno(), "prctl PR_SET_DUMPABLE")
+
+
+CODE = {}	# absolute path: (stat_key(), the script compiled)
+
+
+def stat_key(path):
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+            st.st_ctime_ns)
+
+
+def script_of(argv):
+    """The script argv runs, as given; None for a module."""
+    i = 1 + (len(argv) > 2 and argv[1] == "-u")
+    return None if argv[i] == "-m" else argv[i]
+
+
+def head(buf, n):
+    """The directory and argv of the request in buf[:n], read without
+    a copy of the environment that follows (its secrets), or None."""
+    fields, at = [], 0
+    while len(fields) < 3 or len(fields) < 3 + int(fields[2]):
+        end = buf.find(b"\0", at, n)
+        if end == -1 or len(fields) > 1024:
+            return None
+        fields.append(bytes(buf[at:end]))
+        at = end + 1
+    return os.fsdecode(fields[1]), [os.fsdecode(a) for a in fields[3:]]
+
+
+def remember(buf, n):
+    """Compiles the script of the request in buf[:n] for the next forks,
+    as runpy would, unless it is known already.  Off the start's path:
+    after the answer, before the next spare."""
+    try:
+        directory, argv = head(buf, n)
+        script = script_of(argv)
+        if script is None:
+            return
+        path = os.path.abspath(os.path.join(directory, script))
+        key = stat_key(path)
+        if path in CODE and CODE[path][0] == key:
+            return
+        with io.open_code(path) as f:
+            CODE[path] = (key, compile(f.read(), script, "exec",
+                                       dont_inherit=True))
+    except (OSError, ValueError, TypeError, SyntaxError):
+        pass		# the instance compiles it, and says what is wrong
+
+
+def compiled(script):
+    """The template's code of script, if the file is as it was then."""
+    path = os.path.abspath(script)
+    try:
+        if path in CODE and CODE[path][0] == stat_key(path) and \
+                hasattr(runpy, "_run_module_code"):
+            return CODE[path][1]
+    except OSError:
+        pass
+    return None
 
 
 def fail(execw, what, why):
@@ -172,10 +240,14 @@ def instance(msg, fds):
         script = argv[i]
         sys.argv = [script] + args
         sys.path[0] = os.path.dirname(os.path.abspath(script))
+    code = compiled(script) if module is None else None
     os.close(execw)
     try:
         if module is not None:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
+        elif code is not None:	# as run_path runs a file, compiled
+            runpy._run_module_code(code, None, "__main__", pkg_name="",
+                                   script_name=script)
         else:
             runpy.run_path(script, run_name="__main__")
     except SystemExit:
@@ -349,10 +421,11 @@ def main():
             reply = spawn(memoryview(buf)[:n], fds, spare)
         except Exception as e:
             reply = ("error %s" % e).encode()
-        buf[:n] = bytes(n)
         for fd in fds:
             os.close(fd)
         sock.send(reply)
+        remember(buf, n)
+        buf[:n] = bytes(n)
         if spare is not None:
             spare = make_spare(sock)
 
