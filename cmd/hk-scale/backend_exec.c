@@ -108,7 +108,7 @@ static pid_t	spawn_into(struct spawn *);
 static void	cg_close(struct spawn *);
 static int	from_template(struct inst *, struct spawn *, char *, size_t);
 static void	watch_child(struct inst *, pid_t);
-static int	forked(void *, pid_t, const char *);
+static void	forked(void *, pid_t, const char *);
 static int	fork_child(struct inst *, struct spawn *, char *, size_t);
 static void	out_read(struct loop *, int, int, void *);
 static void	exec_read(struct loop *, int, int, void *);
@@ -395,10 +395,10 @@ watch_child(struct inst *in, pid_t pid)
 
 /*
  * The template's answer (exec_template.c): the instance's pid, in its
- * cgroup and waiting for our word to run; or why it failed.  One being
- * stopped meanwhile never runs: -1, it is killed, and its exit ends it.
+ * cgroup and running; or why it failed (stopped meanwhile: killed
+ * before it ran).
  */
-static int
+static void
 forked(void *arg, pid_t pid, const char *err)
 {
 	struct inst *in = arg;
@@ -407,17 +407,18 @@ forked(void *arg, pid_t pid, const char *err)
 	if (err != NULL) {
 		close_fd(in->sc->loop, &x->outfd);
 		close_fd(in->sc->loop, &x->execfd);
+		if (in->stopping)	/* else its failure says why */
+			log_info("service=%s: revision %lld from the python "
+			    "template: %s", in->id, (long long)in->revision,
+			    err);
 		backend_failed(in, err);
-		return -1;
+		return;
 	}
 	watch_child(in, pid);
-	if (in->stopping)
-		return -1;
 	log_info("service=%s: started %s revision %lld at %s as %s from the "
 	    "python template", in->id, in->what, (long long)in->revision,
 	    in->endpoint, x->user);
 	backend_started(in);
-	return 0;
 }
 
 static int
@@ -731,6 +732,8 @@ exec_stop(struct inst *in)
 {
 	struct exec_inst *x = in->priv;
 
+	if (x != NULL && x->wait != NULL)	/* asked of a template */
+		template_refuse(x->wait);
 	if (x == NULL || x->pid <= 0)	/* never kill(0, ...) */
 		return;
 	if (kill(-x->pid, SIGTERM) == -1 && errno != ESRCH)
@@ -814,6 +817,8 @@ exec_kill(struct inst *in)
 {
 	struct exec_inst *x = in->priv;
 
+	if (x != NULL && x->wait != NULL)	/* asked of a template */
+		template_refuse(x->wait);
 	if (x == NULL || x->pid <= 0)	/* never kill(0, ...) */
 		return;
 	if (kill(-x->pid, SIGKILL) == -1 && errno != ESRCH)

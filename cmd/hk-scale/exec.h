@@ -39,12 +39,13 @@ int		 exec_drop(const struct user_ids *, int);
 
 /* exec_template.c: instances forked from a Python template */
 struct tmpl_wait;
-/* a start's outcome: pid, or 0 and why; -1: the instance must not run */
-typedef int	 template_fn(void *, pid_t, const char *);
+/* a start's outcome: pid, running, or 0 and why */
+typedef void	 template_fn(void *, pid_t, const char *);
 int		 template_spawn(struct scale *, const struct service_spec *,
 		    const struct user_ids *, int, char **, int, int, int, int,
 		    template_fn *, void *, struct tmpl_wait **, char *,
 		    size_t);
+void		 template_refuse(struct tmpl_wait *);
 void		 template_cancel(struct tmpl_wait *);
 void		 template_shutdown(struct scale *);
 

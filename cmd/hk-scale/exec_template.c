@@ -82,6 +82,7 @@ struct tmpl_wait {
 	template_fn		*fn;		/* NULL: cancelled */
 	void			*arg;
 	struct tmpl_wait	**owner;	/* cleared when freed */
+	int			 refused;	/* stopped: must not run */
 	int			 procs;		/* its cgroup.procs, or -1 */
 	int			 go;		/* a byte: run */
 	int64_t			 deadline;
@@ -368,9 +369,12 @@ tmpl_answered(struct tmpl *t, const char *answer)
 }
 
 /*
- * w's outcome (w out of t's list): pid moved into its cgroup, told by
- * its caller's fn whether it may run, then let go by a byte on go; or
- * err to fn.  A cancelled start's pid is killed (inst_reap() reaps it).
+ * w's outcome (w out of t's list): pid moved into its cgroup and let go
+ * by a byte on go, then told to its caller's fn, whose bookkeeping (the
+ * store's row, the gateway's news) runs beside the instance's start, not
+ * before it; or err to fn.  A pid that must not run (a start cancelled,
+ * or refused: stopped meanwhile) is killed before it runs anything of
+ * its service (inst_reap() reaps it).
  */
 static void
 wait_end(struct tmpl *t, struct tmpl_wait *w, pid_t pid, const char *err)
@@ -378,6 +382,10 @@ wait_end(struct tmpl *t, struct tmpl_wait *w, pid_t pid, const char *err)
 	char pidbuf[16], why[SCALE_REASON_MAX];
 
 	(void)t;
+	if (err == NULL && (w->fn == NULL || w->refused)) {
+		kill(pid, SIGKILL);
+		err = "stopped before it ran";
+	}
 	if (err == NULL && w->procs != -1) {
 		snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)pid);
 		if (write(w->procs, pidbuf, strlen(pidbuf)) == -1) {
@@ -387,17 +395,14 @@ wait_end(struct tmpl *t, struct tmpl_wait *w, pid_t pid, const char *err)
 			err = why;
 		}
 	}
-	if (w->fn == NULL) {
-		if (err == NULL)
-			kill(pid, SIGKILL);
-	} else if (err != NULL)
-		w->fn(w->arg, 0, err);
-	else if (w->fn(w->arg, pid, NULL) == -1)
-		kill(pid, SIGKILL);	/* its caller's reap sees the end */
-	else if (write(w->go, "g", 1) != 1) {
-		log_warn("python template: pid %ld", (long)pid);
+	if (err == NULL && write(w->go, "g", 1) != 1) {
+		snprintf(why, sizeof(why), "pid %ld: %s", (long)pid,
+		    strerror(errno));
 		kill(pid, SIGKILL);
+		err = why;
 	}
+	if (w->fn != NULL)
+		w->fn(w->arg, err == NULL ? pid : 0, err);
 	wait_free(w);
 }
 
@@ -628,10 +633,10 @@ template_load(struct scale *sc, const struct service_spec *sp, int end)
  * has it (EOF once the instance runs the service's code, a byte if it
  * failed) and lfd (or -1) as fd 3; moved into its cgroup by procs (its
  * cgroup.procs, or -1: none) before it runs.  1: asked; fn(arg, pid,
- * NULL) follows on the loop, or fn(arg, 0, why), unless
- * template_cancel(*wp) comes first; fn says -1 when the instance must
- * not run (it is killed).  0 when no template is ready (one is
- * started: the caller execs meanwhile); -1 with err.
+ * NULL) follows on the loop once the instance runs, or fn(arg, 0, why),
+ * unless template_cancel(*wp) comes first; template_refuse(*wp) makes
+ * it the latter.  0 when no template is ready (one is started: the
+ * caller execs meanwhile); -1 with err.
  */
 int
 template_spawn(struct scale *sc, const struct service_spec *sp,
@@ -709,6 +714,17 @@ done:
 	explicit_bzero(msg, len);
 	free(msg);
 	return r;
+}
+
+/*
+ * The start waiting on w is stopped: its pid, when it comes, is killed
+ * before it runs, and fn hears that it failed.
+ */
+void
+template_refuse(struct tmpl_wait *w)
+{
+	if (w != NULL)
+		w->refused = 1;
 }
 
 /*

@@ -224,6 +224,34 @@ from_template "$(cat "$T/slow.pid")" "$tpid" &&
     ! grep -q 'no answer within' "$T/scale.log"
 ok $? "by a fork of the same template, never replaced"
 
+# A start stopped while the template has not answered never runs: the
+# pid that comes is killed first.
+put_to_sleep ta/fn
+ok $? "ta/fn put to sleep (before a stop)"
+n=$(count 'asked of the python template' "$T/scale.log")
+started=$(count 'service=ta/fn: started pid' "$T/scale.log")
+kill -STOP "$tpid"
+curl -sS -o /dev/null --max-time 60 -H 'Host: fn.ta.localhost' \
+    "$GW_URL/" 2>/dev/null &
+_pids="$_pids $!"
+wait_t 20 asked "$n"
+ok $? "a wake is asked of the stopped template"
+run hk stop ta/fn
+is "$rc" 0 "hk stop ta/fn meanwhile"
+wait_t 10 grep -q 'service=ta/fn: stopping instance$' "$T/scale.log"
+ok $? "hk-scale stops the start under way"
+kill -CONT "$tpid"
+wait_t 20 grep -q 'service=ta/fn: revision 1 from the python template: stopped before it ran$' \
+    "$T/scale.log"
+ok $? "the template's answer comes: its pid is killed before it runs"
+is "$(count 'service=ta/fn: started pid' "$T/scale.log")" "$started" \
+    "hk-scale never says it started"
+run hk start ta/fn
+is "$rc" 0 "hk start ta/fn"
+wait_t 30 answers fn.ta.localhost
+from_template "$(field pid)" "$tpid"
+ok $? "the next wake forks from the same template"
+
 # One that stays stopped is replaced, and the wake after forks from the
 # new one.
 put_to_sleep ta/fn
