@@ -54,8 +54,10 @@ static void	 svc_start_from_rules(struct actx *, const struct toml_kv *,
 /*
  * Delivery: as files by every backend (hk-scale(8)); a container's
  * directory is on hk-scale's host, the default node.  As variables only
- * by exec: s6's run script is a file, the engine keeps a container's
- * environment (podman inspect), systemd a unit's (systemctl show).  A
+ * by exec, and by kubernetes as references to the revision's Secret
+ * (secretKeyRef: the Deployment holds no value): s6's run script is a
+ * file, the engine keeps a container's environment (podman inspect),
+ * systemd a unit's (systemctl show).  A
  * variable's name must not be one the environment or hk sets.
  */
 static void

@@ -230,8 +230,7 @@ static const struct {
 	    "systemd keeps a unit's environment, shown by systemctl show" },
 	[BACKEND_KUBERNETES] = { "kubernetes", 1,
 	    BACKEND_NEEDS_IMAGE | BACKEND_IMAGE_ONLY | BACKEND_LIMITS |
-	    BACKEND_OWN_ADDRESS,
-	    "the cluster keeps a Deployment's environment" },
+	    BACKEND_OWN_ADDRESS | BACKEND_SECRETS_ENV, NULL },
 };
 
 

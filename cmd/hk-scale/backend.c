@@ -178,9 +178,9 @@ inst_adopt(struct inst *in, const struct store_instance *r)
 
 /*
  * The secrets of the instance written out for the user that reads them,
- * before its backend starts it.  As variables only with exec: hk
- * validate refuses the others, and so do we, should the store say
- * otherwise.
+ * before its backend starts it.  As variables only with exec (and
+ * kubernetes, whose Secret is the cluster's: k8s_pod.c): hk validate
+ * refuses the others, and so do we, should the store say otherwise.
  */
 static int
 inst_secrets(struct inst *in, char *err, size_t errlen)

@@ -2,7 +2,8 @@
  * k8s_pod.c - what the pod of a Deployment hk makes carries of its
  * service's keys (hk-backends(7)): size as the container's resource
  * limits, user as the pod's securityContext, node_name as its nodeName,
- * secrets as the revision's Secret (k8s_secret.c) mounted read-only.
+ * secrets as the revision's Secret (k8s_secret.c) mounted read-only, and
+ * with secrets_env as variables that refer to its keys.
  *
  * Only limits are set: the cluster then requests as much as each limit
  * (a Kubernetes rule), so that a pod is placed where its size fits, as
@@ -17,6 +18,9 @@
 
 #include "k8s.h"
 #include "user.h"
+
+static int	pod_secrets_env(json_t *, const char *,
+		    const struct service_spec *);
 
 /* The container's resources: size's memory (Mi) and CPUs (millicores). */
 static json_t *
@@ -87,9 +91,34 @@ pod_secrets(json_t *pod, json_t *ct, const struct k8s_ref *r,
 	    "s:b}]", "name", "hk-secrets", "mountPath", K8S_SECRETS_MOUNT,
 	    "readOnly", 1)) == -1)
 		return -1;
-	return json_array_append_new(json_object_get(ct, "env"), json_pack(
+	if (json_array_append_new(json_object_get(ct, "env"), json_pack(
 	    "{s:s, s:s}", "name", "CREDENTIALS_DIRECTORY", "value",
-	    K8S_SECRETS_MOUNT));
+	    K8S_SECRETS_MOUNT)) == -1)
+		return -1;
+	return pod_secrets_env(ct, name, sp);
+}
+
+/*
+ * secrets_env: each secret also as the variable of its name, as the
+ * exec backend gives it (secrets.c), but a reference to the key of the
+ * revision's Secret (valueFrom.secretKeyRef, not optional): the value
+ * stays in the Secret, and the kubelet reads it when it starts the
+ * container.  A roll's old pod keeps its own revision's Secret.
+ */
+static int
+pod_secrets_env(json_t *ct, const char *secret,
+    const struct service_spec *sp)
+{
+	json_t *env = json_object_get(ct, "env");
+	size_t i;
+
+	for (i = 0; sp->secrets_env && i < sp->nsecrets; i++)
+		if (json_array_append_new(env, json_pack("{s:s, s:{s:{s:s, "
+		    "s:s}}}", "name", sp->secrets[i], "valueFrom",
+		    "secretKeyRef", "name", secret, "key",
+		    sp->secrets[i])) == -1)
+			return -1;
+	return 0;
 }
 
 /* sp's keys in Deployment dep's pod template; -1 out of memory. */

@@ -4,7 +4,9 @@
  * NAME-rREVISION, labelled as hk's other objects (installation, app,
  * service, revision), whose keys are the secrets' names; the Deployment's
  * pod mounts it read-only at /run/secrets (k8s_pod.c), as the container
- * backend mounts its files, and reads no secret from its environment.
+ * backend mounts its files.  With secrets_env its container's variables
+ * of the same names refer to its keys (secretKeyRef): the kubelet reads
+ * the values, and the Deployment holds none.
  *
  * The values are opened from the store as secrets.c opens them, each at
  * the start that writes the Secret, so that "hk secret set" reaches the
@@ -45,10 +47,14 @@ k8s_secret_name(const struct k8s_ref *r, char *dst, size_t size)
 	snprintf(dst, size, "%s-r%lld", r->name, (long long)r->revision);
 }
 
-/* Secret name's value in base64, into data; -1 with a reason. */
+/*
+ * Secret name's value in base64, into data; -1 with a reason.  As a
+ * variable too (env: secrets_env), one with a NUL is refused, as the
+ * exec backend refuses it (secrets.c): no environment can hold it.
+ */
 static int
 secret_put(struct scale *sc, const struct secret_key *k, const char *app,
-    const char *name, json_t *data, char *err, size_t errlen)
+    const char *name, int env, json_t *data, char *err, size_t errlen)
 {
 	unsigned char *v = NULL;
 	size_t vlen = 0, n;
@@ -57,6 +63,12 @@ secret_put(struct scale *sc, const struct secret_key *k, const char *app,
 
 	if (secrets_fetch(sc, k, app, name, &v, &vlen, err, errlen) == -1)
 		return -1;
+	if (env && memchr(v, '\0', vlen) != NULL) {
+		secret_free(v, vlen);
+		snprintf(err, errlen, "secret %s: holds a NUL byte: not a "
+		    "variable (secrets_env)", name);
+		return -1;
+	}
 	r = -1;
 	if ((b = malloc(B64_LEN(vlen) + 1)) != NULL) {
 		n = b64_encode(v, vlen, b);
@@ -95,8 +107,8 @@ k8s_secret(struct scale *sc, const struct k8s_ref *r,
 		rc = -1;
 	}
 	for (i = 0; rc == 0 && i < sp->nsecrets; i++)
-		rc = secret_put(sc, &key, r->app, sp->secrets[i], data, err,
-		    errlen);
+		rc = secret_put(sc, &key, r->app, sp->secrets[i],
+		    sp->secrets_env, data, err, errlen);
 	secret_key_clear(&key);
 	if (rc == -1) {
 		json_decref(o);

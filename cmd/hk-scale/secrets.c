@@ -313,8 +313,9 @@ secrets_sweep(struct scale *sc, const struct store_instance *rows,
 }
 
 /*
- * With secrets_env, each secret also as a variable (exec backend only:
- * s6's run script is a file).  The values are read back from the
+ * With secrets_env, each secret also as a variable (exec backend; the
+ * kubernetes one refers to its Secret's keys, k8s_pod.c; s6's run
+ * script is a file).  The values are read back from the
  * instance's directory; one with a NUL cannot be a variable.  env has
  * room for nsecrets more; -1 with a reason.
  */

@@ -5,9 +5,8 @@
 # volume into its podman container as files).  The function is
 # fn/ct-secret.py, made the image's /fn.py in an image built here from
 # the test image: it answers the digest of /run/secrets/DB_PASSWORD, and
-# "cd=DIR write=W uid=UID".  secrets_env is refused (the cluster keeps a
-# Deployment's environment).  Woken, the function reads the value from
-# the file (read-only, as uid 1234); the value is in no variable of the
+# "cd=DIR write=W uid=UID" (secrets_env: 2213).  Woken, the function
+# reads the value from the file (read-only, as uid 1234); the value is in no variable of the
 # Deployment or of the container; kubectl shows the Secret hk-APP-api-r1,
 # labelled as hk's objects, Opaque, its data base64 of the value.  A new
 # revision with a new value (the value and the apply are each one: N, as
@@ -36,12 +35,6 @@ app() {
 secrets = ["DB_PASSWORD"]'"${2:-}"
 	sed -i "s|^image = .*|image = \"localhost/hk-k8s-secret-$$:1\"|" "$1"
 }
-app "$T/env.toml" '
-secrets_env = true'
-run hk validate "$T/env.toml"
-like "$rc $err" '^65 .*services\.api\.secrets_env: not with backend "kubernetes" \(the cluster keeps a Deployment.s environment\)' \
-    "secrets_env is refused, with the reason"
-
 digest() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 for engine in $(engines); do
 	# an app of its own each round: nothing of the last one is in the way

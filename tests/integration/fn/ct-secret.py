@@ -1,6 +1,7 @@
 # ct-secret.py - the handler tests/integration/2106 applies as app.py of a
 # container's source: it reads its secret DB_PASSWORD and answers its
-# SHA-256, never the value: /file from $CREDENTIALS_DIRECTORY; /info says
+# SHA-256, never the value: /file from $CREDENTIALS_DIRECTORY, /env from
+# the variable DB_PASSWORD ("unset" without it: secrets_env); /info says
 # "cd=DIR write=W uid=UID", W being "yes" when it can create a file in
 # DIR, else the errno's name (EROFS).  Listens on $HOST (0.0.0.0) and
 # $PORT.
@@ -24,6 +25,9 @@ class H(BaseHTTPRequestHandler):
         if self.path == "/file":
             with open(os.path.join(d, "DB_PASSWORD"), "rb") as f:
                 b = hashlib.sha256(f.read()).hexdigest()
+        elif self.path == "/env":
+            v = os.environb.get(b"DB_PASSWORD")
+            b = hashlib.sha256(v).hexdigest() if v is not None else "unset"
         else:
             b = "cd=%s write=%s uid=%d" % (d, can_write(d), os.getuid())
         b = b.encode()
