@@ -30,7 +30,8 @@
  * installation's, is scaled to 0, and the next wake starts it again,
  * once that scale is answered (its scale to 1 must come after);
  * then so are this installation's Deployments no instance names
- * (k8s_sweep.c).
+ * (k8s_sweep.c), and its Secrets that nothing uses, then again every 5
+ * minutes.
  *
  * A service's secrets are a Secret of its revision, written first
  * (k8s_secret.c); those of its other revisions are deleted once its pod
@@ -900,6 +901,6 @@ kb_release(struct inst *in)
 static void
 kb_teardown(struct scale *sc)
 {
-	(void)sc;
+	k8s_sweep_stop(sc);
 	k8s_close();
 }

@@ -90,9 +90,11 @@ int		 k8s_revision_used(struct scale *, const char *, const char *,
 
 /*
  * k8s_sweep.c: this installation's Deployments that no instance names,
- * to 0; then its Secrets nothing uses, deleted
+ * to 0; then its Secrets nothing uses, deleted, and again every so
+ * often while hk-scale runs (until k8s_sweep_stop())
  */
 void		 k8s_sweep(struct scale *);
+void		 k8s_sweep_stop(struct scale *);
 
 /*
  * k8s_watch.c: a collection (path: its list's, with ?labelSelector=)

@@ -10,6 +10,16 @@
  * another.  Another installation's are not listed, and so left alone.
  * Only when a service runs on kubernetes: hk-scale opens no cluster it
  * does not use.
+ *
+ * While hk-scale runs, the Secrets are swept again every
+ * K8S_SWEEP_SECONDS (time_unit_ms "seconds": 5 minutes), for a Secret
+ * can be orphaned then too (a prune that failed, a revision whose gate
+ * never passed, one another client made with this installation's
+ * labels).  The Deployments are listed then only for the revisions they
+ * hold: one at 1 replica that no instance names is scaled to 0 at the
+ * start alone, for while hk-scale runs the instance that would claim it
+ * may be starting on another connection, whose scale to 1 the sweep's
+ * to 0 could overtake.
  */
 #include <sys/types.h>
 
@@ -23,7 +33,12 @@
 
 #define SEL	"labelSelector=hakopod.io%%2Finstallation%%3D%s"
 
+#define K8S_SWEEP_SECONDS	300
+
 static int	k8s_used(struct scale *);
+static void	sweep_list(struct scale *, int);
+static void	sweep_arm(struct scale *);
+static void	on_sweep_timer(struct loop *, void *);
 static void	on_listed(void *, int, json_t *, const char *);
 static void	on_zeroed(void *, int, json_t *, const char *);
 static void	orphan_secrets(struct scale *, struct k8s *, json_t *);
@@ -37,22 +52,79 @@ struct ssweep {
 	json_t		*held;	/* "app/service/revision" -> true */
 };
 
+/* What a Deployment list's answer needs. */
+struct dsweep {
+	struct scale	*sc;
+	int		 zero;	/* scale the unclaimed to 0: at the start */
+};
+
+/* The one timer of the Secrets' sweeps while hk-scale runs. */
+static struct loop_timer sweep_timer;
+static int sweep_timer_set;
+
+/* At the start, once every row is adopted; then every so often. */
 void
 k8s_sweep(struct scale *sc)
 {
+	sweep_list(sc, 1);
+	sweep_arm(sc);
+}
+
+/* hk-scale's end: no sweep after it. */
+void
+k8s_sweep_stop(struct scale *sc)
+{
+	if (sweep_timer_set)
+		loop_timer_cancel(sc->loop, &sweep_timer);
+}
+
+static void
+sweep_arm(struct scale *sc)
+{
+	if (!sweep_timer_set) {
+		loop_timer_init(&sweep_timer, on_sweep_timer, sc);
+		sweep_timer_set = 1;
+	}
+	loop_timer_at(sc->loop, &sweep_timer, loop_now_ms(sc->loop) +
+	    K8S_SWEEP_SECONDS * sc->cfg.time_unit_ms);
+}
+
+static void
+on_sweep_timer(struct loop *loop, void *arg)
+{
+	struct scale *sc = arg;
+
+	(void)loop;
+	scale_fence(sc);	/* a host that no longer leads sweeps nothing */
+	sweep_list(sc, 0);
+	sweep_arm(sc);
+}
+
+/* This installation's Deployments listed: on_listed() (zero: at start). */
+static void
+sweep_list(struct scale *sc, int zero)
+{
 	char err[SCALE_REASON_MAX], path[K8S_PATH_MAX];
+	struct dsweep *ds;
 	struct k8s *k;
 
 	if (!k8s_used(sc))
 		return;
 	if ((k = k8s_cluster(sc, err, sizeof(err))) == NULL) {
-		log_warnx("%s: Deployments left by an earlier run not looked "
-		    "for", err);
+		log_warnx("%s: %s", err, zero ? "Deployments left by an "
+		    "earlier run not looked for" : "Secrets not swept");
 		return;
 	}
+	if ((ds = calloc(1, sizeof(*ds))) == NULL) {
+		log_warn("kubernetes: Deployments of this installation");
+		return;
+	}
+	ds->sc = sc;
+	ds->zero = zero;
 	snprintf(path, sizeof(path), "/apis/apps/v1/namespaces/%s/"
 	    "deployments?" SEL, k->ns, sc->installation);
-	if (k8s_call(k, "GET", path, NULL, on_listed, sc) == NULL)
+	if (k8s_call_owning(k, "GET", path, NULL, on_listed, ds, free) ==
+	    NULL)
 		log_warn("kubernetes: Deployments of this installation");
 }
 
@@ -89,7 +161,8 @@ labels_key(const json_t *obj, char *dst, size_t size)
 static void
 on_listed(void *arg, int status, json_t *body, const char *err)
 {
-	struct scale *sc = arg;
+	struct dsweep *ds = arg;
+	struct scale *sc = ds->sc;
 	char err2[SCALE_REASON_MAX], path[K8S_PATH_MAX];
 	char key[3 * STORE_NAME_MAX + 32];
 	const char *name;
@@ -114,7 +187,8 @@ on_listed(void *arg, int status, json_t *body, const char *err)
 		    json_integer_value(json_object_get(json_object_get(dep,
 		    "spec"), "replicas")) < 1)
 			continue;
-		if (k8s_claimed(sc, name)) {	/* its pod may mount one */
+		if (k8s_claimed(sc, name) || !ds->zero) {
+			/* its pod may mount one */
 			if (labels_key(dep, key, sizeof(key)) == 0)
 				json_object_set_new(held, key, json_true());
 			continue;
