@@ -20,8 +20,11 @@
  * revision's instance (pending behind the old, service.c) is ready when
  * its own pod is; the old one's stop, with a newer instance on the same
  * Deployment, scales nothing: it waits for its pod to go.  A roll whose
- * new pod never gets ready leaves the Deployment to the cluster's
- * rollout, and the old pod serving, as a real stuck rollout does.
+ * new pod fails (it will not start, or is not ready by the deadline) is
+ * rolled back: the Deployment's template is the serving revision's
+ * again, the cluster removes the new pod and keeps the old one, which
+ * serves on, as hk's other backends keep the healthy release
+ * (release.c).  The gate's next try rolls again.
  *
  * After a restart of hk-scale, an instance an earlier run left is adopted
  * when its Deployment is there, of this installation (its label), of the
@@ -116,6 +119,20 @@ static int	kb_service_ep(struct kube *, const json_t *);
 static void	on_theirs(struct kube *, int, json_t *, const char *);
 static int	kb_selector(struct kube *, json_t *);
 static void	on_adopt_service(void *, int, json_t *, const char *);
+static void	kb_rollback(const struct kube *);
+static void	on_rollback_get(void *, int, json_t *, const char *);
+static void	on_rolled_back(void *, int, json_t *, const char *);
+static void	rollback_free(void *);
+
+/* A failed roll's undoing: what its calls need, x may be gone. */
+struct rollback {
+	struct k8s	*k;
+	char		 path[K8S_PATH_MAX];	/* the Deployment's */
+	char		 id[2 * STORE_NAME_MAX + 2];	/* app/service */
+	int64_t		 failed;	/* the revision that failed */
+	int64_t		 to;		/* the one that serves */
+	json_t		*dep;		/* its Deployment, as hk wrote it */
+};
 
 const struct backend backend_kubernetes = {
 	.kind = BACKEND_KUBERNETES,
@@ -588,7 +605,7 @@ kb_sibling(const struct kube *x)
  * A start whose pod will not start by itself (an image that cannot be
  * pulled, a container that exits): failed with the pod's reason, once
  * scaled to 0, not at the deadline.  Beside the old revision's pod (a
- * roll), the Deployment is left to its rollout, and the old pod serves.
+ * roll), the Deployment is rolled back, and the old pod serves on.
  */
 static void
 kb_trouble(struct kube *x, const json_t *pods)
@@ -602,10 +619,120 @@ kb_trouble(struct kube *x, const json_t *pods)
 	    why);
 	x->failing = 1;
 	if (kb_sibling(x)) {
+		kb_rollback(x);
 		backend_failed(x->in, x->why);
 		return;
 	}
 	kb_scale(x, 0);
+}
+
+/*
+ * The instance that serves on x's Deployment while x rolls it (ready,
+ * not stopping, of another revision), or NULL.
+ */
+static const struct kube *
+kb_serving(const struct kube *x)
+{
+	const struct kube *o;
+	struct inst *in;
+
+	TAILQ_FOREACH(in, &x->in->sc->insts, entry) {
+		if (in == x->in || in->be != &backend_kubernetes ||
+		    (o = in->priv) == NULL || in->stopping ||
+		    o->step != KB_RUNNING)
+			continue;
+		if (strcmp(o->ref.name, x->ref.name) == 0 &&
+		    o->ref.revision != x->ref.revision)
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * x's roll failed (x never got ready): the Deployment's template is the
+ * serving instance's revision's again, so that the cluster keeps its pod
+ * and removes x's, rather than a rollout left stuck.  Only if the
+ * Deployment still holds x's revision (GET, then PUT with its
+ * resourceVersion: another write meanwhile, a newer revision's, wins).
+ * Not waited for; nothing when none serves, or for the operator's
+ * Deployment, which hk never writes.
+ */
+static void
+kb_rollback(const struct kube *x)
+{
+	const struct kube *o;
+	struct rollback *rb;
+
+	if (x->ref.theirs || x->step >= KB_RUNNING ||
+	    (o = kb_serving(x)) == NULL)
+		return;
+	if ((rb = calloc(1, sizeof(*rb))) == NULL ||
+	    (rb->dep = k8s_deployment(&o->ref, &inst_def(o->in)->spec, 1)) ==
+	    NULL) {
+		log_warnx("service=%s: kubernetes: %s: not rolled back to "
+		    "revision %lld: out of memory", x->in->id, x->in->what,
+		    (long long)o->ref.revision);
+		free(rb);
+		return;
+	}
+	rb->k = x->k;
+	rb->failed = x->ref.revision;
+	rb->to = o->ref.revision;
+	strlcpy(rb->id, x->in->id, sizeof(rb->id));
+	kb_path(x, "deployments", rb->path, sizeof(rb->path));
+	if (k8s_call_owning(x->k, "GET", rb->path, NULL, on_rollback_get, rb,
+	    rollback_free) == NULL)
+		log_warn("service=%s: kubernetes: %s: not rolled back",
+		    x->in->id, x->in->what);
+}
+
+static void
+rollback_free(void *arg)
+{
+	struct rollback *rb = arg;
+
+	json_decref(rb->dep);
+	free(rb);
+}
+
+static void
+on_rollback_get(void *arg, int status, json_t *body, const char *err)
+{
+	struct rollback *rb = arg;
+	json_t *rv, *dep = rb->dep;
+
+	(void)status;
+	if (err != NULL) {
+		log_warnx("service=%s: kubernetes: %s: not rolled back to "
+		    "revision %lld: %s", rb->id, rb->path, (long long)rb->to,
+		    err);
+		return;
+	}
+	if (k8s_revision_of(body) != rb->failed)
+		return;		/* written since: not ours to undo */
+	json_object_set(json_object_get(dep, "spec"), "replicas",
+	    json_object_get(json_object_get(body, "spec"), "replicas"));
+	rv = json_object_get(json_object_get(body, "metadata"),
+	    "resourceVersion");
+	if (rv != NULL)
+		json_object_set(json_object_get(dep, "metadata"),
+		    "resourceVersion", rv);
+	log_warnx("service=%s: kubernetes: revision %lld's pod failed: the "
+	    "Deployment rolled back to revision %lld, whose pod serves on",
+	    rb->id, (long long)rb->failed, (long long)rb->to);
+	rb->dep = NULL;		/* the PUT's */
+	if (k8s_call(rb->k, "PUT", rb->path, dep, on_rolled_back, NULL) ==
+	    NULL)
+		log_warn("service=%s: kubernetes: roll back", rb->id);
+}
+
+static void
+on_rolled_back(void *arg, int status, json_t *body, const char *err)
+{
+	(void)arg;
+	(void)body;
+	if (err != NULL && status != 409)
+		log_warnx("kubernetes: a Deployment's roll back: %s", err);
 }
 
 /* What the EndpointSlices say now of this revision's pods. */
@@ -709,10 +836,11 @@ kb_stop(struct inst *in)
 	x->call = NULL;
 	if (kb_sibling(x)) {
 		/* the Deployment is the other's now: this pod's end is the
-		   cluster's (a roll's), or the rollout's (a failed one's) */
+		   cluster's (a roll's), or a roll back's (a failed one's) */
 		log_info("service=%s: kubernetes: revision %lld of %s: left to "
 		    "the Deployment's rollout", in->id, (long long)in->revision,
 		    in->what);
+		kb_rollback(x);		/* if it never got ready */
 		if (x->killed || x->w == NULL || x->listed == 0) {
 			backend_exited(in, -1, NULL);
 			return;
