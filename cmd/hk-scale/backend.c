@@ -240,7 +240,11 @@ inst_start(struct inst *in)
 	in->be->start(in);
 }
 
-/* Gracefully; killed when the grace period is over. */
+/*
+ * Gracefully; killed when the grace period is over.  The timer is armed
+ * first: a backend's stop may end the instance at once (kubernetes, with
+ * nothing left to wait for), and in is freed then.
+ */
 void
 inst_stop(struct inst *in)
 {
@@ -252,9 +256,9 @@ inst_stop(struct inst *in)
 	in->stopping = 1;
 	probe_stop(in);
 	log_info("service=%s: stopping %s", in->id, in->what);
-	in->be->stop(in);
 	loop_timer_at(sc->loop, &in->kill_timer,
 	    loop_now_ms(sc->loop) + (int64_t)sc->grace * 1000);
+	in->be->stop(in);
 }
 
 /* idle_action = "suspend": backend_frozen() follows. */

@@ -124,7 +124,7 @@ void
 scale_shutdown(struct scale *sc)
 {
 	struct service *s, *tmp;
-	struct inst *in;
+	struct inst *in, *next;
 	size_t n = 0;
 
 	if (sc->stopping)
@@ -136,7 +136,8 @@ scale_shutdown(struct scale *sc)
 		if (s->inst != NULL || s->pending != NULL || s->queued ||
 		    s->failed_row)
 			service_stop(s, "stopped");
-	TAILQ_FOREACH(in, &sc->insts, entry) {
+	/* a stop may end its instance at once: freed */
+	TAILQ_FOREACH_SAFE(in, &sc->insts, entry, next) {
 		inst_stop(in);
 		n++;
 	}
