@@ -6,8 +6,9 @@
 # as hk labels its own: one of revision 7 of "api" (no instance, no
 # Deployment, not its revision), one of a service "gone" that no longer
 # exists, one of revision 1 of "api" (its current revision), one of
-# another installation, one without hk's labels.  hk-scale started again
-# (the sweep is once every row is adopted): the first two are deleted,
+# another installation, one without hk's labels, while hk-scale is down.
+# hk-scale started again (the sweep is once every row is adopted, then
+# every 5 minutes: 2214): the first two are deleted,
 # each logged, the three others are left.
 . tests/integration/lib.sh
 . tests/integration/lib/idle.sh
@@ -50,14 +51,16 @@ kubernetes_namespace = \"default\""
 	wait_t 120 scale_is "$S" sleeping
 	ok $? "$engine: past its readiness gate, it sleeps"
 	I=$(install)
+	# made while hk-scale is down: its sweep while it runs (2214) would
+	# find them before the restart's
+	stop_pid "$scale_pid"
+	mv "$T/scale.log" "$T/scale-$engine-1.log"
 	secret "$D-r7" "$I" api 7 &&
 	    secret "hk-$A-gone-r1" "$I" gone 1 &&
 	    secret "$D-r1" "$I" api 1 &&
 	    secret "$D-r8" 0123456789abcdef0123456789abcdef api 8 &&
 	    kc create secret generic "hk-$A-plain" --from-literal=K=v >/dev/null
 	ok $? "$engine: five Secrets made with kubectl"
-	stop_pid "$scale_pid"
-	mv "$T/scale.log" "$T/scale-$engine-1.log"
 	start_scale
 	ok $? "$engine: hk-scale starts again"
 	wait_t 60 gone "$D-r7"
