@@ -11,8 +11,9 @@
 #   (its function never listens): its gate fails at the deadline,
 #   the Deployment's template is revision 1's again (kubectl), revision
 #   2's pod goes and revision 1's serves on;
-# - revision 3, whose container exits 3 at once (CrashLoopBackOff): the
-#   same, at once, with hk-scale's log naming it;
+# - revision 3 (startup_timeout_seconds = 300), whose container exits 3
+#   at once: its gate fails with CrashLoopBackOff long before the
+#   deadline, and the same follows;
 # every request of the loop is answered (200), each of the others by
 # revision 1.  Let sleep, the next wake starts revision 1, the one that
 # passed its gate.
@@ -118,7 +119,7 @@ GREETING = "one"'
 	wait_t 90 grep -q "service=$S: revision 2 failed its readiness gate" \
 	    "$T/scale.log"
 	ok $? "$engine: at the deadline, revision 2 fails its gate"
-	grep -q "service=$S: kubernetes: revision 2's pod failed: the Deployment rolled back to revision 1, whose pod serves on" \
+	wait_t 60 grep -q "service=$S: kubernetes: revision 2's pod failed: the Deployment rolled back to revision 1, whose pod serves on" \
 	    "$T/scale.log"
 	ok $? "$engine: hk-scale rolls the Deployment back to revision 1"
 	# (the gate is tried again after a backoff: a bounded poll each)
@@ -132,6 +133,7 @@ GREETING = "one"'
 
 	# revision 3: its container exits
 	sed -i -e 's/^GREETING = "two"/GREETING = "three"/' \
+	    -e 's/^startup_timeout_seconds = .*/startup_timeout_seconds = 300/' \
 	    -e "s|^image = .*|image = \"localhost/hk-k8s-rb-crash-$$:1\"|" \
 	    "$T/app.toml"
 	run hk apply "$T/app.toml"
@@ -140,7 +142,7 @@ GREETING = "one"'
 	    "$T/scale.log"
 	ok $? "$engine: revision 3 fails its gate: CrashLoopBackOff" ||
 	    grep "service=$S" "$T/scale.log" | tail -5 | sed 's/^/# /'
-	grep -q "service=$S: kubernetes: revision 3's pod failed: the Deployment rolled back to revision 1, whose pod serves on" \
+	wait_t 60 grep -q "service=$S: kubernetes: revision 3's pod failed: the Deployment rolled back to revision 1, whose pod serves on" \
 	    "$T/scale.log"
 	ok $? "$engine: hk-scale rolls the Deployment back to revision 1"
 	wait_t 120 template_is "$D" "1 $IMAGE"
