@@ -64,6 +64,7 @@ const struct app_svc_key app_svc_keys[SK_COUNT] = {
 	[SK_JOBS] =			{ "jobs", 1, NOT_YET "hk runs no "
 	    "deployment jobs (runs are the file's [jobs.NAME] tables)" },
 	[SK_KUBERNETES_DEPLOYMENT] =	{ "kubernetes_deployment", 0, NULL },
+	[SK_LISTEN] =			{ "listen", 0, NULL },
 	[SK_NODE_NAME] =		{ "node_name", 0, NULL },
 	[SK_PORT] =			{ "port", 0, NULL },
 	[SK_PORTS] =			{ "ports", 1, NOT_YET "hk gives a "
@@ -872,6 +873,14 @@ svc_value(struct actx *c, int k, const struct toml_kv *skv,
 		break;
 	case SK_READINESS:
 		svc_readiness(c, kv, key, s);
+		break;
+	case SK_LISTEN:
+		if ((str = cw_str(&c->w, kv, key, SIZE_MAX)) == NULL)
+			break;
+		if (strcmp(str, "unix") == 0)
+			s->listen_unix = 1;
+		else if (strcmp(str, "tcp") != 0)
+			cw_diag(&c->w, kv->line, key, "must be unix or tcp");
 		break;
 	case SK_KUBERNETES_DEPLOYMENT:
 		/* a Deployment the operator made: a DNS label, as hk's */

@@ -34,6 +34,9 @@ static int	 sl_pair(const struct toml_kv *, const char *,
 		    const struct toml_kv **);
 static void	 svc_unrouted(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
+static void	 svc_listen_rules(struct actx *,
+		    const struct toml_kv *const *, const char *,
+		    struct service_spec *);
 static void	 svc_env_host(struct actx *, const struct toml_kv *const *,
 		    const char *, const struct service_spec *);
 static void	 svc_volume_rules(struct actx *,
@@ -330,6 +333,51 @@ svc_unrouted(struct actx *c, const struct toml_kv *const *slot,
 }
 
 /*
+ * listen = "unix": the exec backend binds the socket and hands it over,
+ * for the gateway alone to reach, which routes serverless services
+ * alone.  There is no port, and hk's socket takes a connect before the
+ * command runs: readiness is "socket" unless the service names another
+ * that says something (http:/PATH or notify), never "tcp".
+ */
+static void
+svc_listen_rules(struct actx *c, const struct toml_kv *const *slot,
+    const char *prefix, struct service_spec *s)
+{
+	const struct toml_kv *kv = slot[SK_LISTEN];
+	char key[CW_KEYPATH_LEN];
+
+	if (kv == NULL || !s->listen_unix)
+		return;
+	cw_kpath_s(key, prefix, "listen");
+	if (s->backend != BACKEND_EXEC) {
+		cw_diag(&c->w, kv->line, key, "\"unix\" needs backend "
+		    "\"exec\", which hands its command the socket: use tcp "
+		    "with \"%s\"", config_backend_name(s->backend));
+		return;
+	}
+	if (slot[SK_SERVERLESS] == NULL) {
+		cw_diag(&c->w, kv->line, key, "\"unix\" needs [serverless]: "
+		    "only the gateway reaches a unix instance, and it routes "
+		    "serverless services alone");
+		return;
+	}
+	if (slot[SK_PORT] != NULL && s->port != 0) {
+		cw_kpath_s(key, prefix, "port");
+		cw_diag(&c->w, slot[SK_PORT]->line, key, "not with listen = "
+		    "\"unix\", which gives the command a socket, not a port");
+	}
+	if (slot[SK_READINESS] == NULL)
+		s->readiness = READY_SOCKET;
+	else if (s->readiness == READY_TCP) {
+		cw_kpath_s(key, prefix, "readiness");
+		cw_diag(&c->w, slot[SK_READINESS]->line, key, "tcp says "
+		    "nothing with listen = \"unix\" (hk's socket takes a "
+		    "connect before the command runs): use socket, "
+		    "http:/PATH or notify");
+	}
+}
+
+/*
  * HOST is hk's on this host: exec, s6 and systemd give the command
  * HOST=127.0.0.1, so that it listens on loopback alone.  A container
  * listens where its image says, and may be given HOST like any variable.
@@ -604,6 +652,7 @@ app_rules_backend(struct actx *c, const struct toml_kv *const *slot,
 	svc_unapplied(c, slot, prefix, s);
 	svc_replica_rules(c, slot, prefix, s);
 	svc_container(c, slot, prefix, s);
+	svc_listen_rules(c, slot, prefix, s);
 	svc_env_host(c, slot, prefix, s);
 	svc_volume_rules(c, slot, prefix, s);
 	app_rules_kubernetes(c, slot, prefix, s);

@@ -309,6 +309,11 @@ spec_decode(const char *text, struct service_spec *s, char *err,
 	if (s->code_hash != NULL && !srctree_valid_hash(s->code_hash))
 		bad = 1;
 	s->hosts = string_array(json_object_get(o, "hosts"), &s->nhosts, &bad);
+	v = json_object_get(o, "listen");
+	if (v != NULL && (!json_is_string(v) ||
+	    strcmp(json_string_value(v), "unix") != 0))
+		bad = 1;
+	s->listen_unix = v != NULL;
 	v = json_object_get(o, "port");
 	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 	    json_integer_value(v) > 65535)
@@ -631,6 +636,9 @@ spec_encode(const struct service_spec *s)
 	free(rd);
 	err |= json_object_set_new(o, "node_name",
 	    json_str_or_null(s->node_name));
+	/* Only when "unix", so that specs of before it keep their bytes. */
+	if (s->listen_unix)
+		err |= json_object_set_new(o, "listen", json_string("unix"));
 	/* only when set: a stored spec without it means the same */
 	if (s->k8s_deployment != NULL)
 		err |= json_object_set_new(o, "kubernetes_deployment",

@@ -126,6 +126,12 @@ struct service_spec {
 	enum readiness_kind	 readiness;
 	char			*readiness_path;
 	/*
+	 * listen = "unix": the exec backend hands the command a Unix
+	 * socket in a directory only hk enters (LISTEN_FDS, no PORT), so
+	 * that the gateway alone reaches it; 0: "tcp", 127.0.0.1:PORT.
+	 */
+	int			 listen_unix;
+	/*
 	 * [serverless] idle_check = "http:/PATH": "/PATH", asked by hk-idle
 	 * before a sleep; NULL: none.  Not in struct serverless_policy,
 	 * which its readers copy whole.

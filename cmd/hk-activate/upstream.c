@@ -33,8 +33,19 @@
  * the request goes on the next
  * connection, resent from its first byte.  That is why the bytes of c->up
  * sent on an unproven connection are kept until it is proven.
+ *
+ * An instance that only the gateway reaches (hk.toml(5) listen = "unix")
+ * has a Unix socket as its endpoint.  A connect to it is done or refused
+ * at once, never in progress: done, it sits in the listener's queue,
+ * where no byte can be lost as a SYN can, so it is proven at once.
+ * Refused (ECONNREFUSED, or ENOENT once the socket is gone) is a refused
+ * TCP connect.  EAGAIN says the queue is full (a program that listened
+ * again with a backlog below the gateway's concurrency): the request
+ * waits first in line and the connect is tried again PACE_CHECK_MS later.
+ * Nagle, delayed ACKs and TCP_INFO are TCP's: not asked of a Unix socket.
  */
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <netinet/in.h>
 #include <linux/tcp.h>	/* struct tcp_info with tcpi_bytes_acked */
@@ -71,6 +82,7 @@ static void	up_write(struct conn *);
 static int	up_read(struct conn *);
 static void	up_eof(struct conn *, int);
 static void	up_refused(struct conn *);
+static void	up_full(struct conn *);
 static int	up_splice(struct conn *);
 static void	up_relay(struct conn *, struct upconn *);
 
@@ -112,6 +124,9 @@ same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 
 	if (a->ss_family != b->ss_family)
 		return 0;
+	if (a->ss_family == AF_UNIX)
+		return strcmp(((const struct sockaddr_un *)a)->sun_path,
+		    ((const struct sockaddr_un *)b)->sun_path) == 0;
 	if (a->ss_family == AF_INET)
 		return a4->sin_port == b4->sin_port &&
 		    a4->sin_addr.s_addr == b4->sin_addr.s_addr;
@@ -123,7 +138,7 @@ same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
  * hk-scale's readiness probe connected to the new endpoint and passed
  * its connection on with the "ready": the first request that needs a
  * new connection takes it rather than connecting, so that the service
- * sees one connection at its cold start.  It must be a connected TCP
+ * sees one connection at its cold start.  It must be a connected stream
  * socket to the endpoint; otherwise it is closed and ignored.
  */
 void
@@ -411,7 +426,8 @@ up_connect(struct conn *c)
 		conn_fail(c, 502, "unable to reach the service");
 		return;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (svc->addr.ss_family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	u->fd = fd;
 	u->svc = svc;
 	u->gen = svc->gen;
@@ -423,9 +439,14 @@ up_connect(struct conn *c)
 	c->upc = u;
 	if (!gift && connect(fd, (struct sockaddr *)&svc->addr,
 	    svc->addrlen) == -1) {
+		if (errno == EAGAIN && svc->addr.ss_family == AF_UNIX) {
+			up_full(c);
+			return;
+		}
 		if (errno != EINPROGRESS) {
 			svc->m_connect_fail++;
-			if (errno == ECONNREFUSED)
+			if (errno == ECONNREFUSED || (errno == ENOENT &&
+			    svc->addr.ss_family == AF_UNIX))
 				up_refused(c);
 			else
 				up_eof(c, errno);
@@ -433,6 +454,8 @@ up_connect(struct conn *c)
 		}
 		u->connecting = 1;
 	}
+	if (svc->addr.ss_family == AF_UNIX)
+		up_proven(u);		/* in the listener's queue */
 	if (loop_add_fd(gw->loop, u->fd, LOOP_WRITE, upstream_io, u) == -1) {
 		upstream_release(c, 0);
 		conn_fail(c, 502, "unable to reach the service");
@@ -585,7 +608,9 @@ up_quickack(struct conn *c)
 	int one = 1;
 
 	c->quickacked = 1;
-	setsockopt(c->upc->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+	if (c->svc->addr.ss_family != AF_UNIX)
+		setsockopt(c->upc->fd, IPPROTO_TCP, TCP_QUICKACK, &one,
+		    sizeof(one));
 }
 
 /* Nothing was sent: back to the queue within the startup deadline. */
@@ -599,6 +624,29 @@ up_refused(struct conn *c)
 	    svc->endpoint);
 	upstream_release(c, 0);
 	conn_refused(c, gen);
+}
+
+/*
+ * A Unix listener's queue is full: nothing was sent.  The request waits
+ * first in line; the queue is tried again PACE_CHECK_MS later, not at
+ * once, which would spin until the service accepts.
+ */
+static void
+up_full(struct conn *c)
+{
+	struct upconn *u = c->upc;
+	struct service *svc = c->svc;
+
+	log_debug("service=%s endpoint=%s: its queue is full", svc->id,
+	    svc->endpoint);
+	c->upc = NULL;
+	u->c = NULL;
+	if (svc->window > 1)
+		svc->window /= 2;
+	upconn_close(u);
+	up_wait(c, 1);
+	loop_timer_at(gw->loop, &svc->kick, loop_now_ms(gw->loop) +
+	    PACE_CHECK_MS);
 }
 
 static void

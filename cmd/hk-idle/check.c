@@ -117,8 +117,8 @@ check_io(struct loop *l, int fd, int mask, void *arg)
 		    errno));
 		return;
 	}
-	if (hget_send(fd, k->s->check_path, k->s->endpoint, "hk-idle") ==
-	    -1) {
+	if (hget_send(fd, k->s->check_path, endpoint_host(k->s->endpoint),
+	    "hk-idle") == -1) {
 		check_end(k, CHECK_UNREACHABLE, "unable to send the request");
 		return;
 	}

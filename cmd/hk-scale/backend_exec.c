@@ -181,7 +181,7 @@ bind_port(struct inst *in, int port, int *lfd, char *err, size_t errlen)
 /*
  * The listening socket of the instance, if it is handed one (*lfd; -1
  * if not), and its port: the socket its replicas share, or for readiness
- * "socket" its own.
+ * "socket" its own; for listen = "unix", a Unix socket and no port.
  */
 static int
 listener(struct inst *in, const struct service_spec *sp, int *lfd,
@@ -189,6 +189,8 @@ listener(struct inst *in, const struct service_spec *sp, int *lfd,
 {
 	struct exec_inst *x = in->priv;
 
+	if (sp->listen_unix)
+		return unixlisten_bind(in, lfd, err, errlen);
 	if (!command_shares_port(sp))
 		return bind_port(in, sp->port, sp->readiness == READY_SOCKET ?
 		    lfd : NULL, err, errlen);
@@ -517,8 +519,9 @@ exec_start(struct inst *in)
 	if (sp->readiness == READY_NOTIFY &&
 	    probe_notify_open(in, err, sizeof(err)) == -1)
 		goto fail;
-	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
-	    in->port);
+	if (!sp->listen_unix)
+		snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
+		    in->port);
 	if (freezer_make(in->sc, x->cg, sizeof(x->cg), sw.cg, err,
 	    sizeof(err)) == -1 || (asked = fork_child(in, &sw, err,
 	    sizeof(err))) == -1)
@@ -542,6 +545,7 @@ fail:
 	if (sw.lfd != -1 && x->xport == 0)
 		close(sw.lfd);
 	cg_close(&sw);
+	unixlisten_remove(in);
 	backend_failed(in, err);
 }
 
@@ -723,6 +727,7 @@ exited(struct inst *in, int status)
 	if (x->pid > 0)
 		kill(-x->pid, SIGKILL);
 	cg_end(in);
+	unixlisten_remove(in);
 	backend_exited(in, status, x->out.last);
 }
 
@@ -836,11 +841,12 @@ cg_end(struct inst *in)
 		freezer_end(x->cg);
 }
 
-/* Cgroups that earlier runs left empty. */
+/* Cgroups that earlier runs left empty, and their instances' sockets. */
 static void
 exec_sweep(struct scale *sc)
 {
 	freezer_sweep(sc);
+	unixlisten_sweep(sc);
 }
 
 static void

@@ -184,13 +184,14 @@ command_shares_port(const struct service_spec *sp)
 int
 command_listens(const struct service_spec *sp)
 {
-	return sp->readiness == READY_SOCKET || command_shares_port(sp);
+	return sp->readiness == READY_SOCKET || command_shares_port(sp) ||
+	    sp->listen_unix;
 }
 
 /*
  * Ours as env_kept() says and the user's HOME, USER and LOGNAME (unless
  * the spec sets them), then the spec's, then hk's own variables: PORT,
- * HOST, and LISTEN_FDS with a LISTEN_PID for the child to fill in
+ * HOST (neither with listen = "unix"), and LISTEN_FDS with a LISTEN_PID for the child to fill in
  * (*listen_pid, 32 bytes) or NOTIFY_SOCKET, as readiness asks.  NULL
  * when out of memory.
  */
@@ -224,8 +225,9 @@ command_env(const struct service_spec *sp, const struct inst *in,
 	if (in->cred_dir[0] != '\0' && asprintf(&env[k++],
 	    "CREDENTIALS_DIRECTORY=%s", in->cred_dir) == -1)
 		bad = 1;
-	if (asprintf(&env[k++], "PORT=%d", in->port) == -1 ||
-	    (env[k++] = strdup("HOST=127.0.0.1")) == NULL)
+	/* listen = "unix": a socket and no port, nothing to bind */
+	if (!sp->listen_unix && (asprintf(&env[k++], "PORT=%d",
+	    in->port) == -1 || (env[k++] = strdup("HOST=127.0.0.1")) == NULL))
 		bad = 1;
 	*listen_pid = NULL;
 	if (command_listens(sp)) {

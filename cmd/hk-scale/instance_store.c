@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "endpoint.h"
 #include "log.h"
 #include "scale.h"
 #include "xlisten.h"
@@ -42,6 +43,7 @@
 static void	gate_key(char *, size_t, const struct svc *);
 static int	ordinary_passed(struct scale *, const struct svc *);
 static void	adopt_one(struct scale *, const struct store_instance *);
+static int	reachable(const struct inst *);
 static void	adopt_take(struct inst *, struct service *, int);
 static void	adopt_frozen(struct service *, struct inst *);
 static void	row_soon_fire(struct loop *, void *);
@@ -249,7 +251,7 @@ adopt_one(struct scale *sc, const struct store_instance *r)
 	strlcpy(in->row_state, r->state, sizeof(in->row_state));
 	if (r->node[0] != '\0')
 		strlcpy(in->node, r->node, sizeof(in->node));
-	if ((colon = strrchr(r->endpoint, ':')) != NULL)
+	if (!reachable(in) && (colon = strrchr(r->endpoint, ':')) != NULL)
 		in->port = (int)strtonum(colon + 1, 1, 65535, NULL);
 	s->adopting++;
 	inst_adopt(in, r);
@@ -270,6 +272,14 @@ adopt_done(struct inst *in, int alive)
 		service_adopted(s);
 }
 
+/* It has an endpoint: a port, or a socket of its own (exec_unix.c). */
+static int
+reachable(const struct inst *in)
+{
+	return in->port != 0 || strncmp(in->endpoint, ENDPOINT_UNIX,
+	    strlen(ENDPOINT_UNIX)) == 0;
+}
+
 static void
 adopt_take(struct inst *in, struct service *s, int alive)
 {
@@ -285,7 +295,7 @@ adopt_take(struct inst *in, struct service *s, int alive)
 		inst_free(in);
 		return;
 	}
-	if (s == NULL || s->inst != NULL || in->port == 0 || in->stopping ||
+	if (s == NULL || s->inst != NULL || !reachable(in) || in->stopping ||
 	    s->def.desired == STORE_DESIRED_STOPPED ||
 	    (strcmp(in->row_state, "running") != 0 &&
 	    strcmp(in->row_state, "suspended") != 0)) {

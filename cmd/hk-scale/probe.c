@@ -409,8 +409,8 @@ probe_io(struct loop *l, int fd, int mask, void *arg)
 		probe_pass(in);
 		return;
 	}
-	if (hget_send(fd, inst_def(in)->spec.readiness_path, in->endpoint,
-	    "hk-scale") == -1) {
+	if (hget_send(fd, inst_def(in)->spec.readiness_path,
+	    endpoint_host(in->endpoint), "hk-scale") == -1) {
 		probe_retry(in);
 		return;
 	}

@@ -42,7 +42,8 @@
 #define SCALE_RETRY_MIN_S	1	/* retry_after of a failed start */
 #define SCALE_RETRY_MAX_S	60
 #define SCALE_PROBE_HOLD_MAX	1000	/* ms a tcp probe holds at most */
-#define SCALE_ENDPOINT_MAX	64	/* "[IPv6]:port" */
+#define SCALE_ENDPOINT_MAX	(STORE_ENDPOINT_MAX + 1) /* "[IPv6]:port",
+						   "unix:/PATH" */
 #define SCALE_ID_MAX		(2 * STORE_NAME_MAX + 2)
 #define SCALE_REASON_MAX	(SCALE_LINE_MAX + 96)
 #define SCALE_SUN_MAX		108	/* sizeof(sun_path) */

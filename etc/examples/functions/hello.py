@@ -26,6 +26,11 @@ class Hello(BaseHTTPRequestHandler):
     wbufsize = -1
     disable_nagle_algorithm = True
 
+    def setup(self):
+        # Nagle is TCP's: a Unix socket (listen = "unix") refuses the option.
+        self.disable_nagle_algorithm = self.request.family != socket.AF_UNIX
+        super().setup()
+
     def read_body(self):
         """Reads the body, by Content-Length or chunked; returns its size."""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -94,8 +99,9 @@ def listener():
 def main():
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     sock = listener()
-    server = ThreadingHTTPServer(sock.getsockname()[:2], Hello,
-                                 bind_and_activate=False)
+    addr = sock.getsockname()   # a path for a Unix socket
+    server = ThreadingHTTPServer(addr[:2] if isinstance(addr, tuple) else addr,
+                                 Hello, bind_and_activate=False)
     server.socket.close()
     server.socket = sock
     server.daemon_threads = True
