@@ -7,7 +7,8 @@
 # instance's own user (nobody) cannot reach the socket's path either.  A
 # stop removes the socket and the next request wakes a new instance on a
 # new one; a suspended instance wakes on the same; a restarted hk-scale
-# adopts a running one, socket and all.  hk validate refuses what cannot
+# adopts a running one, socket and all.  The Python starter of hk new
+# serves such a socket.  hk validate refuses what cannot
 # work with it: readiness = "tcp", a port, another backend (s6 and
 # systemd keep TCP: hk.toml(5)), an ordinary service.
 . tests/integration/lib.sh
@@ -93,6 +94,11 @@ is "$rc $err" "65 $T/bad.toml:6: services.b.listen: \"unix\" needs [serverless]:
 run hk validate "$T/app.toml"
 is "$rc" 0 "listen = \"unix\" on serverless exec services is valid"
 hk apply "$T/app.toml" >/dev/null
+# The starter of "hk new python" says listen = "unix".
+(cd "$T" && hk new python st >/dev/null)
+grep -qx 'listen = "unix"' "$T/st/hk.toml"
+ok $? "hk new python writes listen = \"unix\""
+hk apply "$T/st/hk.toml" >/dev/null
 
 e2e_start
 ok $? "hk-events, hk-scale and hk-activate are up"
@@ -159,4 +165,10 @@ is "$(cat "$T/body")" "web pid=$p" "to the same process"
 
 # The service whose readiness is an HTTP check over the socket.
 is "$(gw_code chk.fn.localhost /)" 200 "fn/chk answers through the gateway"
+
+# The Python starter, forked from the template, on a socket of its own.
+is "$(gw_code st.st.localhost /x)" 200 "the starter answers through the gateway"
+is "$(cat "$T/body")" "hello from st: GET /x, 0 bytes received" "with its greeting"
+like "$(endpoint st/st)" "^unix:$T/run/listen/[0-9a-f]{16}\$" \
+    "on a socket in runtime_dir/listen"
 done_testing

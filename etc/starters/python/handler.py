@@ -3,7 +3,8 @@
 
 Edit handle() below.  hk starts this program on the first request and
 stops it (SIGTERM) when it has been idle: it serves the listening socket
-hk hands over (LISTEN_FDS), or 127.0.0.1:$PORT when run by hand:
+hk hands over (LISTEN_FDS; a Unix socket only the gateway reaches, or a
+TCP one), or 127.0.0.1:$PORT when run by hand:
 
 	PORT=8080 python3 handler.py
 
@@ -38,6 +39,8 @@ class Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
 
     def setup(self):
+        # Nagle is TCP's: a Unix socket (listen = "unix") refuses the option.
+        self.disable_nagle_algorithm = self.request.family != socket.AF_UNIX
         super().setup()
         self.server.conn_idle(self)
 
@@ -100,8 +103,9 @@ class Server(ThreadingHTTPServer):
     block_on_close = True
 
     def __init__(self, sock):
-        super().__init__(sock.getsockname()[:2], Handler,
-                         bind_and_activate=False)
+        addr = sock.getsockname()   # a path for a Unix socket
+        super().__init__(addr[:2] if isinstance(addr, tuple) else addr,
+                         Handler, bind_and_activate=False)
         # The socket as it was handed over: socketserver's own listen()
         # would cut its backlog to 5.
         self.socket.close()
