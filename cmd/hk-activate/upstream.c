@@ -221,6 +221,8 @@ kick_fire(struct loop *l, void *arg)
 			continue;
 		}
 		up_start(c, 1);
+		if (c->upwait)		/* back first in line (up_full) */
+			return;
 		if (c->fd != -1 && c->upc != NULL) {
 			upstream_flush(c);
 			if (c->fd != -1)
