@@ -333,9 +333,9 @@ svc_unrouted(struct actx *c, const struct toml_kv *const *slot,
 }
 
 /*
- * listen = "unix": the exec backend binds the socket and hands it over,
- * for the gateway alone to reach, which routes serverless services
- * alone.  There is no port, and hk's socket takes a connect before the
+ * listen = "unix": hk-scale binds the socket and the exec or systemd
+ * backend hands it over, for the gateway alone to reach, which routes
+ * serverless services alone.  There is no port, and hk's socket takes a connect before the
  * command runs: readiness is "socket" unless the service names another
  * that says something (http:/PATH or notify), never "tcp".
  */
@@ -349,10 +349,11 @@ svc_listen_rules(struct actx *c, const struct toml_kv *const *slot,
 	if (kv == NULL || !s->listen_unix)
 		return;
 	cw_kpath_s(key, prefix, "listen");
-	if (s->backend != BACKEND_EXEC) {
+	if (s->backend != BACKEND_EXEC && s->backend != BACKEND_SYSTEMD) {
 		cw_diag(&c->w, kv->line, key, "\"unix\" needs backend "
-		    "\"exec\", which hands its command the socket: use tcp "
-		    "with \"%s\"", config_backend_name(s->backend));
+		    "\"exec\" or \"systemd\", which hand their command the "
+		    "socket: use tcp with \"%s\"",
+		    config_backend_name(s->backend));
 		return;
 	}
 	if (slot[SK_SERVERLESS] == NULL) {

@@ -67,6 +67,7 @@
 #include "proc.h"
 #include "scale.h"
 #include "systemd.h"
+#include "xlisten.h"
 
 #define SD_UNIT_PATH	"/org/freedesktop/systemd1/unit"
 #define SD_UNIT		"org.freedesktop.systemd1.Unit"
@@ -401,10 +402,12 @@ sd_start(struct inst *in)
 	unit_name(x->unit, sizeof(x->unit), def->app, def->name,
 	    in->revision, in->started_at, in->replica);
 	snprintf(in->what, sizeof(in->what), "unit %s", x->unit);
-	snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
-	    in->port);
+	if (!sp->listen_unix)
+		snprintf(in->endpoint, sizeof(in->endpoint), "127.0.0.1:%d",
+		    in->port);
 	if (sdbus_ensure(in->sc, err, sizeof(err)) == -1) {
 		sdlisten_done(lfd, x->xport);
+		unixlisten_remove(in);
 		backend_failed(in, err);
 		return;
 	}
@@ -413,6 +416,7 @@ sd_start(struct inst *in)
 		snprintf(err, sizeof(err), "systemd: unable to ask for unit "
 		    "%s: %s", x->unit, strerror(-r));
 		sdlisten_done(lfd, x->xport);
+		unixlisten_remove(in);
 		backend_failed(in, err);
 		return;
 	}
@@ -440,6 +444,7 @@ start_fail(struct inst *in, const char *why)
 	struct sd_inst *x = in->priv;
 
 	x->phase = SDI_GONE;
+	unixlisten_remove(in);
 	if (in->stopping)
 		backend_exited(in, -1, why);
 	else
@@ -603,7 +608,7 @@ prop_argv(sd_bus_message *m, char **argv)
 
 /*
  * Environment: the service's table (but for the names hk sets), PORT and
- * HOST.  systemd adds its own (PATH, LANG, the user's HOME, USER and
+ * HOST (neither with listen = "unix").  systemd adds its own (PATH, LANG, the user's HOME, USER and
  * LOGNAME; NOTIFY_SOCKET for notify).
  */
 static int
@@ -629,13 +634,17 @@ prop_env(sd_bus_message *m, const struct service_spec *sp, int port)
 		if (r < 0)
 			return r;
 	}
-	if (asprintf(&e, "PORT=%d", port) == -1)
-		return -ENOMEM;
-	r = sd_bus_message_append(m, "s", e);
-	free(e);
-	if (r < 0 || (r = sd_bus_message_append(m, "s",
-	    "HOST=127.0.0.1")) < 0 ||
-	    (r = sd_bus_message_close_container(m)) < 0 ||
+	/* listen = "unix": a socket and no port, nothing to bind */
+	if (!sp->listen_unix) {
+		if (asprintf(&e, "PORT=%d", port) == -1)
+			return -ENOMEM;
+		r = sd_bus_message_append(m, "s", e);
+		free(e);
+		if (r < 0 || (r = sd_bus_message_append(m, "s",
+		    "HOST=127.0.0.1")) < 0)
+			return r;
+	}
+	if ((r = sd_bus_message_close_container(m)) < 0 ||
 	    (r = sd_bus_message_close_container(m)) < 0)
 		return r;
 	return sd_bus_message_close_container(m);
@@ -1323,6 +1332,7 @@ gone(struct sd_inst *x, const char *why)
 		snprintf(last, sizeof(last), "journalctl -u %s", x->unit);
 	log_debug("service=%s: %s ended: %s, code %d, status %d", in->id,
 	    in->what, x->result, x->code, x->status);
+	unixlisten_remove(in);
 	backend_exited(in, status, last);
 }
 

@@ -3,7 +3,7 @@
  * instance is a child of hk-scale), exec_freezer.c (its cgroups, and the
  * freezer's state, which that file alone keeps), exec_spawn.c (clone3
  * sharing our memory), exec_template.c (an instance forked from a
- * Python template) and exec_unix.c (an instance's Unix socket).  Nothing else in hk-scale includes it (but
+ * Python template).  Nothing else in hk-scale includes it (but
  * ct_freezer.c, for freezer_cgroup_of()); the shared
  * socket of replicas (exec_listen.c) is xlisten.h's, the systemd backend's
  * too.
@@ -48,11 +48,6 @@ int		 template_spawn(struct scale *, const struct service_spec *,
 void		 template_refuse(struct tmpl_wait *);
 void		 template_cancel(struct tmpl_wait *);
 void		 template_shutdown(struct scale *);
-
-/* exec_unix.c: the socket of an instance only the gateway reaches */
-int		 unixlisten_bind(struct inst *, int *, char *, size_t);
-void		 unixlisten_remove(const struct inst *);
-void		 unixlisten_sweep(struct scale *);
 
 /* exec_spawn.c */
 struct clone_args;

@@ -2,7 +2,8 @@
  * exec_unix.c - the socket of an instance that only the gateway reaches
  * (hk.toml(5) listen = "unix"): a Unix stream socket that hk-scale binds
  * in runtime_dir/listen and hands the command as fd 3 (LISTEN_FDS), its
- * endpoint "unix:PATH".
+ * endpoint "unix:PATH": the exec backend to its child, the systemd
+ * backend to the unit (systemd_listen.c).
  *
  * Who may connect is the directory's to say.  runtime_dir/listen is ours,
  * mode 0710: our user enters it, and our group, which the gateway runs
@@ -33,9 +34,9 @@
 #include <unistd.h>
 
 #include "endpoint.h"
-#include "exec.h"
 #include "log.h"
 #include "scale.h"
+#include "xlisten.h"
 
 #define UNIXLISTEN_DIR		"listen"
 #define UNIXLISTEN_BACKLOG	128	/* above max_concurrency's 64 */

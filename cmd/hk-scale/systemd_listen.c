@@ -38,7 +38,8 @@
  * The listening socket the unit is handed, if any (*lfd, -1 if none),
  * and the instance's port: the socket its replicas share (*xport its
  * port: a reference held until sdlisten_drop()), or for readiness
- * "socket" one of its own; else the spec's port, or a free one.
+ * "socket" one of its own; else the spec's port, or a free one.  With
+ * listen = "unix", a Unix socket of its own and no port (exec_unix.c).
  */
 int
 sdlisten_take(struct inst *in, const struct service_spec *sp, int *lfd,
@@ -46,6 +47,8 @@ sdlisten_take(struct inst *in, const struct service_spec *sp, int *lfd,
 {
 	*lfd = -1;
 	*xport = 0;
+	if (sp->listen_unix)
+		return unixlisten_bind(in, lfd, err, errlen);
 	if (command_shares_port(sp)) {
 		if (xlisten_take(in, sp->port, lfd, err, errlen) == -1)
 			return -1;

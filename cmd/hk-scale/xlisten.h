@@ -32,6 +32,12 @@ int		 s6listen_adopt(struct inst *, int, pid_t, int64_t,
 void		 s6listen_drop(const struct inst *, int);
 void		 s6listen_prune(const char *);
 
+/* exec_unix.c: the socket of an instance only the gateway reaches,
+ * handed by the exec and systemd backends */
+int		 unixlisten_bind(struct inst *, int *, char *, size_t);
+void		 unixlisten_remove(const struct inst *);
+void		 unixlisten_sweep(struct scale *);
+
 /* fdstore.c: systemd's file descriptor store, where there is one */
 #define FDSTORE_NAME_MAX	(SCALE_ID_MAX + 16)	/* hk.APP.SVC.PORT */
 int		 fdstore_put(const char *, int);

@@ -9,8 +9,8 @@
 # new one; a suspended instance wakes on the same; a restarted hk-scale
 # adopts a running one, socket and all.  The Python starter of hk new
 # serves such a socket.  hk validate refuses what cannot
-# work with it: readiness = "tcp", a port, another backend (s6 and
-# systemd keep TCP: hk.toml(5)), an ordinary service.
+# work with it: readiness = "tcp", a port, backend s6 (which keeps TCP:
+# hk.toml(5)), an ordinary service.
 . tests/integration/lib.sh
 . tests/integration/lib/gw.sh
 
@@ -76,9 +76,13 @@ readiness = "tcp"
 bad 'a port with it' 'listen = "unix"
 port = 8080
 [services.b.serverless]' '8: services.b.port: not with listen = "unix", which gives the command a socket, not a port'
-bad 'it with backend systemd' 'listen = "unix"
-backend = "systemd"
-[services.b.serverless]' '7: services.b.listen: "unix" needs backend "exec", which hands its command the socket: use tcp with "systemd"'
+cp "$T/hakopod.toml" "$T/s6.toml"
+echo "s6_scandir = \"$T/scan\"" >>"$T/s6.toml"
+printf 'schema_version = 1\nname = "fn"\n\n[services.b]\ncommand = ["true"]\npublic = true\nlisten = "unix"\nbackend = "s6"\n[services.b.serverless]\n' \
+    >"$T/bad.toml"
+run hk -f "$T/s6.toml" validate "$T/bad.toml"
+is "$rc $err" "65 $T/bad.toml:7: services.b.listen: \"unix\" needs backend \"exec\" or \"systemd\", which hand their command the socket: use tcp with \"s6\"" \
+    "hk validate refuses it with backend s6"
 printf 'schema_version = 1\nname = "fn"\n\n[services.b]\ncommand = ["true"]\nlisten = "unix"\n' \
     >"$T/bad.toml"
 run hk validate "$T/bad.toml"
