@@ -272,23 +272,13 @@ struct engine_call *
 k8s_call(struct k8s *k, const char *method, const char *path, json_t *body,
     engine_done_fn *fn, void *arg)
 {
-	struct engine_call *c;
-
-	c = engine_call_new(k->api, method, path, body);
-	json_decref(body);
-	if (c == NULL)
-		return NULL;
-	c->fn = fn;
-	c->arg = arg;
-	if (engine_call_start(c) == -1)
-		return NULL;
-	return c;
+	return k8s_call_owning(k, method, path, body, fn, arg, NULL);
 }
 
 /*
- * As k8s_call(), but the call owns arg and frees it with argfree when it
- * ends, answered or not (hk-scale exiting with the call in flight): fn
- * must not free it.  On failure arg is freed too.
+ * As k8s_call(), but the call owns arg and frees it with argfree (if not
+ * NULL) when it ends, answered or not (hk-scale exiting with the call in
+ * flight): fn must not free it.  On failure arg is freed too.
  */
 struct engine_call *
 k8s_call_owning(struct k8s *k, const char *method, const char *path,
@@ -299,13 +289,16 @@ k8s_call_owning(struct k8s *k, const char *method, const char *path,
 	c = engine_call_new(k->api, method, path, body);
 	json_decref(body);
 	if (c == NULL) {
-		argfree(arg);
+		if (argfree != NULL)
+			argfree(arg);
 		return NULL;
 	}
 	c->fn = fn;
 	c->arg = arg;
-	c->ctx = arg;
-	c->ctxfree = argfree;
+	if (argfree != NULL) {
+		c->ctx = arg;
+		c->ctxfree = argfree;
+	}
 	if (engine_call_start(c) == -1)
 		return NULL;
 	return c;
