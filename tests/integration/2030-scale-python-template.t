@@ -158,15 +158,22 @@ cg_frozen() {	# cg_frozen PID: its cgroup says so
 }
 
 # templates: processes running the template's program that lead their
-# session (not a spare fork, which waits in the template's) and are no
-# instance of hk ps
+# session (not a spare fork, which waits in the template's), are no
+# instance of hk ps, and are this installation's: in a cgroup hk-scale
+# names hk.INSTALLATION.PID.N (the suite runs other tests' templates
+# beside this one's); "no installation" until hk-scale has said it
 templates() {
+	_mine=$(sed -n 's/^hk-scale: info: installation //p' "$T/scale.log" |
+	    tail -n 1)
+	[ -n "$_mine" ] || { echo "no installation"; return; }
 	_inst=" $(hk ps --json | python3 -c '
 import json, sys
 print(" ".join(str(s["instance"]["pid"]) for s in json.load(sys.stdin)
                if s["instance"]))') "
 	for _p in $(pgrep -f "$HK_BUILD/bin/hk-python-template\$"); do
 		[ "$(sid_of "$_p" 2>/dev/null)" = "$_p" ] || continue
+		grep -q "/hk\.$_mine\.[0-9]*\.[0-9]*\$" "/proc/$_p/cgroup" \
+		    2>/dev/null || continue
 		case $_inst in *" $_p "*) ;; *) echo "$_p" ;; esac
 	done | wc -l
 }
