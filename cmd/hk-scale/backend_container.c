@@ -131,6 +131,8 @@ static void	hc_created(void *, int, json_t *, const char *);
 static void	hc_ran(void *, int, json_t *, const char *);
 static void	hc_done(void *, int, json_t *, const char *);
 static void	on_adopt_inspect(void *, int, json_t *, const char *);
+static void	adopt_inspect(struct ct *);
+static int	adopt_ask_again(struct ct *, const char *);
 static int	ct_adopt_match(struct ct *);
 static void	on_adopt_matched(void *, int, json_t *, const char *);
 static void	ct_stopsig(struct ct *, const json_t *);
@@ -874,6 +876,8 @@ ct_stop(struct inst *in)
 		return;
 	ct_cg_release(x);
 	x->stop_wanted = 1;
+	if (x->adopt_wait)
+		return;		/* halted once inspected (on_adopt_inspect) */
 	engine_cancel(x->hc);
 	x->hc = NULL;
 	loop_timer_cancel(in->sc->loop, &x->timer);
@@ -901,6 +905,8 @@ ct_kill(struct inst *in)
 		return;
 	ct_cg_release(x);
 	x->kill_wanted = 1;
+	if (x->adopt_wait)
+		return;
 	engine_cancel(x->hc);
 	x->hc = NULL;
 	if (x->op != NULL || x->died || x->killc != NULL)
@@ -1063,7 +1069,10 @@ ct_timer(struct loop *l, void *arg)
 	struct ct *x = arg;
 
 	(void)l;
-	if (x->died)
+	if (x->adopt_wait) {
+		x->adopt_wait = 0;
+		adopt_inspect(x);
+	} else if (x->died)
 		ct_report(x);
 	else if (x->stop_wanted || x->kill_wanted)
 		ct_died(x, -1);
@@ -1183,6 +1192,12 @@ ct_adopt_found(struct ct *x)
 {
 	snprintf(x->in->what, sizeof(x->in->what), "container %.12s", x->id);
 	output_open(&x->out, x->in);
+	adopt_inspect(x);
+}
+
+static void
+adopt_inspect(struct ct *x)
+{
 	if ((x->op = engine_inspect(x->node->e, x->id, on_adopt_inspect,
 	    x)) == NULL)
 		ct_adopt_missing(x);
@@ -1205,8 +1220,9 @@ on_adopt_inspect(void *arg, int status, json_t *body, const char *err)
 	const char *p;
 	int port;
 
-	(void)status;
 	x->op = NULL;
+	if (err != NULL && status != 404 && adopt_ask_again(x, err))
+		return;
 	p = json_string_value(json_object_get(json_object_get(json_object_get(
 	    body, "Config"), "Labels"), "hk.port"));
 	port = p != NULL ? (int)strtonum(p, 1, 65535, NULL) : 0;
@@ -1233,6 +1249,32 @@ on_adopt_inspect(void *arg, int status, json_t *body, const char *err)
 	backend_adopted(in, port > 0);
 	if (x->in != NULL && (x->stop_wanted || x->kill_wanted))
 		ct_halt(x);
+}
+
+/*
+ * The list named the container, and its inspect failed with something
+ * other than "no such container": an engine slow under load, a dropped
+ * connection.  Taken as gone, the container would be replaced by a new
+ * one (and the old swept) where it runs and answers; so it is asked
+ * again, a few times, a second apart.  1 if it will be.
+ */
+static int
+adopt_ask_again(struct ct *x, const char *err)
+{
+	struct loop *l = x->node->sc->loop;
+
+	if (x->in == NULL || ++x->adopt_tries >= CT_ADOPT_TRIES) {
+		log_warnx("service=%s: unable to inspect %s, which the list "
+		    "of node %s names: %s: taken as gone", x->in != NULL ?
+		    x->in->id : "-", x->in != NULL ? x->in->what : x->id,
+		    x->node->name, err);
+		return 0;
+	}
+	log_warnx("service=%s: unable to inspect %s: %s: asking again",
+	    x->in->id, x->in->what, err);
+	x->adopt_wait = 1;
+	loop_timer_at(l, &x->timer, loop_now_ms(l) + CT_ADOPT_RETRY_MS);
+	return 1;
 }
 
 /*

@@ -21,6 +21,8 @@
 #define CT_HOLD_MS	25	/* a tcp probe through a forwarder */
 #define CT_END_MS	1000	/* after an exit, for the rest of its output */
 #define CT_STOPPED_MS	2000	/* after a stop, for the engine's "die" */
+#define CT_ADOPT_TRIES	5	/* inspects of a listed container, adopting */
+#define CT_ADOPT_RETRY_MS 1000	/* between them, after an engine error */
 #define CT_LIST_RETRY_MS 1000	/* a list that failed, again */
 #define CT_CG_MAX	512	/* a container's cgroup directory */
 
@@ -90,6 +92,8 @@ struct ct {
 	int			 pulled;
 	enum image_pull		 pull;		/* image_pull, at the start */
 	int			 matched;	/* adopting: listed, found */
+	int			 adopt_tries;	/* its inspects that failed */
+	int			 adopt_wait;	/* the next is on the timer */
 	int			 stop_wanted;
 	int			 kill_wanted;
 	int			 died;
