@@ -40,6 +40,7 @@ import json
 import os
 import random
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -136,6 +137,32 @@ class Pod:
         self.restarts = 0
         self.restart_at = None
         self.backoff = BACKOFF
+        self.conmons = []               # pids, of each run and start
+
+
+def _kill_conmon(pid, cid):
+    """SIGKILL to pid if it is still the conmon of container cid (its
+    command line names the ID), and to the processes it watches."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmd = f.read()
+    except OSError:
+        return
+    if b"conmon" not in cmd or cid.encode() not in cmd:
+        return
+    kids = []
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        pass
+    log("container %s: its conmon %d outlived podman rm: killed" % (
+        cid[:12], pid))
+    for k in [pid] + kids:
+        try:
+            os.kill(k, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 class Pods:
@@ -146,6 +173,7 @@ class Pods:
         self.lock = threading.Lock()
         self.pods = {}          # (ns, deployment) -> [Pod]
         self.wake = {}          # (ns, deployment) -> threading.Event
+        self.workers = {}       # (ns, deployment) -> threading.Thread
         self.failed = {}        # (ns, deployment) -> monotonic time
         self.stopping = False
         self.held = False       # readiness held: no pod becomes ready
@@ -171,8 +199,9 @@ class Pods:
             ev = self.wake.get(key)
             if ev is None:
                 ev = self.wake[key] = threading.Event()
-                threading.Thread(target=self._work, args=(key, ev),
-                                 daemon=True).start()
+                t = self.workers[key] = threading.Thread(
+                    target=self._work, args=(key, ev), daemon=True)
+                t.start()
         ev.set()
 
     # --- one worker per Deployment ---
@@ -191,6 +220,7 @@ class Pods:
             with self.lock:
                 if dep is None and not self.pods.get(key):
                     del self.wake[key]
+                    del self.workers[key]
                     return
 
     def _tick(self, key):
@@ -281,6 +311,7 @@ class Pods:
         if r.returncode != 0:
             p.restart_at = time.monotonic() + p.backoff
             return
+        self._note_conmon(p)
         p.restarts += 1
         p.alive = True
         p.waiting = None
@@ -358,6 +389,7 @@ class Pods:
                 self._waits(key, p, "RunContainerError", why)
             return
         p.cid = r.stdout.strip().splitlines()[-1]
+        self._note_conmon(p)
         p.alive = True
         p.waiting = None
         p.inspected = time.monotonic()
@@ -450,12 +482,24 @@ class Pods:
             mounts.append((vdir, m["mountPath"]))
         return sdir, mounts
 
+    def _note_conmon(self, p):
+        """The pid of its container's conmon: what _remove kills if
+        podman leaves it (a start and a remove that crossed)."""
+        r = subprocess.run(["podman", "inspect", "--format",
+                            "{{.State.ConmonPid}}", p.cid],
+                           capture_output=True, text=True)
+        pid = r.stdout.strip()
+        if pid.isdigit() and int(pid) > 0:
+            p.conmons.append(int(pid))
+
     def _remove(self, p):
         r = subprocess.run(["podman", "rm", "-f", "-t", "5", p.cid],
                            capture_output=True, text=True) if p.cid else None
         if r and r.returncode != 0 and "no such container" not in r.stderr:
             log("pod %s: podman rm %s: %s" % (p.name, p.cid[:12],
                                               r.stderr.strip()))
+        for pid in p.conmons:
+            _kill_conmon(pid, p.cid)
         subprocess.run(["rm", "-rf", p.secret_dir])
         log("pod %s: removed" % p.name)
 
@@ -469,8 +513,13 @@ class Pods:
         """SIGTERM: every container of this stand-in, by ID."""
         with self.lock:
             self.stopping = True
+            workers = list(self.workers.values())
         for ev in list(self.wake.values()):
             ev.set()
+        # A worker in the middle of a podman run or start finishes it
+        # first: a remove that crossed it would leave a conmon behind.
+        for t in workers:
+            t.join(60)
         for pods in list(self.pods.values()):
             for p in pods:
                 self._remove(p)
