@@ -21,10 +21,10 @@ endif
 PREFIX ?=	/usr/local
 DESTDIR ?=
 BINDIR =	$(PREFIX)/bin
-# Programs that hk's daemons run, not a user (hk-listen,
+# Programs that hk's daemons run, not a user (hk-listen, hk-hold,
 # hk-python-template: hk-scale(8)).
 LIBEXECDIR =	$(PREFIX)/libexec/hk
-LIBEXEC_PROGS =	hk-listen
+LIBEXEC_PROGS =	hk-listen hk-hold
 LIBEXEC_SCRIPTS = hk-python-template
 MANDIR =	$(PREFIX)/share/man
 EXAMPLEDIR =	$(PREFIX)/share/hk
@@ -114,8 +114,18 @@ $(BUILD)/bin/%: $$(call prog_objs,$$*) $(LIBHK)
 	@mkdir -p $(@D)
 	$(CC) $(HK_LDFLAGS) -o $@ $^ $(HK_LIBS)
 
+# hk-hold runs inside a container, whatever its image's libc: static,
+# of glibc's libc.a (libc6-dev), with no library of ours, and without
+# the sanitizers, whose runtimes do not link static.
+$(BUILD)/bin/hk-hold: cmd/hk-hold/main.c | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Wformat=2 -Wshadow \
+	    -Wmissing-prototypes -Wno-format-nonliteral -Werror -static -s \
+	    -o $@ $<
+
 $(BUILD)/bin/hk-scale: HK_LIBS += $(shell pkg-config --libs libsystemd)
-$(BUILD)/cmd/hk-scale/backend_s6.o $(BUILD)/cmd/hk-scale/exec_template.o: \
+$(BUILD)/cmd/hk-scale/backend_s6.o $(BUILD)/cmd/hk-scale/exec_template.o \
+    $(BUILD)/cmd/hk-scale/ct_hold.o: \
 		HK_CFLAGS += -DHK_LIBEXECDIR='"$(LIBEXECDIR)"'
 
 # hk new's starters, built into hk from etc/starters/<kind>/ (hk(1)): hk

@@ -56,7 +56,9 @@ static void	 svc_start_from_rules(struct actx *, const struct toml_kv *,
 
 /*
  * Delivery: as files by every backend (hk-scale(8)); a container's
- * directory is on hk-scale's host, the default node.  As variables only
+ * directory is bind-mounted from hk-scale's host, or on another node
+ * put into a tmpfs through its engine (podman only: hk-scale refuses a
+ * Docker node at the start, which validate cannot ask).  As variables only
  * by exec, and by kubernetes as references to the revision's Secret
  * (secretKeyRef: the Deployment holds no value): s6's run script is a
  * file, the engine keeps a container's environment (podman inspect),
@@ -79,11 +81,6 @@ svc_secret_rules(struct actx *c, const struct toml_kv *const *slot,
 	if (slot[SK_SECRETS] == NULL)
 		return;
 	cw_kpath_s(key, prefix, "secrets");
-	if (config_backend_can(s->backend, BACKEND_PLACED) &&
-	    s->node_name != NULL)
-		cw_diag(&c->w, slot[SK_SECRETS]->line, key, "not allowed with "
-		    "node_name \"%s\" (the files are on the default node "
-		    "only)", s->node_name);
 	if (s->secrets_env &&
 	    !config_backend_can(s->backend, BACKEND_SECRETS_ENV)) {
 		cw_kpath_s(key, prefix, "secrets_env");

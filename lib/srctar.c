@@ -28,6 +28,8 @@ static void	octal(unsigned char *, size_t, unsigned long long);
 static int	split_ustar(const char *, size_t *);
 static int	header(struct tarbuf *, const char *, char, unsigned int,
 		    size_t);
+static int	header_owned(struct tarbuf *, const char *, char,
+		    unsigned int, size_t, unsigned int, unsigned int);
 static int	data(struct tarbuf *, const void *, size_t);
 static int	pax_path(struct tarbuf *, const char *);
 static int	entry(struct tarbuf *, const char *, char, unsigned int,
@@ -88,10 +90,18 @@ split_ustar(const char *path, size_t *cut)
 	return -1;
 }
 
-/* One header block; a path that does not fit is cut short (pax has it). */
+/* One header block of root's. */
 static int
 header(struct tarbuf *t, const char *path, char type, unsigned int mode,
     size_t size)
+{
+	return header_owned(t, path, type, mode, size, 0, 0);
+}
+
+/* One header block; a path that does not fit is cut short (pax has it). */
+static int
+header_owned(struct tarbuf *t, const char *path, char type,
+    unsigned int mode, size_t size, unsigned int uid, unsigned int gid)
 {
 	unsigned char *h;
 	unsigned int sum = 0;
@@ -106,15 +116,17 @@ header(struct tarbuf *t, const char *path, char type, unsigned int mode,
 	} else
 		memcpy(h, path, strnlen(path, NAME_LEN));
 	octal(h + 100, 8, mode);
-	octal(h + 108, 8, 0);
-	octal(h + 116, 8, 0);
+	octal(h + 108, 8, uid);
+	octal(h + 116, 8, gid);
 	octal(h + 124, 12, size);
 	octal(h + 136, 12, 0);
 	h[156] = type;
 	memcpy(h + 257, "ustar", 6);
 	memcpy(h + 263, "00", 2);
-	memcpy(h + 265, "root", 4);
-	memcpy(h + 297, "root", 4);
+	if (uid == 0)
+		memcpy(h + 265, "root", 4);
+	if (gid == 0)
+		memcpy(h + 297, "root", 4);
 	memset(h + 148, ' ', 8);
 	for (i = 0; i < SRCTAR_BLOCK; i++)
 		sum += h[i];
@@ -219,4 +231,44 @@ fail:
 	snprintf(err, errlen, "%s", strerror(errno));
 	free(t.p);
 	return -1;
+}
+
+/*
+ * Plain files (and directories, path ending in '/'), each in one ustar
+ * header: the buffer is sized first and allocated once, so that the
+ * contents of a secret are never left behind in memory a realloc freed
+ * (the caller wipes *out after its use: explicit_bzero).
+ */
+int
+srctar_files(const struct srctar_file *f, size_t n, unsigned char **out,
+    size_t *outlen)
+{
+	struct tarbuf t = { NULL, 0, 0 };
+	size_t i, size = 2 * SRCTAR_BLOCK;
+	int dir;
+
+	for (i = 0; i < n; i++) {
+		if (f[i].path[0] == '\0' || strlen(f[i].path) > NAME_LEN ||
+		    f[i].len > SRCTAR_FILE_MAX) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		size += SRCTAR_BLOCK + (f[i].len + SRCTAR_BLOCK - 1) /
+		    SRCTAR_BLOCK * SRCTAR_BLOCK;
+	}
+	if ((t.p = calloc(1, size)) == NULL)
+		return -1;
+	t.cap = size;
+	for (i = 0; i < n; i++) {
+		dir = f[i].path[strlen(f[i].path) - 1] == '/';
+		/* cannot fail: the buffer has room for all of it */
+		(void)header_owned(&t, f[i].path, dir ? '5' : '0', f[i].mode,
+		    dir ? 0 : f[i].len, f[i].uid, f[i].gid);
+		if (!dir)
+			(void)data(&t, f[i].data, f[i].len);
+	}
+	t.len += 2 * SRCTAR_BLOCK;
+	*out = t.p;
+	*outlen = t.len;
+	return 0;
 }

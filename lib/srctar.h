@@ -30,4 +30,23 @@
 int	srctar_build(const unsigned char *, size_t, const char *,
 	    unsigned char **, size_t *, char *, size_t);
 
+/*
+ * Files given whole, for what is not a source: hk-hold and a
+ * container's secrets (hk-scale's held start).  Paths of at most 100
+ * bytes; a directory's ends in '/'.
+ */
+#define SRCTAR_FILE_MAX	(16 * 1024 * 1024)
+
+struct srctar_file {
+	const char	*path;
+	unsigned int	 mode;
+	unsigned int	 uid;
+	unsigned int	 gid;
+	const void	*data;
+	size_t		 len;
+};
+
+int	srctar_files(const struct srctar_file *, size_t, unsigned char **,
+	    size_t *);
+
 #endif

@@ -64,7 +64,6 @@
 #define CT_NOFILE	4096	/* RLIMIT_NOFILE, soft and hard */
 #define CT_NPROC	1024	/* RLIMIT_NPROC */
 #define CT_SOURCE	"/app"	/* where a source is, read-only: hk.toml(5) */
-#define CT_SECRETS	"/run/secrets"	/* the secrets' files, read-only */
 #define CT_LABELS	8	/* hk.installation app service revision
 				   instance node port replica */
 #define CT_LABEL_MAX	(STORE_NAME_MAX + 32)
@@ -80,6 +79,8 @@ struct ct_create {
 	char			**env;
 	char			 bind[PATH_MAX + sizeof(CT_SOURCE ":ro")];
 	char			 cbind[PATH_MAX + sizeof(CT_SECRETS ":ro")];
+	char			 tmpfs[128];	/* a held start's (ct_hold.c) */
+	const char		*tmpfsv[2];
 	const char		*bindv[3 + VOLUMES_MAX];
 	char			**vbinds;	/* the volumes' (ct_volumes.c) */
 };
@@ -100,7 +101,6 @@ static int	ct_cred_user(struct inst *, struct user_ids *, char *,
 static int	ct_port(struct ct *, const struct service_spec *, char *,
 		    size_t);
 static char	**ct_env(const struct service_spec *, int, int);
-static void	ct_free_strv(char **);
 static int	ct_spec(struct ct *, struct ct_create *, char *, size_t);
 static int	ct_source(struct ct *, struct ct_create *, char *, size_t);
 static int	ct_secrets(struct ct *, struct ct_create *, char *, size_t);
@@ -109,6 +109,10 @@ static void	ct_create(struct ct *);
 static void	on_create(void *, int, json_t *, const char *);
 static void	on_pull(void *, int, json_t *, const char *);
 static void	on_archived(void *, int, json_t *, const char *);
+static void	on_held(void *, int, json_t *, const char *);
+static void	on_secrets(void *, int, json_t *, const char *);
+static void	ct_started(struct ct *);
+static void	ct_put_hold(struct ct *);
 static void	ct_run(struct ct *);
 static void	ct_pull(struct ct *);
 static void	on_start(void *, int, json_t *, const char *);
@@ -203,11 +207,13 @@ ct_free(struct ct *x)
 	ct_cg_close(x);
 	TAILQ_REMOVE(&x->node->cts, x, entry);
 	ct_free_strv(x->health);
+	ct_free_strv(x->hold_argv);
+	ct_free_strv(x->hold_cmd);
 	output_close(&x->out);
 	free(x);
 }
 
-static void
+void
 ct_free_strv(char **v)
 {
 	size_t i;
@@ -249,17 +255,12 @@ ct_user(struct scale *sc, const struct service_spec *sp,
 /*
  * The secrets' files are the container's user's: the engine's bind
  * mount keeps host uids (a rootful engine; a rootless one maps them to
- * others).  Only this host has them: a container on another node with
- * secrets is refused by hk validate, and here if it comes anyway.
+ * others).  On another node they are read back from this host's
+ * directory and sent through the engine (ct_hold.c).
  */
 static int
 ct_cred_user(struct inst *in, struct user_ids *u, char *err, size_t errlen)
 {
-	if (strcmp(in->node, in->sc->node) != 0) {
-		snprintf(err, errlen, "secrets: the files are on this host, "
-		    "not on node %s", in->node);
-		return -1;
-	}
 	return ct_user(in->sc, &inst_def(in)->spec, u, err, errlen);
 }
 
@@ -443,6 +444,8 @@ ct_source(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
  * The instance's secrets (inst_start() wrote them out, the container's
  * user's) are bind-mounted read-only at CT_SECRETS, which
  * CREDENTIALS_DIRECTORY names: the engine sees the path, never a value.
+ * On another node CT_SECRETS is a tmpfs they are put into once the
+ * container runs, hk-hold holding the command until then (ct_hold.c).
  */
 static int
 ct_secrets(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
@@ -452,6 +455,11 @@ ct_secrets(struct ct *x, struct ct_create *cc, char *err, size_t errlen)
 
 	if (in->cred_dir[0] == '\0')
 		return 0;
+	if (ct_held(x)) {
+		ct_hold_spec(x, &cc->spec, cc->tmpfs, sizeof(cc->tmpfs),
+		    cc->tmpfsv);
+		return 0;
+	}
 	if ((size_t)snprintf(cc->cbind, sizeof(cc->cbind), "%s:" CT_SECRETS
 	    ":ro", in->cred_dir) >= sizeof(cc->cbind)) {
 		snprintf(err, errlen, "secrets: %s", strerror(ENAMETOOLONG));
@@ -547,6 +555,15 @@ ct_create(struct ct *x)
 	char err[SCALE_REASON_MAX];
 	struct ct_create cc;
 
+	if (ct_held(x)) {
+		switch (ct_hold_next(x, err, sizeof(err))) {
+		case 1:
+			return;		/* ct_hold_done() follows */
+		case -1:
+			ct_fail(x, err, NULL);
+			return;
+		}
+	}
 	memset(&cc, 0, sizeof(cc));
 	if (ct_spec(x, &cc, err, sizeof(err)) == -1) {
 		ct_free_strv(cc.env);
@@ -561,6 +578,30 @@ ct_create(struct ct *x)
 		ct_fail(x, "create", errno == EINVAL ? "a value the engine "
 		    "cannot be given (image name, label or variable)" :
 		    strerror(errno));
+}
+
+/*
+ * What a held create asked first was answered (ct_hold.c): err, or the
+ * image is missing (pulled, as a create's 404 would have it), or the
+ * create goes on.
+ */
+void
+ct_hold_done(struct ct *x, const char *err, int missing)
+{
+	char why[CONFIG_NODE_MAX + 64];
+
+	if (x->stop_wanted || x->kill_wanted)
+		ct_finish(x);
+	else if (missing && !x->pulled && x->pull != IMAGE_PULL_NEVER)
+		ct_pull(x);
+	else if (missing) {
+		snprintf(why, sizeof(why), "not on node %s's engine, and "
+		    "image_pull = \"never\"", x->node->name);
+		ct_fail(x, x->image, why);
+	} else if (err != NULL)
+		ct_fail(x, err, NULL);
+	else
+		ct_create(x);
 }
 
 static void
@@ -599,10 +640,42 @@ on_create(void *arg, int status, json_t *body, const char *err)
 		return;
 	}
 	x->phase = CT_STARTING;
-	if (!ct_archive_wanted(x))
+	if (ct_archive_wanted(x)) {
+		if (ct_archive_put(x, on_archived, why2, sizeof(why2)) == -1)
+			ct_fail(x, why2, NULL);
+	} else
+		ct_put_hold(x);
+}
+
+/* A held start's hk-hold goes into the created container, then it runs. */
+static void
+ct_put_hold(struct ct *x)
+{
+	char err[SCALE_REASON_MAX];
+
+	if (!ct_held(x))
 		ct_run(x);
-	else if (ct_archive_put(x, on_archived, why2, sizeof(why2)) == -1)
-		ct_fail(x, why2, NULL);
+	else if (ct_hold_put(x, on_held, err, sizeof(err)) == -1)
+		ct_fail(x, err, NULL);
+}
+
+static void
+on_held(void *arg, int status, json_t *body, const char *err)
+{
+	struct ct *x = arg;
+
+	(void)status;
+	(void)body;
+	x->op = NULL;
+	if (err != NULL) {
+		ct_fail(x, "secrets: hk-hold", err);
+		return;
+	}
+	if (x->stop_wanted || x->kill_wanted) {
+		ct_finish(x);		/* never started: removed */
+		return;
+	}
+	ct_run(x);
 }
 
 /* The source is in the created container (ct_archive.c): started. */
@@ -622,7 +695,7 @@ on_archived(void *arg, int status, json_t *body, const char *err)
 		ct_finish(x);		/* never started: removed */
 		return;
 	}
-	ct_run(x);
+	ct_put_hold(x);
 }
 
 /* Created (and given its source): started. */
@@ -658,6 +731,7 @@ static void
 on_start(void *arg, int status, json_t *body, const char *err)
 {
 	struct ct *x = arg;
+	char why[SCALE_REASON_MAX];
 
 	(void)status;
 	(void)body;
@@ -675,6 +749,42 @@ on_start(void *arg, int status, json_t *body, const char *err)
 		ct_finish(x);
 		return;
 	}
+	if (ct_held(x)) {
+		if (ct_secrets_put(x, on_secrets, why, sizeof(why)) == -1)
+			ct_fail(x, why, NULL);
+		return;
+	}
+	ct_started(x);
+}
+
+/* A held start's secrets are in its tmpfs: hk-hold lets it go on. */
+static void
+on_secrets(void *arg, int status, json_t *body, const char *err)
+{
+	struct ct *x = arg;
+
+	(void)status;
+	(void)body;
+	x->op = NULL;
+	if (err != NULL) {
+		ct_fail(x, "secrets", err);
+		return;
+	}
+	if (x->stop_wanted || x->kill_wanted) {
+		ct_halt(x);
+		return;
+	}
+	if (x->died) {
+		ct_finish(x);
+		return;
+	}
+	ct_started(x);
+}
+
+/* Running: inspected for its pid and endpoint, probed. */
+static void
+ct_started(struct ct *x)
+{
 	if ((x->op = engine_inspect(x->node->e, x->id, on_inspect, x)) ==
 	    NULL) {
 		ct_fail(x, "inspect", strerror(errno));

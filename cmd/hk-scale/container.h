@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "scale.h"
 
+#define CT_SECRETS	"/run/secrets"	/* the secrets' files, read-only */
 #define CT_NONCE_LEN	16	/* hex digits of hk.instance */
 #define CT_HOLD_MS	25	/* a tcp probe through a forwarder */
 #define CT_END_MS	1000	/* after an exit, for the rest of its output */
@@ -103,6 +104,8 @@ struct ct {
 	int			 cg_v1;		/* cgroup v1's freezer.state */
 	int			 cg_fd;		/* its freezer's file, or -1 */
 	int			 cg_frozen;	/* frozen here (ct_freezer.c) */
+	char			**hold_argv;	/* hk-hold, the Entrypoint */
+	char			**hold_cmd;	/* the image's Cmd */
 	char			 stopsig[16];	/* Config.StopSignal */
 	int			 exit_code;	/* the engine's, -1 unknown */
 	int			 reported;
@@ -114,6 +117,14 @@ struct ct {
 /* ct_archive.c */
 int		 ct_archive_wanted(const struct ct *);
 int		 ct_archive_put(struct ct *, engine_done_fn *, char *, size_t);
+
+/* ct_hold.c */
+int		 ct_held(const struct ct *);
+int		 ct_hold_next(struct ct *, char *, size_t);
+void		 ct_hold_spec(struct ct *, struct engine_spec *, char *, size_t,
+		    const char **);
+int		 ct_hold_put(struct ct *, engine_done_fn *, char *, size_t);
+int		 ct_secrets_put(struct ct *, engine_done_fn *, char *, size_t);
 
 /* container_node.c */
 struct ct_node	*ct_node_get(struct scale *, const char *, char *, size_t);
@@ -134,6 +145,8 @@ void		 ct_free(struct ct *);
 void		 ct_adopt_found(struct ct *);
 void		 ct_adopt_missing(struct ct *);
 void		 ct_volumes_done(struct ct *, const char *);
+void		 ct_hold_done(struct ct *, const char *, int);
+void		 ct_free_strv(char **);
 struct user_ids;
 int		 ct_volume_owner(struct ct *, struct user_ids *, char *,
 		    size_t);
@@ -147,6 +160,7 @@ void		 ct_cg_close(struct ct *);
 
 /* ct_volumes.c */
 int		 ct_volumes_next(struct ct *, char *, size_t);
+enum ct_flavour	 ct_flavour_of(const json_t *);
 int		 ct_volume_binds(struct ct *, const char **, size_t, char ***,
 		    char *, size_t);
 

@@ -126,15 +126,11 @@ on_volume(void *arg, int status, json_t *body, const char *err)
 	ct_volumes_done(x, NULL);
 }
 
-/* Podman names itself in the components of its version; Docker not. */
 static void
 on_version(void *arg, int status, json_t *body, const char *err)
 {
 	struct ct *x = arg;
 	char why[SCALE_REASON_MAX];
-	const char *name;
-	json_t *c;
-	size_t i;
 
 	(void)status;
 	x->op = NULL;
@@ -144,12 +140,23 @@ on_version(void *arg, int status, json_t *body, const char *err)
 		ct_volumes_done(x, why);
 		return;
 	}
-	x->node->flavour = CT_FLAVOUR_DOCKER;
+	x->node->flavour = ct_flavour_of(body);
+	ct_volumes_done(x, NULL);
+}
+
+/* Podman names itself in the components of its version; Docker not. */
+enum ct_flavour
+ct_flavour_of(const json_t *body)
+{
+	const char *name;
+	json_t *c;
+	size_t i;
+
 	json_array_foreach(json_object_get(body, "Components"), i, c)
 		if ((name = json_string_value(json_object_get(c,
 		    "Name"))) != NULL && strstr(name, "Podman") != NULL)
-			x->node->flavour = CT_FLAVOUR_PODMAN;
-	ct_volumes_done(x, NULL);
+			return CT_FLAVOUR_PODMAN;
+	return CT_FLAVOUR_DOCKER;
 }
 
 /* Under one of volume_dirs, each as given or as it resolves. */

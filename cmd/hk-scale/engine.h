@@ -126,7 +126,9 @@
  * THE CONTAINER
  *	struct engine_spec says what engine_create() asks for; zero (or
  *	NULL) fields are left to the image and the engine.  The image's
- *	HEALTHCHECK is kept as it is.  port (TCP) is exposed and, when
+ *	HEALTHCHECK is kept as it is.  entrypoint replaces the image's
+ *	Entrypoint (and, as both engines do, its Cmd unless cmd is given:
+ *	a caller gives both).  port (TCP) is exposed and, when
  *	host_ip is set, published on host_ip:host_port (0: the engine picks
  *	one, engine_state() tells which).  memory is in bytes, nano_cpus in
  *	billionths of a CPU.  nofile and nproc set soft and hard rlimits
@@ -272,6 +274,7 @@ struct engine_call *engine_image_pull(struct engine *, const char *,
 struct engine_spec {
 	const char		*name;		/* NULL: the engine names it */
 	const char		*image;
+	const char *const	*entrypoint;	/* NULL: the image's */
 	const char *const	*cmd;		/* NULL: the image's */
 	const char *const	*env;		/* "KEY=VALUE" */
 	const char *const	*labels;	/* "key=value" */

@@ -4,7 +4,8 @@
  * request's body the archive's bytes (Content-Type: application/x-tar).
  * Apart from engine_ops.c because its body is bytes, not JSON: the call
  * keeps its own copy (the call's ctx) and hands it to libcurl with its
- * length, which engine.c's JSON bodies take from strlen().
+ * length, which engine.c's JSON bodies take from strlen().  The copy is
+ * wiped when the call ends (a container's secrets go this way).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +20,24 @@
 				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 #define ARCHIVE_DIR_MAX		255
 
+struct archive_copy {
+	size_t		len;
+	unsigned char	bytes[];
+};
+
 static int	archive_valid(const char *, const char *, size_t);
+static void	archive_free(void *);
+
+static void
+archive_free(void *p)
+{
+	struct archive_copy *a = p;
+
+	if (a == NULL)
+		return;
+	explicit_bzero(a->bytes, a->len);
+	free(a);
+}
 
 /* id a container's ID or name; dir absolute, of plain characters. */
 static int
@@ -46,7 +64,7 @@ engine_archive_put(struct engine *e, const char *id, const char *dir,
 	char path[ENGINE_NAME_MAX + ARCHIVE_DIR_MAX + 64];
 	struct engine_call *c;
 	struct curl_slist *h;
-	void *copy;
+	struct archive_copy *copy;
 
 	if (!archive_valid(id, dir, len)) {
 		errno = EINVAL;
@@ -56,7 +74,7 @@ engine_archive_put(struct engine *e, const char *id, const char *dir,
 	    dir);
 	if ((c = engine_call_new(e, "PUT", path, NULL)) == NULL)
 		return NULL;
-	if ((copy = malloc(len)) == NULL ||
+	if ((copy = malloc(sizeof(*copy) + len)) == NULL ||
 	    (h = curl_slist_append(c->hdrs,
 	    "Content-Type: application/x-tar")) == NULL) {
 		free(copy);
@@ -64,15 +82,17 @@ engine_archive_put(struct engine *e, const char *id, const char *dir,
 		errno = ENOMEM;
 		return NULL;
 	}
-	memcpy(copy, tar, len);
+	copy->len = len;
+	memcpy(copy->bytes, tar, len);
 	c->hdrs = h;
 	c->ctx = copy;
-	c->ctxfree = free;
+	c->ctxfree = archive_free;
 	if (curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->hdrs) !=
 	    CURLE_OK ||
 	    curl_easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)len) != CURLE_OK ||
-	    curl_easy_setopt(c->easy, CURLOPT_POSTFIELDS, copy) != CURLE_OK) {
+	    curl_easy_setopt(c->easy, CURLOPT_POSTFIELDS,
+	    (void *)&copy->bytes[0]) != CURLE_OK) {
 		engine_call_free(c);
 		errno = ENOMEM;
 		return NULL;

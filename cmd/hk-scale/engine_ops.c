@@ -413,6 +413,9 @@ spec_json(const struct engine_spec *s)
 	if ((o = json_object()) == NULL)
 		return NULL;
 	bad |= json_object_set_new(o, "Image", json_string(s->image));
+	if (s->entrypoint != NULL)
+		bad |= json_object_set_new(o, "Entrypoint",
+		    strings(s->entrypoint));
 	if (s->cmd != NULL)
 		bad |= json_object_set_new(o, "Cmd", strings(s->cmd));
 	if (s->env != NULL)

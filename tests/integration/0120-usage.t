@@ -120,6 +120,22 @@ bad hk-listen "hk-listen: error: unrecognized option '--bogus'" \
     hk-listen --bogus
 bad hk-listen "hk-listen: error: no command" hk-listen "$T/none"
 
+# hk-hold, a container's entrypoint while its secrets come (hk-hold(8)):
+# the same usage and errors.
+_page=hk-hold.8
+syn=$(synopsis hk-hold.8 hk-hold)
+like "$syn" "^hk-hold " "hk-hold: hk-hold.8 has a SYNOPSIS"
+for args in --help -h; do
+	run hk-hold $args
+	is "$rc:$err" "0:" "hk-hold $args: exits 0, nothing on stderr"
+	is "$(printf '%s\n' "$out" | entries hk-hold)" "$syn" \
+	    "hk-hold $args: prints the SYNOPSIS on standard output"
+done
+bad hk-hold "hk-hold: error: invalid option -- 'Z'" hk-hold -Z
+bad hk-hold "hk-hold: error: unrecognized option '--bogus'" hk-hold --bogus
+bad hk-hold "hk-hold: error: -t 0: not 1 to 86400 seconds" hk-hold -t 0 d c
+bad hk-hold "hk-hold: error: no command" hk-hold -t 5 "$T"
+
 for cmd in validate apply ps routes status history rollback stop start new \
     invoke runs; do
 	bad "hk $cmd" "hk: error: unrecognized option '--bogus'" hk $cmd --bogus

@@ -18,7 +18,7 @@
 #	  node's engine (GET /containers/ID/logs);
 #	- a new source is a new revision, whose container on the node has
 #	  the new code;
-#	- secrets on another node are still refused (hk.toml(5), secrets).
+#	- secrets on another node validate (2122 runs them).
 #
 # Both stores.  The suite's podman storage is shared by both API
 # services, as in 2103: each hk-scale sees only its installation's.
@@ -151,9 +151,8 @@ for st in $(engines); do
 	kill -CONT "$idle_pid"
 done
 
-# Secrets stay on this host (hk.toml(5), secrets): refused on a node.
+# Secrets on a node: accepted, sent through its engine (2122).
 sed 's/^source = .*$/secrets = ["token"]/' "$T/app/hk.toml" >"$T/app/sec.toml"
 run hk validate "$T/app/sec.toml"
-is "$rc $err" "65 $T/app/sec.toml:6: services.py.secrets: not allowed with node_name \"worker\" (the files are on the default node only)" \
-    "secrets on another node are still refused"
+is "$rc $err" "0 " "secrets on another node validate (2122 runs them)"
 done_testing

@@ -898,10 +898,8 @@ static const struct app_case app_cases[] = {
 	    "systemctl show): read the files of $CREDENTIALS_DIRECTORY", 0 },
 	{ "secrets in a container", SRV_SL, SVCI "secrets = [\"A\"]\n",
 	    NULL, 0 },
-	{ "secrets: not in a container of another node", SRV_NODES,
-	    SVCI "node_name = \"unix-1\"\nsecrets = [\"A\"]\n",
-	    "app.toml:6: services.api.secrets: not allowed with node_name "
-	    "\"unix-1\" (the files are on the default node only)", 0 },
+	{ "secrets in a container of another node", SRV_NODES,
+	    SVCI "node_name = \"unix-1\"\nsecrets = [\"A\"]\n", NULL, 0 },
 	{ "secrets_env: not in a container", SRV_SL,
 	    SVCI "secrets = [\"A\"]\nsecrets_env = true\n",
 	    "app.toml:6: services.api.secrets_env: not with backend "

@@ -77,7 +77,7 @@ main(void)
 	size_t len, len2, llen, i;
 	unsigned int sum = 0;
 
-	plan(16);
+	plan(19);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	snprintf(file, sizeof(file), "%s/t.tar", dir);
@@ -135,6 +135,30 @@ main(void)
 	ok(srctar_build((const unsigned char *)known, sizeof(known) - 1,
 	    "a/b", &tar, &len, err, sizeof(err)) == -1,
 	    "a top with '/': refused (%s)", err);
+
+	{
+		struct srctar_file f[3] = {
+			{ ".hk/", 0555, 0, 0, NULL, 0 },
+			{ "TOKEN", 0400, 65534, 65533, "s3cret", 6 },
+			{ ".hk-ready", 0400, 65534, 65533, NULL, 0 },
+		};
+
+		ok(srctar_files(f, 3, &tar, &len) == 0 &&
+		    len == 6 * SRCTAR_BLOCK, "files: built, sized exactly");
+		write_file(file, tar, len);
+		free(tar);
+		snprintf(cmd, sizeof(cmd), "tar -tvf %s --numeric-owner | "
+		    "awk '{print $1, $2, $3, $6}'", file);
+		is(run(cmd),
+		    "dr-xr-xr-x 0/0 0 .hk/\n"
+		    "-r-------- 65534/65533 6 TOKEN\n"
+		    "-r-------- 65534/65533 0 .hk-ready\n",
+		    "tar(1) lists them, their owners, in order");
+		f[1].path = "a-name-over-one-hundred-bytes-xxxxxxxxxxxxxxxxxxxxx"
+		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+		ok(srctar_files(f, 3, &tar, &len) == -1,
+		    "files: a path over 100 bytes refused");
+	}
 
 	unlink(file);
 	rmdir(dir);
