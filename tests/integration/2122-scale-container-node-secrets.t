@@ -16,9 +16,11 @@
 #	  (its layer's upper directory, its own directory of podman's), not
 #	  in podman inspect, not in hk logs nor any daemon's log; the
 #	  container has no bind mount;
+#	- hk-hold, without its marker, does not run the command;
 #	- a node whose engine is Docker (scripts/docker-engine), which writes
 #	  an archive put under a tmpfs to the layer on disk, is refused at
-#	  the start: the wake's 503 and hk-scale's log say why.
+#	  the start: the wake's 503, its StartFailed event and hk-scale's
+#	  log say why.
 #
 # SQLite only (2120 runs the node against both stores).  TAP lines name
 # digests, never values.
@@ -141,6 +143,22 @@ like "$(cat "$T/body")" "^service failed to start: secrets: node dock runs Docke
 grep -q "service=sec/dk: unable to start revision 1: secrets: node dock runs Docker, which writes an archive put under a container's tmpfs to its layer on the node's disk: the secrets would be there in clear" \
     "$T/scale.log"
 ok $? "and hk-scale's log"
+wait_t 30 sh -c "hk-events list --json -n 0 --kind StartFailed --service sec/dk | grep -q 'secrets: node dock runs Docker'"
+ok $? "and its StartFailed event (hk events)"
 is "$(docker -H "unix://$CT_DOCKER_DIR/docker.sock" ps -aq | grep -c .)" \
     0 "no container was made on the Docker node"
+
+# hk-hold itself (it is static: it runs here as in any image): no marker
+# within its deadline, the command is not run; a marker, it is, with the
+# directory then read-only to its owner.
+mkdir -m 0700 "$T/held"
+run "$HK_BUILD/bin/hk-hold" -t 1 "$T/held" touch "$T/ran"
+is "$rc $err" "75 hk-hold: error: $T/held: no secrets within 1 s (hk-scale writes them once the container runs): not started" \
+    "hk-hold: no marker within -t, exit 75 and why"
+[ ! -e "$T/ran" ]
+ok $? "... and the command did not run"
+: >"$T/held/.hk-ready"
+run "$HK_BUILD/bin/hk-hold" -t 1 "$T/held" sh -c 'echo "$0 $1"' a b
+is "$rc $out" "0 a b" "with the marker, the command runs with its arguments"
+is "$(stat -c %a "$T/held")" 500 "... its directory then 0500"
 done_testing
