@@ -115,7 +115,7 @@ on_hold_image(void *arg, int status, json_t *body, const char *err)
 	struct ct *x = arg;
 	char why[SCALE_REASON_MAX];
 	const json_t *cfg;
-	char **ep;
+	char **ep, secs[16];
 	size_t n;
 
 	x->op = NULL;
@@ -125,16 +125,15 @@ on_hold_image(void *arg, int status, json_t *body, const char *err)
 		ct_hold_done(x, why, status == 404);
 		return;
 	}
+	snprintf(secs, sizeof(secs), "%d", service_timeout(x->in->svc));
 	cfg = json_object_get(body, "Config");
 	n = json_array_size(json_object_get(cfg, "Entrypoint"));
 	if ((ep = strv_of(json_object_get(cfg, "Entrypoint"), 4)) == NULL ||
 	    (x->hold_cmd = strv_of(json_object_get(cfg, "Cmd"), 0)) == NULL ||
 	    (ep[0] = strdup(HOLD_IN_CT)) == NULL ||
 	    (ep[1] = strdup("-t")) == NULL ||
-	    asprintf(&ep[2], "%d", service_timeout(x->in->svc)) == -1 ||
+	    (ep[2] = strdup(secs)) == NULL ||
 	    (ep[3] = strdup(CT_SECRETS)) == NULL) {
-		if (ep != NULL && ep[1] != NULL)
-			ep[2] = NULL;	/* asprintf's is undefined */
 		if (ep != NULL)
 			free_n(ep, 4 + n);
 		ct_hold_done(x, "secrets: out of memory", 0);
@@ -240,9 +239,20 @@ read_whole(int fd, unsigned char **out, size_t *len)
 	}
 	if ((*out = malloc((size_t)st.st_size + 1)) == NULL)
 		return -1;
-	while (got < (size_t)st.st_size && (r = read(fd, *out + got,
-	    (size_t)st.st_size - got)) > 0)
+	while (got < (size_t)st.st_size) {
+		if ((r = read(fd, *out + got, (size_t)st.st_size - got)) ==
+		    -1 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;	/* cut short meanwhile */
+			explicit_bzero(*out, got);
+			free(*out);
+			*out = NULL;
+			return -1;
+		}
 		got += (size_t)r;
+	}
 	*len = got;
 	return 0;
 }
