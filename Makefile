@@ -22,10 +22,10 @@ PREFIX ?=	/usr/local
 DESTDIR ?=
 BINDIR =	$(PREFIX)/bin
 # Programs that hk's daemons run, not a user (hk-listen, hk-hold,
-# hk-python-template: hk-scale(8)).
+# hk-python-template, hk-node-spare: hk-scale(8)).
 LIBEXECDIR =	$(PREFIX)/libexec/hk
 LIBEXEC_PROGS =	hk-listen hk-hold
-LIBEXEC_SCRIPTS = hk-python-template
+LIBEXEC_SCRIPTS = hk-python-template hk-node-spare
 MANDIR =	$(PREFIX)/share/man
 EXAMPLEDIR =	$(PREFIX)/share/hk
 UNITDIR =	$(PREFIX)/lib/systemd/system
@@ -75,6 +75,9 @@ all: $(PROGS:%=$(BUILD)/bin/%) $(LIBEXEC_SCRIPTS:%=$(BUILD)/bin/%)
 $(BUILD)/bin/hk-python-template: libexec/hk-python-template.py
 	@mkdir -p $(@D)
 	install -m 755 $< $@
+$(BUILD)/bin/hk-node-spare: libexec/hk-node-spare.js
+	@mkdir -p $(@D)
+	install -m 644 $< $@
 
 $(DEPSTAMP): scripts/deps tests/npm/package-lock.json
 	@mkdir -p build
@@ -125,7 +128,8 @@ $(BUILD)/bin/hk-hold: cmd/hk-hold/main.c | $(DEPSTAMP)
 
 $(BUILD)/bin/hk-scale: HK_LIBS += $(shell pkg-config --libs libsystemd)
 $(BUILD)/cmd/hk-scale/backend_s6.o $(BUILD)/cmd/hk-scale/exec_template.o \
-    $(BUILD)/cmd/hk-scale/ct_hold.o: \
+    $(BUILD)/cmd/hk-scale/ct_hold.o \
+    $(BUILD)/cmd/hk-scale/exec_node_spare.o: \
 		HK_CFLAGS += -DHK_LIBEXECDIR='"$(LIBEXECDIR)"'
 
 # hk new's starters, built into hk from etc/starters/<kind>/ (hk(1)): hk

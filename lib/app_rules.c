@@ -51,6 +51,8 @@ static void	 svc_suspend_rules(struct actx *, const struct toml_kv *,
 		    const char *, const struct service_spec *);
 static void	 svc_idle_check_rules(struct actx *, const struct toml_kv *,
 		    const char *, const struct service_spec *);
+static void	 node_spare_rules(struct actx *, const struct toml_kv *,
+		    const char *, const struct service_spec *);
 static void	 svc_start_from_rules(struct actx *, const struct toml_kv *,
 		    const char *, const struct service_spec *);
 
@@ -679,6 +681,23 @@ app_rules_routing(struct actx *c, const struct toml_kv *const *slot,
 }
 
 /*
+ * start_from = "node-spare": only the exec backend keeps spares, and a
+ * spare becomes only a command it can run with the node it started.
+ */
+static void
+node_spare_rules(struct actx *c, const struct toml_kv *from, const char *key,
+    const struct service_spec *s)
+{
+	if (s->backend != BACKEND_EXEC)
+		cw_diag(&c->w, from->line, key, "\"node-spare\" needs "
+		    "backend \"exec\", not \"%s\"",
+		    config_backend_name(s->backend));
+	else if (!spec_node_command(s->command, s->ncommand))
+		cw_diag(&c->w, from->line, key, "\"node-spare\" needs a "
+		    "command node SCRIPT ... (no option before the script)");
+}
+
+/*
  * start_from = "python-template": only the exec backend forks from a
  * template, and only a command of the shape the template runs.
  */
@@ -694,6 +713,10 @@ svc_start_from_rules(struct actx *c, const struct toml_kv *sl,
 		return;
 	cw_kpath_s(sl_key, prefix, "serverless");
 	cw_kpath_s(key, sl_key, "start_from");
+	if (s->policy.start_from == START_FROM_NODE) {
+		node_spare_rules(c, from, key, s);
+		return;
+	}
 	if (s->backend != BACKEND_EXEC)
 		cw_diag(&c->w, from->line, key, "\"python-template\" needs "
 		    "backend \"exec\", not \"%s\"",

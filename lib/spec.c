@@ -39,7 +39,8 @@ static int	idle_check_put(json_t *, const char *);
 #endif
 
 static const char *const idle_actions[] = { "stop", "suspend", NULL };
-static const char *const start_froms[] = { "exec", "python-template", NULL };
+static const char *const start_froms[] = { "exec", "python-template",
+    "node-spare", NULL };
 
 /* [services.NAME.serverless]: spec.h says what each column holds. */
 static const struct spec_policy_key policy_keys[] = {
@@ -57,7 +58,7 @@ static const struct spec_policy_key policy_keys[] = {
 	    offsetof(struct serverless_policy, request_buffering), NULL },
 	{ "request_timeout_seconds", 1, 300, 60, 0,
 	    offsetof(struct serverless_policy, request_timeout_seconds), NULL },
-	{ "start_from", START_FROM_EXEC, START_FROM_PYTHON, START_FROM_EXEC,
+	{ "start_from", START_FROM_EXEC, START_FROM_NODE, START_FROM_EXEC,
 	    SPEC_PK_ENUM, offsetof(struct serverless_policy, start_from),
 	    start_froms },
 	{ "startup_timeout_seconds", 5, 300, 60, 0,
@@ -201,6 +202,8 @@ decode_policy(json_t *o, struct service_spec *s)
 		s->policy.start_from = START_FROM_EXEC;
 	else if (strcmp(from, "python-template") == 0)
 		s->policy.start_from = START_FROM_PYTHON;
+	else if (strcmp(from, "node-spare") == 0)
+		s->policy.start_from = START_FROM_NODE;
 	else
 		return -1;
 	s->policy.request_buffering = buffering;
@@ -249,6 +252,19 @@ spec_python_command(char *const *argv, size_t n)
 	if (i < n && strcmp(argv[i], "-m") == 0)
 		return i + 1 < n && argv[i + 1][0] != '-';
 	return i < n && argv[i][0] != '-';
+}
+
+int
+spec_node_command(char *const *argv, size_t n)
+{
+	const char *base;
+
+	if (argv == NULL || n < 2)
+		return 0;
+	base = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
+	    argv[0];
+	return (strcmp(base, "node") == 0 || strcmp(base, "nodejs") == 0) &&
+	    argv[1][0] != '-' && argv[1][0] != '\0';
 }
 
 /*

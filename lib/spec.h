@@ -68,6 +68,7 @@ enum idle_action {
 enum start_from {
 	START_FROM_EXEC,	/* its command, exec'd */
 	START_FROM_PYTHON,	/* forked from hk-scale's Python template */
+	START_FROM_NODE,	/* a spare Node process of hk-scale's */
 };
 
 struct service_env {
@@ -218,6 +219,12 @@ const char *spec_http_check(const char *r);
  * most, then a script or -m and a module, then the program's arguments.
  */
 int	spec_python_command(char *const *, size_t);
+/*
+ * Whether a command is one a Node spare can become (start_from =
+ * "node-spare", hk.toml(5)): node, then a script (no option: those are
+ * the interpreter's, started before), then the program's arguments.
+ */
+int	spec_node_command(char *const *, size_t);
 /* Decodes spec_json; 0, or -1 with a reason (spec left empty). */
 int	spec_decode(const char *, struct service_spec *, char *, size_t);
 void	spec_clear(struct service_spec *);

@@ -50,6 +50,7 @@
 #include "log.h"
 #include "proc.h"
 #include "scale.h"
+#include "spare.h"
 
 /* An instance's process, as this backend sees it (in->priv). */
 struct exec_inst {
@@ -107,6 +108,7 @@ static void	child(struct spawn *) __attribute__((noreturn));
 static pid_t	spawn_into(struct spawn *);
 static void	cg_close(struct spawn *);
 static int	from_template(struct inst *, struct spawn *, char *, size_t);
+static pid_t	from_spare(struct inst *, struct spawn *, int);
 static void	watch_child(struct inst *, pid_t);
 static void	forked(void *, pid_t, const char *);
 static int	fork_child(struct inst *, struct spawn *, char *, size_t);
@@ -374,6 +376,27 @@ from_template(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	    &x->wait, err, errlen);
 }
 
+/*
+ * start_from = "node-spare": a spare Node process (exec_node_spare.c)
+ * becomes the instance, in its cgroup before it runs, its output on outr.
+ * Its pid, or 0: a bare start.
+ */
+static pid_t
+from_spare(struct inst *in, struct spawn *sw, int outr)
+{
+	pid_t pid;
+
+	if (sw->sp->policy.start_from != START_FROM_NODE)
+		return 0;
+	if (sw->listen_pid != NULL)	/* the spare puts its own pid there */
+		strlcpy(sw->listen_pid, "LISTEN_PID=0", 32);
+	if ((pid = spare_spawn(in->sc, sw->sp, &sw->user, sw->switch_user,
+	    sw->env, outr, sw->lfd, sw->cg[0])) > 0)
+		log_info("service=%s: pid %ld from the node spare", in->id,
+		    (long)pid);
+	return pid;
+}
+
 /* Its pid and pipes watched, as a child of ours. */
 static void
 watch_child(struct inst *in, pid_t pid)
@@ -454,6 +477,7 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 	sw->outw = outp[1];
 	sw->execw = execp[1];
 	if ((asked = from_template(in, sw, err, errlen)) == 0 &&
+	    (pid = from_spare(in, sw, outp[0])) == 0 &&
 	    (pid = spawn_into(sw)) == -1 && (pid = vfork()) == 0)
 		child(sw);
 	command_env_free(sw->env);
@@ -480,6 +504,7 @@ static void
 exec_teardown(struct scale *sc)
 {
 	template_shutdown(sc);
+	spare_shutdown(sc);
 	freezer_shutdown(sc);
 }
 

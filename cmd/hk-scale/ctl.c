@@ -18,6 +18,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "scale.h"
+#include "spare.h"
 
 static void	ctl_accept(struct loop *, int, int, void *);
 static void	conn_read(struct loop *, int, int, void *);
@@ -429,15 +430,16 @@ static void
 op_status(struct conn *c, json_t *msg)
 {
 	struct service *s;
-	json_t *all;
+	json_t *all, *tmpls;
 
 	(void)msg;
 	all = json_array();
+	spare_status(tmpls = template_status());
 	TAILQ_FOREACH(s, &c->sc->services, entry)
 		if (!s->removed)
 			json_array_append_new(all, status_of(s));
 	reply(c, json_pack("{s:b, s:o, s:o}", "ok", 1, "services", all,
-	    "templates", template_status()));
+	    "templates", tmpls));
 }
 
 static void

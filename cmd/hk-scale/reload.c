@@ -12,6 +12,7 @@
 #include "log.h"
 #include "notify.h"
 #include "scale.h"
+#include "spare.h"
 
 static void	update(struct service *, struct svc *);
 static void	stop_fire(struct loop *, void *);
@@ -80,11 +81,13 @@ scale_reload(struct scale *sc, int converge)
 	TAILQ_FOREACH(s, &sc->services, entry)
 		s->seen = 0;
 	template_load(sc, NULL, 0);
+	spare_load(sc, NULL, 0);
 	for (i = 0; i < n; i++) {
 		/* Before the first wake: a cold start does not wait for it. */
 		if (source_prepare(sc, &all[i].spec, why, sizeof(why)) == -1)
 			log_warnx("service=%s: %s", all[i].id, why);
 		template_load(sc, &all[i].spec, 0);
+		spare_load(sc, &all[i].spec, 0);
 		if ((s = service_find(sc, all[i].id)) != NULL)
 			update(s, &all[i]);
 		else if ((s = service_new(sc, &all[i])) != NULL)
@@ -98,8 +101,10 @@ scale_reload(struct scale *sc, int converge)
 		s->seen = 1;
 	}
 	spec_free_all(all, n);
-	if (!partial)
+	if (!partial) {
 		template_load(sc, NULL, 1);
+		spare_load(sc, NULL, 1);
+	}
 	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp) {
 		if (s->removed || s->seen || partial)
 			continue;

@@ -1,0 +1,78 @@
+// hk-node-spare - a Node process started ahead by hk-scale, idle in its
+// event loop until a wake hands it a function: it then becomes that
+// function's instance (start_from = "node-spare", hk.toml(5); hk-scale(8)).
+//
+// V8 cannot fork once it runs, so a spare is what a Python template's fork
+// is: the interpreter's start paid before the request comes.  hk-scale
+// starts it as the user of the functions it serves, in a session of its
+// own, with no_new_privs, stdin /dev/null, stdout and stderr on a pipe
+// hk-scale keeps (the log of the instance it becomes), fd 3 a placeholder
+// and Node's IPC channel (NODE_CHANNEL_FD) on fd 4.  It closes fd 3 and
+// says "ready"; at a wake hk-scale moves it into the instance's cgroup and
+// sends one message, {"hk": "spawn", "dir", "argv", "env"}, with the
+// instance's listening socket (LISTEN_FDS) by SCM_RIGHTS when it has one:
+// the socket lands on fd 3, the lowest free, as the exec backend's child
+// has it.  The spare then takes the instance's environment, directory and
+// argv, lets go of the channel and runs the script as Node's main module.
+// One message only: anything else ends it.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const Module = require('module');
+
+const LISTEN_FD = 3;
+// What the starters' handlers import, loaded ahead (Node's http server).
+require('http');
+
+function fatal(why) {
+  fs.writeSync(2, `hk-node-spare: ${why}\n`);
+  process.exit(71);
+}
+
+// The environment of the instance replaces the spare's, in place: the
+// process's own (native code's getenv, child processes) changes too.
+function setEnv(env) {
+  for (const k of Object.keys(process.env))
+    delete process.env[k];
+  for (const kv of env) {
+    const eq = kv.indexOf('=');
+    if (eq > 0)
+      process.env[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  if ('LISTEN_PID' in process.env)
+    process.env.LISTEN_PID = String(process.pid);
+}
+
+function spawn(msg, handle) {
+  if (msg === null || typeof msg !== 'object' || msg.hk !== 'spawn' ||
+      !Array.isArray(msg.argv) || msg.argv.length < 2 ||
+      !Array.isArray(msg.env) || typeof msg.dir !== 'string')
+    fatal('not a spawn message');
+  if (handle !== undefined && handle.fd !== LISTEN_FD)
+    fatal(`the listening socket is fd ${handle.fd}, not ${LISTEN_FD}`);
+  process.removeAllListeners('message');
+  process.removeAllListeners('disconnect');
+  if (process.connected)
+    process.disconnect();
+  try {
+    if (msg.dir !== '')
+      process.chdir(msg.dir);
+  } catch (err) {
+    fatal(`chdir ${msg.dir}: ${err.message}`);
+  }
+  setEnv(msg.env);
+  process.argv = [process.argv[0], path.resolve(msg.argv[1]),
+    ...msg.argv.slice(2)];
+  // the script is not a child of a Node parent: no IPC for it
+  delete process.send;
+  delete process.disconnect;
+  process.title = msg.argv.join(' ').slice(0, 200);
+  Module.runMain();
+}
+
+// hk-scale gone before a wake: nothing to become.
+process.on('disconnect', () => process.exit(0));
+process.once('message', spawn);
+fs.closeSync(LISTEN_FD);
+process.send('ready');
