@@ -22,8 +22,12 @@ const path = require('path');
 const Module = require('module');
 
 const LISTEN_FD = 3;
-// What the starters' handlers import, loaded ahead (Node's http server).
-require('http');
+// What the starters' handlers import, loaded ahead: Node's http server,
+// and the built-in modules Express and its dependencies take.
+for (const m of ['http', 'net', 'stream', 'events', 'util', 'url',
+  'querystring', 'crypto', 'zlib', 'string_decoder', 'async_hooks', 'tty',
+  'os'])
+  require(m);
 
 function fatal(why) {
   fs.writeSync(2, `hk-node-spare: ${why}\n`);
