@@ -10,8 +10,17 @@ installed), says "ready", then forks an instance for each request:
              with fds: output, exec, go[, listener]
     reply:   "pid N", or "error WHY"
 
-A spare fork waits for the next request, made once the last one was
-answered, so that an answer does not wait for a fork.  Before it, the
+A spare fork waits for the next request, made SPARE_DELAY after the
+last one was answered (not beside the instance just started, on the
+same CPUs), so that an answer does not wait for a fork.  The spare
+warms itself up first (warm()): it serves one request of its own, made
+up, through http.server and, where they are installed, FastAPI and
+uvicorn, so that what an instance's first request would do for the
+first time in this process (copies of the template's pages it writes,
+a thread's start, first calls) is done before the request comes; no
+code of any service runs in it, and no socket but a socketpair of its
+own.  The template does it once too, so that what it imports lazily
+is shared.  Before it, the
 template compiles the script of the request it answered, which the next
 instances of that script run without compiling it again (the file's
 device, inode, size and times must not have changed).
@@ -36,10 +45,13 @@ import gc
 import io
 import os
 import runpy
+import select
 import socket
 import sys
+import time
 
 MSG_MAX = 1 << 20
+SPARE_DELAY = 0.25	# s after an answer: the instance's start goes first
 PR_SET_DUMPABLE = 4
 USAGE = "usage: hk-python-template [--help]  (started by hk-scale, with " \
     "its socket as fd 3)"
@@ -73,6 +85,107 @@ def preload():
                  "uvicorn.protocols.websockets.auto"):
         try:
             __import__(name)
+        except Exception:
+            pass
+
+
+def warm_http():
+    """One made-up request through http.server's threading server, on
+    a socketpair (no listener anyone else could reach)."""
+    import http.server
+    import selectors
+
+    class Warm(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        wbufsize = -1
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "1")
+            self.end_headers()
+            self.wfile.write(b"x")
+
+        def log_message(self, fmt, *args):
+            pass
+
+    a, b = socket.socketpair()
+    srv = http.server.ThreadingHTTPServer("", Warm,
+                                          bind_and_activate=False)
+    srv.daemon_threads = False	# server_close() joins it
+    srv.block_on_close = True
+    try:
+        b.sendall(b"GET /warm?x=1 HTTP/1.1\r\nHost: warm\r\n"
+                  b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+        with selectors.PollSelector() as sel:
+            sel.register(b, selectors.EVENT_READ)
+            srv.process_request(a, "")	# its thread answers
+            sel.select(5)
+        while b.recv(4096):
+            pass
+    finally:
+        srv.server_close()	# joins the thread
+        srv.socket.close()
+        a.close()
+        b.close()
+
+
+def warm_fastapi():
+    """One made-up request through a FastAPI app shaped as the
+    starter's (a path route, an http middleware), served by uvicorn's
+    HTTP protocol on asyncio, over a socketpair; uvicorn's config
+    loaded without its logging setup."""
+    try:
+        import asyncio
+        import uvicorn
+        from fastapi import FastAPI, Request
+        from fastapi.responses import PlainTextResponse
+        from uvicorn.server import ServerState
+    except Exception:
+        return
+    app = FastAPI()
+
+    @app.api_route("/{path:path}", methods=["GET", "POST"])
+    async def handle(request: Request, path: str):
+        body = await request.body()
+        return PlainTextResponse("%s %d" % (path, len(body)))
+
+    @app.middleware("http")
+    async def log_request(request: Request, call_next):
+        return await call_next(request)
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0,
+                            access_log=False, log_config=None,
+                            lifespan="off")
+    config.load()
+    state = ServerState()
+
+    async def serve_one(a, b):
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.connect_accepted_socket(
+            lambda: config.http_protocol_class(config=config,
+                                               server_state=state), a)
+        await loop.sock_sendall(b, b"GET /warm?x=1 HTTP/1.1\r\n"
+                                b"Host: warm\r\nConnection: close\r\n\r\n")
+        while await asyncio.wait_for(loop.sock_recv(b, 4096), 5):
+            pass
+        transport.close()
+
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    b.setblocking(False)
+    try:
+        asyncio.run(serve_one(a, b))
+    finally:
+        a.close()
+        b.close()
+
+
+def warm():
+    """What an instance's first request would do first, done ahead."""
+    for fn in (warm_http, warm_fastapi):
+        try:
+            fn()
         except Exception:
             pass
 
@@ -294,6 +407,7 @@ def make_spare(sock):
     if pid == 0:
         sock.close()
         a.close()
+        warm()
         buf = bytearray(MSG_MAX)
         try:
             n, fds = receive(b, buf)
@@ -400,6 +514,7 @@ def main():
     sock = hk_socket()
     dumpable(False)
     preload()
+    warm()
     # What is imported stays out of the collector's sight: a collection
     # in an instance would otherwise touch, and copy, every page of it.
     gc.collect()
@@ -407,7 +522,14 @@ def main():
     buf = bytearray(MSG_MAX)
     sock.send(b"ready")
     spare = make_spare(sock)
+    spares = spare is not None	# CLONE_PARENT is known
+    due = None		# when the next spare is made
     while True:
+        if due is not None:
+            wait = due - time.monotonic()
+            if wait <= 0 or not select.select([sock], [], [], wait)[0]:
+                spare, due = make_spare(sock), None
+                continue
         try:
             n, fds = receive(sock, buf)
         except InterruptedError:
@@ -427,8 +549,9 @@ def main():
         sock.send(reply)
         remember(buf, n)
         buf[:n] = bytes(n)
-        if spare is not None:
-            spare = make_spare(sock)
+        if spares and (spare is None or spare[1].fileno() == -1):
+            spare = None	# used: the next one after the delay
+            due = time.monotonic() + SPARE_DELAY
 
 
 if __name__ == "__main__":
