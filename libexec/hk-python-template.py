@@ -10,9 +10,16 @@ installed), says "ready", then forks an instance for each request:
              with fds: output, exec, go[, listener]
     reply:   "pid N", or "error WHY"
 
-A spare fork waits for the next request, made SPARE_DELAY after the
-last one was answered (not beside the instance just started, on the
-same CPUs), so that an answer does not wait for a fork.  The spare
+A spare fork waits for a request of its own, which hk-scale sends it
+straight, without the template in between nor an answer to wait for:
+
+    to hk-scale: "spare N" with fd: the spare's socket
+    to the spare: a request as above, from hk-scale
+    from hk-scale: "next" NUL directory NUL argc NUL argv... NUL (no
+             environment): the spare is used, or gone
+
+The next spare is made SPARE_DELAY after a "next" (not beside the
+instance just started, on the same CPUs).  The spare
 warms itself up first (warm()): it serves one request of its own, made
 up, through http.server and, where they are installed, FastAPI and
 uvicorn, so that what an instance's first request would do for the
@@ -20,8 +27,8 @@ first time in this process (copies of the template's pages it writes,
 a thread's start, first calls) is done before the request comes; no
 code of any service runs in it, and no socket but a socketpair of its
 own.  The template does it once too, so that what it imports lazily
-is shared.  Before it, the
-template compiles the script of the request it answered, which the next
+is shared.  Before the next spare, the template compiles the script of
+the request it answered or was told of ("next"), which the next
 instances of that script run without compiling it again (the file's
 device, inode, size and times must not have changed).
 
@@ -424,6 +431,19 @@ def make_spare(sock):
     return (pid, a)
 
 
+def hand(sock, spare):
+    """The spare's socket to hk-scale ("spare N"), which sends the
+    spare its request itself.  The template keeps no copy: the spare
+    ends at EOF, when hk-scale lets it go or is gone."""
+    pid, a = spare
+    try:
+        socket.send_fds(sock, [b"spare %d" % pid], [a.fileno()])
+    except OSError:
+        pass		# full or gone: EOF ends the spare
+    finally:
+        a.close()
+
+
 def spawn(msg, fds, spare):
     """Hands the request to the spare, or forks the instance as
     hk-scale's child: "pid N"."""
@@ -521,14 +541,14 @@ def main():
     gc.freeze()
     buf = bytearray(MSG_MAX)
     sock.send(b"ready")
-    spare = make_spare(sock)
-    spares = spare is not None	# CLONE_PARENT is known
-    due = None		# when the next spare is made
+    due = time.monotonic()	# when the next spare is made: at once
     while True:
         if due is not None:
             wait = due - time.monotonic()
             if wait <= 0 or not select.select([sock], [], [], wait)[0]:
                 spare, due = make_spare(sock), None
+                if spare is not None:	# None: CLONE_PARENT unknown
+                    hand(sock, spare)
                 continue
         try:
             n, fds = receive(sock, buf)
@@ -540,8 +560,16 @@ def main():
             continue
         if n == 0:
             os._exit(0)	# hk-scale is gone
+        if buf.startswith(b"next\0"):
+            for fd in fds:
+                os.close(fd)
+            if due is None:
+                due = time.monotonic() + SPARE_DELAY
+            remember(buf, n)
+            buf[:n] = bytes(n)
+            continue
         try:
-            reply = spawn(memoryview(buf)[:n], fds, spare)
+            reply = spawn(memoryview(buf)[:n], fds, None)
         except Exception as e:
             reply = ("error %s" % e).encode()
         for fd in fds:
@@ -549,10 +577,6 @@ def main():
         sock.send(reply)
         remember(buf, n)
         buf[:n] = bytes(n)
-        if spares and (spare is None or spare[1].fileno() == -1):
-            spare = None	# used: the next one after the delay
-            due = time.monotonic() + SPARE_DELAY
-
 
 if __name__ == "__main__":
     main()

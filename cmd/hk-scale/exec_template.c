@@ -16,10 +16,15 @@
  * that exits, reparented to us: PR_SET_CHILD_SUBREAPER, main.c), and
  * backend_exec.c supervises it as any child: its waitpid, stop, freeze,
  * deadlines and output.  The template forks ahead: a spare fork waits
- * for the next request, so that the answer does not wait for a fork (an
- * unknown child of ours until then: inst_reap() reaps it if it ends).  The
- * instance waits for a byte on a pipe of ours until we have moved it
- * into its cgroup: no code of the service runs outside it.
+ * for the next request (an unknown child of ours until then: inst_reap()
+ * reaps it if it ends), and the template hands us its socket ("spare N"),
+ * so that a start sends its request to the spare straight: neither the
+ * template nor a fork is on its path, and its pid is known at once.  We
+ * tell the template ("next", with the command but not its environment)
+ * that we used it, or lost it: it makes the next one.  A start that
+ * finds no spare asks the template itself, which forks.  The instance
+ * waits for a byte on a pipe of ours until we have moved it into its
+ * cgroup: no code of the service runs outside it.
  *
  * The exchange runs on hk-scale's loop: a request is sent without
  * waiting (a template that cannot take it at once gets none: the start
@@ -85,12 +90,14 @@ struct tmpl_wait {
 	int			 refused;	/* stopped: must not run */
 	int			 procs;		/* its cgroup.procs, or -1 */
 	int			 go;		/* a byte: run */
+	pid_t			 pid;		/* a spare's: known */
 	int64_t			 deadline;
 };
 
 struct tmpl {
 	TAILQ_ENTRY(tmpl)	 entry;
 	TAILQ_HEAD(, tmpl_wait)	 waits;
+	TAILQ_HEAD(, tmpl_wait)	 spared;	/* sent to the spare */
 	struct scale		*sc;
 	char			 python[TMPL_PYTHON_MAX];
 	struct user_ids		 user;
@@ -98,12 +105,15 @@ struct tmpl {
 	pid_t			 pid;		/* 0: not running */
 	int			 sock;		/* -1: not running */
 	int			 ready;		/* said "ready" */
+	pid_t			 spare;		/* its spare fork, or 0 */
+	int			 sparefd;	/* its socket, or -1 */
 	int64_t			 backoff;	/* ms before the next start */
 	int			 wanted;	/* by a loaded service */
 	int			 seen;		/* at this load */
 	char			 cg[FZ_PATH_MAX];	/* "": none */
 	struct loop_timer	 restart;
 	struct loop_timer	 answer;	/* the first wait's deadline */
+	struct loop_timer	 spared_now;	/* ends the spared list */
 };
 
 static TAILQ_HEAD(, tmpl) tmpls = TAILQ_HEAD_INITIALIZER(tmpls);
@@ -118,6 +128,10 @@ static void	tmpl_read(struct loop *, int, int, void *);
 static void	tmpl_down(struct tmpl *, const char *);
 static void	tmpl_restart(struct loop *, void *);
 static void	tmpl_late(struct loop *, void *);
+static void	tmpl_spared(struct loop *, void *);
+static int	spare_take(struct tmpl *, int, const char *);
+static int	spare_send(struct tmpl *, const struct service_spec *,
+		    const char *, size_t, const int *, int, pid_t *);
 static void	tmpl_run(struct tmpl *);
 static int	wants(struct scale *, const struct service_spec *,
 		    struct user_ids *, int *);
@@ -128,8 +142,8 @@ static void	wait_free(struct tmpl_wait *);
 static struct tmpl *tmpl_get(struct scale *, const char *,
 		    const struct user_ids *, int);
 static char	*request(const struct service_spec *, char **, size_t *);
-static int	send_request(struct tmpl *, const char *, size_t,
-		    const int *, int, char *, size_t);
+static int	send_request(int, const char *, size_t, const int *, int,
+		    char *, size_t);
 static int64_t	rss_bytes(pid_t);
 
 static int
@@ -309,15 +323,40 @@ tmpl_read(struct loop *l, int fd, int mask, void *arg)
 {
 	struct tmpl *t = arg;
 	char buf[SCALE_REASON_MAX];
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { buf, sizeof(buf) - 1 };
+	struct msghdr mh;
+	struct cmsghdr *c;
+	int passed = -1;
 	ssize_t n;
 
 	(void)l;
 	(void)mask;
-	n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (n >= 0 && (c = CMSG_FIRSTHDR(&mh)) != NULL &&
+	    c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&passed, CMSG_DATA(c), sizeof(int));
 	if (n > 0)
 		buf[n] = '\0';
+	if (n > 6 && memcmp(buf, "spare ", 6) == 0 && t->ready &&
+	    passed != -1 && !(mh.msg_flags & MSG_CTRUNC)) {
+		if (spare_take(t, passed, buf + 6) == 0)
+			return;
+		passed = -1;	/* closed */
+	}
+	if (passed != -1)
+		close(passed);
 	if (n == 5 && memcmp(buf, "ready", 5) == 0 && !t->ready) {
 		t->ready = 1;
 		t->backoff = TMPL_RESTART_MS;
@@ -446,6 +485,10 @@ tmpl_down(struct tmpl *t, const char *why)
 		kill(t->pid, SIGKILL);	/* inst_reap() reaps it */
 	t->pid = 0;
 	t->ready = 0;
+	if (t->sparefd != -1)
+		close(t->sparefd);	/* EOF: the spare ends */
+	t->sparefd = -1;
+	t->spare = 0;
 	if (t->cg[0] != '\0') {
 		freezer_end(t->cg);
 		freezer_remove(t->sc, t->cg);
@@ -507,7 +550,7 @@ request(const struct service_spec *sp, char **env, size_t *lenp)
  * -1 with err.
  */
 static int
-send_request(struct tmpl *t, const char *msg, size_t len, const int *fds,
+send_request(int sock, const char *msg, size_t len, const int *fds,
     int nfds, char *err, size_t errlen)
 {
 	union {
@@ -527,7 +570,7 @@ send_request(struct tmpl *t, const char *msg, size_t len, const int *fds,
 	cm.hdr.cmsg_type = SCM_RIGHTS;
 	cm.hdr.cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
 	memcpy(CMSG_DATA(&cm.hdr), fds, (size_t)nfds * sizeof(int));
-	if (sendmsg(t->sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != -1)
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != -1)
 		return 0;
 	if (errno == EAGAIN || errno == EMSGSIZE)
 		return 1;
@@ -551,10 +594,13 @@ tmpl_get(struct scale *sc, const char *python, const struct user_ids *u,
 	t->user = *u;
 	t->switch_user = switch_user;
 	t->sock = -1;
+	t->sparefd = -1;
 	t->backoff = TMPL_RESTART_MS;
 	TAILQ_INIT(&t->waits);
+	TAILQ_INIT(&t->spared);
 	loop_timer_init(&t->restart, tmpl_restart, t);
 	loop_timer_init(&t->answer, tmpl_late, t);
+	loop_timer_init(&t->spared_now, tmpl_spared, t);
 	TAILQ_INSERT_TAIL(&tmpls, t, entry);
 	return t;
 }
@@ -618,12 +664,96 @@ template_load(struct scale *sc, const struct service_spec *sp, int end)
 	TAILQ_FOREACH_SAFE(t, &tmpls, entry, tmp) {
 		if (!end)
 			t->seen = 0;
-		else if (!(t->wanted = t->seen) && TAILQ_EMPTY(&t->waits)) {
+		else if (!(t->wanted = t->seen) && TAILQ_EMPTY(&t->waits) &&
+		    TAILQ_EMPTY(&t->spared)) {
 			loop_timer_cancel(sc->loop, &t->restart);
 			tmpl_down(t, "no longer wanted: ended");
 			TAILQ_REMOVE(&tmpls, t, entry);
 			free(t);
 		}
+	}
+}
+
+/* "spare N" with its socket: kept until a start sends it its request. */
+static int
+spare_take(struct tmpl *t, int fd, const char *pid)
+{
+	const char *e;
+	long long v;
+
+	v = strtonum(pid, 2, INT_MAX, &e);
+	if (e != NULL) {
+		log_warnx("python template %s for %s: spare %.32s: %s",
+		    t->python, t->user.name, pid, e);
+		close(fd);
+		return -1;
+	}
+	if (t->sparefd != -1)	/* not asked for: the older one goes */
+		close(t->sparefd);
+	t->sparefd = fd;
+	t->spare = (pid_t)v;
+	return 0;
+}
+
+/*
+ * The request to t's spare, whose pid is then *pidp: 0.  -1 when there
+ * is none or it is gone (the template forks, then).  Either way the
+ * template hears "next" (what the spare runs, without its environment),
+ * to make the next spare and compile the script for it.
+ */
+static int
+spare_send(struct tmpl *t, const struct service_spec *sp, const char *msg,
+    size_t len, const int *fds, int nfds, pid_t *pidp)
+{
+	char *next, *p;
+	size_t nlen;
+	int r;
+
+	if (t->sparefd == -1)
+		return -1;
+	r = send_request(t->sparefd, msg, len, fds, nfds, NULL, 0) == 0 ?
+	    0 : -1;
+	log_debug("python template %s for %s: spare pid %ld %s", t->python,
+	    t->user.name, (long)t->spare, r == 0 ? "takes the start" :
+	    "is gone");
+	close(t->sparefd);
+	t->sparefd = -1;
+	*pidp = t->spare;
+	t->spare = 0;
+	/* "spawn" NUL directory NUL argc NUL argv...: "next" and its head */
+	nlen = sizeof("next");
+	p = (char *)(uintptr_t)msg + sizeof("spawn");
+	{
+		size_t i, fields = 2 + sp->ncommand;
+
+		for (i = 0; i < fields; i++)
+			p += strlen(p) + 1;
+	}
+	nlen += (size_t)(p - (msg + sizeof("spawn")));
+	if ((next = malloc(nlen)) != NULL) {
+		memcpy(next, "next", sizeof("next"));
+		memcpy(next + sizeof("next"), msg + sizeof("spawn"),
+		    nlen - sizeof("next"));
+		if (send(t->sock, next, nlen, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+		    -1)
+			log_debug("python template %s for %s: next: %s",
+			    t->python, t->user.name, strerror(errno));
+		free(next);
+	}
+	return r;
+}
+
+/* The starts sent to a spare: their outcome, on the loop as an answer. */
+static void
+tmpl_spared(struct loop *l, void *arg)
+{
+	struct tmpl *t = arg;
+	struct tmpl_wait *w;
+
+	(void)l;
+	while ((w = TAILQ_FIRST(&t->spared)) != NULL) {
+		TAILQ_REMOVE(&t->spared, w, entry);
+		wait_end(t, w, w->pid, NULL);
 	}
 }
 
@@ -683,7 +813,19 @@ template_spawn(struct scale *sc, const struct service_spec *sp,
 	fds[2] = go[0];
 	if (lfd != -1)
 		fds[nfds++] = lfd;
-	r = send_request(t, msg, len, fds, nfds, err, errlen);
+	if (spare_send(t, sp, msg, len, fds, nfds, &w->pid) == 0) {
+		close(go[0]);
+		w->fn = fn;
+		w->arg = arg;
+		w->owner = wp;
+		*wp = w;
+		TAILQ_INSERT_TAIL(&t->spared, w, entry);
+		loop_timer_at(sc->loop, &t->spared_now, loop_now_ms(sc->loop));
+		w = NULL;
+		r = 1;
+		goto done;
+	}
+	r = send_request(t->sock, msg, len, fds, nfds, err, errlen);
 	close(go[0]);
 	if (r == 1)			/* busy: a bare start */
 		r = 0;
@@ -806,11 +948,17 @@ template_status(void)
 void
 template_shutdown(struct scale *sc)
 {
+	struct tmpl_wait *w;
 	struct tmpl *t;
 
 	while ((t = TAILQ_FIRST(&tmpls)) != NULL) {
 		loop_timer_cancel(sc->loop, &t->restart);
+		loop_timer_cancel(sc->loop, &t->spared_now);
 		tmpl_down(t, "ended");
+		while ((w = TAILQ_FIRST(&t->spared)) != NULL) {
+			TAILQ_REMOVE(&t->spared, w, entry);
+			wait_end(t, w, 0, "python template: ended");
+		}
 		TAILQ_REMOVE(&tmpls, t, entry);
 		free(t);
 	}

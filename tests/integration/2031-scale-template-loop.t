@@ -5,7 +5,8 @@
 # any request, and after hk-scale is killed and started again the new
 # hk-scale's first wake of the service is a fork of its new template.
 # hk ps shows it beside the services, with its memory.  A template that
-# does not answer (stopped by SIGSTOP) stalls nothing else: hk-scale's
+# does not answer (stopped by SIGSTOP, its spare fork killed: the wake
+# must ask the template itself) stalls nothing else: hk-scale's
 # status answers meanwhile with the wake still starting, and once the
 # template runs again the wake is a fork of that same template; one that
 # stays stopped is replaced after 5 s, and the next wake forks from the
@@ -85,6 +86,20 @@ spare_of() {
 		[ "$_p" != "$1" ] && [ "$(sid_of "$_p" 2>/dev/null)" = "$1" ] &&
 		    echo "$_p"
 	done | head -1
+}
+
+no_spare() {	# no_spare TPID: template TPID has no spare fork
+	[ -z "$(spare_of "$1")" ]
+}
+
+# stop_template TPID: stopped (SIGSTOP) and its spare fork killed: a
+# wake then asks the template itself (a spare takes a wake without it)
+stop_template() {
+	kill -STOP "$1"
+	while _s=$(spare_of "$1") && [ -n "$_s" ]; do
+		kill -KILL "$_s"
+		wait_t 10 dead "$_s" || return 1
+	done
 }
 
 # as_nobody_attach PID: what a process of user nobody gets from
@@ -206,7 +221,7 @@ is "$(python3 -c 'import sys; print(open("/proc/%s/status" % sys.argv[1]).read()
 put_to_sleep ta/fn
 ok $? "ta/fn put to sleep again"
 n=$(count 'asked of the python template' "$T/scale.log")
-kill -STOP "$tpid"
+stop_template "$tpid"
 curl -sS -o "$T/slow.body" --max-time 60 -H 'Host: fn.ta.localhost' \
     "$GW_URL/" 2>"$T/slow.err" &
 curl_pid=$!
@@ -230,7 +245,7 @@ put_to_sleep ta/fn
 ok $? "ta/fn put to sleep (before a stop)"
 n=$(count 'asked of the python template' "$T/scale.log")
 started=$(count 'service=ta/fn: started pid' "$T/scale.log")
-kill -STOP "$tpid"
+stop_template "$tpid"
 curl -sS -o /dev/null --max-time 60 -H 'Host: fn.ta.localhost' \
     "$GW_URL/" 2>/dev/null &
 _pids="$_pids $!"
@@ -257,7 +272,7 @@ ok $? "the next wake forks from the same template"
 put_to_sleep ta/fn
 ok $? "ta/fn put to sleep once more"
 n=$(ready_count)
-kill -STOP "$tpid"
+stop_template "$tpid"
 curl -sS -o /dev/null --max-time 60 -H 'Host: fn.ta.localhost' \
     "$GW_URL/" 2>/dev/null &
 _pids="$_pids $!"
