@@ -141,7 +141,7 @@ def warm_fastapi():
     """One made-up request through a FastAPI app shaped as the
     starter's (a path route, an http middleware), served by uvicorn's
     HTTP protocol on asyncio, over a socketpair; uvicorn's config
-    loaded without its logging setup."""
+    loaded as the starter's is (its logging set up, then undone)."""
     try:
         import asyncio
         import uvicorn
@@ -162,9 +162,10 @@ def warm_fastapi():
         return await call_next(request)
 
     config = uvicorn.Config(app, host="127.0.0.1", port=0,
-                            access_log=False, log_config=None,
+                            access_log=False, log_level="warning",
                             lifespan="off")
     config.load()
+    unlog(("uvicorn", "uvicorn.error", "uvicorn.access"))
     state = ServerState()
 
     async def serve_one(a, b):
@@ -188,9 +189,40 @@ def warm_fastapi():
         b.close()
 
 
+def unlog(names):
+    """The loggers named as a new interpreter has them: no handler, no
+    level of their own."""
+    import logging
+    for name in names:
+        log = logging.getLogger(name)
+        for h in list(log.handlers):
+            log.removeHandler(h)
+        log.setLevel(logging.NOTSET)
+        log.propagate = True
+        log.disabled = False
+
+
+def warm_setup():
+    """What an instance's set-up does first: its stdio's text layers
+    (on /dev/null), an environment variable set and unset."""
+    fd = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for f in (io.TextIOWrapper(io.BufferedWriter(
+                io.FileIO(fd, "w", closefd=False))),
+                io.TextIOWrapper(io.FileIO(fd, "w", closefd=False),
+                                 write_through=True,
+                                 errors="backslashreplace")):
+            f.write("warm\n")
+            f.flush()
+    finally:
+        os.close(fd)
+    os.environ["HK_WARM"] = "1"
+    del os.environ["HK_WARM"]
+
+
 def warm():
     """What an instance's first request would do first, done ahead."""
-    for fn in (warm_http, warm_fastapi):
+    for fn in (warm_setup, warm_http, warm_fastapi):
         try:
             fn()
         except Exception:

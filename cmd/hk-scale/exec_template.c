@@ -667,6 +667,7 @@ template_load(struct scale *sc, const struct service_spec *sp, int end)
 		else if (!(t->wanted = t->seen) && TAILQ_EMPTY(&t->waits) &&
 		    TAILQ_EMPTY(&t->spared)) {
 			loop_timer_cancel(sc->loop, &t->restart);
+			loop_timer_cancel(sc->loop, &t->spared_now);
 			tmpl_down(t, "no longer wanted: ended");
 			TAILQ_REMOVE(&tmpls, t, entry);
 			free(t);
