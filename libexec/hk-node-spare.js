@@ -18,6 +18,7 @@
 'use strict';
 
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const Module = require('module');
 
@@ -72,6 +73,8 @@ function spawn(msg, handle) {
   delete process.send;
   delete process.disconnect;
   process.title = msg.argv.join(' ').slice(0, 200);
+  // the script's require.cache as a bare start's: without this file
+  delete Module._cache[__filename];
   Module.runMain();
 }
 
@@ -107,9 +110,74 @@ function warmUp(done) {
   });
 }
 
+// The loader warmed up: a service's first require of its own packages
+// (Express: 128 modules under its ./node_modules, which no spare can
+// load ahead, being the service's own) spends most of its time in Node's
+// module loader itself: resolution (stat, package.json, "exports"),
+// wrapping, require(esm) for "module-sync", all run cold, by V8's
+// interpreter, and a few of Node's internal modules load at their first
+// use.  So the spare runs that code ahead on a throwaway package tree of
+// its own, written to a private directory (mkdtemp, mode 0700) under the
+// spare's TMPDIR and removed at once, and forgets what it loaded: the
+// instance's require.cache holds none of it.  Best effort: a tree that
+// cannot be written is no warm-up, never a spare less.
+const WARM_PACKAGES = 6;
+const WARM_ROUNDS = 30;
+
+function warmTree(d) {
+  const nm = path.join(d, 'node_modules');
+  for (let p = 0; p < WARM_PACKAGES; p++) {
+    const pd = path.join(nm, `p${p}`);
+    const next = p + 1 < WARM_PACKAGES ? `require('p${p + 1}');\n` : '';
+    fs.mkdirSync(path.join(pd, 'lib'), { recursive: true });
+    const pkg = [{ main: './lib/index.js' },
+      { exports: { '.': './lib/index.js', './package.json': './package.json' } },
+      { exports: { '.': [{ 'module-sync': './lib/index.mjs',
+        default: './lib/index.js' }, './lib/index.js'] } }][p % 3];
+    fs.writeFileSync(path.join(pd, 'package.json'),
+        JSON.stringify({ name: `p${p}`, ...pkg }));
+    fs.writeFileSync(path.join(pd, 'lib', 'index.js'),
+        `'use strict';\nconst a = require('./a');\n` +
+        `const d = require('./d.json');\n${next}` +
+        'module.exports = (x) => a(x) + d.v + ' +
+        "require('path').basename(__filename);\n");
+    fs.writeFileSync(path.join(pd, 'lib', 'index.mjs'),
+        "import a from './a.js';\nexport default a;\n");
+    fs.writeFileSync(path.join(pd, 'lib', 'a.js'),
+        "'use strict';\nmodule.exports = (x) => String(x).toLowerCase();\n");
+    fs.writeFileSync(path.join(pd, 'lib', 'd.json'),
+        JSON.stringify({ v: 1, types: { 'text/plain': ['txt'] } }));
+  }
+  fs.writeFileSync(path.join(d, 'main.js'), "module.exports = require('p0');\n");
+}
+
+function warmLoader() {
+  let d;
+  try {
+    d = fs.mkdtempSync(path.join(os.tmpdir(), `hk-node-spare.${process.pid}.`));
+    warmTree(d);
+    for (let i = 0; i < WARM_ROUNDS; i++) {
+      require(path.join(d, 'main.js'));
+      for (const k of Object.keys(Module._cache))
+        if (k.startsWith(d + path.sep))
+          delete Module._cache[k];
+      for (const k of Object.keys(Module._pathCache))
+        if (k.includes(d))
+          delete Module._pathCache[k];
+      module.children.length = 0;
+    }
+  } catch {
+    // no warm-up: the spare is as good as it was without
+  } finally {
+    if (d !== undefined)
+      fs.rmSync(d, { recursive: true, force: true });
+  }
+}
+
 // hk-scale gone before a wake: nothing to become.
 process.on('disconnect', () => process.exit(0));
 process.once('message', spawn);
+warmLoader();
 warmUp(() => {
   fs.closeSync(LISTEN_FD);
   process.send('ready');
