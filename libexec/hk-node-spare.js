@@ -151,10 +151,47 @@ function warmTree(d) {
   fs.writeFileSync(path.join(d, 'main.js'), "module.exports = require('p0');\n");
 }
 
+// A spare killed in its warm-up (hk-scale stopped, or a reload) leaves
+// its tree: the next spare of the same user removes the trees of the
+// spares of its user that are gone.  Another user's, and a live
+// process's, are left alone.
+const WARM_PREFIX = 'hk-node-spare.';
+
+function gone(pid) {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return err.code === 'ESRCH';
+  }
+}
+
+function sweepTrees(tmp) {
+  for (const name of fs.readdirSync(tmp)) {
+    const m = /^hk-node-spare\.([0-9]+)\.[A-Za-z0-9]{6}$/.exec(name);
+    if (m === null || Number(m[1]) === process.pid || !gone(Number(m[1])))
+      continue;
+    const p = path.join(tmp, name);
+    try {
+      const st = fs.lstatSync(p);
+      if (st.isDirectory() && st.uid === process.getuid())
+        fs.rmSync(p, { recursive: true, force: true });
+    } catch {
+      // raced with its owner: nothing to do
+    }
+  }
+}
+
 function warmLoader() {
+  const tmp = os.tmpdir();
   let d;
   try {
-    d = fs.mkdtempSync(path.join(os.tmpdir(), `hk-node-spare.${process.pid}.`));
+    sweepTrees(tmp);
+  } catch {
+    // a TMPDIR not to be listed: no sweep
+  }
+  try {
+    d = fs.mkdtempSync(path.join(tmp, `${WARM_PREFIX}${process.pid}.`));
     warmTree(d);
     for (let i = 0; i < WARM_ROUNDS; i++) {
       require(path.join(d, 'main.js'));

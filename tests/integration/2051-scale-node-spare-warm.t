@@ -6,7 +6,9 @@
 # by "main") gets its own; its require.cache holds only its own files;
 # the warm-up's directory is gone once the spare is ready; the service's
 # log holds the function's lines only.  That the warm-up ran: Node's ES
-# module loader is loaded before the function's first line.
+# module loader is loaded before the function's first line.  The tree of
+# a spare killed in its warm-up is removed by the next spare of its user;
+# one of another user is left alone.
 . tests/integration/lib.sh
 . tests/integration/lib/gw.sh
 
@@ -39,8 +41,18 @@ answers() {	# answers HOST: 200 with JSON in $T/body
 }
 
 leftovers() {	# the spare PID's warm-up directories still there
-	find "${TMPDIR:-/tmp}" -maxdepth 1 -name "hk-node-spare.$1.*" | wc -l
+	find /tmp -maxdepth 1 -name "hk-node-spare.$1.*" | wc -l
 }
+
+# Trees of a spare gone (its pid dead): nobody's, and root's.
+dead=$(sh -c 'echo $$')
+stale=/tmp/hk-node-spare.$dead.$(head -c 64 /dev/urandom | tr -dc A-Za-z0-9 | head -c 6)
+other=/tmp/hk-node-spare.$dead.$(head -c 64 /dev/urandom | tr -dc A-Za-z0-9 | head -c 6)
+mkdir -p "$stale/node_modules/p0" "$other/node_modules/p0"
+echo x >"$stale/node_modules/p0/index.js"
+echo x >"$other/node_modules/p0/index.js"
+chown -R nobody "$stale"
+chmod 700 "$stale" "$other"
 
 mkdir -p "$T/wf"
 cp "$HK_TOP/tests/integration/fn/warm-fn.js" "$T/wf/app.js"
@@ -87,6 +99,11 @@ n=$(ready_count)
 wait_t 30 more_ready "$((n - 1))"
 spid=$(spare_ready)
 is "$(leftovers "$spid")" 0 "the spare ($spid) left no warm-up directory behind"
+test ! -e "$stale"
+ok $? "the tree of a spare gone, of the same user, is removed"
+test -f "$other/node_modules/p0/index.js"
+ok $? "another user's is left alone"
+rm -rf "$other"
 wait_t 20 answers fn.wf.localhost
 ok $? "woken through the gateway"
 is "$(field pid)" "$spid" "answered by the spare"
