@@ -127,9 +127,7 @@ $(BUILD)/bin/hk-hold: cmd/hk-hold/main.c | $(DEPSTAMP)
 	    -o $@ $<
 
 $(BUILD)/bin/hk-scale: HK_LIBS += $(shell pkg-config --libs libsystemd)
-$(BUILD)/cmd/hk-scale/backend_s6.o $(BUILD)/cmd/hk-scale/exec_template.o \
-    $(BUILD)/cmd/hk-scale/ct_hold.o \
-    $(BUILD)/cmd/hk-scale/exec_node_spare.o: \
+$(BUILD)/cmd/hk-scale/libexec.o: \
 		HK_CFLAGS += -DHK_LIBEXECDIR='"$(LIBEXECDIR)"'
 
 # hk new's starters, built into hk from etc/starters/<kind>/ (hk(1)): hk

@@ -78,3 +78,20 @@ proc_kill_pending(pid_t pid)
 	fclose(fp);
 	return seen ? pending : -1;
 }
+
+int64_t
+proc_rss_bytes(pid_t pid)
+{
+	char path[64], line[128];
+	long long kb = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "VmRSS: %lld kB", &kb) == 1)
+			break;
+	fclose(fp);
+	return (int64_t)kb * 1024;
+}

@@ -23,5 +23,7 @@ int	proc_starttime(pid_t, int64_t *);
 int	proc_kill_pending(pid_t);
 /* This boot's id (/proc/sys/kernel/random/boot_id): 0, or -1. */
 int	proc_boot_id(char *, size_t);
+/* Resident memory (VmRSS of /proc/PID/status), in bytes: 0 if unknown. */
+int64_t	proc_rss_bytes(pid_t);
 
 #endif

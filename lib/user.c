@@ -214,3 +214,11 @@ user_numeric(const char *spec, int64_t *uid, int64_t *gid)
 		return -1;
 	return 0;
 }
+
+int
+user_ids_same(const struct user_ids *a, const struct user_ids *b)
+{
+	return a->uid == b->uid && a->gid == b->gid &&
+	    a->ngroups == b->ngroups && memcmp(a->groups, b->groups,
+	    a->ngroups * sizeof(a->groups[0])) == 0;
+}

@@ -41,6 +41,8 @@ int	user_resolve(const char *, struct user_ids *, char *, size_t);
 int	user_numeric(const char *, int64_t *, int64_t *);
 /* The user of our effective uid, with its groups; 0, or -1 with a reason. */
 int	user_self(struct user_ids *, char *, size_t);
+/* Whether two resolve to the same uid, gid and groups, in order. */
+int	user_ids_same(const struct user_ids *, const struct user_ids *);
 /* Whether we may switch users: root, or CAP_SETUID and CAP_SETGID. */
 int	user_can_switch(void);
 /* Whether we hold CAP_KILL (root included): others' instances stop. */

@@ -88,6 +88,7 @@
 
 #include "log.h"
 #include "proc.h"
+#include "libexec.h"
 #include "scale.h"
 #include "xlisten.h"
 
@@ -100,9 +101,6 @@
 #define S6_NOTIFY_FD	"3"
 #define S6_NOTIFY_FD_SHARED "4"	/* fd 3 is the shared listening socket */
 #define S6_LISTEN_HELPER "hk-listen"
-#ifndef HK_LIBEXECDIR
-#define HK_LIBEXECDIR	"/usr/local/libexec/hk"
-#endif
 #define S6_STATUS_OLD	35	/* supervise/status, s6 2.11 */
 #define S6_STATUS_NEW	43	/* with the pgid, s6 2.12 */
 #define S6_WANTUP	0x04	/* its flags */
@@ -1434,29 +1432,15 @@ s6_sweep(struct scale *sc)
 
 /*
  * hk-listen, which a replica's run script execs to receive the shared
- * socket: beside hk-scale's own program (a build tree), else in
- * HK_LIBEXECDIR (make install).
+ * socket (libexec.c).
  */
 static int
 listen_helper(char *buf, size_t len, char *err, size_t errlen)
 {
-	char self[PATH_MAX], *slash;
-	ssize_t n;
-
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			if ((size_t)snprintf(buf, len, "%s/" S6_LISTEN_HELPER,
-			    self) < len && access(buf, X_OK) == 0)
-				return 0;
-		}
-	}
-	if ((size_t)snprintf(buf, len, "%s/" S6_LISTEN_HELPER,
-	    HK_LIBEXECDIR) < len && access(buf, X_OK) == 0)
+	if (libexec_find(S6_LISTEN_HELPER, X_OK, buf, len) == 0)
 		return 0;
 	snprintf(err, errlen, "%s/%s: %s (replicas of a fixed port on s6 "
-	    "need it)", HK_LIBEXECDIR, S6_LISTEN_HELPER, strerror(errno));
+	    "need it)", libexec_dir(), S6_LISTEN_HELPER, strerror(errno));
 	return -1;
 }
 

@@ -29,15 +29,13 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "libexec.h"
 #include "srctar.h"
 #include "user.h"
 
 #define HOLD_HELPER	"hk-hold"
 #define HOLD_IN_CT	"/.hk/hold"	/* its path in the container */
 #define HOLD_MARKER	".hk-ready"	/* hk-hold(8) waits for it */
-#ifndef HK_LIBEXECDIR
-#define HK_LIBEXECDIR	"/usr/local/libexec/hk"
-#endif
 
 static void	on_hold_version(void *, int, json_t *, const char *);
 static void	on_hold_image(void *, int, json_t *, const char *);
@@ -202,23 +200,10 @@ ct_hold_spec(struct ct *x, struct engine_spec *e, char *tmpfs, size_t len,
 static int
 hold_path(char *buf, size_t len, char *err, size_t errlen)
 {
-	char self[PATH_MAX], *slash;
-	ssize_t n;
-
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			if ((size_t)snprintf(buf, len, "%s/" HOLD_HELPER,
-			    self) < len && access(buf, R_OK) == 0)
-				return 0;
-		}
-	}
-	if ((size_t)snprintf(buf, len, "%s/" HOLD_HELPER, HK_LIBEXECDIR) <
-	    len && access(buf, R_OK) == 0)
+	if (libexec_find(HOLD_HELPER, R_OK, buf, len) == 0)
 		return 0;
 	snprintf(err, errlen, "secrets: %s/%s: %s (a container with secrets "
-	    "on another node runs it)", HK_LIBEXECDIR, HOLD_HELPER,
+	    "on another node runs it)", libexec_dir(), HOLD_HELPER,
 	    strerror(errno));
 	return -1;
 }

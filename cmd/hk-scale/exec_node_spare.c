@@ -51,12 +51,10 @@
 #include "exec.h"
 #include "log.h"
 #include "proc.h"
+#include "libexec.h"
 #include "scale.h"
 #include "spare.h"
 
-#ifndef HK_LIBEXECDIR
-#define HK_LIBEXECDIR	"/usr/local/libexec/hk"
-#endif
 #define SPARE_PROGRAM	"hk-node-spare"
 #define SPARE_NEXT_MS	500	/* after a handover */
 #define SPARE_RESTART_MS 1000	/* after a death */
@@ -85,7 +83,6 @@ struct spare {
 
 static TAILQ_HEAD(, spare) spares = TAILQ_HEAD_INITIALIZER(spares);
 
-static int	spare_program(char *, size_t);
 static char	**spare_env(const struct spare *);
 static void	spare_child(const struct spare *, int, int, int, const char *,
 		    char **) __attribute__((noreturn));
@@ -102,37 +99,6 @@ static int	wants(struct scale *, const struct service_spec *,
 static char	*message(const struct service_spec *, char **, int,
 		    size_t *);
 static int	send_message(struct spare *, const char *, size_t, int);
-static int64_t	rss_bytes(pid_t);
-
-static int
-same_user(const struct user_ids *a, const struct user_ids *b)
-{
-	return a->uid == b->uid && a->gid == b->gid &&
-	    a->ngroups == b->ngroups && memcmp(a->groups, b->groups,
-	    a->ngroups * sizeof(a->groups[0])) == 0;
-}
-
-/* The script: beside hk-scale (a build tree), else in HK_LIBEXECDIR. */
-static int
-spare_program(char *buf, size_t len)
-{
-	char self[PATH_MAX], *slash;
-	ssize_t n;
-
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			if ((size_t)snprintf(buf, len, "%s/" SPARE_PROGRAM,
-			    self) < len && access(buf, R_OK) == 0)
-				return 0;
-		}
-	}
-	if ((size_t)snprintf(buf, len, "%s/" SPARE_PROGRAM, HK_LIBEXECDIR) <
-	    len && access(buf, R_OK) == 0)
-		return 0;
-	return -1;
-}
 
 /* The spare's own environment until a wake, which replaces it. */
 static char **
@@ -210,9 +176,9 @@ spare_start(struct spare *s)
 	char **env;
 	pid_t pid;
 
-	if (spare_program(prog, sizeof(prog)) == -1) {
+	if (libexec_find(SPARE_PROGRAM, R_OK, prog, sizeof(prog)) == -1) {
 		log_warnx("node spare: %s not found beside hk-scale nor in %s",
-		    SPARE_PROGRAM, HK_LIBEXECDIR);
+		    SPARE_PROGRAM, libexec_dir());
 		return;
 	}
 	if ((env = spare_env(s)) == NULL) {
@@ -298,7 +264,7 @@ spare_read(struct loop *l, int fd, int mask, void *arg)
 			s->backoff = SPARE_RESTART_MS;
 			log_info("node spare %s for %s: pid %ld ready, %lld kB",
 			    s->node, s->user.name, (long)s->pid,
-			    (long long)(rss_bytes(s->pid) / 1024));
+			    (long long)(proc_rss_bytes(s->pid) / 1024));
 			return;
 		}
 	}
@@ -376,7 +342,7 @@ spare_get(struct scale *sc, const char *node, const struct user_ids *u,
 	struct spare *s;
 
 	TAILQ_FOREACH(s, &spares, entry)
-		if (strcmp(s->node, node) == 0 && same_user(&s->user, u))
+		if (strcmp(s->node, node) == 0 && user_ids_same(&s->user, u))
 			return s;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
@@ -601,24 +567,6 @@ spare_spawn(struct scale *sc, const struct service_spec *sp,
 	return pid;
 }
 
-/* Resident memory of pid, in bytes (0: unknown). */
-static int64_t
-rss_bytes(pid_t pid)
-{
-	char path[64], line[128];
-	long long kb = 0;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((fp = fopen(path, "re")) == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "VmRSS: %lld kB", &kb) == 1)
-			break;
-	fclose(fp);
-	return (int64_t)kb * 1024;
-}
-
 /* hk_template_memory_bytes, after the Python templates': each spare's. */
 void
 spare_metrics(struct metrics_out *o)
@@ -635,7 +583,7 @@ spare_metrics(struct metrics_out *o)
 		l[3] = s->user.name;
 		l[5] = pid;
 		metrics_u64(o, "hk_template_memory_bytes", l,
-		    (uint64_t)rss_bytes(s->pid));
+		    (uint64_t)proc_rss_bytes(s->pid));
 	}
 }
 
@@ -651,7 +599,7 @@ spare_status(json_t *all)
 		json_array_append_new(all, json_pack("{s:s, s:s, s:I, s:b, "
 		    "s:I}", "runtime", s->node, "user", s->user.name, "pid",
 		    (json_int_t)s->pid, "ready", s->ready, "memory_bytes",
-		    (json_int_t)(s->pid > 0 ? rss_bytes(s->pid) : 0)));
+		    (json_int_t)(s->pid > 0 ? proc_rss_bytes(s->pid) : 0)));
 }
 
 /* The end: every spare goes with hk-scale. */

@@ -68,11 +68,9 @@
 #include "exec.h"
 #include "log.h"
 #include "proc.h"
+#include "libexec.h"
 #include "scale.h"
 
-#ifndef HK_LIBEXECDIR
-#define HK_LIBEXECDIR	"/usr/local/libexec/hk"
-#endif
 #define TMPL_PROGRAM	"hk-python-template"
 #define TMPL_ANSWER_S	"5"
 #define TMPL_ANSWER_MS	5000	/* a spawn's answer */
@@ -119,7 +117,6 @@ struct tmpl {
 static TAILQ_HEAD(, tmpl) tmpls = TAILQ_HEAD_INITIALIZER(tmpls);
 
 static struct tmpl *tmpl_find(const char *, const struct user_ids *);
-static int	tmpl_program(char *, size_t);
 static void	tmpl_start(struct tmpl *);
 static void	tmpl_child(const struct tmpl *, int, int, const char *,
 		    char **) __attribute__((noreturn));
@@ -144,15 +141,6 @@ static struct tmpl *tmpl_get(struct scale *, const char *,
 static char	*request(const struct service_spec *, char **, size_t *);
 static int	send_request(int, const char *, size_t, const int *, int,
 		    char *, size_t);
-static int64_t	rss_bytes(pid_t);
-
-static int
-same_user(const struct user_ids *a, const struct user_ids *b)
-{
-	return a->uid == b->uid && a->gid == b->gid &&
-	    a->ngroups == b->ngroups && memcmp(a->groups, b->groups,
-	    a->ngroups * sizeof(a->groups[0])) == 0;
-}
 
 static struct tmpl *
 tmpl_find(const char *python, const struct user_ids *u)
@@ -160,34 +148,9 @@ tmpl_find(const char *python, const struct user_ids *u)
 	struct tmpl *t;
 
 	TAILQ_FOREACH(t, &tmpls, entry)
-		if (strcmp(t->python, python) == 0 && same_user(&t->user, u))
+		if (strcmp(t->python, python) == 0 && user_ids_same(&t->user, u))
 			return t;
 	return NULL;
-}
-
-/*
- * The script: beside hk-scale's own program (a build tree), else in
- * HK_LIBEXECDIR (make install), as hk-listen (backend_s6.c).
- */
-static int
-tmpl_program(char *buf, size_t len)
-{
-	char self[PATH_MAX], *slash;
-	ssize_t n;
-
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			if ((size_t)snprintf(buf, len, "%s/" TMPL_PROGRAM,
-			    self) < len && access(buf, R_OK) == 0)
-				return 0;
-		}
-	}
-	if ((size_t)snprintf(buf, len, "%s/" TMPL_PROGRAM, HK_LIBEXECDIR) <
-	    len && access(buf, R_OK) == 0)
-		return 0;
-	return -1;
 }
 
 /* The template's own environment: the instance's replaces it. */
@@ -261,9 +224,9 @@ tmpl_start(struct tmpl *t)
 	char **env;
 	pid_t pid;
 
-	if (tmpl_program(prog, sizeof(prog)) == -1) {
+	if (libexec_find(TMPL_PROGRAM, R_OK, prog, sizeof(prog)) == -1) {
 		log_warnx("python template: %s not found beside hk-scale nor "
-		    "in %s", TMPL_PROGRAM, HK_LIBEXECDIR);
+		    "in %s", TMPL_PROGRAM, libexec_dir());
 		return;
 	}
 	if ((env = tmpl_env(t)) == NULL) {
@@ -362,7 +325,7 @@ tmpl_read(struct loop *l, int fd, int mask, void *arg)
 		t->backoff = TMPL_RESTART_MS;
 		log_info("python template %s for %s: pid %ld ready, %lld kB",
 		    t->python, t->user.name, (long)t->pid,
-		    (long long)(rss_bytes(t->pid) / 1024));
+		    (long long)(proc_rss_bytes(t->pid) / 1024));
 		return;
 	}
 	if (n > 0 && t->ready && !TAILQ_EMPTY(&t->waits) &&
@@ -886,24 +849,6 @@ template_cancel(struct tmpl_wait *w)
 	w->owner = NULL;
 }
 
-/* Resident memory of pid, in bytes (0: unknown). */
-static int64_t
-rss_bytes(pid_t pid)
-{
-	char path[64], line[128];
-	long long kb = 0;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((fp = fopen(path, "re")) == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "VmRSS: %lld kB", &kb) == 1)
-			break;
-	fclose(fp);
-	return (int64_t)kb * 1024;
-}
-
 /* hk_template_memory_bytes: each running template's resident memory. */
 void
 template_metrics(struct metrics_out *o)
@@ -923,7 +868,7 @@ template_metrics(struct metrics_out *o)
 		l[3] = t->user.name;
 		l[5] = pid;
 		metrics_u64(o, "hk_template_memory_bytes", l,
-		    (uint64_t)rss_bytes(t->pid));
+		    (uint64_t)proc_rss_bytes(t->pid));
 	}
 }
 
@@ -941,7 +886,7 @@ template_status(void)
 		json_array_append_new(all, json_pack("{s:s, s:s, s:I, s:b, "
 		    "s:I}", "runtime", t->python, "user", t->user.name, "pid",
 		    (json_int_t)t->pid, "ready", t->ready, "memory_bytes",
-		    (json_int_t)(t->pid > 0 ? rss_bytes(t->pid) : 0)));
+		    (json_int_t)(t->pid > 0 ? proc_rss_bytes(t->pid) : 0)));
 	return all;
 }
 
