@@ -72,6 +72,7 @@ int	child_exit_code(int);
 int64_t	renew_clock(void);
 int	renew_start(struct lease *, int64_t);
 void	renew_lose(struct lease *, const char *);
+void	renew_prog_ended(struct lease *);
 void	renew_event(struct lease *, const char *, const char *);
 
 /* local.c */

@@ -227,8 +227,10 @@ on_signal(struct loop *loop, int sig, void *arg)
 		loop_stop(loop);
 	} else if (sig == SIGCHLD) {
 		child_reap(l);
-		if (l->started && l->child == -1)
+		if (l->started && l->child == -1) {
+			renew_prog_ended(l);
 			loop_stop(loop);
+		}
 	}
 }
 

@@ -136,6 +136,21 @@ on_grace(struct loop *loop, void *arg)
 	child_signal(l, SIGKILL);
 }
 
+/*
+ * prog has ended.  If the TTL ran out meanwhile with no renewal, the
+ * lease is lost even though the renewal timer has not said so yet: the
+ * loop was held (hk-lease stopped, a store call that hung) while the
+ * watchdog ended prog at its deadline, and prog's end can come out of the
+ * loop before the timer does.  hk-lease then exits 75, and says why, not
+ * with the status the watchdog's signal gave prog.
+ */
+void
+renew_prog_ended(struct lease *l)
+{
+	if (!l->lost && renew_clock() >= l->valid_until)
+		renew_lose(l, "no renewal within the TTL: prog ended after it");
+}
+
 /* LeaseAcquired, LeaseLost: {name, epoch, holder[, reason]}. */
 void
 renew_event(struct lease *l, const char *kind, const char *reason)

@@ -183,7 +183,8 @@ ok $? "$E: host a's hk-lease of scale ends"
 for v in gw idle events; do
 	eval "p=\$a_$v"
 	wait_t 60 ended "$p" && lost a "$v" "$a_epoch"
-	ok $? "$E: host a's hk-lease of $v ends, the lease lost (its exit is 75)"
+	ok $? "$E: host a's hk-lease of $v ends, the lease lost (its exit is 75)" ||
+	    diag "$(tail -n 20 "$T/a/$v.log")"
 done
 is "$(get a fn.fn.localhost /)" 000 "$E: host a's gateway no longer listens"
 answers b
