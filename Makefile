@@ -195,6 +195,7 @@ bench: all $(RELAY)
 lint:
 	@command -v mandoc >/dev/null || { echo 'lint: mandoc missing' >&2; exit 1; }
 	mandoc -Tlint -Wwarning $(MANPAGES)
+	scripts/mdoc-quotes $(MANPAGES)
 	@echo 'lint: man pages clean'
 
 FUZZ_SECONDS ?=	60

@@ -160,4 +160,11 @@ for args in "ps extra" "routes extra" "status" "status a b" "stop" \
 	    "hk $args: the usage of ${args%% *} on stderr"
 done
 
+# The pages themselves: what mandoc warns of, and the quotes it does not
+# (scripts/mdoc-quotes), as make lint checks them.
+out=$(mandoc -Tlint -Wwarning "$HK_TOP"/man/*.[0-9] 2>&1)
+is "$?:$out" "0:" "mandoc -Tlint: no warning in man/"
+out=$("$HK_TOP/scripts/mdoc-quotes" "$HK_TOP"/man/*.[0-9])
+is "$?:$out" "0:" "no quoting macro nested in another in man/"
+
 done_testing
