@@ -30,6 +30,11 @@ static void	print_card(const struct store_service *,
 		    const struct store_instance *);
 static json_t	*last_wake(struct hk *, const struct store_service *);
 static void	print_wake(const json_t *);
+static json_t	*last_failure(struct hk *, const char *, const char *);
+static void	print_failure(const char *, const json_t *);
+static void	ps_failure(struct hk *, const struct store_service *,
+		    const char *, json_t *, json_t *);
+static void	print_failed(const json_t *);
 static void	print_image(const json_t *);
 static int	replicas_wanted(const struct store_service *);
 static void	fmt_replicas(char *, size_t, const struct store_service *,
@@ -204,6 +209,39 @@ service_json(const struct store_service *svc, const struct store_instance *in)
 	return o;
 }
 
+/*
+ * A failed service's "last_failure" in o (null for the others), and
+ * [ID, failure] appended to failed, for the lines under the table.
+ */
+static void
+ps_failure(struct hk *hk, const struct store_service *svc,
+    const char *state, json_t *o, json_t *failed)
+{
+	char id[sizeof(svc->app) + sizeof(svc->name) + 2];
+	json_t *f = NULL;
+
+	if (strcmp(state, "failed") == 0)
+		f = last_failure(hk, svc->app, svc->name);
+	json_object_set(o, "last_failure", f != NULL ? f : json_null());
+	snprintf(id, sizeof(id), "%s/%s:", svc->app, svc->name);
+	if (f != NULL)
+		json_array_append_new(failed, json_pack("[s, o]", id, f));
+}
+
+/* Under the table, why each failed service failed. */
+static void
+print_failed(const json_t *failed)
+{
+	const json_t *v;
+	size_t i;
+
+	if (json_array_size(failed) > 0)
+		putchar('\n');
+	json_array_foreach(failed, i, v)
+		print_failure(json_string_value(json_array_get(v, 0)),
+		    json_array_get(v, 1));
+}
+
 int
 cmd_ps(struct hk *hk, int argc, char **argv)
 {
@@ -218,7 +256,7 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 	char rev[24], hosts[1024], policy[256], reps[32];
 	const char *row[8];
 	size_t ns, ni, i;
-	json_t *all, *o;
+	json_t *all, *o, *failed;
 	int as_json, code;
 
 	if (hk_json_flag(argc, argv, "ps [--json]", 0, &as_json) == -1)
@@ -233,6 +271,7 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 	}
 	t = table_new(8, header);
 	all = json_array();
+	failed = json_array();
 	for (i = 0; i < ns; i++) {
 		in = find_instance(insts, ni, svcs[i].app, svcs[i].name);
 		o = service_json(&svcs[i], in);
@@ -246,6 +285,7 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 		row[0] = svcs[i].app;
 		row[1] = svcs[i].name;
 		row[2] = service_state(&svcs[i], in);
+		ps_failure(hk, &svcs[i], row[2], o, failed);
 		row[3] = rev;
 		row[4] = in != NULL && in->node[0] != '\0' ? in->node : "-";
 		row[5] = hosts;
@@ -260,9 +300,12 @@ cmd_ps(struct hk *hk, int argc, char **argv)
 	else {
 		table_print(t, isatty(STDOUT_FILENO));
 		if (isatty(STDOUT_FILENO))
+			print_failed(failed);
+		if (isatty(STDOUT_FILENO))
 			print_templates(hk);
 	}
 	json_decref(all);
+	json_decref(failed);
 	table_free(t);
 	free(insts);
 	store_service_free(svcs, ns);
@@ -485,13 +528,51 @@ print_wake(const json_t *w)
 	putchar('\n');
 }
 
+/*
+ * The newest StartFailed of app/name the event log keeps: hk-scale's
+ * detail (reason, revision, and the exit where there was one) with its
+ * time as "at"; NULL when none is kept.
+ */
+static json_t *
+last_failure(struct hk *hk, const char *app, const char *name)
+{
+	struct store_event *ev = NULL;
+	json_t *f = NULL;
+	size_t n = 0;
+
+	if (store_event_list(hk->store, app, name, "StartFailed", 0, 1, &ev,
+	    &n) == 0 && n == 1 && ev[0].detail_json != NULL &&
+	    (f = json_loads(ev[0].detail_json, 0, NULL)) != NULL)
+		json_object_set_new(f, "at", json_integer(ev[0].at));
+	store_event_free(ev, n);
+	return f;
+}
+
+/* "LABEL TIME (revision N): REASON", or "LABEL none kept". */
+static void
+print_failure(const char *label, const json_t *f)
+{
+	const char *why;
+	char t[32];
+
+	if (f == NULL) {
+		printf("%-12s none kept\n", label);
+		return;
+	}
+	why = json_string_value(json_object_get(f, "reason"));
+	fmt_time(t, sizeof(t), json_integer_value(json_object_get(f, "at")));
+	printf("%-12s %s (revision %lld): %s\n", label, t, (long long)
+	    json_integer_value(json_object_get(f, "revision")),
+	    why != NULL ? why : "-");
+}
+
 int
 cmd_status(struct hk *hk, int argc, char **argv)
 {
 	struct store_service svc;
 	struct store_instance *insts;
 	const struct store_instance *in;
-	json_t *o, *wake, *rel, *roll;
+	json_t *o, *wake, *fail, *rel, *roll;
 	size_t ni;
 	int first, as_json, code;
 
@@ -508,6 +589,7 @@ cmd_status(struct hk *hk, int argc, char **argv)
 	}
 	in = find_instance(insts, ni, svc.app, svc.name);
 	wake = last_wake(hk, &svc);
+	fail = last_failure(hk, svc.app, svc.name);
 	rel = hk_release_json(hk, &svc);
 	roll = hk_roll_json(hk, &svc, insts, ni);
 	if (as_json) {
@@ -515,6 +597,8 @@ cmd_status(struct hk *hk, int argc, char **argv)
 		json_object_set_new(o, "replicas", replicas_json(&svc, insts,
 		    ni));
 		json_object_set(o, "last_wake", wake != NULL ? wake :
+		    json_null());
+		json_object_set(o, "last_failure", fail != NULL ? fail :
 		    json_null());
 		json_object_set(o, "release", rel != NULL ? rel : json_null());
 		json_object_set(o, "roll", roll != NULL ? roll : json_null());
@@ -527,8 +611,10 @@ cmd_status(struct hk *hk, int argc, char **argv)
 		hk_roll_print(roll);
 		hk_release_print(rel);
 		print_wake(wake);
+		print_failure("last failed:", fail);
 	}
 	json_decref(wake);
+	json_decref(fail);
 	json_decref(rel);
 	json_decref(roll);
 	free(insts);

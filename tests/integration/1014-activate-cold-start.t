@@ -143,6 +143,42 @@ put_to_sleep fn/slow
 ok $? "fn/slow sleeps again"
 is "$(get off) $(hdr off)" "200 " "cold_start_header = false: no Hk-Cold-Start"
 
+# A start that fails: hk ps and hk status say why, from the event log.
+cat >>"$T/app.toml" <<APP
+
+[services.broken]
+command = ["sh", "-c", "echo cannot start >&2; exit 3"]
+public = true
+[services.broken.serverless]
+startup_timeout_seconds = 10
+APP
+hk apply "$T/app.toml" >/dev/null
+ok $? "hk apply adds fn/broken, whose process exits at once"
+wait_t 60 sh -c "[ \"\$(hk ps | awk -F '\t' '\$2 == \"broken\" { print \$3 }')\" = failed ]"
+ok $? "hk ps: fn/broken failed"
+wait_t 30 events_reach 1 StartFailed fn/broken
+ok $? "hk-events has its StartFailed"
+hk ps --json | python3 -c 'import json, sys
+for s in json.load(sys.stdin):
+    print(s["service"], s["last_failure"] and (s["last_failure"]["revision"],
+        "exit" in s["last_failure"]["reason"]))' >"$T/psf.txt"
+is "$(sort "$T/psf.txt")" "broken (1, True)
+http None
+quick None
+slow None" "hk ps --json: last_failure for the failed service alone, with its reason"
+reason=$(hk ps --json | python3 -c 'import json, sys
+print([s for s in json.load(sys.stdin) if s["service"] == "broken"][0]["last_failure"]["reason"])')
+run hk status fn/broken
+line=$(printf '%s\n' "$out" | grep '^last failed:')
+like "$line" '^last failed: +20[0-9-]+T[0-9:]+Z \(revision 1\): ' \
+    "hk status: last failure, its time and revision"
+is "${line#*): }" "$reason" "... and its reason, as hk ps --json has it ($reason)"
+run hk status fn/slow
+like "$out" '^last failed: +none kept$' "hk status: a service that never failed has none"
+script -qec "hk ps" /dev/null </dev/null | tr -d '\r' >"$T/ps.tty"
+like "$(cat "$T/ps.tty")" "fn/broken: +20[0-9-]+T[0-9:]+Z \\(revision 1\\): " \
+    "hk ps on a terminal: why fn/broken failed, under the table"
+
 for p in $gw_pid $scale_pid $events_pid; do
 	stop_pid "$p"
 done
