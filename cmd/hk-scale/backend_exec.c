@@ -503,7 +503,7 @@ fork_child(struct inst *in, struct spawn *sw, char *err, size_t errlen)
 static void
 exec_teardown(struct scale *sc)
 {
-	template_shutdown(sc);
+	pool_shutdown(sc);
 	spare_shutdown(sc);
 	freezer_shutdown(sc);
 }

@@ -434,7 +434,7 @@ op_status(struct conn *c, json_t *msg)
 
 	(void)msg;
 	all = json_array();
-	spare_status(tmpls = template_status());
+	spare_status(tmpls = pool_status());
 	TAILQ_FOREACH(s, &c->sc->services, entry)
 		if (!s->removed)
 			json_array_append_new(all, status_of(s));

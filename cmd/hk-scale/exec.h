@@ -3,7 +3,8 @@
  * instance is a child of hk-scale), exec_freezer.c (its cgroups, and the
  * freezer's state, which that file alone keeps), exec_spawn.c (clone3
  * sharing our memory), exec_template.c (an instance forked from a
- * Python template).  Nothing else in hk-scale includes it (but
+ * Python template), exec_pool.c (the life cycle of the templates and
+ * Node spares).  Nothing else in hk-scale includes it (but
  * ct_freezer.c, for freezer_cgroup_of()); the shared
  * socket of replicas (exec_listen.c) is xlisten.h's, the systemd backend's
  * too.
@@ -47,7 +48,9 @@ int		 template_spawn(struct scale *, const struct service_spec *,
 		    size_t);
 void		 template_refuse(struct tmpl_wait *);
 void		 template_cancel(struct tmpl_wait *);
-void		 template_shutdown(struct scale *);
+
+/* exec_pool.c: the templates' and spares' processes */
+void		 pool_shutdown(struct scale *);
 
 /* exec_spawn.c */
 struct clone_args;

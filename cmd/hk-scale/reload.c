@@ -80,13 +80,13 @@ scale_reload(struct scale *sc, int converge)
 		log_warnx("service=%s: skipped, nothing removed", err);
 	TAILQ_FOREACH(s, &sc->services, entry)
 		s->seen = 0;
-	template_load(sc, NULL, 0);
+	pool_load(sc, NULL, 0);
 	spare_load(sc, NULL, 0);
 	for (i = 0; i < n; i++) {
 		/* Before the first wake: a cold start does not wait for it. */
 		if (source_prepare(sc, &all[i].spec, why, sizeof(why)) == -1)
 			log_warnx("service=%s: %s", all[i].id, why);
-		template_load(sc, &all[i].spec, 0);
+		pool_load(sc, &all[i].spec, 0);
 		spare_load(sc, &all[i].spec, 0);
 		if ((s = service_find(sc, all[i].id)) != NULL)
 			update(s, &all[i]);
@@ -102,7 +102,7 @@ scale_reload(struct scale *sc, int converge)
 	}
 	spec_free_all(all, n);
 	if (!partial) {
-		template_load(sc, NULL, 1);
+		pool_load(sc, NULL, 1);
 		spare_load(sc, NULL, 1);
 	}
 	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp) {

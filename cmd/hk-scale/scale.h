@@ -411,13 +411,12 @@ void		 stats_listen(struct scale *);
 void		 stats_close(struct scale *);
 void		 stats_ready(struct service *, struct inst *);
 /*
- * exec_template.c: the Python templates, started as their services are
- * loaded; their memory, for the metrics and hk ps
+ * exec_pool.c: the Python templates and Node spares, started as their
+ * services are loaded; their memory, for the metrics and hk ps
  */
-void		 template_metrics(struct metrics_out *);
-json_t		*template_status(void);
-void		 template_load(struct scale *, const struct service_spec *,
-		    int);
+void		 pool_metrics(struct metrics_out *);
+json_t		*pool_status(void);
+void		 pool_load(struct scale *, const struct service_spec *, int);
 
 /* source.c: "source" trees written out under runtime_dir */
 int		 source_dir(struct scale *, const char *, char *, size_t);

@@ -160,6 +160,6 @@ collect(struct metrics_out *o, void *arg)
 	    "Time to ready, from the wake (or the start when not woken).");
 	metrics_hist(o, "hk_start_ready_seconds", NULL, &sc->m_ready);
 	collect_states(o, sc);
-	template_metrics(o);
+	pool_metrics(o);
 	spare_metrics(o);
 }
