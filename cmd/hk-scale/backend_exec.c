@@ -504,7 +504,6 @@ static void
 exec_teardown(struct scale *sc)
 {
 	pool_shutdown(sc);
-	spare_shutdown(sc);
 	freezer_shutdown(sc);
 }
 

@@ -18,7 +18,6 @@
 #include "ipc.h"
 #include "log.h"
 #include "scale.h"
-#include "spare.h"
 
 static void	ctl_accept(struct loop *, int, int, void *);
 static void	conn_read(struct loop *, int, int, void *);
@@ -434,7 +433,7 @@ op_status(struct conn *c, json_t *msg)
 
 	(void)msg;
 	all = json_array();
-	spare_status(tmpls = pool_status());
+	tmpls = pool_status();
 	TAILQ_FOREACH(s, &c->sc->services, entry)
 		if (!s->removed)
 			json_array_append_new(all, status_of(s));

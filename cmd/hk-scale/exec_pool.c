@@ -41,6 +41,7 @@
 
 static const struct pool_ops *const kinds[] = {
 	&template_pool,
+	&spare_pool,
 };
 #define NKINDS	(sizeof(kinds) / sizeof(kinds[0]))
 

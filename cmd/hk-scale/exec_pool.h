@@ -75,8 +75,9 @@ struct pool {
 	struct loop_timer	 restart;
 };
 
-/* exec_template.c */
+/* exec_template.c, exec_node_spare.c */
 extern const struct pool_ops template_pool;
+extern const struct pool_ops spare_pool;
 
 struct pool	*pool_wake(const struct pool_ops *, struct scale *,
 		    const struct service_spec *, const struct user_ids *, int);

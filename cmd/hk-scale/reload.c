@@ -12,7 +12,6 @@
 #include "log.h"
 #include "notify.h"
 #include "scale.h"
-#include "spare.h"
 
 static void	update(struct service *, struct svc *);
 static void	stop_fire(struct loop *, void *);
@@ -81,13 +80,11 @@ scale_reload(struct scale *sc, int converge)
 	TAILQ_FOREACH(s, &sc->services, entry)
 		s->seen = 0;
 	pool_load(sc, NULL, 0);
-	spare_load(sc, NULL, 0);
 	for (i = 0; i < n; i++) {
 		/* Before the first wake: a cold start does not wait for it. */
 		if (source_prepare(sc, &all[i].spec, why, sizeof(why)) == -1)
 			log_warnx("service=%s: %s", all[i].id, why);
 		pool_load(sc, &all[i].spec, 0);
-		spare_load(sc, &all[i].spec, 0);
 		if ((s = service_find(sc, all[i].id)) != NULL)
 			update(s, &all[i]);
 		else if ((s = service_new(sc, &all[i])) != NULL)
@@ -103,7 +100,6 @@ scale_reload(struct scale *sc, int converge)
 	spec_free_all(all, n);
 	if (!partial) {
 		pool_load(sc, NULL, 1);
-		spare_load(sc, NULL, 1);
 	}
 	TAILQ_FOREACH_SAFE(s, &sc->services, entry, tmp) {
 		if (s->removed || s->seen || partial)

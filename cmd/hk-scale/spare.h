@@ -1,13 +1,12 @@
 /*
  * spare.h - exec_node_spare.c: Node spares, processes started ahead that
  * become an instance at a wake (start_from = "node-spare", hk.toml(5)).
+ * Their life cycle, load, metrics and rows are exec_pool.c's.
  */
 #ifndef HK_SPARE_H
 #define HK_SPARE_H
 
 #include <sys/types.h>
-
-#include <jansson.h>
 
 #include "scale.h"
 
@@ -21,9 +20,5 @@
  */
 pid_t	 spare_spawn(struct scale *, const struct service_spec *,
 	    const struct user_ids *, int, char **, int, int, int);
-void	 spare_load(struct scale *, const struct service_spec *, int);
-void	 spare_status(json_t *);
-void	 spare_metrics(struct metrics_out *);
-void	 spare_shutdown(struct scale *);
 
 #endif

@@ -10,7 +10,6 @@
 
 #include "log.h"
 #include "scale.h"
-#include "spare.h"
 
 /* A start's phases, one after the other: their sum is the whole. */
 enum { PH_QUEUE, PH_SPAWN, PH_PORT, PH_READY };
@@ -161,5 +160,4 @@ collect(struct metrics_out *o, void *arg)
 	metrics_hist(o, "hk_start_ready_seconds", NULL, &sc->m_ready);
 	collect_states(o, sc);
 	pool_metrics(o);
-	spare_metrics(o);
 }
