@@ -75,7 +75,6 @@
 
 #define TMPL_ANSWER_S	"5"
 #define TMPL_ANSWER_MS	5000	/* a spawn's answer */
-#define TMPL_MSG_MAX	(1 << 20)	/* the script's MSG_MAX */
 
 /* A start waiting for its answer, in the order of the requests. */
 struct tmpl_wait {
