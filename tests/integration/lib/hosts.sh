@@ -9,7 +9,10 @@
 
 # A host may have a network namespace of its own: HOST_NETNS_H names
 # it, and HOST_ADDR_H its address there (127.0.0.1 without one); the
-# programs of the host, and "as H", run in it.
+# programs of the host, and "as H", run in it.  HAProxy then runs in a
+# namespace that reaches both (HAPROXY_NETNS), listening on
+# $HOST_VIP_ADDR (127.0.0.1 without one) and connecting from
+# $HOST_PROXY_ADDR (127.0.0.2), which the gateways trust.
 
 # host_config H [LINE...]: $T/H/hakopod.toml, its gateway listening on a
 # free port ($PORT_H) of its address behind the advertised $VIP, the store
@@ -23,9 +26,9 @@ host_config() {
 	{
 		cat <<CONF
 [server]
-serverless_address = "127.0.0.1:$VIP"
+serverless_address = "${HOST_VIP_ADDR:-127.0.0.1}:$VIP"
 serverless_listen = "$_addr:$_port"
-trusted_proxies = ["127.0.0.2"]
+trusted_proxies = ["${HOST_PROXY_ADDR:-127.0.0.2}"]
 state = "$STORE"
 runtime_dir = "$T/$_h/run"
 CONF
@@ -39,22 +42,26 @@ CONF
 # haproxy_start: etc/haproxy/haproxy.cfg as it ships for two gateways
 # (its commented gateway-a and gateway-b, at $PORT_a and $PORT_b),
 # listening on $VIP in plain HTTP, connecting from 127.0.0.2, logging to
-# stderr, and checking every 200 ms rather than every second.
+# stderr, and checking every 200 ms rather than every second (the
+# addresses those of the hosts' namespaces, if they have some).
 haproxy_start() {
-	sed -e "s|^	bind :443 ssl crt .*|	bind 127.0.0.1:$VIP|" \
+	_va=${HOST_VIP_ADDR:-127.0.0.1}
+	_pa=${HOST_PROXY_ADDR:-127.0.0.2}
+	sed -e "s|^	bind :443 ssl crt .*|	bind $_va:$VIP|" \
 	    -e '/^	bind :80$/d' -e '/redirect scheme https/d' \
 	    -e '/^	server gateway 127.0.0.1:8082 /d' \
-	    -e "s|^	#server gateway-a HOST-A:8082 |	server gateway-a 127.0.0.1:$PORT_a |" \
-	    -e "s|^	#server gateway-b HOST-B:8082 |	server gateway-b 127.0.0.1:$PORT_b |" \
+	    -e "s|^	#server gateway-a HOST-A:8082 |	server gateway-a ${HOST_ADDR_a:-127.0.0.1}:$PORT_a |" \
+	    -e "s|^	#server gateway-b HOST-B:8082 |	server gateway-b ${HOST_ADDR_b:-127.0.0.1}:$PORT_b |" \
 	    -e 's|inter 1s|inter 200ms|' \
-	    -e 's|^backend hk_gateway$|&\
-	source 127.0.0.2|' \
+	    -e "s|^backend hk_gateway\$|&\\
+	source $_pa|" \
 	    -e 's|log /dev/log local0|log stderr format raw local0|' \
 	    -e '/^	chroot /d' -e '/^	user /d' -e '/^	group /d' \
 	    "$HK_TOP/etc/haproxy/haproxy.cfg" >"$T/haproxy.cfg"
-	[ "$(grep -c "^	server gateway-[ab] 127.0.0.1:" "$T/haproxy.cfg")" = 2 ] ||
-	    return 1
-	haproxy -db -f "$T/haproxy.cfg" 2>"$T/haproxy.log" &
+	[ "$(grep -c "^	server gateway-[ab] [0-9.]*:[0-9]* " "$T/haproxy.cfg")" = 2 ] &&
+	    grep -q "^	source $_pa\$" "$T/haproxy.cfg" || return 1
+	${HAPROXY_NETNS:+ip netns exec "$HAPROXY_NETNS"} \
+	    haproxy -db -f "$T/haproxy.cfg" 2>"$T/haproxy.log" &
 	haproxy_pid=$!
 	_pids="$_pids $!"
 }

@@ -51,6 +51,8 @@ node_cleanup() {
 }
 
 # _node_pki: a CA, the node's server certificate, hk-scale's client one.
+# NODE_SAN, if set, is the server certificate's subjectAltName instead
+# of $NODE's address (IP:A,IP:B: one certificate for several nodes).
 _node_pki() {
 	NODE_PKI=$T/pki
 	mkdir -p "$NODE_PKI"
@@ -60,7 +62,7 @@ _node_pki() {
 		    -keyout "$NODE_PKI/ca.key" -out "$NODE_PKI/ca.pem" \
 		    -addext basicConstraints=critical,CA:TRUE \
 		    -addext keyUsage=critical,keyCertSign,cRLSign &&
-		for c in "server:subjectAltName=IP:$NODE" \
+		for c in "server:subjectAltName=${NODE_SAN:-IP:$NODE}" \
 		    client:extendedKeyUsage=clientAuth; do
 			n=${c%%:*}
 			openssl req -new -newkey ec \
