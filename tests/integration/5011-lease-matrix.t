@@ -101,8 +101,9 @@ _matrix_cleanup() {
 	for _p in $eng_pids; do
 		"$HK_TOP/scripts/podman-api" stop "$_p"
 	done
-	_cleanup
+	# the server before _cleanup removes its directory under $T
 	"$HK_TOP/scripts/pg" stop "$pgdir" >/dev/null 2>&1
+	_cleanup
 	for _n in "$HOST_NETNS_a" "$HOST_NETNS_b" "$NS_N2" "$NS_N3" "$NS_DB"; do
 		ip netns del "$_n" 2>/dev/null
 	done
