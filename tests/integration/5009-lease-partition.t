@@ -52,13 +52,13 @@ as_pg() {
 
 pgdir=$T/pg
 _cleanup_net() {
-	"$HK_TOP/scripts/pg" stop "$pgdir" >/dev/null 2>&1
 	for _n in "$HOST_NETNS_a" "$HOST_NETNS_b" "$NS_DB"; do
 		ip netns del "$_n" 2>/dev/null
 	done
 	ip route del unreachable "$NET.0/24" 2>/dev/null
 }
-trap '_cleanup; _cleanup_net' EXIT
+# the server first: _cleanup removes its directory under $T
+trap '"$HK_TOP/scripts/pg" stop "$pgdir" >/dev/null 2>&1; _cleanup; _cleanup_net' EXIT
 
 # The namespaces: a bridge in the store's, a veth from it to each host.
 net_setup() {
