@@ -92,6 +92,9 @@ struct isvc {
 	int			 seen;		/* reload bookkeeping */
 	int			 awake;		/* ready, and no down since */
 	int			 refused;	/* fence refusal logged */
+	int64_t			 gw_fenced_at;	/* loop ms: the gateway said
+						   fenced before its ready
+						   came; 0: not */
 	int64_t			 base;		/* loop ms: the period's start */
 	enum isvc_step		 step;
 	struct loop_timer	 timer;

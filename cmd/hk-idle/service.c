@@ -51,6 +51,7 @@ static void	busy_end(struct isvc *);
 static void	fence_done(struct call *, json_t *, const char *);
 static void	refused(struct isvc *, json_t *, int64_t);
 static void	sleep_now(struct isvc *);
+static int	owed_sleep(struct isvc *);
 static void	sleep_done(struct call *, json_t *, const char *);
 static void	stop_check(struct idle *);
 static void	stop_fire(struct loop *, void *);
@@ -251,11 +252,34 @@ isvc_ready(struct idle *ix, const char *id, const char *endpoint)
 		s->awake = 1;
 		s->base = loop_now_ms(ix->loop);
 		busy_end(s);
+		if (owed_sleep(s))
+			return;
 		if (sleepy(s))
 			log_debug("service=%s: awake, idle after %d s", s->id,
 			    s->idle_seconds);
 	}
 	arm(s);
+}
+
+/*
+ * The gateway's status, read after the subscription's snapshot, may come
+ * before a service's ready when the snapshot arrives in two reads: a
+ * fence it said it granted is owed to the ready that follows, within the
+ * status call's own bound (a later ready is a new wake).  1 if s went to
+ * sleep for it.
+ */
+static int
+owed_sleep(struct isvc *s)
+{
+	int64_t at = s->gw_fenced_at;
+
+	s->gw_fenced_at = 0;
+	if (at == 0 || loop_now_ms(s->ix->loop) - at > IDLE_STATUS_MS ||
+	    !sleepy(s) || s->step != STEP_WAIT)
+		return 0;
+	log_info("service=%s: fenced by the gateway: sleeping", s->id);
+	sleep_now(s);
+	return 1;
 }
 
 void
@@ -274,6 +298,7 @@ forget(struct isvc *s)
 	struct idle *ix = s->ix;
 
 	s->awake = 0;
+	s->gw_fenced_at = 0;
 	loop_timer_cancel(ix->loop, &s->timer);
 	if (s->step == STEP_CHECK) {
 		check_cancel(s);
@@ -293,9 +318,10 @@ isvc_forget_all(struct idle *ix)
 }
 
 /*
- * After a (re)subscription, the gateway's status for one awake service: a
- * fence it granted stands (state "draining"), so the sleep is owed now;
- * otherwise the period counts from its idle_since.
+ * After a (re)subscription, the gateway's status for one service: a fence
+ * it granted stands (state "draining"), so the sleep is owed now, or at
+ * its ready if that has not come yet; otherwise the period counts from
+ * its idle_since.
  */
 void
 isvc_sync(struct isvc *s, const char *state, json_t *st)
@@ -304,7 +330,13 @@ isvc_sync(struct isvc *s, const char *state, json_t *st)
 	json_t *active = json_object_get(st, "active");
 	int64_t now = loop_now_ms(s->ix->loop);
 
-	if (!s->awake || !sleepy(s) || s->step != STEP_WAIT)
+	s->gw_fenced_at = 0;
+	if (!s->awake) {	/* its ready may follow: owed_sleep() */
+		if (strcmp(state, "draining") == 0)
+			s->gw_fenced_at = now;
+		return;
+	}
+	if (!sleepy(s) || s->step != STEP_WAIT)
 		return;
 	if (strcmp(state, "draining") == 0) {
 		log_info("service=%s: fenced by the gateway: sleeping", s->id);
