@@ -92,6 +92,10 @@ no_spare() {	# no_spare TPID: template TPID has no spare fork
 	[ -z "$(spare_of "$1")" ]
 }
 
+has_spare() {	# has_spare TPID: template TPID has forked its spare
+	[ -n "$(spare_of "$1")" ]
+}
+
 # stop_template TPID: stopped (SIGSTOP) and its spare fork killed: a
 # wake then asks the template itself (a spare takes a wake without it)
 stop_template() {
@@ -209,6 +213,8 @@ is "$(as_nobody_attach "$tpid")" "Operation not permitted" \
     "a process of user nobody may not ptrace the template (EPERM)"
 is "$(as_nobody_mem "$tpid")" "Permission denied" \
     "nor open its /proc/PID/mem"
+# the spare is forked a moment after the start it replaces
+wait_t 30 has_spare "$tpid"
 spid=$(spare_of "$tpid")
 [ -n "$spid" ] && [ "$(as_nobody_attach "$spid")" = "Operation not permitted" ]
 ok $? "nor ptrace its spare fork (pid $spid)"
