@@ -82,6 +82,12 @@
 #define PG_LEASE_IDLE	"SELECT set_config('idle_session_timeout', $1, false)"
 #define PG_LEASE_NOW	"SELECT floor(extract(epoch FROM clock_timestamp()) " \
 	"* 1000)::bigint"
+/* pg_silent(): when the server gives up on a client it no longer hears */
+#define PG_SILENT	"SELECT set_config('tcp_keepalives_idle', '2', false), " \
+	"set_config('tcp_keepalives_interval', '1', false), " \
+	"set_config('tcp_keepalives_count', '3', false)"
+#define PG_SILENT_TUT	"SET tcp_user_timeout = 5000"
+#define PG_SILENT_TX	"SET idle_in_transaction_session_timeout = 30000"
 
 struct pg {
 	PGconn		*conn;
@@ -157,6 +163,7 @@ static int	 pg_lease_run(struct store *, const char *,
 static int	 pg_lease_bound(struct store *, int64_t);
 static void	 pg_bound(struct store *, int64_t);
 static int	 pg_set_lock_wait(struct store *);
+static int	 pg_silent(struct store *);
 static int	 pg_lease_lock(struct store *, const char *, int64_t);
 static int	 pg_lease_check(struct store *, int64_t *);
 static void	 pg_lease_unlock(struct store *);
@@ -296,7 +303,39 @@ pg_session(struct store *s)
 	if (p->readonly && pg_cmd(s, "SET default_transaction_read_only = on",
 	    "session", NULL) == -1)
 		return -1;
+	if (pg_silent(s) == -1)
+		return -1;
 	return pg_set_lock_wait(s);
+}
+
+/*
+ * Every writer holds the installation's write lock, a session lock, from
+ * before BEGIN to after COMMIT.  A writer cut off from the server inside
+ * that span (its host's link down, its process stopped) would keep it,
+ * and every other writer, a standby's lease acquisition among them, would
+ * wait until the server noticed: with the kernel's defaults, hours.  So
+ * the server drops the session of a client it no longer hears: one silent
+ * for 2 s then deaf to 3 keepalives a second apart, one that leaves data
+ * unacknowledged for 5 s (tcp_user_timeout, PostgreSQL 12), and one that
+ * leaves its transaction idle for 30 s (no hk transaction waits on its
+ * client that long; PostgreSQL 9.6).  Over a Unix socket only the last
+ * applies.  A lease's session sets its own from its TTL
+ * (pg_lease_bound()).
+ */
+static int
+pg_silent(struct store *s)
+{
+	struct pg *p = s->eng;
+
+	if (pg_cmd(s, PG_SILENT, "session", NULL) == -1)
+		return -1;
+	if (PQserverVersion(p->conn) >= 120000 &&
+	    pg_cmd(s, PG_SILENT_TUT, "session", NULL) == -1)
+		return -1;
+	if (PQserverVersion(p->conn) >= 90600 &&
+	    pg_cmd(s, PG_SILENT_TX, "session", NULL) == -1)
+		return -1;
+	return 0;
 }
 
 /*
