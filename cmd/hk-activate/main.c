@@ -85,6 +85,7 @@ reload(void)
 {
 	char err[SPEC_ERR_LEN];
 
+	log_info("reloading");
 	notify_reloading();
 	gwmove_reload();
 	(void)config_reload(&gw->cfg, gw->cfg_path);

@@ -167,7 +167,8 @@ is "$(count invocation "$W/short.inv")" "$before" "the backend saw nothing"
 
 sed -i "s|^spool_dir = .*|spool_dir = \"$T/gone\"|" "$HAKOPOD_CONFIG"
 kill -HUP "$gw_pid"
-wait_t 5 grep -q 'reload' "$T/gw.log"
+wait_t 30 grep -q 'hk-activate: info: reloading' "$T/gw.log"
+ok $? "hk-activate reloads on SIGHUP"
 is "$(post buf "$T/large" -H 'Transfer-Encoding: chunked')" 503 \
     "a spool_dir that cannot be written: 503"
 grep -q "unable to spool a request body in $T/gone" "$T/gw.log"
