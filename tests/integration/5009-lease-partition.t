@@ -42,14 +42,6 @@ for t in ip unshare; do
 	    { ok 1 "$t is installed"; done_testing; }
 done
 
-as_pg() {
-	if [ "$(id -u)" = 0 ]; then
-		runuser -u postgres -- "$@"
-	else
-		"$@"
-	fi
-}
-
 pgdir=$T/pg
 _cleanup_net() {
 	for _n in "$HOST_NETNS_a" "$HOST_NETNS_b" "$NS_DB"; do
@@ -82,23 +74,9 @@ net_setup
 ok $? "three namespaces on a bridge: the store's, host a's, host b's"
 
 # The store: a server of our own, in its namespace, over TCP.
-chmod 711 "$T"
-pgport=$(free_port)
-HK_PG_PORT=$pgport "$HK_TOP/scripts/pg" start "$pgdir" >/dev/null 2>"$T/pg.err"
-ok $? "a private PostgreSQL server is made" ||
+pg_netns "$NS_DB" "$NET.1" "$NET"
+ok $? "a private PostgreSQL server listens on $NET.1:$pgport, in the store's namespace" ||
     { sed 's/^/# /' "$T/pg.err"; done_testing; }
-for pgbin in "${HK_TEST_PG_BIN:-}" /usr/lib/postgresql/*/bin; do
-	[ -x "$pgbin/pg_ctl" ] && break
-done
-as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -m fast -w stop >/dev/null &&
-    echo "host all all $NET.0/24 trust" >>"$pgdir/data/pg_hba.conf" &&
-    ip netns exec "$NS_DB" runuser -u postgres -- "$pgbin/pg_ctl" \
-    -D "$pgdir/data" -l "$pgdir/data/server.log" -w -o "-k $pgdir/sock \
-    -p $pgport -c listen_addresses='$NET.1' -c fsync=off" start >/dev/null
-ok $? "... and listens on $NET.1:$pgport, in the store's namespace"
-psql "postgres:///postgres?host=$pgdir/sock&port=$pgport&user=postgres" \
-    -qAtc "CREATE DATABASE hk" >/dev/null
-STORE="postgres://postgres@$NET.1:$pgport/hk"
 
 # get H: the status code of a request to fn at host H's gateway, from
 # inside host H's namespace.

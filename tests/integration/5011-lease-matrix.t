@@ -72,9 +72,6 @@ for t in ip unshare nsenter socat openssl haproxy; do
 	    { ok 1 "$t is installed"; done_testing; }
 done
 
-as_pg() {
-	runuser -u postgres -- "$@"
-}
 
 pgdir=$T/pg
 eng_pids=
@@ -136,24 +133,9 @@ net_setup
 ok $? "five namespaces on a bridge: the front's, hosts a and b, node-2, node-3"
 
 # --- PostgreSQL in the front's namespace, over TCP -----------------------
-chmod 711 "$T"
-pgport=$(free_port)
-HK_PG_PORT=$pgport "$HK_TOP/scripts/pg" start "$pgdir" >/dev/null 2>"$T/pg.err"
-ok $? "a private PostgreSQL server is made" ||
+pg_netns "$NS_DB" "$NET.1" "$NET"
+ok $? "a private PostgreSQL server listens on $NET.1:$pgport, in the front's namespace" ||
     { sed 's/^/# /' "$T/pg.err"; done_testing; }
-for pgbin in "${HK_TEST_PG_BIN:-}" /usr/lib/postgresql/*/bin; do
-	[ -x "$pgbin/pg_ctl" ] && break
-done
-as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -m fast -w stop >/dev/null &&
-    echo "host all all $NET.0/24 trust" >>"$pgdir/data/pg_hba.conf" &&
-    ip netns exec "$NS_DB" runuser -u postgres -- "$pgbin/pg_ctl" \
-    -D "$pgdir/data" -l "$pgdir/data/server.log" -w -o "-k $pgdir/sock \
-    -p $pgport -c listen_addresses='$NET.1' -c fsync=off" start >/dev/null
-ok $? "... and listens on $NET.1:$pgport, in the front's namespace"
-LOCAL="postgres:///hk?host=$pgdir/sock&port=$pgport&user=postgres"
-psql "postgres:///postgres?host=$pgdir/sock&port=$pgport&user=postgres" \
-    -qAtc "CREATE DATABASE hk" >/dev/null
-STORE="postgres://postgres@$NET.1:$pgport/hk"
 sql() { psql "$LOCAL" -qAtF ' ' -c "$1" 2>/dev/null; }
 
 # --- The nodes: podman API services in their namespaces, TLS by socat ---

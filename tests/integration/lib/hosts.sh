@@ -156,3 +156,29 @@ ended() {
 lost() {
 	grep -q "lease gateway lost (epoch $3)" "$T/$1/$2.log"
 }
+
+# pg_netns NS ADDR NET: a private PostgreSQL server in $pgdir (made by
+# scripts/pg, then started again in namespace NS, listening on ADDR and
+# a free port, $pgport, trusting NET.0/24), its database hk made; sets
+# $LOCAL (the superuser, over its socket) and $STORE (hk's URL, over
+# TCP).  What failed is in $T/pg.err.
+pg_netns() {
+	chmod 711 "$T"
+	pgport=$(free_port)
+	HK_PG_PORT=$pgport "$HK_TOP/scripts/pg" start "$pgdir" >/dev/null \
+	    2>"$T/pg.err" || return 1
+	for _b in "${HK_TEST_PG_BIN:-}" /usr/lib/postgresql/*/bin; do
+		[ -x "$_b/pg_ctl" ] && break
+	done
+	runuser -u postgres -- "$_b/pg_ctl" -D "$pgdir/data" -m fast -w \
+	    stop >/dev/null 2>>"$T/pg.err" &&
+	    echo "host all all $3.0/24 trust" >>"$pgdir/data/pg_hba.conf" &&
+	    ip netns exec "$1" runuser -u postgres -- "$_b/pg_ctl" \
+	    -D "$pgdir/data" -l "$pgdir/data/server.log" -w -o "-k $pgdir/sock \
+	    -p $pgport -c listen_addresses='$2' -c fsync=off" start \
+	    >/dev/null 2>>"$T/pg.err" &&
+	    psql "postgres:///postgres?host=$pgdir/sock&port=$pgport&user=postgres" \
+	    -qAtc "CREATE DATABASE hk" >/dev/null 2>>"$T/pg.err" || return 1
+	LOCAL="postgres:///hk?host=$pgdir/sock&port=$pgport&user=postgres"
+	STORE="postgres://postgres@$2:$pgport/hk"
+}
