@@ -52,12 +52,13 @@ bench_stop() {
 bench_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
-# bench_listening PORT: a listener on 127.0.0.1:PORT, seen without
+# bench_listening PORT: a listener on 127.0.0.1:PORT (or on its IPv4-mapped
+# IPv6 spelling, as bench-gateway's gateway), seen without
 # connecting (a connection would count as a request to some servers).
 bench_listening() {
 	awk -v p=":$(printf '%04X' "$1")" '
 	    $4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-	    END { exit !f }' /proc/net/tcp
+	    END { exit !f }' /proc/net/tcp /proc/net/tcp6
 }
 # bench_wait_listen NAME PORT [LOG]: up to 20 s for NAME to listen on
 # PORT; else the end of LOG and exit 69.
